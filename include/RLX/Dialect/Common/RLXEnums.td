@@ -1,0 +1,76 @@
+//===- RLXEnums.td - Enums shared by the RLX dialects ------*- tablegen -*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// C++ enums shared by HIR and MIR. Each dialect wraps them in its own
+// EnumAttr so they print as `#hir<activation silu>` / `#mir<activation silu>`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_DIALECT_COMMON_RLXENUMS_TD
+#define RLX_DIALECT_COMMON_RLXENUMS_TD
+
+include "mlir/IR/EnumAttr.td"
+
+//===----------------------------------------------------------------------===//
+// Activation
+//===----------------------------------------------------------------------===//
+
+def RLX_Activation : I32Enum<"Activation", "pointwise activation function", [
+    I32EnumCase<"None", 0, "none">,
+    I32EnumCase<"Relu", 1, "relu">,
+    I32EnumCase<"Gelu", 2, "gelu">,          // 0.5 x (1 + erf(x / sqrt 2))
+    I32EnumCase<"GeluTanh", 3, "gelu_tanh">, // tanh approximation
+    I32EnumCase<"Silu", 4, "silu">,          // x * sigmoid(x)
+    I32EnumCase<"Sigmoid", 5, "sigmoid">,
+    I32EnumCase<"Tanh", 6, "tanh">
+  ]> {
+  let cppNamespace = "::mlir::rlx";
+}
+
+//===----------------------------------------------------------------------===//
+// Attention mask
+//===----------------------------------------------------------------------===//
+
+def RLX_MaskKind : I32Enum<"MaskKind", "attention mask kind", [
+    I32EnumCase<"None", 0, "none">,
+    // Query i (at absolute position kv_len - q_len + i) sees keys j <= that
+    // position (bottom-right aligned, as in a KV-cache decode step).
+    I32EnumCase<"Causal", 1, "causal">,
+    // A [batch, kv_len] mask operand: nonzero keeps the key.
+    I32EnumCase<"Padding", 2, "padding">,
+    // Causal, and additionally key j must satisfy pos(i) - j < window.
+    I32EnumCase<"SlidingWindow", 3, "sliding_window">
+  ]> {
+  let cppNamespace = "::mlir::rlx";
+}
+
+//===----------------------------------------------------------------------===//
+// Rotary embedding layout
+//===----------------------------------------------------------------------===//
+
+def RLX_RopeStyle : I32Enum<"RopeStyle", "rotary embedding pairing", [
+    // Pairs (x[i], x[i + rotary_dim/2]): HF `rotate_half`, GPT-NeoX.
+    I32EnumCase<"Half", 0, "half">,
+    // Pairs (x[2i], x[2i+1]): GPT-J, original RoFormer.
+    I32EnumCase<"Interleaved", 1, "interleaved">
+  ]> {
+  let cppNamespace = "::mlir::rlx";
+}
+
+//===----------------------------------------------------------------------===//
+// Comparison predicate
+//===----------------------------------------------------------------------===//
+
+def RLX_CmpPredicate : I32Enum<"CmpPredicate", "elementwise comparison", [
+    I32EnumCase<"EQ", 0, "eq">, I32EnumCase<"NE", 1, "ne">,
+    I32EnumCase<"LT", 2, "lt">, I32EnumCase<"LE", 3, "le">,
+    I32EnumCase<"GT", 4, "gt">, I32EnumCase<"GE", 5, "ge">
+  ]> {
+  let cppNamespace = "::mlir::rlx";
+}
+
+#endif // RLX_DIALECT_COMMON_RLXENUMS_TD

@@ -1,0 +1,55 @@
+//===- MIRBase.td - MIR dialect definition -----------------*- tablegen -*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_DIALECT_MIR_IR_MIRBASE_TD
+#define RLX_DIALECT_MIR_IR_MIRBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "RLX/Dialect/Common/RLXEnums.td"
+
+def MIR_Dialect : Dialect {
+  let name = "mir";
+  let cppNamespace = "::mlir::rlx::mir";
+  let summary = "Mid-level IR: the tensor DAG of primitive and fused ops";
+  let description = [{
+    MIR says what is computed: a DAG of value-semantic tensor ops. Primitive
+    ops (matmul, broadcasting binary ops, activations, reductions, norms,
+    data movement) are what HIR lowers to under the `fusable` policy; fused
+    ops (matmul with epilogue, residual + norm, SwiGLU, attention, attention
+    block, elementwise regions) are what the fusion patterns produce and what
+    the `direct` policy emits straight away. See `docs/Dialects/MIR.md`.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 1;
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+class MIR_Op<string mnemonic, list<Trait> traits = []>
+    : Op<MIR_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Enum attributes
+//===----------------------------------------------------------------------===//
+
+def MIR_ActivationAttr : EnumAttr<MIR_Dialect, RLX_Activation, "activation">;
+def MIR_MaskKindAttr : EnumAttr<MIR_Dialect, RLX_MaskKind, "mask">;
+def MIR_RopeStyleAttr : EnumAttr<MIR_Dialect, RLX_RopeStyle, "rope_style">;
+def MIR_CmpPredicateAttr : EnumAttr<MIR_Dialect, RLX_CmpPredicate, "cmp">;
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def MIR_FloatTensor : RankedTensorOf<[AnyFloat]>;
+def MIR_IndexTensor : RankedTensorOf<[I32, I64]>;
+def MIR_BoolTensor : RankedTensorOf<[I1]>;
+def MIR_AnyTensor : RankedTensorOf<[AnyType]>;
+
+#endif // RLX_DIALECT_MIR_IR_MIRBASE_TD

@@ -1,0 +1,26 @@
+//===- InitAllDialects.cpp - Register the RLX dialects --------------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/InitAllDialects.h"
+#include "RLX/Dialect/HIR/IR/HIRDialect.h"
+#include "RLX/Dialect/LIR/IR/LIRDialect.h"
+#include "RLX/Dialect/MIR/IR/MIRDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+
+void mlir::rlx::registerRLXDialects(DialectRegistry &registry) {
+  registry.insert<hir::HIRDialect, mir::MIRDialect, lir::LIRDialect>();
+}
+
+void mlir::rlx::registerAllRLXDialects(DialectRegistry &registry) {
+  registerRLXDialects(registry);
+  registry.insert<func::FuncDialect, arith::ArithDialect, math::MathDialect,
+                  tensor::TensorDialect>();
+}
