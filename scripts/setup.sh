@@ -54,7 +54,7 @@ if [ "${RLX_SETUP_PEERS:-0}" = 1 ]; then
 fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: pip installing ${need[*]}"
-  $PIP install -q --disable-pip-version-check "${need[@]}"
+  $PIP install -q --progress-bar off --disable-pip-version-check "${need[@]}"
 else
   echo "setup: python packages present"
 fi

@@ -1,0 +1,280 @@
+//===- CompileProfile.h - Tier-1 compile configuration ----------*- C++ -*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A CompileProfile is the tier-1 configuration of a compilation: which fusion
+// policy HIR is lowered with, which fusion patterns run, which cleanup passes
+// run, the compute precision and per-backend hints. It is a plain struct that
+// can be built in C++ (usually from one of the presets) or loaded from a
+// `*.rlx.toml` file. The schema is documented in docs/CompileProfile.md.
+//
+// This library depends only on LLVM Support; it does not link MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_PROFILE_COMPILEPROFILE_H
+#define RLX_PROFILE_COMPILEPROFILE_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+
+namespace rlx {
+
+//===----------------------------------------------------------------------===//
+// Enumerations
+//===----------------------------------------------------------------------===//
+
+/// How HIR is lowered to MIR. `Direct` lowers each HIR op straight to its MIR
+/// form; `Fusable` keeps the shapes the fusion patterns match (e.g. KV-cache
+/// concatenations in decode graphs).
+enum class FusionPolicy { Direct, Fusable };
+
+/// Which backend's fusion rules apply. `Auto` follows the compilation target.
+enum class FusionTarget { Auto, Cpu, Spirv };
+
+/// Element type used for computation.
+enum class ComputePrecision { F32, F16, BF16 };
+
+/// Whether mixed precision (e.g. f32 accumulation for f16 compute) is used.
+enum class MixedPrecision { None, Auto };
+
+/// How the CPU backend implements GEMMs.
+enum class GemmStrategy { Auto, Blas, Generated };
+
+/// Each enum's TOML spelling ("direct", "fusable", ...).
+llvm::StringRef stringifyFusionPolicy(FusionPolicy value);
+llvm::StringRef stringifyFusionTarget(FusionTarget value);
+llvm::StringRef stringifyComputePrecision(ComputePrecision value);
+llvm::StringRef stringifyMixedPrecision(MixedPrecision value);
+llvm::StringRef stringifyGemmStrategy(GemmStrategy value);
+
+/// Parse an enum from its TOML spelling; std::nullopt when it is not one.
+std::optional<FusionPolicy> symbolizeFusionPolicy(llvm::StringRef str);
+std::optional<FusionTarget> symbolizeFusionTarget(llvm::StringRef str);
+std::optional<ComputePrecision> symbolizeComputePrecision(llvm::StringRef str);
+std::optional<MixedPrecision> symbolizeMixedPrecision(llvm::StringRef str);
+std::optional<GemmStrategy> symbolizeGemmStrategy(llvm::StringRef str);
+
+/// The fusion pattern names accepted in `fusion.disable`: matmul-epilogue,
+/// residual-norm, shared-input-matmul, swiglu, attention, attention-block,
+/// elementwise-region.
+llvm::ArrayRef<llvm::StringRef> knownFusionPatterns();
+
+//===----------------------------------------------------------------------===//
+// CompileProfile
+//===----------------------------------------------------------------------===//
+
+/// Tier-1 compile configuration. All fields have defaults; the default value
+/// equals llama32Prefill().
+struct CompileProfile {
+  /// `[fusion]`: how HIR is lowered and which fusion patterns run.
+  struct FusionProfile {
+    /// `policy`: HIR-to-MIR lowering policy.
+    FusionPolicy policy = FusionPolicy::Direct;
+    /// `target`: backend whose fusion rules apply.
+    FusionTarget target = FusionTarget::Auto;
+    /// `assert_clean`: fail compilation if fusable patterns remain unfused.
+    bool assertClean = false;
+    /// `skip`: run no fusion pass at all.
+    bool skip = false;
+    /// `disable`: fusion patterns to turn off (names from
+    /// knownFusionPatterns(), no repeats), in file order.
+    llvm::SmallVector<std::string, 2> disable;
+
+    /// True when `pattern` is listed in `disable` or fusion is skipped.
+    bool isDisabled(llvm::StringRef pattern) const;
+
+    bool operator==(const FusionProfile &other) const;
+    bool operator!=(const FusionProfile &other) const {
+      return !(*this == other);
+    }
+  };
+
+  /// `[passes]`: generic cleanup passes.
+  struct PassProfile {
+    /// `dce`: dead-code elimination.
+    bool dce = true;
+    /// `constant_folding`: fold constant subgraphs.
+    bool constantFolding = true;
+    /// `verbose`: print each pass and the IR after it.
+    bool verbose = false;
+
+    bool operator==(const PassProfile &other) const;
+    bool operator!=(const PassProfile &other) const {
+      return !(*this == other);
+    }
+  };
+
+  /// `[precision]`: compute element type.
+  struct PrecisionProfile {
+    /// `compute`: element type of computation.
+    ComputePrecision compute = ComputePrecision::F32;
+    /// `mixed`: mixed-precision mode.
+    MixedPrecision mixed = MixedPrecision::None;
+
+    bool operator==(const PrecisionProfile &other) const;
+    bool operator!=(const PrecisionProfile &other) const {
+      return !(*this == other);
+    }
+  };
+
+  /// `[backend.cpu]`: CPU backend hints.
+  struct CpuBackendProfile {
+    /// `unfuse_regions`: expand fused regions back into plain ops.
+    bool unfuseRegions = false;
+    /// `gemm`: GEMM implementation.
+    GemmStrategy gemm = GemmStrategy::Auto;
+    /// `threads`: worker threads; 0 means all cores.
+    unsigned threads = 0;
+
+    bool operator==(const CpuBackendProfile &other) const;
+    bool operator!=(const CpuBackendProfile &other) const {
+      return !(*this == other);
+    }
+  };
+
+  /// `[backend.spirv]`: SPIR-V / Vulkan backend hints.
+  struct SpirvBackendProfile {
+    /// `unfuse_regions`: expand fused regions back into plain ops.
+    bool unfuseRegions = false;
+    /// `device`: Vulkan device name; empty selects the first discrete GPU,
+    /// else any device.
+    std::string device;
+    /// `workgroup_size`: default workgroup size, a power of two in [1, 1024].
+    unsigned workgroupSize = 64;
+    /// `cooperative_matrix`: use VK_KHR_cooperative_matrix for GEMMs.
+    bool cooperativeMatrix = false;
+
+    bool operator==(const SpirvBackendProfile &other) const;
+    bool operator!=(const SpirvBackendProfile &other) const {
+      return !(*this == other);
+    }
+  };
+
+  /// `[backend]`: per-backend hints.
+  struct BackendProfile {
+    CpuBackendProfile cpu;
+    SpirvBackendProfile spirv;
+
+    bool operator==(const BackendProfile &other) const;
+    bool operator!=(const BackendProfile &other) const {
+      return !(*this == other);
+    }
+  };
+
+  FusionProfile fusion;
+  PassProfile passes;
+  PrecisionProfile precision;
+  BackendProfile backend;
+
+  bool operator==(const CompileProfile &other) const;
+  bool operator!=(const CompileProfile &other) const {
+    return !(*this == other);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // TOML
+  //===--------------------------------------------------------------------===//
+
+  /// Parse a profile from TOML text. Missing keys keep their defaults. On
+  /// failure returns an llvm::StringError holding one line per problem, in
+  /// source order, each `<fileName>:<line>:<column>: <message>`.
+  static llvm::Expected<CompileProfile>
+  fromTomlString(llvm::StringRef text, llvm::StringRef fileName = "<string>");
+
+  /// Read and parse a `*.rlx.toml` file. A file that cannot be read gives
+  /// `<path>: cannot read file: <reason>`.
+  static llvm::Expected<CompileProfile> fromTomlFile(llvm::StringRef path);
+
+  /// Print every key in TOML; fromTomlString() reads it back to an equal
+  /// profile.
+  std::string toToml() const;
+
+  //===--------------------------------------------------------------------===//
+  // Presets
+  //===--------------------------------------------------------------------===//
+
+  /// LLaMA 3.2 prefill, and the default profile. Direct lowering: prefill
+  /// graphs have no KV-cache concatenation for the fusable policy to expose,
+  /// and the fusion passes already match the straight-line HIR lowering.
+  static CompileProfile llama32Prefill();
+
+  /// LLaMA 3.2 decode. Fusable lowering so the KV-cache concatenation and the
+  /// single-token attention that follows it keep a shape the attention
+  /// fusion patterns match.
+  static CompileProfile llama32Decode();
+
+  /// Qwen3 dense LM prefill (GQA + SwiGLU): the same block structure as
+  /// LLaMA, so the same settings as llama32Prefill().
+  static CompileProfile qwen3Prefill();
+
+  /// Qwen3 decode: bucketed KV-cache graphs, fusable lowering as in
+  /// llama32Decode().
+  static CompileProfile qwen3Decode();
+
+  /// Qwen3.5 prefill: fusion-first defaults as in llama32Prefill().
+  static CompileProfile qwen35Prefill();
+
+  /// Qwen3.5 decode: fusable lowering (as llama32Decode()) so both the gated
+  /// delta-net state updates and the full-attention KV-cache patterns fuse.
+  static CompileProfile qwen35Decode();
+
+  /// Gemma 2 / Gemma 3 causal LM prefill (GQA + RMSNorm + logit softcap):
+  /// settings of llama32Prefill().
+  static CompileProfile gemmaPrefill();
+
+  /// Gemma decode: bucketed KV-cache graphs, fusable lowering as in
+  /// llama32Decode().
+  static CompileProfile gemmaDecode();
+
+  /// Bidirectional encoders (BERT, NomicBERT, vision encoders). Direct
+  /// lowering: there is no KV cache, the whole sequence is processed at once,
+  /// and DCE and constant folding stay on.
+  static CompileProfile encoder();
+
+  /// FLUX.2 diffusion transformer plus its VAE and text-encoder graphs: all
+  /// are encoder-shaped (no KV cache), so encoder() settings.
+  static CompileProfile flux2();
+
+  /// SAM / SAM2 image encoder and mask-decoder subgraphs (ConvNeXt-style
+  /// stacks): encoder() settings.
+  static CompileProfile samEncoder();
+
+  /// SAM2 image, mask-decoder and memory subgraphs (the Hiera encoder uses
+  /// the same tier-1 knobs): samEncoder() settings.
+  static CompileProfile sam2();
+
+  /// SAM3 detector encoder/decoder layers (ViT plus a deformable-style
+  /// decoder): samEncoder() settings.
+  static CompileProfile sam3();
+
+  /// SAM2 memory-attention layers: encoder() with fusion skipped, because
+  /// RoPE is applied on the host between the subgraphs, so the attention
+  /// patterns never see a complete block to fuse.
+  static CompileProfile sam2MemoryAttention();
+
+  /// LLaDA2 / TIDE block-diffusion MoE (bidirectional attention + grouped
+  /// MoE): encoder() with fusion skipped, so the graphs legalize on every
+  /// backend without needing unfused lowerings of fused ops such as
+  /// residual-norm.
+  static CompileProfile llada2Diffusion();
+
+  /// The preset called `name` in snake_case ("llama32_prefill",
+  /// "sam2_memory_attention", ...), or std::nullopt if there is none.
+  static std::optional<CompileProfile> preset(llvm::StringRef name);
+
+  /// The snake_case names preset() accepts, in declaration order.
+  static llvm::ArrayRef<llvm::StringRef> presetNames();
+};
+
+} // namespace rlx
+
+#endif // RLX_PROFILE_COMPILEPROFILE_H
