@@ -11,14 +11,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/InitAllDialects.h"
+#include "RLX/InitAllPasses.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
-#include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::rlx::registerAllRLXDialects(registry);
-  mlir::registerTransformsPasses();
+  mlir::rlx::registerAllRLXPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "RLX optimizer driver: HIR, MIR and LIR pass pipelines\n",
       registry));

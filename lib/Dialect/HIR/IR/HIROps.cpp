@@ -14,6 +14,7 @@
 #include "RLX/Dialect/HIR/IR/HIROps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/SmallString.h"
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -34,22 +35,570 @@ LogicalResult ParamOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// RmsNormOp
+// Shape helpers
 //===----------------------------------------------------------------------===//
 
+/// Two dims agree when either is dynamic or both are equal.
+static bool dimsAgree(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+static std::string shapeStr(ArrayRef<int64_t> dims) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[";
+  llvm::interleaveComma(dims, os, [&](int64_t d) {
+    if (ShapedType::isDynamic(d))
+      os << "?";
+    else
+      os << d;
+  });
+  os << "]";
+  return s;
+}
+
+/// Checks that `value` is a ranked tensor whose shape agrees with `expected`
+/// (dynamic entries of either side match anything).
+static LogicalResult checkShape(Operation *op, StringRef what, Value value,
+                                ArrayRef<int64_t> expected) {
+  auto ty = cast<RankedTensorType>(value.getType());
+  bool ok = ty.getRank() == static_cast<int64_t>(expected.size());
+  for (auto [a, b] : llvm::zip(ty.getShape(), expected))
+    ok = ok && dimsAgree(a, b);
+  if (ok)
+    return success();
+  return op->emitOpError() << "expects " << what << " of shape "
+                           << shapeStr(expected) << ", got " << ty;
+}
+
+static int64_t lastDim(Value v) {
+  auto ty = cast<RankedTensorType>(v.getType());
+  return ty.getRank() ? ty.getDimSize(ty.getRank() - 1) : ShapedType::kDynamic;
+}
+
+static int64_t dim(Value v, int64_t i) {
+  return cast<RankedTensorType>(v.getType()).getDimSize(i);
+}
+
+static int64_t rank(Value v) {
+  return cast<RankedTensorType>(v.getType()).getRank();
+}
+
+/// `[..., n]` with the leading dims of `like` and the last one `n`.
+static SmallVector<int64_t> withLastDim(Value like, int64_t n) {
+  SmallVector<int64_t> dims(cast<RankedTensorType>(like.getType()).getShape());
+  dims.back() = n;
+  return dims;
+}
+
+static int64_t mulDims(int64_t a, int64_t b) {
+  if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b))
+    return ShapedType::kDynamic;
+  return a * b;
+}
+
+static LogicalResult checkRank(Operation *op, StringRef what, Value v,
+                               int64_t expected) {
+  if (rank(v) == expected)
+    return success();
+  return op->emitOpError() << "expects " << what << " of rank " << expected
+                           << ", got " << v.getType();
+}
+
+/// The shortest decimal form of `v` ("-50", "1.0E-5").
+static std::string numStr(double v) {
+  SmallString<16> str;
+  APFloat(v).toString(str);
+  return std::string(str);
+}
+
+static LogicalResult checkPositive(Operation *op, StringRef what, double v) {
+  if (v > 0.0)
+    return success();
+  return op->emitOpError() << what << " must be positive, got " << numStr(v);
+}
+
+static LogicalResult checkNonNegative(Operation *op, StringRef what, double v) {
+  if (v >= 0.0)
+    return success();
+  return op->emitOpError() << what << " must be non-negative, got "
+                           << numStr(v);
+}
+
+/// Common attention-head constraints (hir_attention_c1..c2).
+static LogicalResult checkHeads(Operation *op, int64_t heads, int64_t kvHeads) {
+  if (heads % kvHeads != 0)
+    return op->emitOpError() << "num_kv_heads (" << kvHeads
+                             << ") must divide num_heads (" << heads << ")";
+  return success();
+}
+
+/// Positions are `[seq]` or `[batch, seq]` and agree with `x` = [B, T, ...].
+static LogicalResult checkPositions(Operation *op, Value positions, Value x) {
+  int64_t r = rank(positions);
+  if (r == 1)
+    return checkShape(op, "positions", positions, {dim(x, 1)});
+  if (r == 2)
+    return checkShape(op, "positions", positions, {dim(x, 0), dim(x, 1)});
+  return op->emitOpError() << "expects positions of rank 1 or 2, got "
+                           << positions.getType();
+}
+
+static LogicalResult checkRotary(Operation *op, int64_t rotaryDim,
+                                 int64_t headDim, Value invFreq) {
+  if (rotaryDim < 0 || rotaryDim > headDim || rotaryDim % 2 != 0)
+    return op->emitOpError()
+           << "rotary_dim (" << rotaryDim
+           << ") must be even and at most head_dim (" << headDim << ")";
+  if (invFreq)
+    return checkShape(op, "inv_freq", invFreq, {rotaryDim / 2});
+  return success();
+}
+
+static LogicalResult checkSameType(Operation *op, StringRef what, Value a,
+                                   Type expected) {
+  if (a.getType() == expected)
+    return success();
+  return op->emitOpError() << "expects " << what << " of type " << expected
+                           << ", got " << a.getType();
+}
+
+static LogicalResult checkMask(Operation *op, Value mask, Value keys) {
+  if (!mask)
+    return success();
+  return checkShape(op, "mask", mask, {dim(keys, 0), dim(keys, 1)});
+}
+
+//===----------------------------------------------------------------------===//
+// Embeddings and heads
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbedOp::verify() {
+  // hir_embed_c1: ids are [batch, seq]; table is [vocab, hidden].
+  if (failed(checkRank(*this, "ids", getIds(), 2)) ||
+      failed(checkRank(*this, "table", getTable(), 2)))
+    return failure();
+  // hir_embed_c2: the result is [batch, seq, hidden] of the table's type.
+  if (getType().getElementType() != getTable().getType().getElementType())
+    return emitOpError("result element type must match the table's");
+  return checkShape(*this, "result", getResult(),
+                    {dim(getIds(), 0), dim(getIds(), 1), dim(getTable(), 1)});
+}
+
+LogicalResult GatherLastTokenOp::verify() {
+  // hir_gather_last_token_c1
+  if (failed(checkRank(*this, "input", getInput(), 3)))
+    return failure();
+  return checkShape(*this, "result", getResult(),
+                    {dim(getInput(), 0), 1, dim(getInput(), 2)});
+}
+
+LogicalResult LmHeadOp::verify() {
+  // hir_lm_head_c1: weight is [vocab, hidden].
+  if (failed(checkRank(*this, "weight", getWeight(), 2)) ||
+      failed(checkShape(*this, "weight", getWeight(),
+                        {dim(getWeight(), 0), lastDim(getInput())})))
+    return failure();
+  // hir_lm_head_c2: the result is [..., vocab].
+  return checkShape(*this, "result", getResult(),
+                    withLastDim(getInput(), dim(getWeight(), 0)));
+}
+
+LogicalResult LogitSoftcapOp::verify() {
+  // hir_logit_softcap_c1
+  return checkPositive(*this, "cap", getCap().convertToFloat());
+}
+
+LogicalResult ClsPoolOp::verify() {
+  // hir_cls_pool_c1
+  if (failed(checkRank(*this, "input", getInput(), 3)))
+    return failure();
+  return checkShape(*this, "result", getResult(),
+                    {dim(getInput(), 0), dim(getInput(), 2)});
+}
+
+LogicalResult MeanPoolOp::verify() {
+  // hir_mean_pool_c1
+  if (failed(checkRank(*this, "input", getInput(), 3)) ||
+      failed(checkMask(*this, getMask(), getInput())))
+    return failure();
+  return checkShape(*this, "result", getResult(),
+                    {dim(getInput(), 0), dim(getInput(), 2)});
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+/// hir_rms_norm_c1..c2 (shared with gemma_rms_norm).
+static LogicalResult verifyRmsNorm(Operation *op, Value input, Value weight,
+                                   float epsilon) {
+  if (rank(input) < 1)
+    return op->emitOpError("expects an input of rank >= 1");
+  if (failed(checkShape(op, "weight", weight, {lastDim(input)})))
+    return failure();
+  return checkPositive(op, "epsilon", epsilon);
+}
+
 LogicalResult RmsNormOp::verify() {
-  auto xTy = getInput().getType();
-  auto wTy = getWeight().getType();
-  // hir_rms_norm_c1: weight is [hidden].
-  if (wTy.getRank() != 1 || xTy.getRank() < 1 ||
-      (!xTy.isDynamicDim(xTy.getRank() - 1) &&
-       wTy.getDimSize(0) != xTy.getDimSize(xTy.getRank() - 1)))
-    return emitOpError("weight must be 1-D and match the last dimension of the "
-                       "input, got ")
-           << wTy << " for " << xTy;
-  // hir_rms_norm_c2: epsilon is positive.
-  if (!(getEpsilon().convertToFloat() > 0.0f))
-    return emitOpError("epsilon must be positive");
+  return verifyRmsNorm(*this, getInput(), getWeight(),
+                       getEpsilon().convertToFloat());
+}
+
+LogicalResult GemmaRmsNormOp::verify() {
+  return verifyRmsNorm(*this, getInput(), getWeight(),
+                       getEpsilon().convertToFloat());
+}
+
+LogicalResult LayerNormOp::verify() {
+  // hir_layer_norm_c1: gamma and beta are [hidden]; c2: epsilon > 0.
+  if (failed(verifyRmsNorm(*this, getInput(), getGamma(),
+                           getEpsilon().convertToFloat())))
+    return failure();
+  return checkShape(*this, "beta", getBeta(), {lastDim(getInput())});
+}
+
+LogicalResult LayerScaleOp::verify() {
+  // hir_layer_scale_c1
+  return checkShape(*this, "gamma", getGamma(), {lastDim(getInput())});
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearOp::verify() {
+  // hir_linear_c1: weight is [out, in] with in = last dim of the input.
+  if (rank(getInput()) < 1)
+    return emitOpError("expects an input of rank >= 1");
+  if (failed(checkRank(*this, "weight", getWeight(), 2)) ||
+      failed(checkShape(*this, "weight", getWeight(),
+                        {dim(getWeight(), 0), lastDim(getInput())})))
+    return failure();
+  int64_t out = dim(getWeight(), 0);
+  // hir_linear_c2: bias is [out].
+  if (getBias() && failed(checkShape(*this, "bias", getBias(), {out})))
+    return failure();
+  // hir_linear_c3: the result is [..., out].
+  return checkShape(*this, "result", getResult(), withLastDim(getInput(), out));
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+LogicalResult RopeOp::verify() {
+  // hir_rope_c1: x is [batch, seq, heads * head_dim].
+  if (failed(checkRank(*this, "input", getInput(), 3)))
+    return failure();
+  int64_t width = lastDim(getInput());
+  if (!ShapedType::isDynamic(width) && width % getHeadDim() != 0)
+    return emitOpError() << "last dimension (" << width
+                         << ") must be a multiple of head_dim (" << getHeadDim()
+                         << ")";
+  // hir_rope_c2: rotary_dim is even and <= head_dim; inv_freq is
+  // [rotary_dim / 2].
+  if (failed(checkRotary(*this, getRotaryDim(), getHeadDim(), getInvFreq())))
+    return failure();
+  // hir_rope_c3: theta > 0.
+  if (failed(checkPositive(*this, "theta", getTheta().convertToFloat())))
+    return failure();
+  // hir_rope_c4: positions agree with the input.
+  return checkPositions(*this, getPositions(), getInput());
+}
+
+/// hir_attention_c1..c6, shared by every op that embeds an attention.
+static LogicalResult verifyAttentionConfig(Operation *op, int64_t heads,
+                                           int64_t kvHeads, MaskKind kind,
+                                           int64_t window, Value mask,
+                                           double scale, double softcap) {
+  if (failed(checkHeads(op, heads, kvHeads)))
+    return failure();
+  // hir_attention_c3: window > 0 exactly for sliding_window masks.
+  if ((kind == MaskKind::SlidingWindow) != (window > 0))
+    return op->emitOpError()
+           << "window must be positive exactly when the mask kind is "
+              "sliding_window (mask "
+           << stringifyMaskKind(kind) << ", window " << window << ")";
+  // hir_attention_c4: the mask operand is given exactly for padding masks.
+  if ((kind == MaskKind::Padding) != static_cast<bool>(mask))
+    return op->emitOpError() << "a mask operand is required exactly when the "
+                                "mask kind is padding (mask "
+                             << stringifyMaskKind(kind) << ")";
+  // hir_attention_c5
+  if (failed(checkNonNegative(op, "scale", scale)) ||
+      failed(checkNonNegative(op, "softcap", softcap)))
+    return failure();
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  int64_t heads = getNumHeads(), kv = getNumKvHeads(), hd = getHeadDim();
+  if (failed(verifyAttentionConfig(
+          *this, heads, kv, getMaskKind(), getWindowAttr().getInt(), getMask(),
+          getScale().convertToDouble(), getSoftcap().convertToDouble())))
+    return failure();
+  // hir_attention_c2: q is [B, Tq, heads*hd]; k and v are [B, Tk, kv*hd].
+  for (Value v : {getQ(), getK(), getV()})
+    if (failed(checkRank(*this, "q, k and v", v, 3)))
+      return failure();
+  int64_t b = dim(getQ(), 0), tk = dim(getK(), 1);
+  if (failed(checkShape(*this, "q", getQ(), {b, dim(getQ(), 1), heads * hd})) ||
+      failed(checkShape(*this, "k", getK(), {b, tk, kv * hd})) ||
+      failed(checkShape(*this, "v", getV(), {b, tk, kv * hd})) ||
+      failed(checkSameType(*this, "result", getResult(), getQ().getType())))
+    return failure();
+  // hir_attention_c6: the mask is [B, Tk].
+  return checkMask(*this, getMask(), getK());
+}
+
+//===----------------------------------------------------------------------===//
+// Feed-forward blocks
+//===----------------------------------------------------------------------===//
+
+/// hir_swiglu_c1: gate and up are [inter, hidden], down is [hidden, inter].
+static LogicalResult verifyGatedFfn(Operation *op, Value x, Value gate,
+                                    Value up, Value down) {
+  if (rank(x) < 1)
+    return op->emitOpError("expects an input of rank >= 1");
+  int64_t hidden = lastDim(x);
+  if (failed(checkRank(op, "w_gate", gate, 2)))
+    return failure();
+  int64_t inter = dim(gate, 0);
+  if (failed(checkShape(op, "w_gate", gate, {inter, hidden})) ||
+      failed(checkShape(op, "w_up", up, {inter, hidden})) ||
+      failed(checkShape(op, "w_down", down, {hidden, inter})))
+    return failure();
+  return success();
+}
+
+LogicalResult SwigluOp::verify() {
+  return verifyGatedFfn(*this, getInput(), getWGate(), getWUp(), getWDown());
+}
+
+LogicalResult GegluOp::verify() {
+  return verifyGatedFfn(*this, getInput(), getWGate(), getWUp(), getWDown());
+}
+
+LogicalResult GeluFfnOp::verify() {
+  // hir_gelu_ffn_c1: w_in [inter, hidden], b_in [inter], w_out [hidden,
+  // inter], b_out [hidden].
+  if (rank(getInput()) < 1)
+    return emitOpError("expects an input of rank >= 1");
+  int64_t hidden = lastDim(getInput());
+  if (failed(checkRank(*this, "w_in", getWIn(), 2)))
+    return failure();
+  int64_t inter = dim(getWIn(), 0);
+  if (failed(checkShape(*this, "w_in", getWIn(), {inter, hidden})) ||
+      failed(checkShape(*this, "b_in", getBIn(), {inter})) ||
+      failed(checkShape(*this, "w_out", getWOut(), {hidden, inter})) ||
+      failed(checkShape(*this, "b_out", getBOut(), {hidden})))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Composite layers
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The operands of a decoder layer that differ between the variants.
+struct DecoderExtras {
+  Value pastK, pastV, presentK, presentV;
+  Value qNorm, kNorm;
+  SmallVector<std::pair<StringRef, Value>> hiddenNorms;
+  double scale = 0, softcap = 0;
+};
+} // namespace
+
+/// hir_decoder_layer_c1..c8: the constraints every decoder layer shares.
+template <typename OpTy>
+static LogicalResult verifyDecoderLayer(OpTy op, const DecoderExtras &extras) {
+  Operation *o = op.getOperation();
+  Value x = op.getInput();
+  int64_t heads = op.getNumHeads(), kv = op.getNumKvHeads();
+  int64_t hd = op.getHeadDim();
+  // c1: x is [B, T, hidden] and the result has its type.
+  if (failed(checkRank(o, "input", x, 3)) ||
+      failed(checkSameType(o, "result", op.getResult(), x.getType())))
+    return failure();
+  int64_t hidden = dim(x, 2);
+  // c2: attention heads.
+  if (failed(checkHeads(o, heads, kv)))
+    return failure();
+  // c3: positions.
+  if (failed(checkPositions(o, op.getPositions(), x)))
+    return failure();
+  // c4: projection weights.
+  if (failed(checkShape(o, "input_norm", op.getInputNorm(), {hidden})) ||
+      failed(checkShape(o, "wq", op.getWq(), {heads * hd, hidden})) ||
+      failed(checkShape(o, "wk", op.getWk(), {kv * hd, hidden})) ||
+      failed(checkShape(o, "wv", op.getWv(), {kv * hd, hidden})) ||
+      failed(checkShape(o, "wo", op.getWo(), {hidden, heads * hd})))
+    return failure();
+  for (auto [name, w] : extras.hiddenNorms)
+    if (failed(checkShape(o, name, w, {hidden})))
+      return failure();
+  if (extras.qNorm && (failed(checkShape(o, "q_norm", extras.qNorm, {hd})) ||
+                       failed(checkShape(o, "k_norm", extras.kNorm, {hd}))))
+    return failure();
+  // c5: the MLP.
+  if (failed(verifyGatedFfn(o, x, op.getWGate(), op.getWUp(), op.getWDown())))
+    return failure();
+  // c6: RoPE.
+  int64_t rotary = op.getRotaryDim() ? op.getRotaryDim() : hd;
+  if (failed(checkRotary(o, rotary, hd, op.getInvFreq())) ||
+      failed(
+          checkPositive(o, "rope_theta", op.getRopeTheta().convertToFloat())))
+    return failure();
+  // c7: epsilon, window, scale and softcap.
+  if (failed(checkPositive(o, "rms_epsilon",
+                           op.getRmsEpsilon().convertToFloat())) ||
+      failed(checkNonNegative(o, "window", op.getWindowAttr().getInt())) ||
+      failed(checkNonNegative(o, "scale", extras.scale)) ||
+      failed(checkNonNegative(o, "attn_softcap", extras.softcap)))
+    return failure();
+  // c8: the cache. past is [B, P, kv*hd]; present is [B, P + T, kv*hd].
+  if (!extras.pastK)
+    return success();
+  if (failed(checkRank(o, "past_k", extras.pastK, 3)))
+    return failure();
+  int64_t p = dim(extras.pastK, 1);
+  int64_t total = ShapedType::isDynamic(p) || ShapedType::isDynamic(dim(x, 1))
+                      ? ShapedType::kDynamic
+                      : p + dim(x, 1);
+  int64_t b = dim(x, 0);
+  if (failed(checkShape(o, "past_k", extras.pastK, {b, p, kv * hd})) ||
+      failed(
+          checkSameType(o, "past_v", extras.pastV, extras.pastK.getType())) ||
+      failed(
+          checkShape(o, "present_k", extras.presentK, {b, total, kv * hd})) ||
+      failed(checkSameType(o, "present_v", extras.presentV,
+                           extras.presentK.getType())))
+    return failure();
+  return success();
+}
+
+LogicalResult LlamaDecoderLayerOp::verify() {
+  DecoderExtras e;
+  e.hiddenNorms = {{"post_norm", getPostNorm()}};
+  return verifyDecoderLayer(*this, e);
+}
+
+LogicalResult LlamaDecodeLayerOp::verify() {
+  DecoderExtras e;
+  e.pastK = getPastK();
+  e.pastV = getPastV();
+  e.presentK = getPresentK();
+  e.presentV = getPresentV();
+  e.hiddenNorms = {{"post_norm", getPostNorm()}};
+  return verifyDecoderLayer(*this, e);
+}
+
+LogicalResult Qwen3DecoderLayerOp::verify() {
+  DecoderExtras e;
+  e.qNorm = getQNorm();
+  e.kNorm = getKNorm();
+  e.hiddenNorms = {{"post_norm", getPostNorm()}};
+  return verifyDecoderLayer(*this, e);
+}
+
+LogicalResult Qwen3DecodeLayerOp::verify() {
+  DecoderExtras e;
+  e.pastK = getPastK();
+  e.pastV = getPastV();
+  e.presentK = getPresentK();
+  e.presentV = getPresentV();
+  e.qNorm = getQNorm();
+  e.kNorm = getKNorm();
+  e.hiddenNorms = {{"post_norm", getPostNorm()}};
+  return verifyDecoderLayer(*this, e);
+}
+
+LogicalResult GemmaDecoderLayerOp::verify() {
+  DecoderExtras e;
+  e.hiddenNorms = {{"post_attn_norm", getPostAttnNorm()},
+                   {"pre_ffn_norm", getPreFfnNorm()},
+                   {"post_ffn_norm", getPostFfnNorm()}};
+  e.scale = getScale().convertToDouble();
+  e.softcap = getAttnSoftcap().convertToDouble();
+  return verifyDecoderLayer(*this, e);
+}
+
+LogicalResult GemmaDecodeLayerOp::verify() {
+  DecoderExtras e;
+  e.pastK = getPastK();
+  e.pastV = getPastV();
+  e.presentK = getPresentK();
+  e.presentV = getPresentV();
+  e.hiddenNorms = {{"post_attn_norm", getPostAttnNorm()},
+                   {"pre_ffn_norm", getPreFfnNorm()},
+                   {"post_ffn_norm", getPostFfnNorm()}};
+  e.scale = getScale().convertToDouble();
+  e.softcap = getAttnSoftcap().convertToDouble();
+  return verifyDecoderLayer(*this, e);
+}
+
+LogicalResult BertEncoderLayerOp::verify() {
+  Value x = getInput();
+  // hir_bert_encoder_layer_c1: x is [B, T, hidden], hidden = heads*head_dim.
+  if (failed(checkRank(*this, "input", x, 3)) ||
+      failed(checkSameType(*this, "result", getResult(), x.getType())))
+    return failure();
+  int64_t hidden = dim(x, 2);
+  int64_t hd = mulDims(getNumHeads(), getHeadDim());
+  if (!dimsAgree(hidden, hd))
+    return emitOpError() << "num_heads * head_dim (" << hd
+                         << ") must equal the hidden size (" << hidden << ")";
+  // hir_bert_encoder_layer_c2: weights.
+  std::pair<StringRef, Value> square[] = {
+      {"wq", getWq()}, {"wk", getWk()}, {"wv", getWv()}, {"wo", getWo()}};
+  for (auto [name, w] : square)
+    if (failed(checkShape(*this, name, w, {hidden, hidden})))
+      return failure();
+  std::pair<StringRef, Value> vectors[] = {{"bq", getBq()},
+                                           {"bk", getBk()},
+                                           {"bv", getBv()},
+                                           {"bo", getBo()},
+                                           {"ln1_gamma", getLn1Gamma()},
+                                           {"ln1_beta", getLn1Beta()},
+                                           {"b_out", getBOut()},
+                                           {"ln2_gamma", getLn2Gamma()},
+                                           {"ln2_beta", getLn2Beta()}};
+  for (auto [name, w] : vectors)
+    if (failed(checkShape(*this, name, w, {hidden})))
+      return failure();
+  if (failed(checkRank(*this, "w_in", getWIn(), 2)))
+    return failure();
+  int64_t inter = dim(getWIn(), 0);
+  if (failed(checkShape(*this, "w_in", getWIn(), {inter, hidden})) ||
+      failed(checkShape(*this, "b_in", getBIn(), {inter})) ||
+      failed(checkShape(*this, "w_out", getWOut(), {hidden, inter})))
+    return failure();
+  // hir_bert_encoder_layer_c3: mask and epsilon.
+  if (failed(checkMask(*this, getMask(), x)))
+    return failure();
+  return checkPositive(*this, "ln_epsilon", getLnEpsilon().convertToFloat());
+}
+
+//===----------------------------------------------------------------------===//
+// CustomOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CustomOp::verify() {
+  Block &body = getBody().front();
+  // hir_custom_c1: block arguments mirror the operands.
+  if (body.getArgumentTypes() != getInputs().getTypes())
+    return emitOpError("block argument types must match the operand types");
+  // hir_custom_c2: the yielded values match the results.
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().getTypes() != getResults().getTypes())
+    return emitOpError("yielded types must match the result types");
+  // hir_custom_c3: only non-HIR ops (MIR and scalar ops) inside.
+  for (Operation &op : body.without_terminator())
+    if (isa<HIRDialect>(op.getDialect()))
+      return op.emitOpError("is not allowed inside hir.custom: the region "
+                            "holds MIR ops; pass weights as operands");
   return success();
 }
 

@@ -13,13 +13,185 @@
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace mlir::rlx;
 using namespace mlir::rlx::lir;
 
-LogicalResult EntryOp::verify() { return success(); }
-LogicalResult ViewOp::verify() { return success(); }
+/// Bytes per element as stored in the arena (i1 takes a byte).
+static int64_t elementBytes(Type t) {
+  return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
+}
+
+//===----------------------------------------------------------------------===//
+// EntryOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult EntryOp::verify() {
+  // lir_entry_c1: sizes are non-negative, the alignment a power of two.
+  if (getArenaSizeAttr().getInt() < 0 || getParamSizeAttr().getInt() < 0)
+    return emitOpError("arena_size and param_size must be non-negative");
+  if (getAlignmentAttr().getInt() <= 0 || !llvm::isPowerOf2_64(getAlignment()))
+    return emitOpError("alignment must be a power of two, got ")
+           << getAlignment();
+  // lir_entry_c2: manifest names are unique per role.
+  llvm::StringSet<> seen[3];
+  for (auto io : getBlock().getOps<IOOp>()) {
+    auto &names = seen[static_cast<unsigned>(io.getKind())];
+    if (!names.insert(io.getName()).second)
+      return io.emitOpError("duplicate ") << stringifyIOKind(io.getKind())
+                                          << " name '" << io.getName() << "'";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ViewOp
+//===----------------------------------------------------------------------===//
+
+int64_t ViewOp::getExtentBytes() {
+  MemRefType ty = getType();
+  int64_t bytes = elementBytes(ty.getElementType());
+  if (ty.getNumElements() == 0)
+    return 0;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(ty.getStridesAndOffset(strides, offset)))
+    return ty.getNumElements() * bytes;
+  int64_t last = 0;
+  for (auto [size, stride] : llvm::zip(ty.getShape(), strides))
+    last += (size - 1) * stride;
+  return (last + 1) * bytes;
+}
+
+ViewOp ViewOp::getRootView() {
+  ViewOp view = *this;
+  while (Value src = view.getSource()) {
+    auto parent = src.getDefiningOp<ViewOp>();
+    if (!parent)
+      break;
+    view = parent;
+  }
+  return view;
+}
+
+LogicalResult ViewOp::verify() {
+  MemRefType ty = getType();
+  int64_t elem = elementBytes(ty.getElementType());
+  int64_t offset0 = getByteOffsetAttr().getInt();
+  // lir_view_c1: the offset is non-negative and element aligned.
+  if (offset0 < 0 || offset0 % elem != 0)
+    return emitOpError("byte_offset ")
+           << offset0 << " must be a non-negative multiple of the "
+           << "element size (" << elem << ")";
+  // lir_view_c2: identity or strided layout with a zero offset.
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(ty.getStridesAndOffset(strides, offset)) || offset != 0 ||
+      llvm::any_of(strides,
+                   [](int64_t s) { return ShapedType::isDynamic(s) || s < 0; }))
+    return emitOpError("layout must be static strides with a zero offset, "
+                       "got ")
+           << ty;
+  // lir_view_c3: the view lies inside its storage.
+  auto entry = (*this)->getParentOfType<EntryOp>();
+  int64_t capacity = getSpace() == MemorySpace::Arena ? entry.getArenaSize()
+                                                      : entry.getParamSize();
+  int64_t end = getByteOffset() + getExtentBytes();
+  if (end > capacity)
+    return emitOpError("view [")
+           << getByteOffset() << ", " << end << ") exceeds the "
+           << stringifyMemorySpace(getSpace()) << " of " << capacity
+           << " bytes";
+  // lir_view_c4: an alias lies inside its source, in the same space.
+  if (Value src = getSource()) {
+    auto parent = src.getDefiningOp<ViewOp>();
+    if (!parent)
+      return emitOpError("source must be a lir.view");
+    int64_t pEnd = parent.getByteOffset() + parent.getExtentBytes();
+    if (parent.getSpace() != getSpace() ||
+        getByteOffset() < parent.getByteOffset() || end > pEnd)
+      return emitOpError("alias [")
+             << getByteOffset() << ", " << end
+             << ") must lie inside its source [" << parent.getByteOffset()
+             << ", " << pEnd << ") in the same space";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// IOOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult IOOp::verify() {
+  // lir_io_c1: the view is a lir.view in the right space.
+  auto view = getView().getDefiningOp<ViewOp>();
+  if (!view)
+    return emitOpError("expects a lir.view operand");
+  MemorySpace expected =
+      getKind() == IOKind::Param ? MemorySpace::Params : MemorySpace::Arena;
+  if (view.getSpace() != expected)
+    return emitOpError() << stringifyIOKind(getKind()) << " '" << getName()
+                         << "' must live in the "
+                         << stringifyMemorySpace(expected);
+  // lir_io_c2: derivation attributes come together, on params only.
+  if (static_cast<bool>(getSources()) != static_cast<bool>(getConcatAxis()))
+    return emitOpError("sources and concat_axis must be given together");
+  if (getSources()) {
+    if (getKind() != IOKind::Param)
+      return emitOpError("only params can be derived");
+    if (getSources()->size() < 2)
+      return emitOpError("a derived param needs at least two sources");
+    int64_t axis = *getConcatAxis();
+    if (axis < 0 || axis >= view.getType().getRank())
+      return emitOpError("concat_axis ") << axis << " is out of range";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+Operation *KernelOp::getComputeOp() {
+  Operation *compute = nullptr;
+  for (Operation &op : getBody().front().without_terminator())
+    if (!op.hasTrait<OpTrait::ConstantLike>())
+      compute = &op;
+  return compute;
+}
+
+static RankedTensorType tensorOf(Type memref) {
+  auto ty = cast<MemRefType>(memref);
+  return RankedTensorType::get(ty.getShape(), ty.getElementType());
+}
+
+LogicalResult KernelOp::verify() {
+  Block &body = getBody().front();
+  // lir_kernel_c1: block arguments are the tensor values of `ins`.
+  if (body.getNumArguments() != getIns().size())
+    return emitOpError("expects one block argument per input, got ")
+           << body.getNumArguments() << " for " << getIns().size();
+  for (auto [arg, in] : llvm::zip(body.getArguments(), getIns()))
+    if (arg.getType() != tensorOf(in.getType()))
+      return emitOpError("block argument type ")
+             << arg.getType() << " does not match input " << in.getType();
+  // lir_kernel_c2: the yield matches `outs`.
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().size() != getOuts().size())
+    return emitOpError("yields ") << yield.getValues().size() << " values for "
+                                  << getOuts().size() << " outputs";
+  for (auto [v, out] : llvm::zip(yield.getValues(), getOuts()))
+    if (v.getType() != tensorOf(out.getType()))
+      return emitOpError("yielded type ")
+             << v.getType() << " does not match output " << out.getType();
+  // lir_kernel_c3: operands are views of the plan.
+  for (Value v : getOperands())
+    if (!v.getDefiningOp<ViewOp>())
+      return emitOpError("operands must be lir.view results");
+  return success();
+}
 
 #define GET_OP_CLASSES
 #include "RLX/Dialect/LIR/IR/LIROps.cpp.inc"

@@ -36,9 +36,15 @@ class HIR_Op<string mnemonic, list<Trait> traits = []>
 // Enum attributes
 //===----------------------------------------------------------------------===//
 
-def HIR_ActivationAttr : EnumAttr<HIR_Dialect, RLX_Activation, "activation">;
-def HIR_MaskKindAttr : EnumAttr<HIR_Dialect, RLX_MaskKind, "mask">;
-def HIR_RopeStyleAttr : EnumAttr<HIR_Dialect, RLX_RopeStyle, "rope_style">;
+def HIR_ActivationAttr : EnumAttr<HIR_Dialect, RLX_Activation, "activation"> {
+  let cppNamespace = "::mlir::rlx::hir";
+}
+def HIR_MaskKindAttr : EnumAttr<HIR_Dialect, RLX_MaskKind, "mask"> {
+  let cppNamespace = "::mlir::rlx::hir";
+}
+def HIR_RopeStyleAttr : EnumAttr<HIR_Dialect, RLX_RopeStyle, "rope_style"> {
+  let cppNamespace = "::mlir::rlx::hir";
+}
 
 //===----------------------------------------------------------------------===//
 // Type constraints

@@ -13,14 +13,20 @@ include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/RegionKindInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
+//===----------------------------------------------------------------------===//
+// Entry points and storage
+//===----------------------------------------------------------------------===//
+
 def LIR_EntryOp : LIR_Op<"entry", [Symbol, IsolatedFromAbove,
     SingleBlock, NoTerminator]> {
   let summary = "an entry point: one arena, one parameter pool, a schedule";
   let description = [{
     Owns the storage plan of one compiled entry point. `arena_size` bytes of
-    activation storage are reused by liveness; `param_size` bytes hold the
-    parameters. The body lists views, the I/O manifest and the kernels in
-    execution order.
+    activation storage are reused across the schedule by liveness;
+    `param_size` bytes hold the parameters, loaded once. The body lists
+    views, the I/O manifest (`lir.io`) and the kernels (`lir.kernel`) in
+    execution order. Every offset is a multiple of `alignment` (a power of
+    two) unless a view aliases into another (a slice).
 
     ```mlir
     lir.entry @forward arena_size = 4096, param_size = 1024, alignment = 64 {
@@ -38,20 +44,120 @@ def LIR_EntryOp : LIR_Op<"entry", [Symbol, IsolatedFromAbove,
     `,` `alignment` `=` $alignment attr-dict-with-keyword $body
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The body block.
+    ::mlir::Block &getBlock() { return getBody().front(); }
+  }];
 }
 
 def LIR_ViewOp : LIR_Op<"view", [Pure, HasParent<"EntryOp">]> {
   let summary = "a typed view at a byte offset of the arena or parameter pool";
   let description = [{
+    A memref over `space` (the activation arena or the parameter pool)
+    starting at `byte_offset`. The memref type gives the shape, the element
+    type and, for non-contiguous views such as a slice of the last
+    dimension, the strides (the layout's own offset must be 0: the byte
+    offset says where the view starts). With `source`, the view aliases the
+    storage of another view (a reshape or a slice that needs no copy): it
+    must lie inside it and shares its lifetime.
+
     ```mlir
-    %v = lir.view arena[128] : memref<2x8xf32>
+    %qkv = lir.view arena[0] : memref<8x96xf32>
+    %k = lir.view arena[128] source(%qkv) : memref<8x32xf32, strided<[96, 1]>>
     ```
   }];
-  let arguments = (ins LIR_MemorySpaceAttr:$space, I64Attr:$byte_offset);
+  let arguments = (ins LIR_MemorySpaceAttr:$space, I64Attr:$byte_offset,
+                   Optional<AnyStaticShapeMemRef>:$source);
   let results = (outs AnyStaticShapeMemRef:$result);
-  let assemblyFormat =
-      "$space `[` $byte_offset `]` attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    $space `[` $byte_offset `]` (`source` `(` $source^ `:` type($source) `)`)?
+    attr-dict `:` type($result)
+  }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Bytes from the first to one past the last addressed element.
+    int64_t getExtentBytes();
+    /// The view this one aliases transitively (itself when it owns storage).
+    ViewOp getRootView();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// I/O manifest
+//===----------------------------------------------------------------------===//
+
+def LIR_IOOp : LIR_Op<"io", [HasParent<"EntryOp">]> {
+  let summary = "an I/O manifest entry: where a named input, param or output lives";
+  let description = [{
+    Binds a name to a view. Inputs and outputs live in the arena and params
+    in the parameter pool. A derived param (`sources`, `concat_axis`) is
+    computed once at load time by concatenating the named source params.
+    Together the `lir.io` ops form the binding manifest the runtime reads:
+    name, role, byte offset, shape and element type.
+
+    ```mlir
+    lir.io input "tokens" %ids : memref<1x8xi32>
+    lir.io param "model.layers.0.qkv" %w {sources = ["q", "k", "v"], concat_axis = 0 : i64} : memref<96x32xf32>
+    ```
+  }];
+  let arguments = (ins LIR_IOKindAttr:$kind, StrAttr:$name,
+                   AnyStaticShapeMemRef:$view,
+                   OptionalAttr<StrArrayAttr>:$sources,
+                   OptionalAttr<I64Attr>:$concat_axis);
+  let assemblyFormat = "$kind $name $view attr-dict `:` type($view)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+def LIR_KernelOp : LIR_Op<"kernel", [HasParent<"EntryOp">,
+    SingleBlockImplicitTerminator<"YieldOp">, AttrSizedOperandSegments]> {
+  let summary = "one kernel: read the `ins` views, write the `outs` views";
+  let description = [{
+    The body states what the kernel computes on value semantics: its block
+    arguments are the tensor values of `ins`, it holds one MIR op (plus the
+    constants that op reads), and `lir.yield` gives the tensors written to
+    `outs`, in order. Kernels run in program order. `library`, when set,
+    names a runtime routine that implements the body (e.g. `cblas_sgemm`).
+    `inplace` marks a kernel that may write an output over an input it
+    reads last (elementwise kernels).
+
+    ```mlir
+    lir.kernel "silu" ins(%x : memref<8x32xf32>) outs(%y : memref<8x32xf32>) {
+    ^bb0(%t: tensor<8x32xf32>):
+      %r = mir.silu %t : (tensor<8x32xf32>) -> tensor<8x32xf32>
+      lir.yield %r : tensor<8x32xf32>
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$name,
+                   Variadic<AnyStaticShapeMemRef>:$ins,
+                   Variadic<AnyStaticShapeMemRef>:$outs,
+                   OptionalAttr<StrAttr>:$library, UnitAttr:$inplace);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $name (`ins` `(` $ins^ `:` type($ins) `)`)? `outs` `(` $outs `:` type($outs) `)`
+    attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The single non-constant op of the body (the computation).
+    ::mlir::Operation *getComputeOp();
+  }];
+}
+
+def LIR_YieldOp : LIR_Op<"yield", [Pure, Terminator, HasParent<"KernelOp">]> {
+  let summary = "the values a kernel writes to its outs";
+  let description = [{
+    ```mlir
+    lir.yield %r : tensor<8x32xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let builders = [OpBuilder<(ins), [{ /* nothing to yield */ }]>];
 }
 
 #endif // RLX_DIALECT_LIR_IR_LIROPS_TD

@@ -38,18 +38,51 @@ class MIR_Op<string mnemonic, list<Trait> traits = []>
 // Enum attributes
 //===----------------------------------------------------------------------===//
 
-def MIR_ActivationAttr : EnumAttr<MIR_Dialect, RLX_Activation, "activation">;
-def MIR_MaskKindAttr : EnumAttr<MIR_Dialect, RLX_MaskKind, "mask">;
-def MIR_RopeStyleAttr : EnumAttr<MIR_Dialect, RLX_RopeStyle, "rope_style">;
-def MIR_CmpPredicateAttr : EnumAttr<MIR_Dialect, RLX_CmpPredicate, "cmp">;
+def MIR_ActivationAttr : EnumAttr<MIR_Dialect, RLX_Activation, "activation"> {
+  let cppNamespace = "::mlir::rlx::mir";
+}
+def MIR_MaskKindAttr : EnumAttr<MIR_Dialect, RLX_MaskKind, "mask"> {
+  let cppNamespace = "::mlir::rlx::mir";
+}
+def MIR_RopeStyleAttr : EnumAttr<MIR_Dialect, RLX_RopeStyle, "rope_style"> {
+  let cppNamespace = "::mlir::rlx::mir";
+}
+def MIR_CmpPredicateAttr : EnumAttr<MIR_Dialect, RLX_CmpPredicate, "cmp"> {
+  let cppNamespace = "::mlir::rlx::mir";
+}
+
+//===----------------------------------------------------------------------===//
+// Attribute constraints
+//===----------------------------------------------------------------------===//
+
+// A signless i64 attribute read back as a signed `int64_t` (axes, starts and
+// offsets may be negative; upstream `I64Attr` returns `uint64_t`).
+def MIR_I64Attr : TypedSignlessIntegerAttrBase<
+    I64, "int64_t", "64-bit signless integer attribute"> {
+  let convertFromStorage = "$_self.getValue().getSExtValue()";
+}
+
+// An f32 attribute read back as a C++ `float`.
+def MIR_F32Attr : FloatAttrBase<F32, "32-bit float attribute"> {
+  let returnType = "float";
+  let convertFromStorage = "$_self.getValue().convertToFloat()";
+}
 
 //===----------------------------------------------------------------------===//
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-def MIR_FloatTensor : RankedTensorOf<[AnyFloat]>;
+// The floating-point element types MIR computes in.
+def MIR_Float : AnyTypeOf<[F32, F16, BF16], "f32, f16 or bf16">;
+
+def MIR_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+def MIR_F32Tensor : RankedTensorOf<[F32]>;
+def MIR_IntTensor : RankedTensorOf<[AnySignlessInteger]>;
+def MIR_NumericTensor : RankedTensorOf<[AnySignlessInteger, F32, F16, BF16]>;
 def MIR_IndexTensor : RankedTensorOf<[I32, I64]>;
 def MIR_BoolTensor : RankedTensorOf<[I1]>;
+// An attention key-padding mask: nonzero (true) keeps the key.
+def MIR_MaskTensor : RankedTensorOf<[I1, I32, I64, F32, F16, BF16]>;
 def MIR_AnyTensor : RankedTensorOf<[AnyType]>;
 
 #endif // RLX_DIALECT_MIR_IR_MIRBASE_TD

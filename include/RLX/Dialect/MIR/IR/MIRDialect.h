@@ -1,5 +1,4 @@
-//===- MIRDialect.h - MIR dialect declaration --------------------*- C++
-//-*-===//
+//===- MIRDialect.h - MIR dialect declaration -------------------*- C++ -*-===//
 //
 // Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception

@@ -1,8 +1,12 @@
-//===- MIROps.h - MIR operations ---------------------------------*- C++
-//-*-===//
+//===- MIROps.h - MIR operations --------------------------------*- C++ -*-===//
 //
 // Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The MIR op classes, plus the shape helpers their verifiers use, exposed for
+// the passes that build MIR (HIR->MIR lowering, MIR fusion, MIR->LIR).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,5 +26,55 @@
 
 #define GET_OP_CLASSES
 #include "RLX/Dialect/MIR/IR/MIROps.h.inc"
+
+namespace mlir::rlx::mir {
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+/// Returns true if dims `a` and `b` may be equal: they are equal or one of
+/// them is dynamic.
+bool areDimsCompatible(int64_t a, int64_t b);
+
+/// Broadcasts two shapes with numpy rules: the shapes are aligned on the
+/// right; a missing or size-1 dim stretches to the other size; otherwise the
+/// sizes must be equal. A dynamic dim broadcasts with a static `n > 1` to `n`
+/// and with `1` or another dynamic dim to dynamic. Fails on two different
+/// static sizes, neither of them 1.
+FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,
+                                                ArrayRef<int64_t> rhs);
+
+/// Broadcasts any number of shapes (left fold of the two-shape version). An
+/// empty list gives the rank-0 shape.
+FailureOr<SmallVector<int64_t>>
+broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes);
+
+/// Returns true if `mir.broadcast` may broadcast a tensor of shape `from` to
+/// shape `to`: `to` has at least the rank of `from`; aligned on the right,
+/// each dim of `from` is 1 or compatible with the dim of `to`; and each
+/// dynamic dim of `to` lines up with a dim of `from` that is not a static 1.
+bool isBroadcastableTo(ArrayRef<int64_t> from, ArrayRef<int64_t> to);
+
+/// Returns `axis` in `[0, rank)` for an axis in `[-rank, rank)` (negative
+/// axes count from the end), or std::nullopt when out of range.
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+
+/// Returns the result shape of `mir.matmul` (`rhsShape` of rank 2) or, with
+/// `batched`, of `mir.batch_matmul`; fails on ranks or contraction dims the op
+/// does not accept.
+FailureOr<SmallVector<int64_t>>
+matmulResultShape(ArrayRef<int64_t> lhsShape, ArrayRef<int64_t> rhsShape,
+                  bool transposeLhs, bool transposeRhs, bool batched = false);
+
+/// Returns true if `permutation` is a permutation of `0..size-1`.
+bool isPermutation(ArrayRef<int64_t> permutation);
+
+/// Returns the permutation of `transpose(transpose(x, inner), outer)` as one
+/// transpose of `x`: `result[k] = inner[outer[k]]`.
+SmallVector<int64_t> composePermutations(ArrayRef<int64_t> inner,
+                                         ArrayRef<int64_t> outer);
+
+} // namespace mlir::rlx::mir
 
 #endif // RLX_DIALECT_MIR_IR_MIROPS_H

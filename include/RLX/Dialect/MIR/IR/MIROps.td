@@ -4,6 +4,12 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
+//
+// The primitive MIR ops: what HIR lowers to under the `fusable` policy. The
+// fused ops live in MIRFusedOps.td, included at the end. Constraints are
+// numbered in docs/Dialects/MIR.md (`mir_<op>_cN`); the verifiers cite them.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef RLX_DIALECT_MIR_IR_MIROPS_TD
 #define RLX_DIALECT_MIR_IR_MIROPS_TD
@@ -19,15 +25,71 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 def MIR_ParamOp : MIR_Op<"param", [Pure]> {
   let summary = "a named weight tensor (symbolic: no data in the IR)";
   let description = [{
-    A weight bound by name at load time. Static shape.
+    A weight bound by name at load time; the IR carries only the name, the
+    shape and the element type. The shape is static.
+
+    A *derived* parameter carries `sources` (two or more parameter names) and
+    `concat_axis`: the runtime computes it once at load time by concatenating
+    the named source tensors along `concat_axis`, in the order given. Fusion
+    uses it to merge the Q/K/V projections or the gate/up projections into one
+    weight. `name` is then the name of the derived tensor. Both attributes are
+    present or neither is; the verifier cannot see the source shapes, so the
+    loader checks that they concatenate to the result type.
 
     ```mlir
     %w = mir.param "model.norm.weight" : tensor<2048xf32>
+    %qkv = mir.param "layers.0.attn.qkv.weight"
+        {sources = ["layers.0.attn.q.weight", "layers.0.attn.k.weight",
+                    "layers.0.attn.v.weight"], concat_axis = 0 : i64}
+        : tensor<3072x2048xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$name);
+  let arguments = (ins StrAttr:$name, OptionalAttr<StrArrayAttr>:$sources,
+                   OptionalAttr<MIR_I64Attr>:$concat_axis);
   let results = (outs MIR_AnyTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$type, "::llvm::StringRef":$name), [{
+      build($_builder, $_state, type, $_builder.getStringAttr(name),
+            /*sources=*/nullptr, /*concat_axis=*/nullptr);
+    }]>
+  ];
+  let hasVerifier = 1;
+}
+
+def MIR_ConstantOp : MIR_Op<"constant",
+    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "a tensor constant held in the IR";
+  let description = [{
+    Materializes the elements attribute `value` (a dense, splat or resource
+    elements attribute) as a tensor value of the same type. The type is static.
+    Used for small tables and for the results of constant folding; weights are
+    `mir.param`.
+
+    ```mlir
+    %c = mir.constant dense<1.0> : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs MIR_NumericTensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+def MIR_IotaOp : MIR_Op<"iota", [Pure]> {
+  let summary = "a tensor holding the index along one axis";
+  let description = [{
+    `result[i_0, ..., i_(n-1)] = i_axis`, converted to the element type
+    (integer or float). The shape is static and `axis` is in `[0, rank)`.
+    Position ids and masks are built from it.
+
+    ```mlir
+    %pos = mir.iota {axis = 0 : i64} : tensor<128xi64>
+    ```
+  }];
+  let arguments = (ins MIR_I64Attr:$axis);
+  let results = (outs MIR_NumericTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
@@ -35,12 +97,15 @@ def MIR_ParamOp : MIR_Op<"param", [Pure]> {
 // Matrix products
 //===----------------------------------------------------------------------===//
 
-def MIR_MatmulOp : MIR_Op<"matmul", [Pure]> {
-  let summary = "matrix product with an optional transposed operand";
+def MIR_MatmulOp : MIR_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+  let summary = "matrix product of a batch of rows and a 2-D weight";
   let description = [{
-    `lhs` is `[..., M, K]` (or `[..., K, M]` with `transpose_lhs`); `rhs` is
-    a 2-D `[K, N]` matrix (or `[N, K]` with `transpose_rhs`, the layout of an
-    HF linear weight). The result is `[..., M, N]`.
+    `lhs` is `[..., M, K]` with rank >= 2 (or `[..., K, M]` with
+    `transpose_lhs`, which swaps its last two dims); `rhs` is a 2-D `[K, N]`
+    matrix (or `[N, K]` with `transpose_rhs`: the layout of an HF linear
+    weight). The result is `[..., M, N]`, with the leading dims of `lhs`. The
+    operands have the same element type; `K` must match when both are static.
+    The result type is inferred.
 
     ```mlir
     %y = mir.matmul %x, %w {transpose_rhs}
@@ -54,5 +119,585 @@ def MIR_MatmulOp : MIR_Op<"matmul", [Pure]> {
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
+
+def MIR_BatchMatmulOp : MIR_Op<"batch_matmul", [Pure, InferTypeOpAdaptor]> {
+  let summary = "batched matrix product with equal batch dims";
+  let description = [{
+    `lhs` is `[B..., M, K]` and `rhs` is `[B..., K, N]`, both of the same rank
+    >= 3 with equal batch dims `B...` (no broadcasting) and the same element
+    type. `transpose_lhs` / `transpose_rhs` swap the last two dims of the
+    operand. The result `[B..., M, N]` is inferred. Attention scores
+    (`q·kᵀ`) and the weighted sum (`p·v`) use it.
+
+    ```mlir
+    %s = mir.batch_matmul %q, %k {transpose_rhs}
+        : (tensor<1x32x?x64xf32>, tensor<1x32x?x64xf32>) -> tensor<1x32x?x?xf32>
+    ```
+  }];
+  let arguments = (ins MIR_FloatTensor:$lhs, MIR_FloatTensor:$rhs,
+                   UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs MIR_FloatTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Binary broadcasting ops
+//===----------------------------------------------------------------------===//
+
+// An elementwise binary op with numpy broadcasting. The operands have the same
+// element type; the result type is inferred (see mir::broadcastShapes).
+class MIR_BinaryOp<string mnemonic, string opSummary, string semantics,
+                   Type operandType = MIR_NumericTensor,
+                   list<Trait> traits = []>
+    : MIR_Op<mnemonic, !listconcat([Pure, SameOperandsElementType,
+                                    InferTypeOpAdaptor], traits)> {
+  let summary = opSummary;
+  let description = semantics # [{
+
+    The operands broadcast with numpy rules: shapes are aligned on the right,
+    a missing or size-1 dim stretches to the other operand's size, and
+    otherwise the sizes must be equal. A dynamic dim is compatible with any
+    size; it broadcasts with a static size `n > 1` to `n` and with `1` or `?`
+    to `?`. Both operands have the same element type, which is the result's.
+    The result type is inferred.
+
+    ```mlir
+    %y = mir.}] # mnemonic # [{ %a, %b
+        : (tensor<1x?x64xf32>, tensor<64xf32>) -> tensor<1x?x64xf32>
+    ```
+  }];
+  let arguments = (ins operandType:$lhs, operandType:$rhs);
+  let results = (outs operandType:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return verifyBroadcastingOp(getOperation());
+    }
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, std::optional<::mlir::Location> location,
+        Adaptor adaptor,
+        ::llvm::SmallVectorImpl<::mlir::Type> &inferredReturnTypes) {
+      return inferBroadcastingReturnType(location, adaptor.getOperands(),
+                                         /*resultElementType=*/nullptr,
+                                         inferredReturnTypes);
+    }
+  }];
+}
+
+def MIR_AddOp : MIR_BinaryOp<"add", "elementwise addition with broadcasting", [{
+    `result = lhs + rhs`. Folds `x + 0 -> x` when `0` is a splat constant
+    and the result type is the type of `x`.
+  }], MIR_NumericTensor, [Commutative]> {
+  let hasFolder = 1;
+}
+
+def MIR_SubOp : MIR_BinaryOp<"sub", "elementwise subtraction with broadcasting", [{
+    `result = lhs - rhs`. Folds `x - 0 -> x` when `0` is a splat constant
+    and the result type is the type of `x`.
+  }]> {
+  let hasFolder = 1;
+}
+
+def MIR_MulOp : MIR_BinaryOp<"mul", "elementwise multiplication with broadcasting", [{
+    `result = lhs * rhs`. Folds `x * 1 -> x` when `1` is a splat constant
+    and the result type is the type of `x`.
+  }], MIR_NumericTensor, [Commutative]> {
+  let hasFolder = 1;
+}
+
+def MIR_DivOp : MIR_BinaryOp<"div", "elementwise division with broadcasting", [{
+    `result = lhs / rhs`: IEEE division on floats, signed division rounding
+    toward zero on integers. Folds `x / 1 -> x` when `1` is a splat constant
+    and the result type is the type of `x`.
+  }]> {
+  let hasFolder = 1;
+}
+
+def MIR_MaxOp : MIR_BinaryOp<"max", "elementwise maximum with broadcasting", [{
+    `result = max(lhs, rhs)`: signed on integers; on floats a NaN operand
+    gives NaN.
+  }], MIR_NumericTensor, [Commutative]>;
+
+def MIR_MinOp : MIR_BinaryOp<"min", "elementwise minimum with broadcasting", [{
+    `result = min(lhs, rhs)`: signed on integers; on floats a NaN operand
+    gives NaN.
+  }], MIR_NumericTensor, [Commutative]>;
+
+def MIR_PowOp : MIR_BinaryOp<"pow", "elementwise power with broadcasting", [{
+    `result = lhs ^ rhs` (C `powf`) on float tensors.
+  }], MIR_FloatTensor>;
+
+//===----------------------------------------------------------------------===//
+// Comparison and selection
+//===----------------------------------------------------------------------===//
+
+def MIR_CompareOp : MIR_Op<"compare",
+    [Pure, SameOperandsElementType, InferTypeOpAdaptor]> {
+  let summary = "elementwise comparison with broadcasting, giving i1";
+  let description = [{
+    `result = lhs <predicate> rhs` as an `i1` tensor. The operands have the
+    same element type and broadcast as in `mir.add`; the result shape is their
+    broadcast shape. Integers compare signed. Floats compare ordered (a NaN
+    operand gives false) except `ne`, which is true on NaN.
+
+    ```mlir
+    %m = mir.compare %a, %b {predicate = #mir<cmp lt>}
+        : (tensor<?x1xi64>, tensor<?xi64>) -> tensor<?x?xi1>
+    ```
+  }];
+  let arguments = (ins MIR_NumericTensor:$lhs, MIR_NumericTensor:$rhs,
+                   MIR_CmpPredicateAttr:$predicate);
+  let results = (outs MIR_BoolTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def MIR_SelectOp : MIR_Op<"select", [Pure, InferTypeOpAdaptor]> {
+  let summary = "elementwise choice between two tensors, with broadcasting";
+  let description = [{
+    `result = cond ? on_true : on_false`. `cond` is an `i1` tensor; the two
+    value operands have the same element type, which is the result's. All
+    three broadcast together as in `mir.add`; the result shape is their
+    broadcast shape.
+
+    ```mlir
+    %y = mir.select %mask, %scores, %neg_inf
+        : (tensor<?x?xi1>, tensor<1x32x?x?xf32>, tensor<f32>)
+        -> tensor<1x32x?x?xf32>
+    ```
+  }];
+  let arguments = (ins MIR_BoolTensor:$cond, MIR_AnyTensor:$on_true,
+                   MIR_AnyTensor:$on_false);
+  let results = (outs MIR_AnyTensor:$result);
+  let assemblyFormat = "$cond `,` $on_true `,` $on_false attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Unary float ops
+//===----------------------------------------------------------------------===//
+
+// An elementwise unary op on float tensors; the result has the operand's type.
+class MIR_UnaryFloatOp<string mnemonic, string opSummary, string semantics,
+                       list<Trait> traits = []>
+    : MIR_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType,
+                                    InferTypeOpInterface], traits)> {
+  let summary = opSummary;
+  let description = semantics # [{
+
+    Applied elementwise to an f32, f16 or bf16 tensor of any shape; the result
+    has the operand's type.
+
+    ```mlir
+    %y = mir.}] # mnemonic # [{ %x : (tensor<1x?x64xf32>) -> tensor<1x?x64xf32>
+    ```
+  }];
+  let arguments = (ins MIR_FloatTensor:$input);
+  let results = (outs MIR_FloatTensor:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def MIR_ExpOp : MIR_UnaryFloatOp<"exp", "elementwise natural exponential", [{
+    `result = e^x`.
+  }]>;
+
+def MIR_LogOp : MIR_UnaryFloatOp<"log", "elementwise natural logarithm", [{
+    `result = ln(x)`; NaN for negative `x`, `-inf` at 0.
+  }]>;
+
+def MIR_SqrtOp : MIR_UnaryFloatOp<"sqrt", "elementwise square root", [{
+    `result = sqrt(x)`; NaN for negative `x`.
+  }]>;
+
+def MIR_RsqrtOp : MIR_UnaryFloatOp<"rsqrt", "elementwise reciprocal square root", [{
+    `result = 1 / sqrt(x)`; `+inf` at 0, NaN for negative `x`.
+  }]>;
+
+def MIR_TanhOp : MIR_UnaryFloatOp<"tanh", "elementwise hyperbolic tangent", [{
+    `result = tanh(x)`.
+  }]>;
+
+def MIR_ErfOp : MIR_UnaryFloatOp<"erf", "elementwise Gauss error function", [{
+    `result = erf(x) = 2/sqrt(pi) * integral_0^x exp(-t^2) dt`.
+  }]>;
+
+def MIR_SigmoidOp : MIR_UnaryFloatOp<"sigmoid", "elementwise logistic sigmoid", [{
+    `result = 1 / (1 + e^-x)`.
+  }]>;
+
+def MIR_SiluOp : MIR_UnaryFloatOp<"silu", "elementwise SiLU (swish) activation", [{
+    `result = x * sigmoid(x)`.
+  }]>;
+
+def MIR_GeluOp : MIR_UnaryFloatOp<"gelu", "elementwise GELU activation", [{
+    `result = 0.5 x (1 + erf(x / sqrt(2)))`, or with `tanh_approx` the
+    tanh approximation `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`
+    (HF `gelu_pytorch_tanh`, `gelu_new`).
+  }]> {
+  let arguments = (ins MIR_FloatTensor:$input, UnitAttr:$tanh_approx);
+}
+
+def MIR_ReluOp : MIR_UnaryFloatOp<"relu", "elementwise rectified linear unit", [{
+    `result = max(x, 0)`.
+  }]>;
+
+def MIR_NegOp : MIR_UnaryFloatOp<"neg", "elementwise negation", [{
+    `result = -x`. Folds `neg(neg(x)) -> x`.
+  }]> {
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+// A reduction over a set of axes; the result type is inferred.
+class MIR_ReduceOp<string mnemonic, string opSummary, string semantics,
+                   Type operandType = MIR_NumericTensor>
+    : MIR_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = opSummary;
+  let description = semantics # [{
+
+    `axes` is a non-empty list of distinct axes in `[0, rank)`. The reduced
+    dims are dropped from the result, or kept with size 1 under `keep_dims`.
+    The element type is preserved. The result type is inferred.
+
+    ```mlir
+    %y = mir.}] # mnemonic # [{ %x {axes = array<i64: 2>, keep_dims}
+        : (tensor<1x?x64xf32>) -> tensor<1x?x1xf32>
+    ```
+  }];
+  let arguments = (ins operandType:$input, DenseI64ArrayAttr:$axes,
+                   UnitAttr:$keep_dims);
+  let results = (outs operandType:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return verifyReduceOp(getOperation(), getInput().getType(), getAxes());
+    }
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, std::optional<::mlir::Location> location,
+        Adaptor adaptor,
+        ::llvm::SmallVectorImpl<::mlir::Type> &inferredReturnTypes) {
+      return inferReduceReturnType(location, adaptor.getInput().getType(),
+                                   adaptor.getAxes(), adaptor.getKeepDims(),
+                                   inferredReturnTypes);
+    }
+  }];
+}
+
+def MIR_ReduceSumOp : MIR_ReduceOp<"reduce_sum", "sum over a set of axes", [{
+    `result = sum of input over axes`.
+  }]>;
+
+def MIR_ReduceMeanOp : MIR_ReduceOp<"reduce_mean", "mean over a set of axes", [{
+    `result = sum of input over axes / number of reduced elements`, on float
+    tensors.
+  }], MIR_FloatTensor>;
+
+def MIR_ReduceMaxOp : MIR_ReduceOp<"reduce_max", "maximum over a set of axes", [{
+    `result = max of input over axes` (signed on integers).
+  }]>;
+
+//===----------------------------------------------------------------------===//
+// Softmax and normalization
+//===----------------------------------------------------------------------===//
+
+def MIR_SoftmaxOp : MIR_Op<"softmax",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "softmax along one axis";
+  let description = [{
+    `result = exp(x - max(x)) / sum(exp(x - max(x)))` along `axis`, computed
+    in a numerically stable way. `axis` is in `[-rank, rank)`; a negative axis
+    counts from the end (the default `-1` is the last dim). The result has the
+    operand's type.
+
+    ```mlir
+    %p = mir.softmax %s {axis = -1 : i64}
+        : (tensor<1x32x?x?xf32>) -> tensor<1x32x?x?xf32>
+    ```
+  }];
+  let arguments = (ins MIR_FloatTensor:$input,
+                   DefaultValuedAttr<MIR_I64Attr, "-1">:$axis);
+  let results = (outs MIR_FloatTensor:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def MIR_RmsNormOp : MIR_Op<"rms_norm",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "RMS normalization over the last dimension";
+  let description = [{
+    `result = x / sqrt(mean(x^2, -1) + epsilon) * w`, or `* (1 + w)` with
+    `unit_offset` (Gemma's RMSNorm). `weight` is 1-D of size the last dim of
+    `x` with the same element type; `epsilon > 0`. The result has the type of
+    `x`.
+
+    ```mlir
+    %y = mir.rms_norm %x, %w {epsilon = 1.0e-05 : f32}
+        : (tensor<1x?x2048xf32>, tensor<2048xf32>) -> tensor<1x?x2048xf32>
+    ```
+  }];
+  let arguments = (ins MIR_FloatTensor:$input, MIR_FloatTensor:$weight,
+                   DefaultValuedAttr<MIR_F32Attr, "1.0e-5f">:$epsilon,
+                   UnitAttr:$unit_offset);
+  let results = (outs MIR_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `,` $weight attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def MIR_LayerNormOp : MIR_Op<"layer_norm",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "layer normalization over the last dimension";
+  let description = [{
+    `result = (x - mean(x, -1)) / sqrt(var(x, -1) + epsilon) * gamma + beta`
+    with the biased variance. `gamma` and `beta` are 1-D of size the last dim
+    of `x` with the same element type; `epsilon > 0`. The result has the type
+    of `x`.
+
+    ```mlir
+    %y = mir.layer_norm %x, %g, %b {epsilon = 1.0e-12 : f32}
+        : (tensor<1x?x384xf32>, tensor<384xf32>, tensor<384xf32>)
+        -> tensor<1x?x384xf32>
+    ```
+  }];
+  let arguments = (ins MIR_FloatTensor:$input, MIR_FloatTensor:$gamma,
+                   MIR_FloatTensor:$beta,
+                   DefaultValuedAttr<MIR_F32Attr, "1.0e-5f">:$epsilon);
+  let results = (outs MIR_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $gamma `,` $beta attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Rotary position embedding
+//===----------------------------------------------------------------------===//
+
+def MIR_RopeOp : MIR_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "rotary position embedding of every head";
+  let description = [{
+    `input` is `[B, T, N*head_dim]`; `positions` is an integer `[B, T]` or
+    `[T]` tensor of absolute positions. In each head, the first `rotary_dim`
+    channels (even, `0 < rotary_dim <= head_dim`) are rotated in pairs by the
+    angle `pos * inv_freq[i]`, `i` in `[0, rotary_dim/2)`; the remaining
+    channels pass through. `inv_freq[i] = theta^(-2i/rotary_dim)` unless the
+    optional f32 operand `inv_freq` (`[rotary_dim/2]`, e.g. Llama 3 scaled
+    frequencies) is given, in which case `theta` is ignored. For a pair
+    `(a, b)`: `a' = a cos - b sin`, `b' = b cos + a sin`.
+
+    `style = half` pairs channel `i` with `i + rotary_dim/2` (HF
+    `rotate_half`, GPT-NeoX); `style = interleaved` pairs `2i` with `2i+1`
+    (GPT-J). The result has the type of `input`.
+
+    ```mlir
+    %q2 = mir.rope %q, %pos {head_dim = 64 : i64, rotary_dim = 64 : i64,
+                             theta = 5.0e+05 : f32}
+        : (tensor<1x?x2048xf32>, tensor<?xi64>) -> tensor<1x?x2048xf32>
+    ```
+  }];
+  let arguments = (ins MIR_FloatTensor:$input, MIR_IndexTensor:$positions,
+                   Optional<MIR_F32Tensor>:$inv_freq,
+                   MIR_I64Attr:$head_dim, MIR_I64Attr:$rotary_dim,
+                   DefaultValuedAttr<MIR_F32Attr, "10000.0f">:$theta,
+                   DefaultValuedAttr<MIR_RopeStyleAttr,
+                                     "::mlir::rlx::RopeStyle::Half">:$style);
+  let results = (outs MIR_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $positions (`inv_freq` `(` $inv_freq^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def MIR_GatherOp : MIR_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+  let summary = "gather slices of a table along one axis by index";
+  let description = [{
+    `result[p..., i..., s...] = table[p..., indices[i...], s...]` where `p`
+    ranges over `table.shape[:axis]` and `s` over `table.shape[axis+1:]`. The
+    result shape is `table.shape[:axis] + indices.shape +
+    table.shape[axis+1:]` (inferred); the element type is the table's.
+    `indices` is i32 or i64; out-of-range indices are undefined behaviour.
+    `axis` is in `[0, rank(table))`. Token embedding lookup is the `axis = 0`
+    case.
+
+    ```mlir
+    %e = mir.gather %table, %ids {axis = 0 : i64}
+        : (tensor<32000x2048xf32>, tensor<1x?xi64>) -> tensor<1x?x2048xf32>
+    ```
+  }];
+  let arguments = (ins MIR_AnyTensor:$table, MIR_IndexTensor:$indices,
+                   DefaultValuedAttr<MIR_I64Attr, "0">:$axis);
+  let results = (outs MIR_AnyTensor:$result);
+  let assemblyFormat =
+      "$table `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def MIR_ReshapeOp : MIR_Op<"reshape", [Pure]> {
+  let summary = "reinterpret a tensor's elements under a new shape";
+  let description = [{
+    Same elements in row-major order, new shape; the element type is
+    unchanged. The product of the static dims is equal on both sides, and both
+    sides have the same number of dynamic dims: at run time the k-th dynamic
+    dim of the result equals the k-th dynamic dim of the input. This covers
+    the reshapes a transformer needs (`[B, T, N*D] <-> [B, T, N, D]`,
+    `[1, T, H] <-> [T, H]`) with `T` (and `B`) dynamic, and it keeps every
+    result dim computable without a shape operand.
+
+    Folds when the type does not change and when the input is a constant;
+    `reshape(reshape(x))` canonicalizes to one `reshape` of `x`.
+
+    ```mlir
+    %y = mir.reshape %x : (tensor<1x?x2048xf32>) -> tensor<1x?x32x64xf32>
+    ```
+  }];
+  let arguments = (ins MIR_AnyTensor:$input);
+  let results = (outs MIR_AnyTensor:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizeMethod = 1;
+}
+
+def MIR_TransposeOp : MIR_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+  let summary = "permute the dims of a tensor";
+  let description = [{
+    Permutes the dims: result dim `k` is input dim `permutation[k]`, so
+    `result.shape[k] = input.shape[permutation[k]]` and
+    `result[i_0, ..., i_(n-1)] = input[j]` with `j[permutation[k]] = i_k`.
+    `permutation` is a permutation of `0..rank-1`. The result type is
+    inferred.
+
+    Folds the identity permutation; `transpose(transpose(x))` canonicalizes
+    to one transpose (or to `x` when the two cancel).
+
+    ```mlir
+    %y = mir.transpose %x {permutation = array<i64: 0, 2, 1, 3>}
+        : (tensor<1x?x32x64xf32>) -> tensor<1x32x?x64xf32>
+    ```
+  }];
+  let arguments = (ins MIR_AnyTensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs MIR_AnyTensor:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizeMethod = 1;
+}
+
+def MIR_SliceOp : MIR_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+  let summary = "a contiguous range of one axis";
+  let description = [{
+    Takes `size` consecutive entries of `axis` starting at `start`; all other
+    dims are kept. A negative `start` counts from the end of the axis
+    (`start = -1, size = 1` takes the last row, also of a dynamic sequence).
+    `axis` is in `[0, rank)`, `size > 0`, and the range lies inside the axis:
+    `0 <= start' and start' + size <= dim` where `start' = start` or
+    `dim + start` for a negative `start`. On a dynamic dim this is checked at
+    compile time only for negative starts (`start + size <= 0`). The result
+    has `size` at `axis` (inferred).
+
+    Folds a slice of the whole axis to its input; `slice(slice(x))` on the
+    same axis canonicalizes to one slice when both starts can be made
+    non-negative.
+
+    ```mlir
+    %last = mir.slice %h {axis = 1 : i64, start = -1 : i64, size = 1 : i64}
+        : (tensor<1x?x2048xf32>) -> tensor<1x1x2048xf32>
+    ```
+  }];
+  let arguments = (ins MIR_AnyTensor:$input, MIR_I64Attr:$axis,
+                   MIR_I64Attr:$start, MIR_I64Attr:$size);
+  let results = (outs MIR_AnyTensor:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizeMethod = 1;
+}
+
+def MIR_ConcatOp : MIR_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+  let summary = "concatenate tensors along one axis";
+  let description = [{
+    Joins one or more tensors of the same rank and element type along `axis`
+    (in `[0, rank)`); all other dims are equal (a dynamic dim is compatible
+    with any size and takes the static size of another input when there is
+    one). The result dim at `axis` is the sum of the inputs' (dynamic if any
+    of them is). The result type is inferred. Folds a single input.
+
+    ```mlir
+    %kv = mir.concat %past, %new {axis = 1 : i64}
+        : (tensor<1x?x256xf32>, tensor<1x1x256xf32>) -> tensor<1x?x256xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<MIR_AnyTensor>:$inputs, MIR_I64Attr:$axis);
+  let results = (outs MIR_AnyTensor:$result);
+  let assemblyFormat =
+      "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def MIR_BroadcastOp : MIR_Op<"broadcast", [Pure]> {
+  let summary = "numpy-broadcast a tensor to a larger shape";
+  let description = [{
+    Broadcasts `input` to the result shape with numpy rules: shapes are
+    aligned on the right, and each input dim is 1 (stretched) or equal to the
+    result dim; missing leading dims are added. The element type is unchanged.
+    There is no shape operand, so a dynamic result dim must come from an input
+    dim that is not a static 1 (it takes that dim's run-time size). Folds
+    when the types are equal.
+
+    ```mlir
+    %y = mir.broadcast %b : (tensor<64xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins MIR_AnyTensor:$input);
+  let results = (outs MIR_AnyTensor:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def MIR_CastOp : MIR_Op<"cast", [Pure]> {
+  let summary = "elementwise element-type conversion";
+  let description = [{
+    Converts each element to the result element type; the shape is unchanged
+    (a dynamic dim is compatible with any size). Float to float rounds to
+    nearest even; integer to float is signed (`i1` unsigned: true is 1);
+    float to integer rounds toward zero; integer to integer sign-extends or
+    truncates (`i1` zero-extends). Folds when the types are equal.
+
+    ```mlir
+    %h = mir.cast %x : (tensor<1x?x2048xbf16>) -> tensor<1x?x2048xf32>
+    ```
+  }];
+  let arguments = (ins MIR_NumericTensor:$input);
+  let results = (outs MIR_NumericTensor:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+include "RLX/Dialect/MIR/IR/MIRFusedOps.td"
 
 #endif // RLX_DIALECT_MIR_IR_MIROPS_TD

@@ -1,0 +1,74 @@
+//===- Passes.td - RLX conversion passes -------------------*- tablegen -*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_CONVERSION_PASSES_TD
+#define RLX_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// HIRToMIR
+//===----------------------------------------------------------------------===//
+
+def ConvertHIRToMIRPass : Pass<"convert-hir-to-mir", "ModuleOp"> {
+  let summary = "Lower HIR blocks to MIR (fused ops or primitives)";
+  let description = [{
+    Replaces every HIR op with MIR. `policy=direct` emits the fused MIR ops
+    straight away (`mir.attention_block`, `mir.fused_matmul`,
+    `mir.fused_residual_rms_norm`, `mir.fused_glu`, ...); `policy=fusable`
+    emits primitives only (matmuls, elementwise ops, softmax, ...), which the
+    MIR fusion patterns must find and collapse. Both compute the same
+    numbers. Weights named by `hir.param` become `mir.param`; projections
+    that share an input (Q/K/V, gate/up) read one derived param that is the
+    concatenation of the originals, computed once at load time. Composite
+    layers expand fully; `hir.custom` is inlined.
+
+    Under `fusable`, a masked attention needs static sequence lengths (the
+    mask is built from `mir.iota`): specialize the shapes first.
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"direct\"",
+           "Lowering policy: `direct` (fused MIR ops) or `fusable` "
+           "(primitives for the fusion patterns)">
+  ];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// MIRToLIR
+//===----------------------------------------------------------------------===//
+
+def ConvertMIRToLIRPass : Pass<"convert-mir-to-lir", "ModuleOp"> {
+  let summary = "Bufferize MIR functions into planned LIR entry points";
+  let description = [{
+    Turns every `func.func` whose body is MIR on static shapes into an
+    `lir.entry`: each MIR op becomes a `lir.kernel` in program order, each
+    tensor a `lir.view`. Parameters are packed into the parameter pool;
+    activations share one arena planned by liveness (best fit, `alignment`
+    aligned, offsets reused once a buffer is dead). Reshapes and slices of
+    a buffer become aliasing views (no copy); with `inplace`, an
+    elementwise kernel writes over an input it reads last. Inputs, params
+    and outputs are listed in the I/O manifest (`lir.io`); their names come
+    from the `rlx.name` argument/result attributes (default `inputN` /
+    `outputN`).
+
+    With `stats`, a remark on each entry reports the arena size against the
+    naive sum of all buffers and the peak live set.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "Byte alignment of every planned buffer (a power of two)">,
+    Option<"inplace", "inplace", "bool", /*default=*/"true",
+           "Let elementwise kernels write over an input they read last">,
+    Option<"stats", "stats", "bool", /*default=*/"false",
+           "Report arena bytes, the naive sum and the peak live set">
+  ];
+  let dependentDialects = ["::mlir::rlx::lir::LIRDialect"];
+}
+
+#endif // RLX_CONVERSION_PASSES_TD

@@ -1,0 +1,56 @@
+//===- Npy.h - numpy .npy reader and writer ---------------------*- C++ -*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The .npy format: "\x93NUMPY", major and minor version bytes, a header
+// length (u16 for version 1, u32 for versions 2 and 3), then a Python dict
+// literal {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+// padded with spaces and a newline, then the raw C-order data.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_WEIGHTS_NPY_H
+#define RLX_WEIGHTS_NPY_H
+
+#include "RLX/Weights/Tensor.h"
+
+#include <vector>
+
+namespace rlx {
+
+/// An owned array read from a .npy file. The data is little-endian, C order.
+struct NpyArray {
+  DType dtype = DType::F32;
+  llvm::SmallVector<int64_t> shape;
+  std::vector<uint8_t> data;
+
+  /// The element count (the product of `shape`).
+  uint64_t numElements() const;
+  /// Converts to f32 (see decodeToF32).
+  llvm::Expected<std::vector<float>> toF32() const;
+};
+
+/// Reads a .npy file. Supported descr: '<f4', '<f2', '<f8', '<i4', '<i8',
+/// '|i1', '|u1', '|b1'. Fortran order is rejected; the data must be exactly
+/// the size the shape implies.
+llvm::Expected<NpyArray> readNpy(llvm::StringRef path);
+
+/// Parses .npy bytes; `description` names them in messages.
+llvm::Expected<NpyArray> parseNpy(llvm::ArrayRef<uint8_t> bytes,
+                                  llvm::StringRef description);
+
+/// Writes a version 1.0 .npy file (version 2.0 if the header needs it).
+/// Errors if `data` does not have the element count of `shape`.
+llvm::Error writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
+                     llvm::ArrayRef<float> data);
+llvm::Error writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
+                     llvm::ArrayRef<int32_t> data);
+llvm::Error writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
+                     llvm::ArrayRef<int64_t> data);
+
+} // namespace rlx
+
+#endif // RLX_WEIGHTS_NPY_H

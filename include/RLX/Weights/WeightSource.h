@@ -1,0 +1,105 @@
+//===- WeightSource.h - Named tensors readable as f32 -----------*- C++ -*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// WeightSource is what the runtime loads parameters from: a set of named
+// tensors, each readable as f32 whatever its storage type. Files
+// (SafeTensorsFile, GGUFFile), views of files (GGUFLlamaWeights, sharded
+// model directories) and in-memory maps (TensorMap) implement it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_WEIGHTS_WEIGHTSOURCE_H
+#define RLX_WEIGHTS_WEIGHTSOURCE_H
+
+#include "RLX/Weights/Tensor.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/Twine.h"
+
+#include <string>
+#include <vector>
+
+namespace rlx {
+
+class WeightSource {
+public:
+  virtual ~WeightSource();
+
+  /// The tensor names, in the source's natural order (file order for files,
+  /// insertion order for TensorMap).
+  virtual std::vector<std::string> names() const = 0;
+
+  /// The tensor called `name`, or null.
+  virtual const TensorInfo *lookup(llvm::StringRef name) const = 0;
+
+  /// Where the tensors come from, for messages (a path, usually).
+  virtual llvm::StringRef description() const = 0;
+
+  /// The stored bytes of tensor `name` (`lookup(name)->byteSize` of them, in
+  /// storage order). Errors if the tensor is missing or has no raw form.
+  virtual llvm::Expected<llvm::ArrayRef<uint8_t>>
+  rawBytes(llvm::StringRef name) const = 0;
+
+  /// Converts (or dequantizes) tensor `name` to f32 into `dst`. Errors,
+  /// naming the tensor and description(), if the tensor is missing or `dst`
+  /// does not have exactly its element count.
+  virtual llvm::Error readF32(llvm::StringRef name,
+                              llvm::MutableArrayRef<float> dst) const;
+
+  /// The data of tensor `name` without a copy. Errors unless it is stored as
+  /// f32 at a 4-byte aligned address.
+  virtual llvm::Expected<llvm::ArrayRef<float>>
+  viewF32(llvm::StringRef name) const;
+
+  /// readF32 into a new vector of the right size.
+  llvm::Expected<std::vector<float>> loadF32(llvm::StringRef name) const;
+
+  bool contains(llvm::StringRef name) const { return lookup(name) != nullptr; }
+
+protected:
+  /// "<description>: tensor '<name>': <message>".
+  llvm::Error tensorError(llvm::StringRef name,
+                          const llvm::Twine &message) const;
+  /// "<description>: tensor '<name>': not found".
+  llvm::Error missingTensor(llvm::StringRef name) const;
+  /// Checks that `dst` fits `info` and returns its element count.
+  llvm::Expected<uint64_t> checkDestination(const TensorInfo &info,
+                                            size_t dstSize) const;
+};
+
+/// Owned f32 tensors held in memory, for tests and synthesized parameters.
+class TensorMap final : public WeightSource {
+public:
+  explicit TensorMap(std::string description = "<tensor map>")
+      : desc(std::move(description)) {}
+
+  /// Adds a tensor. Errors if `name` is already present or `data` does not
+  /// have the element count of `shape`.
+  llvm::Error add(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
+                  std::vector<float> data);
+
+  std::vector<std::string> names() const override;
+  const TensorInfo *lookup(llvm::StringRef name) const override;
+  llvm::StringRef description() const override { return desc; }
+  llvm::Expected<llvm::ArrayRef<uint8_t>>
+  rawBytes(llvm::StringRef name) const override;
+  llvm::Expected<llvm::ArrayRef<float>>
+  viewF32(llvm::StringRef name) const override;
+
+private:
+  struct Entry {
+    TensorInfo info;
+    std::vector<float> data;
+  };
+  std::string desc;
+  std::vector<std::string> order;
+  llvm::StringMap<Entry> entries;
+};
+
+} // namespace rlx
+
+#endif // RLX_WEIGHTS_WEIGHTSOURCE_H

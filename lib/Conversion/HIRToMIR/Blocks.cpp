@@ -1,0 +1,445 @@
+//===- Blocks.cpp - Lower the small HIR blocks to MIR ---------------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// One pattern per small HIR block (params, embeddings, norms, linear, RoPE,
+// attention, feed-forward blocks, heads, pooling, hir.custom). Composite
+// layers are in Layers.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PopulatePatterns.h"
+#include "RLX/Dialect/HIR/IR/HIROps.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "mlir/IR/IRMapping.h"
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+namespace {
+
+/// Base for the HIR lowering patterns: carries the policy.
+template <typename OpTy> struct HIRPattern : public OpRewritePattern<OpTy> {
+  HIRPattern(MLIRContext *ctx, LoweringPolicy policy)
+      : OpRewritePattern<OpTy>(ctx), policy(policy) {}
+  bool fusable() const { return policy == LoweringPolicy::Fusable; }
+  LoweringPolicy policy;
+};
+
+//===----------------------------------------------------------------------===//
+// Parameters, embeddings and heads
+//===----------------------------------------------------------------------===//
+
+struct ParamLowering : HIRPattern<hir::ParamOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::ParamOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<mir::ParamOp>(
+        op, op.getType(), op.getNameAttr(), nullptr, nullptr);
+    return success();
+  }
+};
+
+struct EmbedLowering : HIRPattern<hir::EmbedOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::EmbedOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    rewriter.replaceOp(op, mb.gather(op.getTable(), op.getIds()));
+    return success();
+  }
+};
+
+struct EmbedScaleLowering : HIRPattern<hir::EmbedScaleOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::EmbedScaleOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    Type elt = op.getType().getElementType();
+    rewriter.replaceOp(
+        op,
+        mb.mul(op.getInput(), mb.scalar(op.getScale().convertToDouble(), elt)));
+    return success();
+  }
+};
+
+struct GatherLastTokenLowering : HIRPattern<hir::GatherLastTokenOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::GatherLastTokenOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    rewriter.replaceOp(op, mb.slice(op.getInput(), 1, -1, 1));
+    return success();
+  }
+};
+
+struct LmHeadLowering : HIRPattern<hir::LmHeadOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::LmHeadOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    rewriter.replaceOp(op, mb.matmul(op.getInput(), op.getWeight()));
+    return success();
+  }
+};
+
+struct LogitSoftcapLowering : HIRPattern<hir::LogitSoftcapOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::LogitSoftcapOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    Type elt = op.getType().getElementType();
+    Value cap = mb.scalar(op.getCap().convertToDouble(), elt);
+    Value t = mb.unary("mir.tanh", mb.div(op.getInput(), cap));
+    rewriter.replaceOp(op, mb.mul(t, cap));
+    return success();
+  }
+};
+
+struct ClsPoolLowering : HIRPattern<hir::ClsPoolOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::ClsPoolOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    Value first = mb.slice(op.getInput(), 1, 0, 1);
+    rewriter.replaceOp(op, mb.reshape(first, op.getType().getShape()));
+    return success();
+  }
+};
+
+struct MeanPoolLowering : HIRPattern<hir::MeanPoolOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::MeanPoolOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    Value x = op.getInput();
+    if (!op.getMask()) {
+      rewriter.replaceOp(op, mb.reduce("mir.reduce_mean", x, {1}, false));
+      return success();
+    }
+    // sum(x * m) / max(sum(m), 1e-9), as sentence-transformers pools.
+    Type elt = op.getType().getElementType();
+    Value m = mb.convert(op.getMask(), elt);
+    auto mTy = MIRBuilder::typeOf(m);
+    m = mb.reshape(m, {mTy.getDimSize(0), mTy.getDimSize(1), 1});
+    Value sum = mb.reduce("mir.reduce_sum", mb.mul(x, m), {1}, false);
+    Value count = mb.reduce("mir.reduce_sum", m, {1}, false);
+    count = mb.binary("mir.max", count, mb.scalar(1e-9, elt));
+    rewriter.replaceOp(op, mb.div(sum, count));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Normalization and elementwise
+//===----------------------------------------------------------------------===//
+
+struct RmsNormLowering : HIRPattern<hir::RmsNormOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::RmsNormOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    rewriter.replaceOp(op, mb.rmsNorm(op.getInput(), op.getWeight(),
+                                      op.getEpsilon().convertToFloat(),
+                                      /*unitOffset=*/false));
+    return success();
+  }
+};
+
+struct GemmaRmsNormLowering : HIRPattern<hir::GemmaRmsNormOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::GemmaRmsNormOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    rewriter.replaceOp(op, mb.rmsNorm(op.getInput(), op.getWeight(),
+                                      op.getEpsilon().convertToFloat(),
+                                      /*unitOffset=*/true));
+    return success();
+  }
+};
+
+struct LayerNormLowering : HIRPattern<hir::LayerNormOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::LayerNormOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    rewriter.replaceOp(op,
+                       mb.layerNorm(op.getInput(), op.getGamma(), op.getBeta(),
+                                    op.getEpsilon().convertToFloat()));
+    return success();
+  }
+};
+
+struct LayerScaleLowering : HIRPattern<hir::LayerScaleOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::LayerScaleOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    rewriter.replaceOp(op, mb.mul(op.getInput(), op.getGamma()));
+    return success();
+  }
+};
+
+struct AddLowering : HIRPattern<hir::AddOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::AddOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    rewriter.replaceOp(op, mb.add(op.getLhs(), op.getRhs()));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Linear and feed-forward blocks
+//===----------------------------------------------------------------------===//
+
+struct LinearLowering : HIRPattern<hir::LinearOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    Activation act = op.getActivation();
+    Value bias = op.getBias();
+    if (!fusable() && (bias || act != Activation::None)) {
+      rewriter.replaceOp(op, mb.fusedMatmul(op.getInput(), op.getWeight(), bias,
+                                            nullptr, act));
+      return success();
+    }
+    Value y = mb.matmul(op.getInput(), op.getWeight());
+    if (bias)
+      y = mb.add(y, bias);
+    rewriter.replaceOp(op, mb.activation(y, act));
+    return success();
+  }
+};
+
+/// down(act(gate(x)) * up(x)) for SwiGLU and GeGLU.
+static Value lowerGatedFfn(MIRBuilder &mb, LoweringPolicy policy, Value x,
+                           Value gate, Value up, Value down, Activation act) {
+  if (policy == LoweringPolicy::Direct) {
+    Value gateUp = mb.matmul(x, mb.concatParams({gate, up}, 0));
+    return mb.matmul(mb.fusedGlu(gateUp, act), down);
+  }
+  Value g = mb.activation(mb.matmul(x, gate), act);
+  return mb.matmul(mb.mul(g, mb.matmul(x, up)), down);
+}
+
+struct SwigluLowering : HIRPattern<hir::SwigluOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::SwigluOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    rewriter.replaceOp(op, lowerGatedFfn(mb, policy, op.getInput(),
+                                         op.getWGate(), op.getWUp(),
+                                         op.getWDown(), Activation::Silu));
+    return success();
+  }
+};
+
+struct GegluLowering : HIRPattern<hir::GegluOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::GegluOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    rewriter.replaceOp(op, lowerGatedFfn(mb, policy, op.getInput(),
+                                         op.getWGate(), op.getWUp(),
+                                         op.getWDown(), Activation::GeluTanh));
+    return success();
+  }
+};
+
+struct GeluFfnLowering : HIRPattern<hir::GeluFfnOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::GeluFfnOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    Activation act =
+        op.getTanhApprox() ? Activation::GeluTanh : Activation::Gelu;
+    if (!fusable()) {
+      Value h =
+          mb.fusedMatmul(op.getInput(), op.getWIn(), op.getBIn(), nullptr, act);
+      rewriter.replaceOp(op, mb.fusedMatmul(h, op.getWOut(), op.getBOut(),
+                                            nullptr, Activation::None));
+      return success();
+    }
+    Value h = mb.activation(
+        mb.add(mb.matmul(op.getInput(), op.getWIn()), op.getBIn()), act);
+    rewriter.replaceOp(op, mb.add(mb.matmul(h, op.getWOut()), op.getBOut()));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// RoPE and attention
+//===----------------------------------------------------------------------===//
+
+struct RopeLowering : HIRPattern<hir::RopeOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::RopeOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    rewriter.replaceOp(
+        op, mb.rope(op.getInput(), op.getPositions(), op.getInvFreq(),
+                    op.getHeadDim(), op.getRotaryDim(),
+                    op.getTheta().convertToFloat(), op.getStyle()));
+    return success();
+  }
+};
+
+struct AttentionLowering : HIRPattern<hir::AttentionOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    AttentionConfig cfg;
+    cfg.numHeads = op.getNumHeads();
+    cfg.numKvHeads = op.getNumKvHeads();
+    cfg.headDim = op.getHeadDim();
+    cfg.maskKind = op.getMaskKind();
+    cfg.window = op.getWindowAttr().getInt();
+    cfg.scale = op.getScale().convertToDouble();
+    cfg.softcap = op.getSoftcap().convertToDouble();
+    FailureOr<Value> out = lowerAttention(mb, op, policy, op.getQ(), op.getK(),
+                                          op.getV(), op.getMask(), cfg);
+    if (failed(out))
+      return failure();
+    rewriter.replaceOp(op, *out);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Escape hatch
+//===----------------------------------------------------------------------===//
+
+struct CustomLowering : HIRPattern<hir::CustomOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::CustomOp op,
+                                PatternRewriter &rewriter) const override {
+    Block &body = op.getBody().front();
+    IRMapping map;
+    map.map(body.getArguments(), op.getInputs());
+    for (Operation &inner : body.without_terminator())
+      rewriter.clone(inner, map);
+    auto yield = cast<hir::YieldOp>(body.getTerminator());
+    SmallVector<Value> results;
+    for (Value v : yield.getValues())
+      results.push_back(map.lookupOrDefault(v));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Attention core
+//===----------------------------------------------------------------------===//
+
+/// [B, T, n*hd] -> [B, n, T, hd].
+static Value splitHeads(MIRBuilder &mb, Value x, int64_t n, int64_t hd) {
+  auto ty = MIRBuilder::typeOf(x);
+  Value r = mb.reshape(x, {ty.getDimSize(0), ty.getDimSize(1), n, hd});
+  return mb.transpose(r, {0, 2, 1, 3});
+}
+
+/// [B, kv, T, hd] -> [B, kv*g, T, hd]: each KV head serves g query heads.
+static Value repeatKv(MIRBuilder &mb, Value x, int64_t groups) {
+  if (groups == 1)
+    return x;
+  auto ty = MIRBuilder::typeOf(x);
+  int64_t b = ty.getDimSize(0), kv = ty.getDimSize(1), t = ty.getDimSize(2),
+          hd = ty.getDimSize(3);
+  Value r = mb.reshape(x, {b, kv, 1, t, hd});
+  r = mb.broadcast(r, {b, kv, groups, t, hd});
+  return mb.reshape(r, {b, kv * groups, t, hd});
+}
+
+FailureOr<Value> mlir::rlx::lowerAttention(MIRBuilder &mb, Operation *op,
+                                           LoweringPolicy policy, Value q,
+                                           Value k, Value v, Value mask,
+                                           const AttentionConfig &cfg) {
+  OpBuilder &b = mb.builder();
+  if (policy == LoweringPolicy::Direct) {
+    SmallVector<Value> operands = {q, k, v};
+    if (mask)
+      operands.push_back(mask);
+    return mb
+        .create("mir.attention", q.getType(), operands,
+                {mb.i64("num_heads", cfg.numHeads),
+                 mb.i64("num_kv_heads", cfg.numKvHeads),
+                 mb.i64("head_dim", cfg.headDim),
+                 mb.f32("scale", cfg.effectiveScale()),
+                 mb.f32("softcap", cfg.softcap),
+                 mb.attr("mask_kind",
+                         mir::MaskKindAttr::get(b.getContext(), cfg.maskKind)),
+                 mb.i64("window", cfg.window)})
+        ->getResult(0);
+  }
+
+  auto qTy = MIRBuilder::typeOf(q);
+  auto kTy = MIRBuilder::typeOf(k);
+  Type elt = qTy.getElementType();
+  int64_t tq = qTy.getDimSize(1), tk = kTy.getDimSize(1);
+  bool positional = cfg.maskKind == MaskKind::Causal ||
+                    cfg.maskKind == MaskKind::SlidingWindow;
+  if (positional && (ShapedType::isDynamic(tq) || ShapedType::isDynamic(tk)))
+    return op->emitOpError("the fusable lowering of a ")
+           << stringifyMaskKind(cfg.maskKind)
+           << " attention needs static sequence lengths; specialize the "
+              "shapes first (or use policy=direct)";
+
+  Value qh = splitHeads(mb, q, cfg.numHeads, cfg.headDim);
+  Value kh = repeatKv(mb, splitHeads(mb, k, cfg.numKvHeads, cfg.headDim),
+                      cfg.numHeads / cfg.numKvHeads);
+  Value vh = repeatKv(mb, splitHeads(mb, v, cfg.numKvHeads, cfg.headDim),
+                      cfg.numHeads / cfg.numKvHeads);
+  Value scores = mb.batchMatmul(qh, kh, /*transposeRhs=*/true);
+  scores = mb.mul(scores, mb.scalar(cfg.effectiveScale(), elt));
+  if (cfg.softcap > 0) {
+    Value cap = mb.scalar(cfg.softcap, elt);
+    scores = mb.mul(mb.unary("mir.tanh", mb.div(scores, cap)), cap);
+  }
+  // Masked scores take the lowest finite value, as Hugging Face does.
+  Value lowest = mb.scalar(std::numeric_limits<float>::lowest(), elt);
+  if (positional) {
+    auto posTy = RankedTensorType::get({tq, tk}, b.getI64Type());
+    Value qPos = mb.add(mb.iota(posTy, 0), mb.scalar(tk - tq, b.getI64Type()));
+    Value kPos = mb.iota(posTy, 1);
+    scores =
+        mb.select(mb.compare(kPos, qPos, CmpPredicate::LE), scores, lowest);
+    if (cfg.maskKind == MaskKind::SlidingWindow) {
+      Value dist = mb.sub(qPos, kPos);
+      scores = mb.select(mb.compare(dist, mb.scalar(cfg.window, b.getI64Type()),
+                                    CmpPredicate::LT),
+                         scores, lowest);
+    }
+  } else if (mask) {
+    auto mTy = MIRBuilder::typeOf(mask);
+    Value zero = mb.scalar(0, mTy.getElementType());
+    Value keep = mb.compare(mask, zero, CmpPredicate::NE);
+    keep = mb.reshape(keep, {mTy.getDimSize(0), 1, 1, mTy.getDimSize(1)});
+    scores = mb.select(keep, scores, lowest);
+  }
+  Value probs = mb.softmax(scores, -1);
+  Value out = mb.batchMatmul(probs, vh);
+  out = mb.transpose(out, {0, 2, 1, 3});
+  return mb.reshape(out, qTy.getShape());
+}
+
+void mlir::rlx::populateBlockPatterns(RewritePatternSet &patterns,
+                                      LoweringPolicy policy) {
+  patterns
+      .add<ParamLowering, EmbedLowering, EmbedScaleLowering,
+           GatherLastTokenLowering, LmHeadLowering, LogitSoftcapLowering,
+           ClsPoolLowering, MeanPoolLowering, RmsNormLowering,
+           GemmaRmsNormLowering, LayerNormLowering, LayerScaleLowering,
+           AddLowering, LinearLowering, SwigluLowering, GegluLowering,
+           GeluFfnLowering, RopeLowering, AttentionLowering, CustomLowering>(
+          patterns.getContext(), policy);
+}

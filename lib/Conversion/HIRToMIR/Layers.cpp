@@ -1,0 +1,313 @@
+//===- Layers.cpp - Lower composite HIR layers to MIR ---------------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The decoder layers (LLaMA, Qwen3, Gemma 2; prefill and KV-cache decode) and
+// the BERT encoder layer. Under `direct` they become the fused MIR ops
+// (mir.attention_block, mir.fused_residual_rms_norm, mir.fused_glu,
+// mir.fused_matmul with a residual); under `fusable`, primitives.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PopulatePatterns.h"
+#include "RLX/Dialect/HIR/IR/HIROps.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+namespace {
+
+/// Operands of a decoder layer; absent ones are null.
+struct LayerParts {
+  Value x, positions, pastK, pastV, invFreq;
+  Value inputNorm, wq, wk, wv, wo;
+  Value postNorm;                              // LLaMA, Qwen3
+  Value qNorm, kNorm;                          // Qwen3
+  Value postAttnNorm, preFfnNorm, postFfnNorm; // Gemma
+  Value wGate, wUp, wDown;
+};
+
+struct LayerConfig : AttentionConfig {
+  int64_t rotaryDim = 0;
+  float theta = 10000.0f;
+  RopeStyle style = RopeStyle::Half;
+  float eps = 1e-5f;
+  bool gemma = false;
+};
+
+struct LayerResults {
+  Value hidden, presentK, presentV;
+};
+
+template <typename OpTy>
+static void readCommon(OpTy op, LayerParts &p, LayerConfig &c) {
+  p.x = op.getInput();
+  p.positions = op.getPositions();
+  p.invFreq = op.getInvFreq();
+  p.inputNorm = op.getInputNorm();
+  p.wq = op.getWq();
+  p.wk = op.getWk();
+  p.wv = op.getWv();
+  p.wo = op.getWo();
+  p.wGate = op.getWGate();
+  p.wUp = op.getWUp();
+  p.wDown = op.getWDown();
+  c.numHeads = op.getNumHeads();
+  c.numKvHeads = op.getNumKvHeads();
+  c.headDim = op.getHeadDim();
+  c.rotaryDim = op.getRotaryDim() ? op.getRotaryDim() : op.getHeadDim();
+  c.theta = op.getRopeTheta().convertToFloat();
+  c.style = op.getRopeStyle();
+  c.eps = op.getRmsEpsilon().convertToFloat();
+  c.window = op.getWindowAttr().getInt();
+  c.maskKind = c.window > 0 ? MaskKind::SlidingWindow : MaskKind::Causal;
+}
+
+/// Per-head RMSNorm of [B, T, n*hd] with a [hd] weight (Qwen3 QK-norm).
+static Value headNorm(MIRBuilder &mb, Value x, Value w, int64_t n, int64_t hd,
+                      float eps) {
+  auto ty = MIRBuilder::typeOf(x);
+  Value r = mb.reshape(x, {ty.getDimSize(0), ty.getDimSize(1), n, hd});
+  r = mb.rmsNorm(r, w, eps, /*unitOffset=*/false);
+  return mb.reshape(r, ty.getShape());
+}
+
+/// The MLP half of a layer after attention: `attnOut` is the projected
+/// attention output, `x` the layer input.
+static Value lowerMlpHalf(MIRBuilder &mb, LoweringPolicy policy,
+                          const LayerParts &p, const LayerConfig &c,
+                          Value attnOut) {
+  bool direct = policy == LoweringPolicy::Direct;
+  Activation act = c.gemma ? Activation::GeluTanh : Activation::Silu;
+  if (c.gemma)
+    attnOut = mb.rmsNorm(attnOut, p.postAttnNorm, c.eps, true);
+  Value mlpNorm = c.gemma ? p.preFfnNorm : p.postNorm;
+  Value h, n2;
+  if (direct) {
+    std::tie(h, n2) =
+        mb.fusedResidualRmsNorm(attnOut, p.x, mlpNorm, c.eps, c.gemma);
+    Value gateUp = mb.matmul(n2, mb.concatParams({p.wGate, p.wUp}, 0));
+    Value g = mb.fusedGlu(gateUp, act);
+    if (c.gemma) {
+      Value d = mb.rmsNorm(mb.matmul(g, p.wDown), p.postFfnNorm, c.eps, true);
+      return mb.add(h, d);
+    }
+    return mb.fusedMatmul(g, p.wDown, nullptr, h, Activation::None);
+  }
+  h = mb.add(p.x, attnOut);
+  n2 = mb.rmsNorm(h, mlpNorm, c.eps, c.gemma);
+  Value g = mb.activation(mb.matmul(n2, p.wGate), act);
+  Value d = mb.matmul(mb.mul(g, mb.matmul(n2, p.wUp)), p.wDown);
+  if (c.gemma)
+    d = mb.rmsNorm(d, p.postFfnNorm, c.eps, true);
+  return mb.add(h, d);
+}
+
+static FailureOr<LayerResults> lowerDecoderLayer(MIRBuilder &mb, Operation *op,
+                                                 LoweringPolicy policy,
+                                                 const LayerParts &p,
+                                                 const LayerConfig &c) {
+  bool direct = policy == LoweringPolicy::Direct;
+  int64_t qDim = c.numHeads * c.headDim, kvDim = c.numKvHeads * c.headDim;
+  Value n = mb.rmsNorm(p.x, p.inputNorm, c.eps, c.gemma);
+  LayerResults r;
+
+  // Prefill under `direct`: the whole attention is one fused block.
+  if (direct && !p.pastK) {
+    Value wqkv = mb.concatParams({p.wq, p.wk, p.wv}, 0);
+    SmallVector<Value> operands = {n, wqkv, p.wo, p.positions};
+    if (p.invFreq)
+      operands.push_back(p.invFreq);
+    if (p.qNorm)
+      operands.append({p.qNorm, p.kNorm});
+    int32_t has = p.qNorm ? 1 : 0;
+    Value attn =
+        mb.create(
+              "mir.attention_block", p.x.getType(), operands,
+              {mb.attr("operandSegmentSizes",
+                       mb.builder().getDenseI32ArrayAttr(
+                           {1, 1, 1, 1, p.invFreq ? 1 : 0, has, has, 0, 0, 0})),
+               mb.i64("num_heads", c.numHeads),
+               mb.i64("num_kv_heads", c.numKvHeads),
+               mb.i64("head_dim", c.headDim), mb.i64("rotary_dim", c.rotaryDim),
+               mb.f32("rope_theta", c.theta),
+               mb.attr("rope_style",
+                       mir::RopeStyleAttr::get(op->getContext(), c.style)),
+               mb.f32("scale", c.effectiveScale()),
+               mb.f32("softcap", c.softcap),
+               mb.attr("mask_kind",
+                       mir::MaskKindAttr::get(op->getContext(), c.maskKind)),
+               mb.i64("window", c.window), mb.f32("norm_epsilon", c.eps)})
+            ->getResult(0);
+    r.hidden = lowerMlpHalf(mb, policy, p, c, attn);
+    return r;
+  }
+
+  // Otherwise the projections are explicit.
+  Value q, k, v;
+  if (direct) {
+    Value qkv = mb.matmul(n, mb.concatParams({p.wq, p.wk, p.wv}, 0));
+    q = mb.slice(qkv, 2, 0, qDim);
+    k = mb.slice(qkv, 2, qDim, kvDim);
+    v = mb.slice(qkv, 2, qDim + kvDim, kvDim);
+  } else {
+    q = mb.matmul(n, p.wq);
+    k = mb.matmul(n, p.wk);
+    v = mb.matmul(n, p.wv);
+  }
+  if (p.qNorm) {
+    q = headNorm(mb, q, p.qNorm, c.numHeads, c.headDim, c.eps);
+    k = headNorm(mb, k, p.kNorm, c.numKvHeads, c.headDim, c.eps);
+  }
+  q = mb.rope(q, p.positions, p.invFreq, c.headDim, c.rotaryDim, c.theta,
+              c.style);
+  k = mb.rope(k, p.positions, p.invFreq, c.headDim, c.rotaryDim, c.theta,
+              c.style);
+  if (p.pastK) {
+    k = mb.concat({p.pastK, k}, 1);
+    v = mb.concat({p.pastV, v}, 1);
+    r.presentK = k;
+    r.presentV = v;
+  }
+  FailureOr<Value> attn = lowerAttention(mb, op, policy, q, k, v, nullptr, c);
+  if (failed(attn))
+    return failure();
+  r.hidden = lowerMlpHalf(mb, policy, p, c, mb.matmul(*attn, p.wo));
+  return r;
+}
+
+template <typename OpTy>
+struct DecoderLayerLowering : public OpRewritePattern<OpTy> {
+  DecoderLayerLowering(MLIRContext *ctx, LoweringPolicy policy)
+      : OpRewritePattern<OpTy>(ctx), policy(policy) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    LayerParts p;
+    LayerConfig c;
+    readCommon(op, p, c);
+    constexpr bool isDecode = std::is_same_v<OpTy, hir::LlamaDecodeLayerOp> ||
+                              std::is_same_v<OpTy, hir::Qwen3DecodeLayerOp> ||
+                              std::is_same_v<OpTy, hir::GemmaDecodeLayerOp>;
+    constexpr bool isGemma = std::is_same_v<OpTy, hir::GemmaDecoderLayerOp> ||
+                             std::is_same_v<OpTy, hir::GemmaDecodeLayerOp>;
+    constexpr bool isQwen3 = std::is_same_v<OpTy, hir::Qwen3DecoderLayerOp> ||
+                             std::is_same_v<OpTy, hir::Qwen3DecodeLayerOp>;
+    if constexpr (isDecode) {
+      p.pastK = op.getPastK();
+      p.pastV = op.getPastV();
+    }
+    if constexpr (isGemma) {
+      p.postAttnNorm = op.getPostAttnNorm();
+      p.preFfnNorm = op.getPreFfnNorm();
+      p.postFfnNorm = op.getPostFfnNorm();
+      c.gemma = true;
+      c.scale = op.getScale().convertToDouble();
+      c.softcap = op.getAttnSoftcap().convertToDouble();
+    } else {
+      p.postNorm = op.getPostNorm();
+    }
+    if constexpr (isQwen3) {
+      p.qNorm = op.getQNorm();
+      p.kNorm = op.getKNorm();
+    }
+    MIRBuilder mb(rewriter, op.getLoc());
+    FailureOr<LayerResults> r = lowerDecoderLayer(mb, op, policy, p, c);
+    if (failed(r))
+      return failure();
+    if constexpr (isDecode)
+      rewriter.replaceOp(op, {r->hidden, r->presentK, r->presentV});
+    else
+      rewriter.replaceOp(op, r->hidden);
+    return success();
+  }
+
+  LoweringPolicy policy;
+};
+
+struct BertEncoderLayerLowering
+    : public OpRewritePattern<hir::BertEncoderLayerOp> {
+  BertEncoderLayerLowering(MLIRContext *ctx, LoweringPolicy policy)
+      : OpRewritePattern(ctx), policy(policy) {}
+
+  LogicalResult matchAndRewrite(hir::BertEncoderLayerOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    Value x = op.getInput();
+    Value mask = op.getMask();
+    float eps = op.getLnEpsilon().convertToFloat();
+    Activation act =
+        op.getTanhApprox() ? Activation::GeluTanh : Activation::Gelu;
+    AttentionConfig cfg;
+    cfg.numHeads = cfg.numKvHeads = op.getNumHeads();
+    cfg.headDim = op.getHeadDim();
+    cfg.maskKind = mask ? MaskKind::Padding : MaskKind::None;
+
+    if (policy == LoweringPolicy::Direct) {
+      Value wqkv = mb.concatParams({op.getWq(), op.getWk(), op.getWv()}, 0);
+      Value bqkv = mb.concatParams({op.getBq(), op.getBk(), op.getBv()}, 0);
+      SmallVector<Value> operands = {x, wqkv, op.getWo(), bqkv, op.getBo()};
+      if (mask)
+        operands.push_back(mask);
+      Value attn =
+          mb.create("mir.attention_block", x.getType(), operands,
+                    {mb.attr("operandSegmentSizes",
+                             rewriter.getDenseI32ArrayAttr(
+                                 {1, 1, 1, 0, 0, 0, 0, 1, 1, mask ? 1 : 0})),
+                     mb.i64("num_heads", cfg.numHeads),
+                     mb.i64("num_kv_heads", cfg.numKvHeads),
+                     mb.i64("head_dim", cfg.headDim), mb.i64("rotary_dim", 0),
+                     mb.f32("scale", cfg.effectiveScale()),
+                     mb.attr("mask_kind", mir::MaskKindAttr::get(
+                                              op.getContext(), cfg.maskKind))})
+              ->getResult(0);
+      Value a = mb.fusedResidualLayerNorm(attn, x, op.getLn1Gamma(),
+                                          op.getLn1Beta(), eps)
+                    .second;
+      Value h = mb.fusedMatmul(a, op.getWIn(), op.getBIn(), nullptr, act);
+      Value o = mb.fusedMatmul(h, op.getWOut(), op.getBOut(), nullptr,
+                               Activation::None);
+      rewriter.replaceOp(op, mb.fusedResidualLayerNorm(o, a, op.getLn2Gamma(),
+                                                       op.getLn2Beta(), eps)
+                                 .second);
+      return success();
+    }
+
+    auto dense = [&](Value in, Value w, Value b) {
+      return mb.add(mb.matmul(in, w), b);
+    };
+    Value q = dense(x, op.getWq(), op.getBq());
+    Value k = dense(x, op.getWk(), op.getBk());
+    Value v = dense(x, op.getWv(), op.getBv());
+    FailureOr<Value> attn = lowerAttention(mb, op, policy, q, k, v, mask, cfg);
+    if (failed(attn))
+      return failure();
+    Value o = dense(*attn, op.getWo(), op.getBo());
+    Value a =
+        mb.layerNorm(mb.add(x, o), op.getLn1Gamma(), op.getLn1Beta(), eps);
+    Value h = mb.activation(dense(a, op.getWIn(), op.getBIn()), act);
+    Value o2 = dense(h, op.getWOut(), op.getBOut());
+    rewriter.replaceOp(op, mb.layerNorm(mb.add(a, o2), op.getLn2Gamma(),
+                                        op.getLn2Beta(), eps));
+    return success();
+  }
+
+  LoweringPolicy policy;
+};
+
+} // namespace
+
+void mlir::rlx::populateLayerPatterns(RewritePatternSet &patterns,
+                                      LoweringPolicy policy) {
+  patterns.add<DecoderLayerLowering<hir::LlamaDecoderLayerOp>,
+               DecoderLayerLowering<hir::LlamaDecodeLayerOp>,
+               DecoderLayerLowering<hir::Qwen3DecoderLayerOp>,
+               DecoderLayerLowering<hir::Qwen3DecodeLayerOp>,
+               DecoderLayerLowering<hir::GemmaDecoderLayerOp>,
+               DecoderLayerLowering<hir::GemmaDecodeLayerOp>,
+               BertEncoderLayerLowering>(patterns.getContext(), policy);
+}

@@ -1,0 +1,464 @@
+//===- MIRToLIR.cpp - Bufferize and plan MIR into LIR ---------------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// convert-mir-to-lir: every MIR op of a static-shaped function becomes a
+// lir.kernel over views; tensors get storage in the parameter pool (params)
+// or in one arena planned by liveness (everything else). Reshapes and slices
+// become aliasing views.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Conversion/MIRToLIR/MIRToLIR.h"
+#include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MathExtras.h"
+#include <limits>
+
+namespace mlir::rlx {
+#define GEN_PASS_DEF_CONVERTMIRTOLIRPASS
+#include "RLX/Conversion/Passes.h.inc"
+} // namespace mlir::rlx
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+static constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
+
+static int64_t elementBytes(Type t) {
+  return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
+}
+
+namespace {
+
+/// Where a tensor value lives.
+struct ViewInfo {
+  lir::MemorySpace space = lir::MemorySpace::Arena;
+  /// Index of the arena buffer that owns the storage (-1 for params).
+  int buffer = -1;
+  /// The view this one aliases (-1: it owns its storage).
+  int source = -1;
+  /// Bytes from the start of the owning storage (filled after planning for
+  /// arena views: relative to the buffer until then).
+  int64_t offset = 0;
+  ShapedType shape;
+  SmallVector<int64_t> strides;
+  Value view;
+};
+
+/// One arena buffer (a root of storage) and its users.
+struct BufferInfo {
+  PlannedBuffer plan;
+  bool isInput = false, isOutput = false;
+  /// Merged into another buffer's storage (in-place), or -1.
+  int mergedInto = -1;
+};
+
+class FuncConverter {
+public:
+  FuncConverter(RewriterBase &rewriter, func::FuncOp func,
+                const MIRToLIROptions &options)
+      : rewriter(rewriter), func(func), options(options) {}
+
+  FailureOr<lir::EntryOp> run(ArenaStats *stats);
+
+private:
+  LogicalResult checkSupported();
+  int addView(ViewInfo info) {
+    views.push_back(std::move(info));
+    return views.size() - 1;
+  }
+  int newBuffer(Type type, int64_t start) {
+    auto ty = cast<ShapedType>(type);
+    BufferInfo buf;
+    buf.plan.size = ty.getNumElements() * elementBytes(ty.getElementType());
+    buf.plan.start = start;
+    buf.plan.end = start;
+    buffers.push_back(buf);
+    ViewInfo info;
+    info.buffer = buffers.size() - 1;
+    info.shape = ty;
+    info.strides = identityStrides(ty);
+    return addView(info);
+  }
+  static SmallVector<int64_t> identityStrides(ShapedType ty) {
+    SmallVector<int64_t> strides(ty.getRank(), 1);
+    for (int64_t i = ty.getRank() - 2; i >= 0; --i)
+      strides[i] = strides[i + 1] * ty.getDimSize(i + 1);
+    return strides;
+  }
+  bool isContiguous(const ViewInfo &v) {
+    return v.strides == identityStrides(v.shape);
+  }
+  int rootBuffer(int view) {
+    int b = views[view].buffer;
+    while (b >= 0 && buffers[b].mergedInto >= 0)
+      b = buffers[b].mergedInto;
+    return b;
+  }
+  FailureOr<int> tryAlias(Operation *op);
+  MemRefType memrefType(const ViewInfo &v);
+  static bool isElementwise(Operation *op);
+
+  RewriterBase &rewriter;
+  func::FuncOp func;
+  const MIRToLIROptions &options;
+  SmallVector<ViewInfo> views;
+  SmallVector<BufferInfo> buffers;
+  DenseMap<Value, int> viewOf;
+  /// Kernels in schedule order: the MIR op (null for output copies) with the
+  /// views it reads and writes.
+  struct Kernel {
+    Operation *op = nullptr;
+    SmallVector<Value> inputs;
+    SmallVector<int> inViews, outViews;
+  };
+  SmallVector<Kernel> kernels;
+  llvm::StringMap<int> paramByName;
+  llvm::StringMap<mir::ParamOp> paramOps;
+  SmallVector<std::pair<std::string, int>> inputs, params, outputs;
+  int64_t paramBytes = 0;
+};
+
+} // namespace
+
+LogicalResult FuncConverter::checkSupported() {
+  auto isStatic = [](Type t) {
+    auto ty = dyn_cast<RankedTensorType>(t);
+    return ty && ty.hasStaticShape();
+  };
+  for (Type t :
+       llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()))
+    if (!isStatic(t))
+      return func.emitOpError("convert-mir-to-lir needs static tensor types "
+                              "(specialize the shapes first), got ")
+             << t;
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("expects a single-block body");
+  for (Operation &op : func.getBody().front()) {
+    if (isa<func::ReturnOp>(op))
+      continue;
+    if (!isa<mir::MIRDialect>(op.getDialect()))
+      return op.emitOpError("is not a MIR op: lower it to MIR before "
+                            "convert-mir-to-lir");
+    for (Type t : op.getResultTypes())
+      if (!isStatic(t))
+        return op.emitOpError("has a dynamic result type ")
+               << t << "; specialize the shapes first";
+  }
+  return success();
+}
+
+bool FuncConverter::isElementwise(Operation *op) {
+  if (op->getNumResults() != 1 || op->getNumRegions() > 0)
+    return isa<mir::ElementwiseOp>(op);
+  return isa<mir::AddOp, mir::SubOp, mir::MulOp, mir::DivOp, mir::MaxOp,
+             mir::MinOp, mir::PowOp, mir::ExpOp, mir::LogOp, mir::SqrtOp,
+             mir::RsqrtOp, mir::TanhOp, mir::ErfOp, mir::SigmoidOp, mir::SiluOp,
+             mir::GeluOp, mir::ReluOp, mir::NegOp, mir::ElementwiseOp>(op);
+}
+
+/// Reshapes of contiguous views and slices become aliases.
+FailureOr<int> FuncConverter::tryAlias(Operation *op) {
+  if (!isa<mir::ReshapeOp, mir::SliceOp>(op))
+    return failure();
+  auto it = viewOf.find(op->getOperand(0));
+  if (it == viewOf.end())
+    return failure();
+  int src = it->second;
+  ViewInfo info = views[src];
+  info.source = src;
+  info.view = nullptr;
+  auto resultTy = cast<ShapedType>(op->getResult(0).getType());
+  if (isa<mir::ReshapeOp>(op)) {
+    if (!isContiguous(views[src]))
+      return failure();
+    info.shape = resultTy;
+    info.strides = identityStrides(resultTy);
+    return addView(info);
+  }
+  auto slice = cast<mir::SliceOp>(op);
+  int64_t axis = slice.getAxis();
+  int64_t start = slice.getStart();
+  if (start < 0)
+    start += views[src].shape.getDimSize(axis);
+  info.offset +=
+      start * info.strides[axis] * elementBytes(resultTy.getElementType());
+  info.shape = resultTy;
+  return addView(info);
+}
+
+MemRefType FuncConverter::memrefType(const ViewInfo &v) {
+  if (isContiguous(v))
+    return MemRefType::get(v.shape.getShape(), v.shape.getElementType());
+  auto layout = StridedLayoutAttr::get(func.getContext(), 0, v.strides);
+  return MemRefType::get(v.shape.getShape(), v.shape.getElementType(), layout);
+}
+
+static std::string ioName(func::FuncOp func, bool isResult, unsigned i) {
+  auto attr = isResult ? func.getResultAttrOfType<StringAttr>(i, "rlx.name")
+                       : func.getArgAttrOfType<StringAttr>(i, "rlx.name");
+  if (attr)
+    return attr.str();
+  return (isResult ? "output" : "input") + std::to_string(i);
+}
+
+FailureOr<lir::EntryOp> FuncConverter::run(ArenaStats *stats) {
+  if (failed(checkSupported()))
+    return failure();
+  Block &body = func.getBody().front();
+
+  // Inputs: arena buffers live from the start.
+  for (BlockArgument arg : body.getArguments()) {
+    int v = newBuffer(arg.getType(), -1);
+    buffers[views[v].buffer].isInput = true;
+    viewOf[arg] = v;
+    inputs.push_back({ioName(func, false, arg.getArgNumber()), v});
+  }
+
+  // Walk the body: params, aliases, kernels.
+  for (Operation &op : body.without_terminator()) {
+    if (auto param = dyn_cast<mir::ParamOp>(op)) {
+      auto ty = cast<ShapedType>(param.getType());
+      auto [it, inserted] = paramByName.try_emplace(param.getName(), -1);
+      if (!inserted) {
+        if (views[it->second].shape != ty)
+          return param.emitOpError("redeclares param '")
+                 << param.getName() << "' with another type";
+        viewOf[param] = it->second;
+        continue;
+      }
+      ViewInfo info;
+      info.space = lir::MemorySpace::Params;
+      info.offset = paramBytes;
+      info.shape = ty;
+      info.strides = identityStrides(ty);
+      paramBytes +=
+          llvm::alignTo(ty.getNumElements() * elementBytes(ty.getElementType()),
+                        options.alignment);
+      it->second = addView(info);
+      paramOps[param.getName()] = param;
+      viewOf[param] = it->second;
+      params.push_back({param.getName().str(), it->second});
+      continue;
+    }
+    if (op.hasTrait<OpTrait::ConstantLike>())
+      continue; // Cloned into the kernels that read it.
+    if (FailureOr<int> alias = tryAlias(&op); succeeded(alias)) {
+      viewOf[op.getResult(0)] = *alias;
+      continue;
+    }
+    Kernel k;
+    k.op = &op;
+    int64_t index = kernels.size();
+    for (Value operand : op.getOperands()) {
+      if (llvm::is_contained(k.inputs, operand) ||
+          (operand.getDefiningOp() &&
+           operand.getDefiningOp()->hasTrait<OpTrait::ConstantLike>()))
+        continue;
+      k.inputs.push_back(operand);
+      k.inViews.push_back(viewOf.lookup(operand));
+    }
+    for (Value result : op.getResults()) {
+      int v = newBuffer(result.getType(), index);
+      viewOf[result] = v;
+      k.outViews.push_back(v);
+    }
+    kernels.push_back(std::move(k));
+  }
+
+  // Outputs: fresh, contiguous arena buffers written by a kernel; anything
+  // else (an input, a param, an alias, a constant, a repeat) gets a copy.
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    auto it = viewOf.find(value);
+    bool direct = it != viewOf.end() && views[it->second].source < 0 &&
+                  views[it->second].space == lir::MemorySpace::Arena &&
+                  !buffers[views[it->second].buffer].isInput &&
+                  !buffers[views[it->second].buffer].isOutput;
+    int v;
+    if (direct) {
+      v = it->second;
+    } else {
+      Kernel k;
+      k.inputs.push_back(value);
+      if (it != viewOf.end())
+        k.inViews.push_back(it->second);
+      v = newBuffer(value.getType(), kernels.size());
+      k.outViews.push_back(v);
+      kernels.push_back(std::move(k));
+    }
+    buffers[views[v].buffer].isOutput = true;
+    outputs.push_back({ioName(func, true, i), v});
+  }
+
+  // Liveness: a buffer lives until the last kernel that reads it (through
+  // any alias); outputs live to the end.
+  for (auto [index, k] : llvm::enumerate(kernels))
+    for (int v : k.inViews)
+      if (int b = views[v].buffer; b >= 0)
+        buffers[b].plan.end = std::max<int64_t>(buffers[b].plan.end, index);
+  for (BufferInfo &b : buffers)
+    if (b.isOutput)
+      b.plan.end = kForever;
+
+  // In place: an elementwise kernel writes over a same-sized input buffer
+  // that it reads last.
+  if (options.inplace) {
+    for (auto [index, k] : llvm::enumerate(kernels)) {
+      if (!k.op || !isElementwise(k.op) || k.outViews.size() != 1)
+        continue;
+      BufferInfo &out = buffers[views[k.outViews[0]].buffer];
+      for (int v : k.inViews) {
+        const ViewInfo &in = views[v];
+        int b = rootBuffer(v);
+        if (b < 0 || in.source >= 0 || buffers[b].isInput ||
+            buffers[b].isOutput || buffers[b].plan.end != (int64_t)index ||
+            buffers[b].plan.size != out.plan.size)
+          continue;
+        out.mergedInto = b;
+        buffers[b].plan.end = out.plan.end;
+        buffers[b].isOutput = out.isOutput;
+        break;
+      }
+    }
+  }
+
+  // Plan the root buffers.
+  SmallVector<PlannedBuffer> plans;
+  SmallVector<int> planOf(buffers.size(), -1);
+  for (auto [i, b] : llvm::enumerate(buffers)) {
+    if (b.mergedInto >= 0)
+      continue;
+    planOf[i] = plans.size();
+    plans.push_back(b.plan);
+  }
+  ArenaStats s = planArena(plans, options.alignment);
+  if (stats)
+    *stats = s;
+
+  // Emit the entry.
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(func);
+  Location loc = func.getLoc();
+  auto entry =
+      lir::EntryOp::create(rewriter, loc, func.getSymName(), s.arenaBytes,
+                           paramBytes, options.alignment);
+  Block *block = rewriter.createBlock(&entry.getBody());
+  rewriter.setInsertionPointToStart(block);
+  for (ViewInfo &info : views) {
+    int64_t base = 0;
+    if (info.space == lir::MemorySpace::Arena) {
+      int b = info.buffer;
+      while (buffers[b].mergedInto >= 0)
+        b = buffers[b].mergedInto;
+      base = plans[planOf[b]].offset;
+    }
+    Value source = info.source >= 0 ? views[info.source].view : Value();
+    info.view = lir::ViewOp::create(rewriter, loc, memrefType(info), info.space,
+                                    info.offset + base, source);
+  }
+  auto emitIO = [&](lir::IOKind kind, ArrayRef<std::pair<std::string, int>> l) {
+    for (auto &[name, v] : l)
+      lir::IOOp::create(rewriter, loc, kind, name, views[v].view, nullptr,
+                        nullptr);
+  };
+  emitIO(lir::IOKind::Input, inputs);
+  for (auto &[name, v] : params) {
+    mir::ParamOp param = paramOps.lookup(name);
+    lir::IOOp::create(rewriter, loc, lir::IOKind::Param, name, views[v].view,
+                      param.getSourcesAttr(), param.getConcatAxisAttr());
+  }
+  for (Kernel &k : kernels) {
+    SmallVector<Value> ins, outs;
+    for (int v : k.inViews)
+      ins.push_back(views[v].view);
+    for (int v : k.outViews)
+      outs.push_back(views[v].view);
+    bool inplace = k.op && llvm::any_of(k.outViews, [&](int v) {
+                     return buffers[views[v].buffer].mergedInto >= 0;
+                   });
+    StringRef name = k.op ? k.op->getName().stripDialect() : "copy";
+    auto kernel = lir::KernelOp::create(rewriter, loc, name, ins, outs,
+                                        /*library=*/nullptr, inplace);
+    SmallVector<Type> argTypes;
+    for (Value v : k.inputs)
+      argTypes.push_back(v.getType());
+    Block *kb =
+        rewriter.createBlock(&kernel.getBody(), {}, argTypes,
+                             SmallVector<Location>(argTypes.size(), loc));
+    IRMapping map;
+    for (auto [v, arg] : llvm::zip(k.inputs, kb->getArguments()))
+      map.map(v, arg);
+    SmallVector<Value> results;
+    if (k.op) {
+      for (Value operand : k.op->getOperands())
+        if (!map.contains(operand))
+          rewriter.clone(*operand.getDefiningOp(), map);
+      Operation *clone = rewriter.clone(*k.op, map);
+      results = clone->getResults();
+    } else if (!k.inputs.empty() && map.contains(k.inputs[0])) {
+      results.push_back(map.lookup(k.inputs[0]));
+    } else {
+      // A returned constant.
+      Operation *def = k.inputs[0].getDefiningOp();
+      results.push_back(rewriter.clone(*def)->getResult(0));
+    }
+    lir::YieldOp::create(rewriter, loc, results);
+    rewriter.setInsertionPointToEnd(block);
+  }
+  emitIO(lir::IOKind::Output, outputs);
+  rewriter.eraseOp(func);
+  return entry;
+}
+
+FailureOr<lir::EntryOp>
+mlir::rlx::convertFuncToLIR(RewriterBase &rewriter, func::FuncOp func,
+                            const MIRToLIROptions &options, ArenaStats *stats) {
+  return FuncConverter(rewriter, func, options).run(stats);
+}
+
+namespace {
+struct ConvertMIRToLIRPass
+    : public mlir::rlx::impl::ConvertMIRToLIRPassBase<ConvertMIRToLIRPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (alignment <= 0 || !llvm::isPowerOf2_64(alignment)) {
+      getOperation().emitError("convert-mir-to-lir: alignment must be a "
+                               "power of two, got ")
+          << alignment;
+      return signalPassFailure();
+    }
+    MIRToLIROptions opts;
+    opts.alignment = alignment;
+    opts.inplace = inplace;
+    IRRewriter rewriter(&getContext());
+    SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
+    for (func::FuncOp f : funcs) {
+      if (f.isDeclaration())
+        continue;
+      ArenaStats s;
+      FailureOr<lir::EntryOp> entry = convertFuncToLIR(rewriter, f, opts, &s);
+      if (failed(entry))
+        return signalPassFailure();
+      if (stats)
+        entry->emitRemark()
+            << "arena " << s.arenaBytes << " bytes (naive " << s.naiveBytes
+            << ", peak live " << s.peakLiveBytes << "), params "
+            << entry->getParamSize() << " bytes";
+    }
+  }
+};
+} // namespace

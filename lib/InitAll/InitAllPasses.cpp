@@ -1,0 +1,18 @@
+//===- InitAllPasses.cpp - Register the RLX passes ------------------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/InitAllPasses.h"
+#include "RLX/Conversion/Passes.h"
+#include "mlir/Transforms/Passes.h"
+
+void mlir::rlx::registerAllRLXPasses() {
+  registerRLXConversionPasses();
+  // Upstream passes used in RLX pipelines and tests.
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::registerSymbolDCEPass();
+}

@@ -1,0 +1,293 @@
+//===- GGUFLlama.cpp - llama GGUF under Hugging Face names ----------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// llama.cpp's convert_hf_to_gguf.py renames the tensors and permutes the
+// rows of q_proj and k_proj so that rotary embedding can pair adjacent
+// elements instead of the two halves of each head:
+//
+//   w.reshape(n_head, 2, rows // n_head // 2, *rest).swapaxes(1, 2)
+//    .reshape(w.shape)
+//
+// (with n_head = head_count_kv for k_proj). GGUFLlamaWeights maps the names
+// back and applies the inverse permutation on read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Weights/GGUF.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace llvm;
+
+namespace rlx {
+
+//===----------------------------------------------------------------------===//
+// LlamaGGUFConfig
+//===----------------------------------------------------------------------===//
+
+Expected<LlamaGGUFConfig> LlamaGGUFConfig::fromGGUF(const GGUFFile &file) {
+  StringRef path = file.description();
+  auto fail = [&](const Twine &message) {
+    return createStringError(path + ": " + message);
+  };
+  Expected<StringRef> arch = file.requireString("general.architecture");
+  if (!arch)
+    return arch.takeError();
+  if (*arch != "llama")
+    return fail("metadata 'general.architecture': expected \"llama\", "
+                "found \"" +
+                *arch + "\"");
+
+  LlamaGGUFConfig cfg;
+  auto requireUInt = [&](StringRef key, uint64_t &out) -> Error {
+    Expected<uint64_t> v = file.requireUInt(key);
+    if (!v)
+      return v.takeError();
+    if (*v == 0)
+      return fail("metadata '" + key + "': must be positive");
+    out = *v;
+    return Error::success();
+  };
+  auto optionalUInt = [&](StringRef key, uint64_t &out) -> Error {
+    if (!file.get(key))
+      return Error::success();
+    return requireUInt(key, out);
+  };
+  auto optionalFloat = [&](StringRef key, double &out) -> Error {
+    if (!file.get(key))
+      return Error::success();
+    Expected<double> v = file.requireFloat(key);
+    if (!v)
+      return v.takeError();
+    if (!(*v > 0))
+      return fail("metadata '" + key + "': must be positive");
+    out = *v;
+    return Error::success();
+  };
+
+  if (Error err = requireUInt("llama.embedding_length", cfg.hiddenSize))
+    return std::move(err);
+  if (Error err = requireUInt("llama.block_count", cfg.numLayers))
+    return std::move(err);
+  if (Error err = requireUInt("llama.attention.head_count", cfg.numHeads))
+    return std::move(err);
+  cfg.numKVHeads = cfg.numHeads;
+  if (Error err = optionalUInt("llama.attention.head_count_kv", cfg.numKVHeads))
+    return std::move(err);
+  if (Error err =
+          requireUInt("llama.feed_forward_length", cfg.intermediateSize))
+    return std::move(err);
+  if (Error err = requireUInt("llama.context_length", cfg.contextLength))
+    return std::move(err);
+  if (Error err = optionalFloat("llama.rope.freq_base", cfg.ropeTheta))
+    return std::move(err);
+  Expected<double> eps =
+      file.requireFloat("llama.attention.layer_norm_rms_epsilon");
+  if (!eps)
+    return eps.takeError();
+  if (!(*eps > 0))
+    return fail("metadata 'llama.attention.layer_norm_rms_epsilon': must be "
+                "positive");
+  cfg.rmsNormEps = *eps;
+
+  if (cfg.hiddenSize % cfg.numHeads != 0)
+    return fail("llama.embedding_length " + Twine(cfg.hiddenSize) +
+                " is not a multiple of llama.attention.head_count " +
+                Twine(cfg.numHeads));
+  if (cfg.numHeads % cfg.numKVHeads != 0)
+    return fail("llama.attention.head_count " + Twine(cfg.numHeads) +
+                " is not a multiple of llama.attention.head_count_kv " +
+                Twine(cfg.numKVHeads));
+  cfg.ropeDim = cfg.headDim();
+  if (Error err = optionalUInt("llama.rope.dimension_count", cfg.ropeDim))
+    return std::move(err);
+  if (cfg.ropeDim > cfg.headDim() || cfg.ropeDim % 2 != 0)
+    return fail("llama.rope.dimension_count " + Twine(cfg.ropeDim) +
+                " must be even and at most the head size " +
+                Twine(cfg.headDim()));
+
+  const TensorInfo *embed = file.lookup("token_embd.weight");
+  if (!embed)
+    return fail("tensor 'token_embd.weight': not found (it gives the "
+                "vocabulary size)");
+  if (embed->shape.size() != 2 ||
+      static_cast<uint64_t>(embed->shape[1]) != cfg.hiddenSize)
+    return fail(
+        "tensor 'token_embd.weight': shape " + formatShape(embed->shape) +
+        " is not [vocab, llama.embedding_length = " + Twine(cfg.hiddenSize) +
+        "]");
+  cfg.vocabSize = embed->shape[0];
+  return cfg;
+}
+
+//===----------------------------------------------------------------------===//
+// Names and permutation
+//===----------------------------------------------------------------------===//
+
+std::optional<std::string> GGUFLlamaWeights::hfNameFor(StringRef ggufName) {
+  if (ggufName == "token_embd.weight")
+    return std::string("model.embed_tokens.weight");
+  if (ggufName == "output_norm.weight")
+    return std::string("model.norm.weight");
+  if (ggufName == "output.weight")
+    return std::string("lm_head.weight");
+  StringRef rest = ggufName;
+  if (!rest.consume_front("blk."))
+    return std::nullopt;
+  auto [layer, tail] = rest.split('.');
+  unsigned layerIndex;
+  if (layer.empty() || layer.getAsInteger(10, layerIndex))
+    return std::nullopt;
+  auto [component, kind] = tail.split('.');
+  if (kind != "weight" && kind != "bias")
+    return std::nullopt;
+  StringRef hf = StringSwitch<StringRef>(component)
+                     .Case("attn_q", "self_attn.q_proj")
+                     .Case("attn_k", "self_attn.k_proj")
+                     .Case("attn_v", "self_attn.v_proj")
+                     .Case("attn_output", "self_attn.o_proj")
+                     .Case("ffn_gate", "mlp.gate_proj")
+                     .Case("ffn_up", "mlp.up_proj")
+                     .Case("ffn_down", "mlp.down_proj")
+                     .Case("attn_norm", "input_layernorm")
+                     .Case("ffn_norm", "post_attention_layernorm")
+                     .Default("");
+  if (hf.empty())
+    return std::nullopt;
+  return ("model.layers." + Twine(layerIndex) + "." + hf + "." + kind).str();
+}
+
+void unpermuteLlamaRows(ArrayRef<float> permuted, MutableArrayRef<float> out,
+                        uint64_t rows, uint64_t cols, uint64_t nHeads) {
+  assert(permuted.size() == rows * cols && out.size() == rows * cols &&
+         "size mismatch");
+  assert(nHeads && rows % (2 * nHeads) == 0 && "rows do not split into heads");
+  const uint64_t headRows = rows / nHeads, half = headRows / 2;
+  // permute() maps HF row h*D + j*half + i to GGUF row h*D + 2*i + j.
+  for (uint64_t h = 0; h != nHeads; ++h)
+    for (uint64_t i = 0; i != half; ++i)
+      for (uint64_t j = 0; j != 2; ++j) {
+        const float *src = permuted.data() + (h * headRows + 2 * i + j) * cols;
+        float *dst = out.data() + (h * headRows + j * half + i) * cols;
+        std::copy(src, src + cols, dst);
+      }
+}
+
+//===----------------------------------------------------------------------===//
+// GGUFLlamaWeights
+//===----------------------------------------------------------------------===//
+
+Expected<std::unique_ptr<GGUFLlamaWeights>>
+GGUFLlamaWeights::open(StringRef path) {
+  Expected<std::unique_ptr<GGUFFile>> file = GGUFFile::open(path);
+  if (!file)
+    return file.takeError();
+  return create(std::move(*file));
+}
+
+Expected<std::unique_ptr<GGUFLlamaWeights>>
+GGUFLlamaWeights::create(std::unique_ptr<GGUFFile> file) {
+  Expected<LlamaGGUFConfig> cfg = LlamaGGUFConfig::fromGGUF(*file);
+  if (!cfg)
+    return cfg.takeError();
+  std::unique_ptr<GGUFLlamaWeights> result(new GGUFLlamaWeights());
+  result->cfg = *cfg;
+  StringRef path = file->description();
+  for (const std::string &name : file->names()) {
+    Entry entry;
+    entry.ggufName = name;
+    entry.info = *file->lookup(name);
+    entry.info.name = hfNameFor(name).value_or(name);
+    StringRef hf = entry.info.name;
+    if (hf.ends_with(".self_attn.q_proj.weight"))
+      entry.permuteHeads = cfg->numHeads;
+    else if (hf.ends_with(".self_attn.k_proj.weight"))
+      entry.permuteHeads = cfg->numKVHeads;
+    if (entry.permuteHeads) {
+      const SmallVector<int64_t> &shape = entry.info.shape;
+      if (shape.size() != 2 ||
+          static_cast<uint64_t>(shape[0]) % (2 * entry.permuteHeads) != 0)
+        return createStringError(path + ": tensor '" + name + "': shape " +
+                                 formatShape(shape) + " does not split into " +
+                                 Twine(entry.permuteHeads) +
+                                 " heads of an even number of rows");
+    }
+    if (!result->index.try_emplace(hf, result->entries.size()).second)
+      return createStringError(path + ": tensor '" + name + "': maps to '" +
+                               hf + "', which another tensor already uses");
+    result->entries.push_back(std::move(entry));
+  }
+  result->gguf = std::move(file);
+  return result;
+}
+
+std::optional<StringRef> GGUFLlamaWeights::ggufName(StringRef hfName) const {
+  auto it = index.find(hfName);
+  if (it == index.end())
+    return std::nullopt;
+  return StringRef(entries[it->second].ggufName);
+}
+
+std::vector<std::string> GGUFLlamaWeights::names() const {
+  std::vector<std::string> result;
+  result.reserve(entries.size());
+  for (const Entry &e : entries)
+    result.push_back(e.info.name);
+  return result;
+}
+
+const TensorInfo *GGUFLlamaWeights::lookup(StringRef name) const {
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : &entries[it->second].info;
+}
+
+Expected<ArrayRef<uint8_t>> GGUFLlamaWeights::rawBytes(StringRef name) const {
+  auto it = index.find(name);
+  if (it == index.end())
+    return missingTensor(name);
+  const Entry &e = entries[it->second];
+  if (e.permuteHeads)
+    return tensorError(name,
+                       "stored with rows permuted for llama.cpp's "
+                       "rotary layout; use readF32, or file().rawBytes('" +
+                           e.ggufName + "')");
+  return gguf->rawBytes(e.ggufName);
+}
+
+Error GGUFLlamaWeights::readF32(StringRef name,
+                                MutableArrayRef<float> dst) const {
+  auto it = index.find(name);
+  if (it == index.end())
+    return missingTensor(name);
+  const Entry &e = entries[it->second];
+  if (Expected<uint64_t> count = checkDestination(e.info, dst.size()); !count)
+    return count.takeError();
+  if (!e.permuteHeads)
+    return gguf->readF32(e.ggufName, dst);
+  std::vector<float> stored(dst.size());
+  if (Error err = gguf->readF32(e.ggufName, stored))
+    return err;
+  unpermuteLlamaRows(stored, dst, e.info.shape[0], e.info.shape[1],
+                     e.permuteHeads);
+  return Error::success();
+}
+
+Expected<ArrayRef<float>> GGUFLlamaWeights::viewF32(StringRef name) const {
+  auto it = index.find(name);
+  if (it == index.end())
+    return missingTensor(name);
+  const Entry &e = entries[it->second];
+  if (e.permuteHeads)
+    return tensorError(name, "cannot view as f32 without a copy: rows are "
+                             "stored permuted for llama.cpp's rotary layout");
+  if (e.info.dtype != DType::F32)
+    return tensorError(name, "cannot view as f32 without a copy: stored as " +
+                                 dtypeName(e.info.dtype));
+  return gguf->viewF32(e.ggufName);
+}
+
+} // namespace rlx

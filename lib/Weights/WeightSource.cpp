@@ -1,0 +1,137 @@
+//===- WeightSource.cpp - Named tensors readable as f32 -------------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Weights/WeightSource.h"
+
+using namespace llvm;
+
+namespace rlx {
+
+//===----------------------------------------------------------------------===//
+// WeightSource
+//===----------------------------------------------------------------------===//
+
+WeightSource::~WeightSource() = default;
+
+Error WeightSource::tensorError(StringRef name, const Twine &message) const {
+  return createStringError(description() + ": tensor '" + name +
+                           "': " + message);
+}
+
+Error WeightSource::missingTensor(StringRef name) const {
+  return tensorError(name, "not found");
+}
+
+Expected<uint64_t> WeightSource::checkDestination(const TensorInfo &info,
+                                                  size_t dstSize) const {
+  Expected<uint64_t> count = numElements(info.shape);
+  if (!count)
+    return tensorError(info.name, toString(count.takeError()));
+  if (*count != dstSize)
+    return tensorError(info.name, "destination has " + Twine(dstSize) +
+                                      " elements, but the tensor has " +
+                                      Twine(*count) + " (shape " +
+                                      formatShape(info.shape) + ")");
+  return *count;
+}
+
+Error WeightSource::readF32(StringRef name, MutableArrayRef<float> dst) const {
+  const TensorInfo *info = lookup(name);
+  if (!info)
+    return missingTensor(name);
+  if (Expected<uint64_t> count = checkDestination(*info, dst.size()); !count)
+    return count.takeError();
+  Expected<ArrayRef<uint8_t>> bytes = rawBytes(name);
+  if (!bytes)
+    return bytes.takeError();
+  if (Error err = decodeToF32(info->dtype, *bytes, dst))
+    return tensorError(name, toString(std::move(err)));
+  return Error::success();
+}
+
+Expected<ArrayRef<float>> WeightSource::viewF32(StringRef name) const {
+  const TensorInfo *info = lookup(name);
+  if (!info)
+    return missingTensor(name);
+  if (info->dtype != DType::F32)
+    return tensorError(name, "cannot view as f32 without a copy: stored as " +
+                                 dtypeName(info->dtype));
+  Expected<ArrayRef<uint8_t>> bytes = rawBytes(name);
+  if (!bytes)
+    return bytes.takeError();
+  if (reinterpret_cast<uintptr_t>(bytes->data()) % alignof(float) != 0)
+    return tensorError(name, "cannot view as f32 without a copy: data at "
+                             "file offset " +
+                                 Twine(info->offset) +
+                                 " is not 4-byte aligned");
+  return ArrayRef<float>(reinterpret_cast<const float *>(bytes->data()),
+                         bytes->size() / sizeof(float));
+}
+
+Expected<std::vector<float>> WeightSource::loadF32(StringRef name) const {
+  const TensorInfo *info = lookup(name);
+  if (!info)
+    return missingTensor(name);
+  Expected<uint64_t> count = numElements(info->shape);
+  if (!count)
+    return tensorError(name, toString(count.takeError()));
+  std::vector<float> result(*count);
+  if (Error err = readF32(name, result))
+    return std::move(err);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// TensorMap
+//===----------------------------------------------------------------------===//
+
+Error TensorMap::add(StringRef name, ArrayRef<int64_t> shape,
+                     std::vector<float> data) {
+  if (entries.count(name))
+    return tensorError(name, "duplicate name");
+  Expected<uint64_t> count = numElements(shape);
+  if (!count)
+    return tensorError(name, toString(count.takeError()));
+  if (*count != data.size())
+    return tensorError(name, "shape " + formatShape(shape) + " has " +
+                                 Twine(*count) + " elements, but " +
+                                 Twine(data.size()) + " values were given");
+  Entry &entry = entries[name];
+  entry.info.name = name.str();
+  entry.info.dtype = DType::F32;
+  entry.info.shape.assign(shape.begin(), shape.end());
+  entry.info.offset = 0;
+  entry.info.byteSize = data.size() * sizeof(float);
+  entry.data = std::move(data);
+  order.push_back(name.str());
+  return Error::success();
+}
+
+std::vector<std::string> TensorMap::names() const { return order; }
+
+const TensorInfo *TensorMap::lookup(StringRef name) const {
+  auto it = entries.find(name);
+  return it == entries.end() ? nullptr : &it->second.info;
+}
+
+Expected<ArrayRef<uint8_t>> TensorMap::rawBytes(StringRef name) const {
+  auto it = entries.find(name);
+  if (it == entries.end())
+    return missingTensor(name);
+  const std::vector<float> &data = it->second.data;
+  return ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(data.data()),
+                           data.size() * sizeof(float));
+}
+
+Expected<ArrayRef<float>> TensorMap::viewF32(StringRef name) const {
+  auto it = entries.find(name);
+  if (it == entries.end())
+    return missingTensor(name);
+  return ArrayRef<float>(it->second.data);
+}
+
+} // namespace rlx

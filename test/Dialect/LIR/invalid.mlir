@@ -1,0 +1,154 @@
+// RUN: rlx-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{alignment must be a power of two, got 48}}
+lir.entry @entry_c1_alignment arena_size = 64, param_size = 0, alignment = 48 {
+}
+
+// -----
+
+// expected-error @+1 {{arena_size and param_size must be non-negative}}
+lir.entry @entry_c1_negative arena_size = -1, param_size = 0, alignment = 64 {
+}
+
+// -----
+
+lir.entry @entry_c2_duplicate_input arena_size = 128, param_size = 0, alignment = 64 {
+  %a = lir.view arena[0] : memref<4xf32>
+  %b = lir.view arena[64] : memref<4xf32>
+  lir.io input "x" %a : memref<4xf32>
+  // expected-error @+1 {{duplicate input name 'x'}}
+  lir.io input "x" %b : memref<4xf32>
+}
+
+// -----
+
+lir.entry @view_c1_misaligned arena_size = 128, param_size = 0, alignment = 64 {
+  // expected-error @+1 {{byte_offset 2 must be a non-negative multiple of the element size (4)}}
+  %a = lir.view arena[2] : memref<4xf32>
+}
+
+// -----
+
+lir.entry @view_c2_layout_offset arena_size = 128, param_size = 0, alignment = 64 {
+  // expected-error @+1 {{layout must be static strides with a zero offset}}
+  %a = lir.view arena[0] : memref<4xf32, strided<[1], offset: 4>>
+}
+
+// -----
+
+lir.entry @view_c3_past_the_arena arena_size = 64, param_size = 0, alignment = 64 {
+  // expected-error @+1 {{view [32, 96) exceeds the arena of 64 bytes}}
+  %a = lir.view arena[32] : memref<16xf32>
+}
+
+// -----
+
+lir.entry @view_c3_past_the_params arena_size = 64, param_size = 16, alignment = 64 {
+  // expected-error @+1 {{view [0, 64) exceeds the params of 16 bytes}}
+  %a = lir.view params[0] : memref<16xf32>
+}
+
+// -----
+
+lir.entry @view_c4_alias_outside arena_size = 256, param_size = 0, alignment = 64 {
+  %a = lir.view arena[0] : memref<8xf32>
+  // expected-error @+1 {{alias [16, 48) must lie inside its source [0, 32) in the same space}}
+  %b = lir.view arena[16] source(%a : memref<8xf32>) : memref<8xf32>
+}
+
+// -----
+
+lir.entry @io_c1_param_in_arena arena_size = 64, param_size = 0, alignment = 64 {
+  %a = lir.view arena[0] : memref<4xf32>
+  // expected-error @+1 {{param 'w' must live in the params}}
+  lir.io param "w" %a : memref<4xf32>
+}
+
+// -----
+
+lir.entry @io_c1_output_in_params arena_size = 0, param_size = 64, alignment = 64 {
+  %a = lir.view params[0] : memref<4xf32>
+  // expected-error @+1 {{output 'y' must live in the arena}}
+  lir.io output "y" %a : memref<4xf32>
+}
+
+// -----
+
+lir.entry @io_c2_sources_without_axis arena_size = 0, param_size = 64, alignment = 64 {
+  %a = lir.view params[0] : memref<4xf32>
+  // expected-error @+1 {{sources and concat_axis must be given together}}
+  lir.io param "w" %a {sources = ["a", "b"]} : memref<4xf32>
+}
+
+// -----
+
+lir.entry @io_c2_derived_input arena_size = 64, param_size = 0, alignment = 64 {
+  %a = lir.view arena[0] : memref<4xf32>
+  // expected-error @+1 {{only params can be derived}}
+  lir.io input "w" %a {sources = ["a", "b"], concat_axis = 0 : i64} : memref<4xf32>
+}
+
+// -----
+
+lir.entry @io_c2_one_source arena_size = 0, param_size = 64, alignment = 64 {
+  %a = lir.view params[0] : memref<4xf32>
+  // expected-error @+1 {{a derived param needs at least two sources}}
+  lir.io param "w" %a {sources = ["a"], concat_axis = 0 : i64} : memref<4xf32>
+}
+
+// -----
+
+lir.entry @io_c2_axis_range arena_size = 0, param_size = 64, alignment = 64 {
+  %a = lir.view params[0] : memref<4xf32>
+  // expected-error @+1 {{concat_axis 1 is out of range}}
+  lir.io param "w" %a {sources = ["a", "b"], concat_axis = 1 : i64} : memref<4xf32>
+}
+
+// -----
+
+lir.entry @kernel_c1_arguments arena_size = 128, param_size = 0, alignment = 64 {
+  %a = lir.view arena[0] : memref<4xf32>
+  %b = lir.view arena[64] : memref<4xf32>
+  // expected-error @+1 {{block argument type 'tensor<8xf32>' does not match input 'memref<4xf32>'}}
+  lir.kernel "k" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {
+  ^bb0(%t: tensor<8xf32>):
+    %c = mir.constant dense<1.0> : tensor<4xf32>
+    lir.yield %c : tensor<4xf32>
+  }
+}
+
+// -----
+
+lir.entry @kernel_c1_argument_count arena_size = 128, param_size = 0, alignment = 64 {
+  %a = lir.view arena[0] : memref<4xf32>
+  %b = lir.view arena[64] : memref<4xf32>
+  // expected-error @+1 {{expects one block argument per input, got 0 for 1}}
+  lir.kernel "k" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {
+    %c = mir.constant dense<1.0> : tensor<4xf32>
+    lir.yield %c : tensor<4xf32>
+  }
+}
+
+// -----
+
+lir.entry @kernel_c2_yield_count arena_size = 128, param_size = 0, alignment = 64 {
+  %a = lir.view arena[0] : memref<4xf32>
+  %b = lir.view arena[64] : memref<4xf32>
+  // expected-error @+1 {{yields 2 values for 1 outputs}}
+  lir.kernel "k" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {
+  ^bb0(%t: tensor<4xf32>):
+    lir.yield %t, %t : tensor<4xf32>, tensor<4xf32>
+  }
+}
+
+// -----
+
+lir.entry @kernel_c2_yield_type arena_size = 128, param_size = 0, alignment = 64 {
+  %a = lir.view arena[0] : memref<4xf32>
+  %b = lir.view arena[64] : memref<4xi32>
+  // expected-error @+1 {{yielded type 'tensor<4xf32>' does not match output 'memref<4xi32>'}}
+  lir.kernel "k" ins(%a : memref<4xf32>) outs(%b : memref<4xi32>) {
+  ^bb0(%t: tensor<4xf32>):
+    lir.yield %t : tensor<4xf32>
+  }
+}

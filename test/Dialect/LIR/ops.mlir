@@ -1,0 +1,45 @@
+// RUN: rlx-opt %s | rlx-opt | FileCheck %s
+// RUN: rlx-opt %s --mlir-print-op-generic | rlx-opt | FileCheck %s
+
+// A planned entry point: inputs, params (one derived), aliasing views and
+// kernels in order.
+
+// CHECK-LABEL: lir.entry @forward arena_size = 4096, param_size = 16384, alignment = 64
+lir.entry @forward arena_size = 4096, param_size = 16384, alignment = 64 {
+  // CHECK: %[[X:.*]] = lir.view arena[0] : memref<8x32xf32>
+  %x = lir.view arena[0] : memref<8x32xf32>
+  // CHECK: %[[W:.*]] = lir.view params[0] : memref<96x32xf32>
+  %w = lir.view params[0] : memref<96x32xf32>
+  %qkv = lir.view arena[1024] : memref<8x96xf32>
+  // CHECK: lir.view arena[1152] source(%{{.*}} : memref<8x96xf32>) : memref<8x32xf32, strided<[96, 1]>>
+  %k = lir.view arena[1152] source(%qkv : memref<8x96xf32>) : memref<8x32xf32, strided<[96, 1]>>
+  %y = lir.view arena[0] : memref<8x32xf32>
+  // CHECK: lir.io input "x" %[[X]]
+  lir.io input "x" %x : memref<8x32xf32>
+  // CHECK: lir.io param "qkv" %[[W]] {concat_axis = 0 : i64, sources = ["q", "k", "v"]}
+  lir.io param "qkv" %w {sources = ["q", "k", "v"], concat_axis = 0 : i64} : memref<96x32xf32>
+  lir.io output "y" %y : memref<8x32xf32>
+  // CHECK: lir.kernel "qkv_proj" ins(%{{.*}}, %{{.*}} : memref<8x32xf32>, memref<96x32xf32>) outs(%{{.*}} : memref<8x96xf32>) attributes {library = "cblas_sgemm"}
+  lir.kernel "qkv_proj" ins(%x, %w : memref<8x32xf32>, memref<96x32xf32>) outs(%qkv : memref<8x96xf32>) attributes {library = "cblas_sgemm"} {
+  ^bb0(%a: tensor<8x32xf32>, %b: tensor<96x32xf32>):
+    %r = mir.matmul %a, %b {transpose_rhs} : (tensor<8x32xf32>, tensor<96x32xf32>) -> tensor<8x96xf32>
+    lir.yield %r : tensor<8x96xf32>
+  }
+  // CHECK: lir.kernel "silu" {{.*}} attributes {inplace}
+  lir.kernel "silu" ins(%k : memref<8x32xf32, strided<[96, 1]>>) outs(%y : memref<8x32xf32>) attributes {inplace} {
+  ^bb0(%a: tensor<8x32xf32>):
+    %r = mir.silu %a : (tensor<8x32xf32>) -> tensor<8x32xf32>
+    lir.yield %r : tensor<8x32xf32>
+  }
+}
+
+// CHECK-LABEL: lir.entry @constant_only
+lir.entry @constant_only arena_size = 64, param_size = 0, alignment = 64 {
+  %y = lir.view arena[0] : memref<4xf32>
+  lir.io output "y" %y : memref<4xf32>
+  // CHECK: lir.kernel "fill" outs(
+  lir.kernel "fill" outs(%y : memref<4xf32>) {
+    %c = mir.constant dense<1.0> : tensor<4xf32>
+    lir.yield %c : tensor<4xf32>
+  }
+}
