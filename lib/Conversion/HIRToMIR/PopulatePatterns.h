@@ -9,8 +9,8 @@
 #ifndef RLX_LIB_CONVERSION_HIRTOMIR_POPULATEPATTERNS_H
 #define RLX_LIB_CONVERSION_HIRTOMIR_POPULATEPATTERNS_H
 
-#include "MIRBuilder.h"
 #include "RLX/Conversion/HIRToMIR/HIRToMIR.h"
+#include "RLX/Dialect/MIR/Utils/MIRBuilder.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::rlx {

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MIRBuilder.h"
+#include "RLX/Dialect/MIR/Utils/MIRBuilder.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "llvm/ADT/StringExtras.h"
 

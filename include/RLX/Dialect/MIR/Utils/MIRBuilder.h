@@ -6,14 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A MultiDialectBuilder-style helper for the HIR -> MIR lowering (and the MIR
-// fusion patterns): each method computes the result type and creates one MIR
+// A MultiDialectBuilder-style helper for the HIR -> MIR lowering and the MIR
+// fusion patterns: each method computes the result type and creates one MIR
 // op, so a block's lowering reads like the math it implements.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef RLX_LIB_CONVERSION_HIRTOMIR_MIRBUILDER_H
-#define RLX_LIB_CONVERSION_HIRTOMIR_MIRBUILDER_H
+#ifndef RLX_DIALECT_MIR_UTILS_MIRBUILDER_H
+#define RLX_DIALECT_MIR_UTILS_MIRBUILDER_H
 
 #include "RLX/Dialect/Common/RLXEnums.h"
 #include "mlir/IR/Builders.h"
@@ -107,4 +107,4 @@ private:
 
 } // namespace mlir::rlx
 
-#endif // RLX_LIB_CONVERSION_HIRTOMIR_MIRBUILDER_H
+#endif // RLX_DIALECT_MIR_UTILS_MIRBUILDER_H
