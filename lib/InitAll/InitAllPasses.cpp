@@ -6,11 +6,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/InitAllPasses.h"
+#include "RLX/Conversion/LIRToLLVM/LIRToLLVM.h"
 #include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/MIR/Transforms/Passes.h"
+#include "RLX/Transforms/Pipelines.h"
 #include "mlir/Transforms/Passes.h"
 
 void mlir::rlx::registerAllRLXPasses() {
   registerRLXConversionPasses();
+  registerRLXMIRTransformsPasses();
+  registerRLXPipelines();
+  registerLIRToLLVMPipeline();
   // Upstream passes used in RLX pipelines and tests.
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();

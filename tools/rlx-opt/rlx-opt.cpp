@@ -12,8 +12,17 @@
 
 #include "RLX/InitAllDialects.h"
 #include "RLX/InitAllPasses.h"
+#include "RLX/Transforms/Pipelines.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
+
+/// The profile --rlx-compile-pipeline follows when given no option.
+static llvm::cl::opt<std::string, /*ExternalStorage=*/true> rlxProfile(
+    "rlx-profile",
+    llvm::cl::desc("Compile profile (*.rlx.toml) for --rlx-compile-pipeline"),
+    llvm::cl::value_desc("file"),
+    llvm::cl::location(mlir::rlx::getDefaultCompileProfilePath()));
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;

@@ -58,7 +58,10 @@ def ConvertMIRToLIRPass : Pass<"convert-mir-to-lir", "ModuleOp"> {
     `outputN`).
 
     With `stats`, a remark on each entry reports the arena size against the
-    naive sum of all buffers and the peak live set.
+    naive sum of all buffers and the peak live set. With `expand-fused`
+    (default), `mir.attention_block` is first rewritten into the kernels
+    the CPU runs it as (QKV GEMM, views, QK-norm, RoPE, attention, output
+    GEMM).
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"64",
@@ -66,9 +69,50 @@ def ConvertMIRToLIRPass : Pass<"convert-mir-to-lir", "ModuleOp"> {
     Option<"inplace", "inplace", "bool", /*default=*/"true",
            "Let elementwise kernels write over an input they read last">,
     Option<"stats", "stats", "bool", /*default=*/"false",
-           "Report arena bytes, the naive sum and the peak live set">
+           "Report arena bytes, the naive sum and the peak live set">,
+    Option<"expandFused", "expand-fused", "bool", /*default=*/"true",
+           "First rewrite fused ops the CPU runs as kernel sequences "
+           "(mir.attention_block)">
   ];
   let dependentDialects = ["::mlir::rlx::lir::LIRDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// LIRToLLVM
+//===----------------------------------------------------------------------===//
+
+def ConvertLIRToLoopsPass : Pass<"convert-lir-to-loops", "ModuleOp"> {
+  let summary = "Generate CPU kernels for LIR entry points (scf/vector/memref)";
+  let description = [{
+    Replaces each `lir.entry` with a function
+    `@<entry>(%arena: memref<?xi8>, %params: memref<?xi8>)` (C interface)
+    that materializes every view with `memref.view` and calls one kernel
+    function per `lir.kernel`, in schedule order. Kernel functions are
+    written in the scf, vector, memref, arith and math dialects from the MIR
+    op of the kernel body: elementwise ops, norms, softmax and reductions
+    are vectorized (512-bit vectors, scalar tails); matmuls call OpenBLAS
+    `cblas_sgemm`; attention is one online-softmax kernel. Kernels that
+    compute the same thing on the same types share one function.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
+def RLXApproximateMathPass : Pass<"rlx-approximate-math", "ModuleOp"> {
+  let summary = "Replace exp, tanh, erf and log with polynomial approximations";
+  let description = [{
+    Vector math on the CPU would otherwise become one libm call per lane.
+    The upstream approximations are accurate to a few ulp in f32. `cos`,
+    `sin` and `pow` are left to libm.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 #endif // RLX_CONVERSION_PASSES_TD

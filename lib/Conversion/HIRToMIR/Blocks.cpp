@@ -38,8 +38,7 @@ struct ParamLowering : HIRPattern<hir::ParamOp> {
   using HIRPattern::HIRPattern;
   LogicalResult matchAndRewrite(hir::ParamOp op,
                                 PatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<mir::ParamOp>(
-        op, op.getType(), op.getNameAttr(), nullptr, nullptr);
+    rewriter.replaceOpWithNewOp<mir::ParamOp>(op, op.getType(), op.getName());
     return success();
   }
 };

@@ -21,6 +21,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MathExtras.h"
@@ -182,11 +183,31 @@ FailureOr<int> FuncConverter::tryAlias(Operation *op) {
   info.view = nullptr;
   auto resultTy = cast<ShapedType>(op->getResult(0).getType());
   if (isa<mir::ReshapeOp>(op)) {
-    if (!isContiguous(views[src]))
-      return failure();
+    const ViewInfo &from = views[src];
     info.shape = resultTy;
-    info.strides = identityStrides(resultTy);
-    return addView(info);
+    if (isContiguous(from)) {
+      info.strides = identityStrides(resultTy);
+      return addView(info);
+    }
+    // A strided view (e.g. a slice of a QKV buffer) can still split its
+    // last dim into heads, or merge them back, without a copy.
+    ArrayRef<int64_t> in = from.shape.getShape(), out = resultTy.getShape();
+    int64_t r = in.size();
+    if (from.strides.back() != 1)
+      return failure();
+    if ((int64_t)out.size() == r + 1 && in.drop_back() == out.drop_back(2) &&
+        out[r - 1] * out[r] == in[r - 1]) {
+      info.strides.assign(from.strides.begin(), from.strides.end() - 1);
+      info.strides.append({out[r], 1});
+      return addView(info);
+    }
+    if ((int64_t)out.size() == r - 1 && in.drop_back(2) == out.drop_back() &&
+        from.strides[r - 2] == in[r - 1]) {
+      info.strides.assign(from.strides.begin(), from.strides.end() - 2);
+      info.strides.push_back(1);
+      return addView(info);
+    }
+    return failure();
   }
   auto slice = cast<mir::SliceOp>(op);
   int64_t axis = slice.getAxis();
@@ -231,6 +252,9 @@ FailureOr<lir::EntryOp> FuncConverter::run(ArenaStats *stats) {
   for (Operation &op : body.without_terminator()) {
     if (auto param = dyn_cast<mir::ParamOp>(op)) {
       auto ty = cast<ShapedType>(param.getType());
+      // A param only read through derived params needs no pool space.
+      if (param->use_empty())
+        continue;
       auto [it, inserted] = paramByName.try_emplace(param.getName(), -1);
       if (!inserted) {
         if (views[it->second].shape != ty)
@@ -372,13 +396,28 @@ FailureOr<lir::EntryOp> FuncConverter::run(ArenaStats *stats) {
   auto emitIO = [&](lir::IOKind kind, ArrayRef<std::pair<std::string, int>> l) {
     for (auto &[name, v] : l)
       lir::IOOp::create(rewriter, loc, kind, name, views[v].view, nullptr,
-                        nullptr);
+                        nullptr, nullptr, nullptr);
   };
-  emitIO(lir::IOKind::Input, inputs);
+  // Integer inputs that index a table (embedding ids) carry its row count
+  // so the runtime can reject out-of-range ids.
+  for (auto [index, input] : llvm::enumerate(inputs)) {
+    auto &[name, v] = input;
+    IntegerAttr bound;
+    BlockArgument arg = body.getArgument(index);
+    for (Operation *user : arg.getUsers())
+      if (auto gather = dyn_cast<mir::GatherOp>(user))
+        if (gather.getIndices() == arg && gather.getAxis() == 0)
+          bound = rewriter.getI64IntegerAttr(
+              gather.getTable().getType().getDimSize(0));
+    lir::IOOp::create(rewriter, loc, lir::IOKind::Input, name, views[v].view,
+                      nullptr, nullptr, nullptr, bound);
+  }
   for (auto &[name, v] : params) {
     mir::ParamOp param = paramOps.lookup(name);
+    DenseI64ArrayAttr sizes = param.getSourceSizesAttr();
     lir::IOOp::create(rewriter, loc, lir::IOKind::Param, name, views[v].view,
-                      param.getSourcesAttr(), param.getConcatAxisAttr());
+                      param.getSourcesAttr(), param.getConcatAxisAttr(), sizes,
+                      nullptr);
   }
   for (Kernel &k : kernels) {
     SmallVector<Value> ins, outs;
@@ -440,6 +479,11 @@ struct ConvertMIRToLIRPass
                                "power of two, got ")
           << alignment;
       return signalPassFailure();
+    }
+    if (expandFused) {
+      RewritePatternSet patterns(&getContext());
+      populateExpandFusedForCPUPatterns(patterns);
+      walkAndApplyPatterns(getOperation(), std::move(patterns));
     }
     MIRToLIROptions opts;
     opts.alignment = alignment;

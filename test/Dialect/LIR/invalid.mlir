@@ -152,3 +152,27 @@ lir.entry @kernel_c2_yield_type arena_size = 128, param_size = 0, alignment = 64
     lir.yield %t : tensor<4xf32>
   }
 }
+
+// -----
+
+lir.entry @io_c3_source_sizes arena_size = 0, param_size = 512, alignment = 64 {
+  %a = lir.view params[0] : memref<12x4xf32>
+  // expected-error @+1 {{source_sizes must have one entry per source and add up to dimension 0 (12)}}
+  lir.io param "w" %a {sources = ["a", "b"], concat_axis = 0 : i64, source_sizes = array<i64: 4, 4>} : memref<12x4xf32>
+}
+
+// -----
+
+lir.entry @io_c3_sizes_without_sources arena_size = 0, param_size = 512, alignment = 64 {
+  %a = lir.view params[0] : memref<12x4xf32>
+  // expected-error @+1 {{source_sizes needs sources}}
+  lir.io param "w" %a {source_sizes = array<i64: 12>} : memref<12x4xf32>
+}
+
+// -----
+
+lir.entry @io_c4_index_bound_on_float arena_size = 64, param_size = 0, alignment = 64 {
+  %a = lir.view arena[0] : memref<4xf32>
+  // expected-error @+1 {{index_bound must be positive and set on an integer input}}
+  lir.io input "x" %a {index_bound = 10 : i64} : memref<4xf32>
+}

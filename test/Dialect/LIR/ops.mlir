@@ -16,8 +16,8 @@ lir.entry @forward arena_size = 4096, param_size = 16384, alignment = 64 {
   %y = lir.view arena[0] : memref<8x32xf32>
   // CHECK: lir.io input "x" %[[X]]
   lir.io input "x" %x : memref<8x32xf32>
-  // CHECK: lir.io param "qkv" %[[W]] {concat_axis = 0 : i64, sources = ["q", "k", "v"]}
-  lir.io param "qkv" %w {sources = ["q", "k", "v"], concat_axis = 0 : i64} : memref<96x32xf32>
+  // CHECK: lir.io param "qkv" %[[W]] {concat_axis = 0 : i64, source_sizes = array<i64: 32, 32, 32>, sources = ["q", "k", "v"]}
+  lir.io param "qkv" %w {sources = ["q", "k", "v"], concat_axis = 0 : i64, source_sizes = array<i64: 32, 32, 32>} : memref<96x32xf32>
   lir.io output "y" %y : memref<8x32xf32>
   // CHECK: lir.kernel "qkv_proj" ins(%{{.*}}, %{{.*}} : memref<8x32xf32>, memref<96x32xf32>) outs(%{{.*}} : memref<8x96xf32>) attributes {library = "cblas_sgemm"}
   lir.kernel "qkv_proj" ins(%x, %w : memref<8x32xf32>, memref<96x32xf32>) outs(%qkv : memref<8x96xf32>) attributes {library = "cblas_sgemm"} {
@@ -31,6 +31,13 @@ lir.entry @forward arena_size = 4096, param_size = 16384, alignment = 64 {
     %r = mir.silu %a : (tensor<8x32xf32>) -> tensor<8x32xf32>
     lir.yield %r : tensor<8x32xf32>
   }
+}
+
+// CHECK-LABEL: lir.entry @index_bound
+lir.entry @index_bound arena_size = 64, param_size = 0, alignment = 64 {
+  %ids = lir.view arena[0] : memref<1x8xi32>
+  // CHECK: lir.io input "ids" %{{.*}} {index_bound = 100 : i64}
+  lir.io input "ids" %ids {index_bound = 100 : i64} : memref<1x8xi32>
 }
 
 // CHECK-LABEL: lir.entry @constant_only

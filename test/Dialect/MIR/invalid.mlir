@@ -24,7 +24,7 @@ func.func @param_c2_dynamic_shape() {
 // -----
 
 func.func @param_c3_sources_without_axis() {
-  // expected-error @+1 {{'mir.param' op requires 'sources' and 'concat_axis' together}}
+  // expected-error @+1 {{'mir.param' op requires 'sources', 'concat_axis' and 'source_sizes' together}}
   %w = mir.param "qkv" {sources = ["q", "k"]} : tensor<8x4xf32>
   return
 }
@@ -33,7 +33,7 @@ func.func @param_c3_sources_without_axis() {
 
 func.func @param_c4_single_source() {
   // expected-error @+1 {{'mir.param' op requires at least two non-empty source names, got ["q"]}}
-  %w = mir.param "qkv" {sources = ["q"], concat_axis = 0 : i64} : tensor<8x4xf32>
+  %w = mir.param "qkv" {sources = ["q"], concat_axis = 0 : i64, source_sizes = array<i64: 8>} : tensor<8x4xf32>
   return
 }
 
@@ -41,7 +41,7 @@ func.func @param_c4_single_source() {
 
 func.func @param_c4_empty_source_name() {
   // expected-error @+1 {{'mir.param' op requires at least two non-empty source names}}
-  %w = mir.param "qkv" {sources = ["q", ""], concat_axis = 0 : i64} : tensor<8x4xf32>
+  %w = mir.param "qkv" {sources = ["q", ""], concat_axis = 0 : i64, source_sizes = array<i64: 4, 4>} : tensor<8x4xf32>
   return
 }
 
@@ -49,7 +49,15 @@ func.func @param_c4_empty_source_name() {
 
 func.func @param_c5_concat_axis_out_of_range() {
   // expected-error @+1 {{'mir.param' op concat_axis 2 is out of range [0, 2)}}
-  %w = mir.param "qkv" {sources = ["q", "k"], concat_axis = 2 : i64} : tensor<8x4xf32>
+  %w = mir.param "qkv" {sources = ["q", "k"], concat_axis = 2 : i64, source_sizes = array<i64: 4, 4>} : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @param_c6_source_sizes_sum() {
+  // expected-error @+1 {{'mir.param' op source_sizes must give one positive size per source adding up to dimension 0 (8)}}
+  %w = mir.param "qkv" {sources = ["q", "k"], concat_axis = 0 : i64, source_sizes = array<i64: 4, 3>} : tensor<8x4xf32>
   return
 }
 

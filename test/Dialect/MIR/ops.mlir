@@ -16,8 +16,8 @@ func.func @param_plain() -> tensor<2048xf32> {
 
 // CHECK-LABEL: func.func @param_derived_concat
 func.func @param_derived_concat() -> tensor<384x64xf32> {
-  // CHECK: mir.param "qkv" {concat_axis = 0 : i64, sources = ["q", "k", "v"]} : tensor<384x64xf32>
-  %w = mir.param "qkv" {sources = ["q", "k", "v"], concat_axis = 0 : i64} : tensor<384x64xf32>
+  // CHECK: mir.param "qkv" {concat_axis = 0 : i64, source_sizes = array<i64: 256, 64, 64>, sources = ["q", "k", "v"]} : tensor<384x64xf32>
+  %w = mir.param "qkv" {sources = ["q", "k", "v"], concat_axis = 0 : i64, source_sizes = array<i64: 256, 64, 64>} : tensor<384x64xf32>
   return %w : tensor<384x64xf32>
 }
 

@@ -16,6 +16,7 @@
 
 namespace mlir {
 class RewriterBase;
+class RewritePatternSet;
 namespace func {
 class FuncOp;
 } // namespace func
@@ -48,6 +49,11 @@ struct ArenaStats {
 /// overlap; among the gaps that fit, the smallest is taken (best fit),
 /// largest buffers first. Offsets are multiples of `alignment`.
 ArenaStats planArena(MutableArrayRef<PlannedBuffer> buffers, int64_t alignment);
+
+/// Rewrites the fused MIR ops that the CPU runs as a sequence of kernels
+/// (mir.attention_block: QKV GEMM, slices, QK-norm, RoPE, attention, output
+/// GEMM) into that sequence.
+void populateExpandFusedForCPUPatterns(RewritePatternSet &patterns);
 
 struct MIRToLIROptions {
   int64_t alignment = 64;

@@ -146,7 +146,26 @@ LogicalResult IOOp::verify() {
     int64_t axis = *getConcatAxis();
     if (axis < 0 || axis >= view.getType().getRank())
       return emitOpError("concat_axis ") << axis << " is out of range";
+    // lir_io_c3: the source sizes tile the concatenated dimension.
+    if (auto sizes = getSourceSizes()) {
+      int64_t total = 0;
+      for (int64_t s : *sizes)
+        total += s;
+      if (sizes->size() != getSources()->size() ||
+          total != view.getType().getDimSize(axis))
+        return emitOpError("source_sizes must have one entry per source and "
+                           "add up to dimension ")
+               << axis << " (" << view.getType().getDimSize(axis) << ")";
+    }
+  } else if (getSourceSizes()) {
+    return emitOpError("source_sizes needs sources");
   }
+  // lir_io_c4: index bounds are for integer inputs.
+  if (getIndexBound() && (getKind() != IOKind::Input ||
+                          !isa<IntegerType>(view.getType().getElementType()) ||
+                          *getIndexBound() <= 0))
+    return emitOpError("index_bound must be positive and set on an integer "
+                       "input");
   return success();
 }
 

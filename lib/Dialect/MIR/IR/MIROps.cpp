@@ -413,9 +413,11 @@ LogicalResult ParamOp::verify() {
   // mir_param_c2: the shape is static.
   if (!getType().hasStaticShape())
     return emitOpError("requires a static shape, got ") << getType();
-  // mir_param_c3: sources and concat_axis come together.
-  if ((getSourcesAttr() != nullptr) != getConcatAxis().has_value())
-    return emitOpError("requires 'sources' and 'concat_axis' together");
+  // mir_param_c3: sources, concat_axis and source_sizes come together.
+  if ((getSourcesAttr() != nullptr) != getConcatAxis().has_value() ||
+      (getSourcesAttr() != nullptr) != getSourceSizes().has_value())
+    return emitOpError(
+        "requires 'sources', 'concat_axis' and 'source_sizes' together");
   if (ArrayAttr sources = getSourcesAttr()) {
     // mir_param_c4: two or more non-empty source names.
     if (sources.size() < 2 || llvm::any_of(sources, [](Attribute name) {
@@ -428,6 +430,15 @@ LogicalResult ParamOp::verify() {
     if (axis < 0 || axis >= getType().getRank())
       return emitOpError("concat_axis ")
              << axis << " is out of range [0, " << getType().getRank() << ")";
+    // mir_param_c6: one positive size per source, adding up to the axis.
+    ArrayRef<int64_t> sizes = *getSourceSizes();
+    int64_t total = 0;
+    for (int64_t size : sizes)
+      total += size > 0 ? size : getType().getDimSize(axis) + 1;
+    if (sizes.size() != sources.size() || total != getType().getDimSize(axis))
+      return emitOpError("source_sizes must give one positive size per source "
+                         "adding up to dimension ")
+             << axis << " (" << getType().getDimSize(axis) << ")";
   }
   return success();
 }

@@ -48,13 +48,15 @@ Value MIRBuilder::concatParams(ArrayRef<Value> params, int64_t axis) {
     parts.push_back(op.getName().str());
   }
   SmallVector<int64_t> shape(typeOf(params[0]).getShape());
-  shape[axis] = 0;
+  SmallVector<int64_t> sizes;
   for (Value p : params)
-    shape[axis] += typeOf(p).getDimSize(axis);
+    sizes.push_back(typeOf(p).getDimSize(axis));
+  shape[axis] = llvm::sum_of(sizes);
   return create("mir.param", withShape(params[0], shape), {},
                 {attr("name", b.getStringAttr(llvm::join(parts, "+"))),
                  attr("sources", b.getArrayAttr(names)),
-                 i64("concat_axis", axis)})
+                 i64("concat_axis", axis),
+                 attr("source_sizes", b.getDenseI64ArrayAttr(sizes))})
       ->getResult(0);
 }
 

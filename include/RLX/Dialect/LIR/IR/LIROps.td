@@ -90,20 +90,25 @@ def LIR_IOOp : LIR_Op<"io", [HasParent<"EntryOp">]> {
   let summary = "an I/O manifest entry: where a named input, param or output lives";
   let description = [{
     Binds a name to a view. Inputs and outputs live in the arena and params
-    in the parameter pool. A derived param (`sources`, `concat_axis`) is
-    computed once at load time by concatenating the named source params.
+    in the parameter pool. A derived param (`sources`, `concat_axis`,
+    `source_sizes`: each source's extent along the axis) is computed once at
+    load time by concatenating the named source params. `index_bound` on an
+    integer input says its values index a table of that many rows; the
+    runtime rejects values outside `[0, index_bound)`.
     Together the `lir.io` ops form the binding manifest the runtime reads:
     name, role, byte offset, shape and element type.
 
     ```mlir
     lir.io input "tokens" %ids : memref<1x8xi32>
-    lir.io param "model.layers.0.qkv" %w {sources = ["q", "k", "v"], concat_axis = 0 : i64} : memref<96x32xf32>
+    lir.io param "q+k+v" %w {sources = ["q", "k", "v"], concat_axis = 0 : i64, source_sizes = array<i64: 32, 32, 32>} : memref<96x32xf32>
     ```
   }];
   let arguments = (ins LIR_IOKindAttr:$kind, StrAttr:$name,
                    AnyStaticShapeMemRef:$view,
                    OptionalAttr<StrArrayAttr>:$sources,
-                   OptionalAttr<I64Attr>:$concat_axis);
+                   OptionalAttr<I64Attr>:$concat_axis,
+                   OptionalAttr<DenseI64ArrayAttr>:$source_sizes,
+                   OptionalAttr<I64Attr>:$index_bound);
   let assemblyFormat = "$kind $name $view attr-dict `:` type($view)";
   let hasVerifier = 1;
 }

@@ -28,30 +28,34 @@ def MIR_ParamOp : MIR_Op<"param", [Pure]> {
     A weight bound by name at load time; the IR carries only the name, the
     shape and the element type. The shape is static.
 
-    A *derived* parameter carries `sources` (two or more parameter names) and
-    `concat_axis`: the runtime computes it once at load time by concatenating
-    the named source tensors along `concat_axis`, in the order given. Fusion
-    uses it to merge the Q/K/V projections or the gate/up projections into one
-    weight. `name` is then the name of the derived tensor. Both attributes are
-    present or neither is; the verifier cannot see the source shapes, so the
-    loader checks that they concatenate to the result type.
+    A *derived* parameter carries `sources` (two or more parameter names),
+    `concat_axis` and `source_sizes` (each source's extent along the axis):
+    the runtime computes it once at load time by concatenating the named
+    source tensors along `concat_axis`, in the order given. Fusion uses it to
+    merge the Q/K/V projections or the gate/up projections into one weight.
+    `name` is then the name of the derived tensor. The three attributes are
+    present together or not at all; the sizes add up to the result's
+    dimension along the axis, and the loader checks each source's shape.
 
     ```mlir
     %w = mir.param "model.norm.weight" : tensor<2048xf32>
     %qkv = mir.param "layers.0.attn.qkv.weight"
         {sources = ["layers.0.attn.q.weight", "layers.0.attn.k.weight",
-                    "layers.0.attn.v.weight"], concat_axis = 0 : i64}
+                    "layers.0.attn.v.weight"], concat_axis = 0 : i64,
+         source_sizes = array<i64: 2048, 512, 512>}
         : tensor<3072x2048xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name, OptionalAttr<StrArrayAttr>:$sources,
-                   OptionalAttr<MIR_I64Attr>:$concat_axis);
+                   OptionalAttr<MIR_I64Attr>:$concat_axis,
+                   OptionalAttr<DenseI64ArrayAttr>:$source_sizes);
   let results = (outs MIR_AnyTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let builders = [
     OpBuilder<(ins "::mlir::Type":$type, "::llvm::StringRef":$name), [{
       build($_builder, $_state, type, $_builder.getStringAttr(name),
-            /*sources=*/nullptr, /*concat_axis=*/nullptr);
+            /*sources=*/nullptr, /*concat_axis=*/nullptr,
+            /*source_sizes=*/nullptr);
     }]>
   ];
   let hasVerifier = 1;

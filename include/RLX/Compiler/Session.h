@@ -1,0 +1,97 @@
+//===- Session.h - Compile RLX modules into runnable models ------*- C++
+//-*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The compiler's front door: a Session owns an MLIR context and turns a
+// module at any level (HIR, MIR, LIR) into a CompiledModel, following a
+// CompileProfile: specialize the shapes, lower HIR to MIR and fuse, plan the
+// arena (LIR), generate code (LLVM) and JIT it, or write it as a shared
+// library plus manifest (AOT). Failures are llvm::Errors carrying the
+// compiler's diagnostics.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_COMPILER_SESSION_H
+#define RLX_COMPILER_SESSION_H
+
+#include "RLX/Profile/CompileProfile.h"
+#include "RLX/Runtime/CompiledModel.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Error.h"
+#include <map>
+#include <memory>
+#include <string>
+
+namespace mlir {
+class MLIRContext;
+class ModuleOp;
+} // namespace mlir
+
+namespace rlx {
+
+enum class Device { Cpu, Vulkan };
+
+struct CompileOptions {
+  CompileProfile profile = CompileProfile::llama32Prefill();
+  /// Concrete shapes for inputs declared with dynamic dims, by input name
+  /// (the `rlx.name` argument attribute, else `inputN`).
+  std::map<std::string, llvm::SmallVector<int64_t, 4>> inputShapes;
+  /// Directory for every stage's IR; empty: $RLX_IR_DUMP when set.
+  std::string dumpDir;
+  /// The function to compile; empty: the module's only public function.
+  std::string entry;
+};
+
+/// What the last compile did.
+struct CompileStats {
+  double compileSeconds = 0;
+  uint64_t arenaBytes = 0, naiveBytes = 0, peakLiveBytes = 0, paramBytes = 0;
+  /// Fused-op histogram of the MIR that was planned ("attention: 2, ...").
+  std::string fusedOps;
+  unsigned kernels = 0, kernelFunctions = 0;
+};
+
+class Session {
+public:
+  explicit Session(Device device = Device::Cpu);
+  ~Session();
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+
+  /// Compiles `module` (not modified) and JITs it.
+  llvm::Expected<CompiledModel> compile(mlir::ModuleOp module,
+                                        const CompileOptions &options = {});
+  /// Parses and compiles an `.mlir` file.
+  llvm::Expected<CompiledModel> compileFile(llvm::StringRef path,
+                                            const CompileOptions &options = {});
+  /// Parses and compiles MLIR text.
+  llvm::Expected<CompiledModel>
+  compileString(llvm::StringRef text, const CompileOptions &options = {});
+
+  /// AOT: compiles `module` to `<prefix>.so` (a shared library linked with
+  /// OpenBLAS) and `<prefix>.json` (its manifest), for
+  /// CompiledModel::loadLibrary.
+  llvm::Error compileToLibrary(mlir::ModuleOp module, llvm::StringRef prefix,
+                               const CompileOptions &options = {});
+
+  /// AOT from an `.mlir` file.
+  llvm::Error compileFileToLibrary(llvm::StringRef path, llvm::StringRef prefix,
+                                   const CompileOptions &options = {});
+
+  mlir::MLIRContext &context();
+  const CompileStats &lastStats() const;
+  Device device() const;
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace rlx
+
+#endif // RLX_COMPILER_SESSION_H

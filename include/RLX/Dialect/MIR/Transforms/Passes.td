@@ -1,0 +1,176 @@
+//===- Passes.td - MIR fusion passes -----------------------*- tablegen -*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The MIR fusion passes: one per fusion (each a thin shell over its
+// populateMIRFuse*Patterns entry point), the ordered driver mir-fuse-all and
+// the fusion report. See docs/Fusion.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_DIALECT_MIR_TRANSFORMS_PASSES_TD
+#define RLX_DIALECT_MIR_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// Fusion patterns
+//===----------------------------------------------------------------------===//
+
+def MIRFuseAttentionPass : Pass<"mir-fuse-attention", "ModuleOp"> {
+  let summary = "Fuse primitive scaled dot-product attention into mir.attention";
+  let description = [{
+    Finds the primitive attention that `convert-hir-to-mir{policy=fusable}`
+    emits, rooted at its `mir.softmax`: heads split with reshape + transpose
+    (grouped-query K/V repeated with reshape + broadcast + reshape),
+    `batch_matmul {transpose_rhs}` of Q and K, a multiply by the scale, an
+    optional softcap (`div`, `tanh`, `mul`), an optional mask (causal and
+    sliding-window masks built from `iota` + `compare` + `select` with the
+    lowest float, or a padding mask `compare(mask, 0, ne)` + `reshape` +
+    `select`), softmax over the last axis, `batch_matmul` with V, and the
+    heads merged back with transpose + reshape. The whole chain becomes one
+    `mir.attention` with `num_heads`, `num_kv_heads`, `head_dim`, `scale`,
+    `softcap`, `mask_kind`, `window` and the mask operand.
+  }];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
+}
+
+def MIRFuseAttentionBlockPass : Pass<"mir-fuse-attention-block", "ModuleOp"> {
+  let summary = "Fuse QKV projection, RoPE, attention and output projection";
+  let description = [{
+    Rooted at a `mir.attention` whose Q, K and V are the three column slices
+    of one projection (`mir.matmul {transpose_rhs}`, optionally plus a bias,
+    as `mir-fuse-shared-input-matmuls` leaves it), optionally through a
+    per-head RMSNorm (reshape, `rms_norm`, reshape: QK-norm) and `mir.rope`
+    on Q and K, and whose result feeds one output `mir.matmul
+    {transpose_rhs}` (optionally plus a bias): the block becomes one
+    `mir.attention_block` with the positions, inverse frequencies, QK-norm
+    weights, biases and padding mask it needs. K/V read from a cache
+    (`mir.concat`) are not a block and are left alone.
+  }];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
+}
+
+def MIRFuseElementwisePass : Pass<"mir-fuse-elementwise", "ModuleOp"> {
+  let summary = "Fuse chains of elementwise ops into mir.elementwise regions";
+  let description = [{
+    Collects each maximal tree of float elementwise MIR ops (unary ops and
+    broadcasting binary ops) in which every intermediate result has a single
+    use, with at least two ops, into one `mir.elementwise` whose body
+    computes the same math with scalar `arith` and `math` ops. Rank-0 splat
+    constants become `arith.constant`s in the body. Activations are expanded
+    by their definitions (e.g. `silu(x) = x * sigmoid(x)`).
+  }];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+def MIRFuseMatmulEpiloguePass : Pass<"mir-fuse-matmul-epilogue", "ModuleOp"> {
+  let summary = "Fuse bias, activation and residual adds into mir.fused_matmul";
+  let description = [{
+    `mir.matmul` → optional `mir.add` of an `[N]` bias → optional activation
+    (`gelu`, `gelu {tanh_approx}`, `silu`, `relu`, `sigmoid`, `tanh`) →
+    optional `mir.add` of a residual of the result type, with at least one of
+    the three and every intermediate used once, becomes one
+    `mir.fused_matmul`. A residual add whose sum feeds a norm is left to
+    `mir-fuse-residual-norm`.
+  }];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
+}
+
+def MIRFuseResidualNormPass : Pass<"mir-fuse-residual-norm", "ModuleOp"> {
+  let summary = "Fuse a residual add and the norm of its sum";
+  let description = [{
+    `mir.add %stream, %branch` (operands and result of one type) followed by
+    `mir.rms_norm` or `mir.layer_norm` of the sum becomes
+    `mir.fused_residual_rms_norm` / `mir.fused_residual_layer_norm`, whose
+    `sum` result replaces the other uses of the add. The residual operand is
+    the stream: the add operand that has other uses (or the left one).
+  }];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
+}
+
+def MIRFuseSharedInputMatmulsPass
+    : Pass<"mir-fuse-shared-input-matmuls", "ModuleOp"> {
+  let summary = "Merge matmuls that share their input into one matmul";
+  let description = [{
+    Two or more `mir.matmul`s on the same input with parameter weights of one
+    layout (Q/K/V, gate/up) become one matmul over a derived `mir.param`
+    (`sources`, `concat_axis`; concatenated once at load time, never per run)
+    followed by one `mir.slice` per original result. When every matmul is
+    followed by the add of a parameter bias, the biases are concatenated too.
+  }];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
+}
+
+def MIRFuseSwigluPass : Pass<"mir-fuse-swiglu", "ModuleOp"> {
+  let summary = "Fuse the gated linear unit on a gate/up projection";
+  let description = [{
+    `act(slice(gu, last, 0, I)) * slice(gu, last, I, I)` with `gu` of last
+    dim `2I` and `act` an activation (`silu` for SwiGLU, `gelu {tanh_approx}`
+    for GeGLU) becomes `mir.fused_glu %gu {activation}`. The gate must be the
+    first half.
+  }];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Drivers and reports
+//===----------------------------------------------------------------------===//
+
+def MIRFuseAllPass : Pass<"mir-fuse-all", "ModuleOp"> {
+  let summary = "Run the MIR fusions a target claims, in the documented order";
+  let description = [{
+    Runs, one after the other and each to a fixed point: shared-input-matmul,
+    swiglu, attention, attention-block, residual-norm, matmul-epilogue,
+    elementwise-region, skipping those whose fused op the target does not
+    claim (`mlir::rlx::getMIRFusionTargetKinds`) and those named in
+    `disable` (the names of `[fusion].disable` in a compile profile).
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "Back end whose fused ops are produced: `cpu` or `spirv`">,
+    ListOption<"disable", "disable", "std::string",
+               "Fusions not to run (e.g. `attention-block,swiglu`)">
+  ];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+def MIRFusionReportPass : Pass<"mir-fusion-report", "ModuleOp"> {
+  let summary = "Explain recognisable but unfused patterns; count fused ops";
+  let description = [{
+    Runs every fusion matcher the target claims over the module without
+    rewriting anything. Each pattern that is recognisable but was not fused
+    is reported as a remark on its root op,
+    `missed fusion '<fusion>': <reason>; hint: <fix>`, and a remark on the
+    module gives the number of misses and the fused-op histogram after
+    fusion (and before it, when a baseline was recorded). With `json-file`
+    the same report is written as JSON. With `assert-clean` every miss is an
+    error and the pass fails.
+
+    With `record-baseline` the pass only records the current op histogram in
+    the module attribute `mir.fusion_baseline`; a later report prints it as
+    the "before" histogram and removes the attribute. The compile pipeline
+    runs it so before the fusions.
+  }];
+  let options = [
+    Option<"jsonFile", "json-file", "std::string", /*default=*/"\"\"",
+           "Write the report as JSON to this file (`-` for stdout)">,
+    Option<"assertClean", "assert-clean", "bool", /*default=*/"false",
+           "Fail, as errors, if any fusion was missed">,
+    Option<"recordBaseline", "record-baseline", "bool", /*default=*/"false",
+           "Only record the op histogram as the baseline for a later report">,
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "Report only the fusions this target claims: `cpu` or `spirv`">,
+    ListOption<"disable", "disable", "std::string",
+               "Fusions not to report (disabled in the pipeline)">
+  ];
+}
+
+#endif // RLX_DIALECT_MIR_TRANSFORMS_PASSES_TD

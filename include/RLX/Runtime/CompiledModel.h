@@ -1,0 +1,80 @@
+//===- CompiledModel.h - A compiled model ready to run -----------*- C++
+//-*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The runtime side of RLX, free of MLIR: a compiled entry point (JIT code or
+// an AOT shared object), its manifest, its arena and its parameter pool.
+// Parameters are set once (by name, or in bulk from a WeightSource); every
+// run copies the named inputs into the arena, calls the code and copies the
+// outputs out. Every mismatch is an llvm::Error naming the tensor.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_RUNTIME_COMPILEDMODEL_H
+#define RLX_RUNTIME_COMPILEDMODEL_H
+
+#include "RLX/Runtime/Manifest.h"
+#include "RLX/Runtime/Tensor.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+#include <map>
+#include <memory>
+
+namespace rlx {
+
+class WeightSource;
+
+/// Named tensors, ordered by name.
+using TensorMap_t = std::map<std::string, Tensor>;
+
+class CompiledModel {
+public:
+  /// `_mlir_ciface_<entry>(StridedMemRef<i8, 1> *arena, ... *params)`.
+  using EntryFn = void (*)(void *arena, void *params);
+
+  CompiledModel(Manifest manifest, EntryFn fn, std::shared_ptr<void> owner);
+  CompiledModel(CompiledModel &&) noexcept;
+  CompiledModel &operator=(CompiledModel &&) noexcept;
+  ~CompiledModel();
+
+  const Manifest &manifest() const { return info; }
+
+  /// Sets one parameter (or a source of derived parameters) by name. The
+  /// tensor's shape must match; f16/bf16 values are converted to f32.
+  llvm::Error setParam(llvm::StringRef name, const Tensor &value);
+  llvm::Error setParam(llvm::StringRef name, llvm::ArrayRef<float> values);
+  /// Loads every parameter the model needs from `source`; fails on the
+  /// first missing or mis-shaped one, naming it.
+  llvm::Error loadParams(const WeightSource &source);
+  /// Names of the parameters (and derived-param sources) not yet set.
+  std::vector<std::string> missingParams() const;
+  /// Names the model reads from a weight source (params and the sources of
+  /// derived params).
+  std::vector<std::string> weightNames() const;
+
+  /// Runs the model. Every input must be given with its exact shape and
+  /// dtype; all parameters must be set.
+  llvm::Expected<TensorMap_t> run(const TensorMap_t &inputs);
+
+  /// Loads an AOT shared object written by Session::compileToLibrary with
+  /// its manifest (JSON); no MLIR involved.
+  static llvm::Expected<CompiledModel>
+  loadLibrary(llvm::StringRef libPath, llvm::StringRef manifestPath);
+
+private:
+  struct Storage;
+  const ManifestEntry *findWeight(llvm::StringRef name) const;
+
+  Manifest info;
+  EntryFn fn = nullptr;
+  std::shared_ptr<void> owner;
+  std::unique_ptr<Storage> storage;
+};
+
+} // namespace rlx
+
+#endif // RLX_RUNTIME_COMPILEDMODEL_H

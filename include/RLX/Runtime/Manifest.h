@@ -1,0 +1,68 @@
+//===- Manifest.h - The binding manifest of a compiled model -----*- C++
+//-*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Where every input, parameter and output of a compiled entry point lives:
+// the `lir.io` ops of the LIR entry, read back by the runtime (in memory for
+// the JIT, as JSON next to an AOT object).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_RUNTIME_MANIFEST_H
+#define RLX_RUNTIME_MANIFEST_H
+
+#include "RLX/Weights/Tensor.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <string>
+#include <vector>
+
+namespace rlx {
+
+enum class IOKind { Input, Param, Output };
+llvm::StringRef ioKindName(IOKind kind);
+
+struct ManifestEntry {
+  IOKind kind = IOKind::Input;
+  std::string name;
+  /// Byte offset in the arena (inputs, outputs) or the parameter pool.
+  uint64_t offset = 0;
+  llvm::SmallVector<int64_t, 4> shape;
+  DType dtype = DType::F32;
+  /// A derived parameter: the concatenation of `sources` along `concatAxis`.
+  std::vector<std::string> sources;
+  /// Extent of each source along `concatAxis`.
+  std::vector<int64_t> sourceSizes;
+  int64_t concatAxis = -1;
+  /// For integer inputs used as gather indices: values must lie in
+  /// [0, indexBound). -1 when unbounded.
+  int64_t indexBound = -1;
+
+  uint64_t numElements() const;
+  uint64_t byteSize() const;
+};
+
+struct Manifest {
+  /// The entry point's symbol (the C interface is `_mlir_ciface_<entry>`).
+  std::string entry;
+  uint64_t arenaSize = 0;
+  uint64_t paramSize = 0;
+  uint64_t alignment = 64;
+  std::vector<ManifestEntry> entries;
+
+  const ManifestEntry *find(IOKind kind, llvm::StringRef name) const;
+  std::vector<const ManifestEntry *> ofKind(IOKind kind) const;
+
+  std::string toJSON() const;
+  static llvm::Expected<Manifest> fromJSON(llvm::StringRef text,
+                                           llvm::StringRef fileName);
+};
+
+} // namespace rlx
+
+#endif // RLX_RUNTIME_MANIFEST_H

@@ -1,0 +1,493 @@
+//===- Session.cpp - Compile RLX modules into runnable models -------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Compiler/Session.h"
+#include "RLX/Compiler/Specialize.h"
+#include "RLX/Conversion/LIRToLLVM/LIRToLLVM.h"
+#include "RLX/Conversion/MIRToLIR/MIRToLIR.h"
+#include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/HIR/IR/HIROps.h"
+#include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/InitAllDialects.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include <cblas.h>
+#include <chrono>
+#include <cstdlib>
+
+using namespace rlx;
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
+
+static Error fail(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+struct Session::Impl {
+  explicit Impl(Device device) : device(device) {
+    mlir::DialectRegistry registry;
+    mlir::rlx::registerAllRLXDialects(registry);
+    mlir::registerBuiltinDialectTranslation(registry);
+    mlir::registerLLVMDialectTranslation(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+
+  /// The compiled module at LLVM level with its manifest.
+  struct Lowered {
+    mlir::OwningOpRef<mlir::ModuleOp> module;
+    Manifest manifest;
+  };
+  Expected<Lowered> lower(mlir::ModuleOp input, const CompileOptions &options);
+
+  Device device;
+  mlir::MLIRContext context;
+  CompileStats stats;
+};
+
+Session::Session(Device device) : impl(std::make_unique<Impl>(device)) {
+  static bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
+}
+Session::~Session() = default;
+
+mlir::MLIRContext &Session::context() { return impl->context; }
+const CompileStats &Session::lastStats() const { return impl->stats; }
+Device Session::device() const { return impl->device; }
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Collects the diagnostics of a compile into one message.
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(mlir::MLIRContext &ctx)
+      : handler(&ctx, [this](mlir::Diagnostic &d) {
+          if (d.getSeverity() == mlir::DiagnosticSeverity::Remark)
+            return mlir::success();
+          llvm::raw_string_ostream os(text);
+          if (!text.empty())
+            os << "\n";
+          os << d.getLocation() << ": " << d;
+          for (mlir::Diagnostic &note : d.getNotes())
+            os << "\n  note: " << note;
+          return mlir::success();
+        }) {}
+  Error error(const llvm::Twine &stage) {
+    return fail(stage + " failed" + (text.empty() ? "" : ":\n" + text));
+  }
+
+private:
+  std::string text;
+  mlir::ScopedDiagnosticHandler handler;
+};
+} // namespace
+
+static std::string dumpDirFor(const CompileOptions &options) {
+  if (!options.dumpDir.empty())
+    return options.dumpDir;
+  if (const char *env = std::getenv("RLX_IR_DUMP"))
+    return env;
+  return "";
+}
+
+static void dump(StringRef dir, StringRef name, mlir::Operation *op) {
+  if (dir.empty())
+    return;
+  llvm::sys::fs::create_directories(dir);
+  llvm::SmallString<128> path(dir);
+  llvm::sys::path::append(path, name);
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (!ec)
+    op->print(os);
+}
+
+static Expected<DType> dtypeOf(mlir::Type t) {
+  if (t.isF32())
+    return DType::F32;
+  if (t.isF16())
+    return DType::F16;
+  if (t.isBF16())
+    return DType::BF16;
+  if (t.isF64())
+    return DType::F64;
+  if (t.isInteger(32))
+    return DType::I32;
+  if (t.isInteger(64))
+    return DType::I64;
+  if (t.isInteger(8))
+    return DType::I8;
+  if (t.isInteger(1))
+    return DType::Bool;
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return fail("element type " + s + " has no runtime dtype");
+}
+
+static Expected<Manifest> extractManifest(mlir::rlx::lir::EntryOp entry) {
+  Manifest m;
+  m.entry = entry.getSymName().str();
+  m.arenaSize = entry.getArenaSize();
+  m.paramSize = entry.getParamSize();
+  m.alignment = entry.getAlignment();
+  for (auto io : entry.getBlock().getOps<mlir::rlx::lir::IOOp>()) {
+    ManifestEntry e;
+    e.kind = static_cast<IOKind>(io.getKind());
+    e.name = io.getName().str();
+    auto view = io.getView().getDefiningOp<mlir::rlx::lir::ViewOp>();
+    e.offset = view.getByteOffset();
+    auto ty = view.getType();
+    e.shape.assign(ty.getShape().begin(), ty.getShape().end());
+    Expected<DType> dt = dtypeOf(ty.getElementType());
+    if (!dt)
+      return fail(e.name + ": " + llvm::toString(dt.takeError()));
+    e.dtype = *dt;
+    if (auto sources = io.getSources()) {
+      for (mlir::Attribute s : *sources)
+        e.sources.push_back(mlir::cast<mlir::StringAttr>(s).str());
+      e.concatAxis = *io.getConcatAxis();
+      if (auto sizes = io.getSourceSizes())
+        e.sourceSizes.assign(sizes->begin(), sizes->end());
+    }
+    if (auto bound = io.getIndexBound())
+      e.indexBound = *bound;
+    m.entries.push_back(std::move(e));
+  }
+  return m;
+}
+
+static std::string fusedHistogram(mlir::ModuleOp module) {
+  llvm::StringMap<unsigned> counts;
+  module.walk([&](mlir::Operation *op) {
+    if (!llvm::isa<mlir::rlx::mir::MIRDialect>(op->getDialect()))
+      return;
+    StringRef name = op->getName().stripDialect();
+    if (name.starts_with("fused_") || name.starts_with("attention") ||
+        name == "elementwise")
+      ++counts[name];
+  });
+  std::vector<std::string> parts;
+  for (auto &kv : counts)
+    parts.push_back((kv.getKey() + ": " + llvm::Twine(kv.getValue())).str());
+  llvm::sort(parts);
+  std::string s;
+  for (auto &p : parts)
+    s += (s.empty() ? "" : ", ") + p;
+  return s.empty() ? "none" : s;
+}
+
+/// The function to compile.
+static Expected<mlir::func::FuncOp> entryFunction(mlir::ModuleOp module,
+                                                  StringRef name) {
+  mlir::func::FuncOp found;
+  for (auto f : module.getOps<mlir::func::FuncOp>()) {
+    if (f.isDeclaration() || (!name.empty() && f.getSymName() != name) ||
+        (name.empty() && f.isPrivate()))
+      continue;
+    if (found)
+      return fail("the module has several public functions ('" +
+                  found.getSymName() + "', '" + f.getSymName() +
+                  "'); name the entry to compile");
+    found = f;
+  }
+  if (!found)
+    return fail(name.empty() ? llvm::Twine("the module has no function to "
+                                           "compile")
+                             : "no function named '" + name + "'");
+  return found;
+}
+
+static std::string inputName(mlir::func::FuncOp f, unsigned i) {
+  if (auto a = f.getArgAttrOfType<mlir::StringAttr>(i, "rlx.name"))
+    return a.str();
+  return "input" + std::to_string(i);
+}
+
+//===----------------------------------------------------------------------===//
+// The pipeline
+//===----------------------------------------------------------------------===//
+
+Expected<Session::Impl::Lowered>
+Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
+  if (device != Device::Cpu)
+    return fail("the Vulkan device is not available in this build");
+  auto start = std::chrono::steady_clock::now();
+  stats = CompileStats();
+  std::string dir = dumpDirFor(options);
+  DiagnosticCollector diags(context);
+  mlir::OwningOpRef<mlir::ModuleOp> module(input.clone());
+  dump(dir, "00-input.mlir", *module);
+
+  // 1. Specialize: bind the dynamic dims of the inputs.
+  Expected<mlir::func::FuncOp> fn = entryFunction(*module, options.entry);
+  if (!fn)
+    return fn.takeError();
+  bool dynamic = llvm::any_of(fn->getArgumentTypes(), [](mlir::Type t) {
+    auto ty = mlir::dyn_cast<mlir::RankedTensorType>(t);
+    return ty && !ty.hasStaticShape();
+  });
+  if (dynamic) {
+    llvm::SmallVector<llvm::SmallVector<int64_t, 4>> shapes;
+    for (auto [i, t] : llvm::enumerate(fn->getArgumentTypes())) {
+      auto ty = mlir::cast<mlir::RankedTensorType>(t);
+      std::string name = inputName(*fn, i);
+      auto it = options.inputShapes.find(name);
+      if (it != options.inputShapes.end()) {
+        shapes.push_back(it->second);
+        continue;
+      }
+      if (!ty.hasStaticShape()) {
+        std::string s;
+        llvm::raw_string_ostream os(s);
+        os << ty;
+        return fail("input '" + name + "' has the dynamic type " + s +
+                    "; give its concrete shape to specialize the template");
+      }
+      shapes.push_back(llvm::SmallVector<int64_t, 4>(ty.getShape()));
+    }
+    if (failed(mlir::rlx::specializeFunction(*fn, shapes)))
+      return diags.error("specialization");
+    dump(dir, "01-specialized.mlir", *module);
+  }
+
+  // 2. HIR -> MIR, fusion, cleanup.
+  bool hasHIR = false;
+  module->walk([&](mlir::Operation *op) {
+    hasHIR |= llvm::isa<mlir::rlx::hir::HIRDialect>(op->getDialect());
+  });
+  const CompileProfile &profile = options.profile;
+  {
+    mlir::PassManager pm(&context);
+    if (hasHIR) {
+      mlir::rlx::ConvertHIRToMIRPassOptions o;
+      o.policy =
+          profile.fusion.policy == FusionPolicy::Fusable ? "fusable" : "direct";
+      pm.addPass(mlir::rlx::createConvertHIRToMIRPass(o));
+    }
+    if (profile.passes.constantFolding || profile.passes.dce) {
+      pm.addPass(mlir::createCanonicalizerPass());
+      pm.addPass(mlir::createCSEPass());
+    }
+    if (failed(pm.run(*module)))
+      return diags.error("HIR to MIR lowering");
+    dump(dir, "02-mir.mlir", *module);
+  }
+  stats.fusedOps = fusedHistogram(*module);
+
+  // 3. MIR -> LIR: kernels over one planned arena.
+  {
+    mlir::PassManager pm(&context);
+    mlir::rlx::ConvertMIRToLIRPassOptions o;
+    pm.addPass(mlir::rlx::createConvertMIRToLIRPass(o));
+    if (failed(pm.run(*module)))
+      return diags.error("MIR to LIR conversion");
+    dump(dir, "03-lir.mlir", *module);
+  }
+  auto entries = module->getOps<mlir::rlx::lir::EntryOp>();
+  if (entries.empty())
+    return fail("no LIR entry point was produced");
+  mlir::rlx::lir::EntryOp entry = *entries.begin();
+  Expected<Manifest> manifest = extractManifest(entry);
+  if (!manifest)
+    return manifest.takeError();
+  stats.arenaBytes = manifest->arenaSize;
+  stats.paramBytes = manifest->paramSize;
+  stats.kernels =
+      llvm::range_size(entry.getBlock().getOps<mlir::rlx::lir::KernelOp>());
+  int64_t naive = 0;
+  for (auto view : entry.getBlock().getOps<mlir::rlx::lir::ViewOp>())
+    if (view.getSpace() == mlir::rlx::lir::MemorySpace::Arena &&
+        !view.getSource())
+      naive += (view.getExtentBytes() + 63) / 64 * 64;
+  stats.naiveBytes = naive;
+
+  // 4. LIR -> LLVM.
+  {
+    mlir::PassManager pm(&context);
+    mlir::rlx::buildLIRToLLVMPipeline(pm);
+    if (failed(pm.run(*module)))
+      return diags.error("code generation");
+    dump(dir, "04-llvm.mlir", *module);
+  }
+  for (auto f : module->getOps<mlir::LLVM::LLVMFuncOp>())
+    if (f.getSymName().contains("_k") && !f.isExternal() &&
+        !f.getSymName().starts_with("_mlir"))
+      ++stats.kernelFunctions;
+  stats.compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return Lowered{std::move(module), std::move(*manifest)};
+}
+
+//===----------------------------------------------------------------------===//
+// JIT and AOT
+//===----------------------------------------------------------------------===//
+
+Expected<CompiledModel> Session::compile(mlir::ModuleOp module,
+                                         const CompileOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  Expected<Impl::Lowered> lowered = impl->lower(module, options);
+  if (!lowered)
+    return lowered.takeError();
+  mlir::ExecutionEngineOptions eo;
+  eo.transformer = mlir::makeOptimizingTransformer(3, 0, nullptr);
+  eo.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = mlir::ExecutionEngine::create(*lowered->module, eo);
+  if (!engine)
+    return fail("JIT compilation failed: " +
+                llvm::toString(engine.takeError()));
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    map[interner("cblas_sgemm")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&cblas_sgemm),
+        llvm::JITSymbolFlags::Exported};
+    return map;
+  });
+  std::string symbol = "_mlir_ciface_" + lowered->manifest.entry;
+  auto addr = (*engine)->lookup(symbol);
+  if (!addr)
+    return fail("JIT: no symbol '" + symbol +
+                "': " + llvm::toString(addr.takeError()));
+  std::shared_ptr<mlir::ExecutionEngine> owner = std::move(*engine);
+  impl->stats.compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return CompiledModel(std::move(lowered->manifest),
+                       reinterpret_cast<CompiledModel::EntryFn>(*addr),
+                       std::static_pointer_cast<void>(owner));
+}
+
+Expected<CompiledModel> Session::compileString(StringRef text,
+                                               const CompileOptions &options) {
+  DiagnosticCollector diags(impl->context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, &impl->context);
+  if (!module)
+    return diags.error("parsing");
+  return compile(*module, options);
+}
+
+/// Parses an `.mlir` file into `ctx`, with its diagnostics as the error.
+static Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+parseFile(StringRef path, mlir::MLIRContext &ctx) {
+  DiagnosticCollector diags(ctx);
+  llvm::SourceMgr sm;
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return fail(path + ": " + buffer.getError().message());
+  sm.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sm, &ctx);
+  if (!module)
+    return diags.error(path + ": parsing");
+  return std::move(module);
+}
+
+Expected<CompiledModel> Session::compileFile(StringRef path,
+                                             const CompileOptions &options) {
+  auto module = parseFile(path, impl->context);
+  if (!module)
+    return module.takeError();
+  return compile(**module, options);
+}
+
+Error Session::compileFileToLibrary(StringRef path, StringRef prefix,
+                                    const CompileOptions &options) {
+  auto module = parseFile(path, impl->context);
+  if (!module)
+    return module.takeError();
+  return compileToLibrary(**module, prefix, options);
+}
+
+Error Session::compileToLibrary(mlir::ModuleOp module, StringRef prefix,
+                                const CompileOptions &options) {
+  Expected<Impl::Lowered> lowered = impl->lower(module, options);
+  if (!lowered)
+    return lowered.takeError();
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      mlir::translateModuleToLLVMIR(*lowered->module, llvmContext);
+  if (!llvmModule)
+    return fail("translation to LLVM IR failed");
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return builder.takeError();
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  builder->setRelocationModel(llvm::Reloc::PIC_);
+  auto tm = builder->createTargetMachine();
+  if (!tm)
+    return tm.takeError();
+  mlir::ExecutionEngine::setupTargetTripleAndDataLayout(llvmModule.get(),
+                                                        tm->get());
+  if (Error err =
+          mlir::makeOptimizingTransformer(3, 0, tm->get())(llvmModule.get()))
+    return err;
+
+  std::string object = (prefix + ".o").str();
+  std::error_code ec;
+  llvm::ToolOutputFile out(object, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return fail(object + ": " + ec.message());
+  llvm::legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, out.os(), nullptr,
+                                 llvm::CodeGenFileType::ObjectFile))
+    return fail("the host target cannot emit object files");
+  pm.run(*llvmModule);
+  out.keep();
+  out.os().flush();
+
+  // Link a shared library the runtime can dlopen.
+  auto cc = llvm::sys::findProgramByName("cc");
+  if (!cc)
+    return fail("AOT: no C compiler driver ('cc') to link " + object);
+  std::string lib = (prefix + ".so").str();
+  llvm::SmallVector<StringRef> args = {*cc,    "-shared",    "-o", lib,
+                                       object, "-lopenblas", "-lm"};
+  std::string msg;
+  if (llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &msg) != 0)
+    return fail("AOT: linking " + lib + " failed" +
+                (msg.empty() ? "" : ": " + msg));
+  std::string manifestPath = (prefix + ".json").str();
+  llvm::raw_fd_ostream json(manifestPath, ec);
+  if (ec)
+    return fail(manifestPath + ": " + ec.message());
+  json << lowered->manifest.toJSON() << "\n";
+  return Error::success();
+}

@@ -1,0 +1,328 @@
+//===- KernelEmitter.cpp - Building blocks of the CPU kernels -------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+Type KernelInput::elementType() const {
+  if (memref)
+    return cast<MemRefType>(memref.getType()).getElementType();
+  return scalar.getType();
+}
+
+ArrayRef<int64_t> KernelInput::shape() const {
+  if (memref)
+    return cast<MemRefType>(memref.getType()).getShape();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Constants, strides, loops
+//===----------------------------------------------------------------------===//
+
+Value KernelEmitter::index(int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value KernelEmitter::constant(double v, Type type) {
+  if (isa<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, v));
+  if (type.isIndex())
+    return index(static_cast<int64_t>(v));
+  return arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(type, static_cast<int64_t>(v)));
+}
+
+int64_t KernelEmitter::vectorWidth(Type type) {
+  unsigned bits = type.getIntOrFloatBitWidth();
+  if (bits < 8)
+    return 1;
+  return 512 / bits;
+}
+
+SmallVector<int64_t> KernelEmitter::strides(Value memref) {
+  auto ty = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> s;
+  int64_t offset;
+  if (failed(ty.getStridesAndOffset(s, offset)))
+    return SmallVector<int64_t>(ty.getRank(), ShapedType::kDynamic);
+  return s;
+}
+
+int64_t KernelEmitter::innerStride(Value memref) {
+  auto ty = cast<MemRefType>(memref.getType());
+  if (ty.getRank() == 0)
+    return 1;
+  int64_t s = strides(memref).back();
+  return ShapedType::isDynamic(s) ? 0 : s;
+}
+
+void KernelEmitter::loopNest(ArrayRef<int64_t> ubs,
+                             function_ref<void(ValueRange ivs)> body) {
+  SmallVector<Value> ivs;
+  OpBuilder::InsertionGuard guard(b);
+  for (int64_t ub : ubs) {
+    auto loop = scf::ForOp::create(b, loc, index(0), index(ub), index(1));
+    ivs.push_back(loop.getInductionVar());
+    b.setInsertionPointToStart(loop.getBody());
+  }
+  body(ivs);
+}
+
+void KernelEmitter::forChunks(int64_t n, int64_t vl,
+                              function_ref<void(Value j, int64_t width)> body) {
+  int64_t main = vl > 1 ? n - n % vl : 0;
+  OpBuilder::InsertionGuard guard(b);
+  if (main > 0) {
+    auto loop = scf::ForOp::create(b, loc, index(0), index(main), index(vl));
+    b.setInsertionPointToStart(loop.getBody());
+    body(loop.getInductionVar(), vl);
+    b.setInsertionPointAfter(loop);
+  }
+  if (main < n) {
+    auto tail = scf::ForOp::create(b, loc, index(main), index(n), index(1));
+    b.setInsertionPointToStart(tail.getBody());
+    body(tail.getInductionVar(), 1);
+  }
+}
+
+Value KernelEmitter::combine(vector::CombiningKind kind, Value a, Value c) {
+  switch (kind) {
+  case vector::CombiningKind::ADD:
+    return arith::AddFOp::create(b, loc, a, c);
+  case vector::CombiningKind::MAXNUMF:
+  case vector::CombiningKind::MAXIMUMF:
+    return arith::MaximumFOp::create(b, loc, a, c);
+  default:
+    llvm_unreachable("unsupported combining kind");
+  }
+}
+
+Value KernelEmitter::reduceChunks(
+    int64_t n, int64_t vl, vector::CombiningKind kind, Value init,
+    function_ref<Value(Value j, int64_t width)> body) {
+  int64_t main = vl > 1 ? n - n % vl : 0;
+  Value acc = init;
+  if (main > 0) {
+    Value vinit = splat(init, vl);
+    auto loop = scf::ForOp::create(
+        b, loc, index(0), index(main), index(vl), ValueRange{vinit},
+        [&](OpBuilder &, Location, Value j, ValueRange iter) {
+          Value next = combine(kind, iter[0], body(j, vl));
+          scf::YieldOp::create(b, loc, next);
+        });
+    acc = vector::ReductionOp::create(b, loc, kind, loop.getResult(0), acc);
+  }
+  if (main < n) {
+    auto tail = scf::ForOp::create(
+        b, loc, index(main), index(n), index(1), ValueRange{acc},
+        [&](OpBuilder &, Location, Value j, ValueRange iter) {
+          Value next = combine(kind, iter[0], body(j, 1));
+          scf::YieldOp::create(b, loc, next);
+        });
+    acc = tail.getResult(0);
+  }
+  return acc;
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+Value KernelEmitter::load(Value memref, ValueRange indices, int64_t width) {
+  if (width == 1)
+    return memref::LoadOp::create(b, loc, memref, indices);
+  auto ty = VectorType::get(
+      {width}, cast<MemRefType>(memref.getType()).getElementType());
+  return vector::LoadOp::create(b, loc, ty, memref, indices);
+}
+
+void KernelEmitter::store(Value value, Value memref, ValueRange indices,
+                          int64_t width) {
+  if (width == 1)
+    memref::StoreOp::create(b, loc, value, memref, indices);
+  else
+    vector::StoreOp::create(b, loc, value, memref, indices);
+}
+
+void KernelEmitter::fill(Value memref, double value) {
+  auto ty = cast<MemRefType>(memref.getType());
+  Value c = constant(value, ty.getElementType());
+  if (ty.getRank() == 0) {
+    store(c, memref, {}, 1);
+    return;
+  }
+  int64_t vl = innerStride(memref) == 1 ? vectorWidth(ty.getElementType()) : 1;
+  loopNest(ty.getShape().drop_back(), [&](ValueRange outer) {
+    forChunks(ty.getShape().back(), vl, [&](Value j, int64_t width) {
+      SmallVector<Value> idx(outer);
+      idx.push_back(j);
+      store(splat(c, width), memref, idx, width);
+    });
+  });
+}
+
+Value KernelEmitter::splat(Value scalar, int64_t width) {
+  if (width == 1)
+    return scalar;
+  return vector::BroadcastOp::create(
+      b, loc, VectorType::get({width}, scalar.getType()), scalar);
+}
+
+Value KernelEmitter::pointer(Value memref) {
+  auto ty = cast<MemRefType>(memref.getType());
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  int64_t bytes = ty.getElementTypeBitWidth() / 8;
+  Value off = arith::MulIOp::create(b, loc, meta.getOffset(), index(bytes));
+  Value addr = arith::AddIOp::create(b, loc, base, off);
+  Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), addr);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), i64);
+}
+
+func::FuncOp KernelEmitter::declareFunction(StringRef name, FunctionType type) {
+  if (auto f = module.lookupSymbol<func::FuncOp>(name))
+    return f;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  auto f = func::FuncOp::create(b, loc, name, type);
+  f.setPrivate();
+  return f;
+}
+
+void KernelEmitter::sgemm(bool transA, bool transB, int64_t m, int64_t n,
+                          int64_t k, Value a, int64_t lda, Value bm,
+                          int64_t ldb, float beta, Value c, int64_t ldc) {
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
+  auto type = b.getFunctionType(
+      {i32, i32, i32, i32, i32, i32, f32, ptr, i32, ptr, i32, f32, ptr, i32},
+      {});
+  func::FuncOp f = declareFunction("cblas_sgemm", type);
+  auto i = [&](int64_t v) { return constant(v, i32); };
+  // CBLAS enums: RowMajor = 101, NoTrans = 111, Trans = 112.
+  func::CallOp::create(
+      b, loc, f,
+      ValueRange{i(101), i(transA ? 112 : 111), i(transB ? 112 : 111), i(m),
+                 i(n), i(k), constant(1.0, f32), pointer(a), i(lda),
+                 pointer(bm), i(ldb), constant(beta, f32), pointer(c), i(ldc)});
+}
+
+//===----------------------------------------------------------------------===//
+// Activations
+//===----------------------------------------------------------------------===//
+
+static Value splatLike(KernelEmitter &e, double v, Value like) {
+  Type t = like.getType();
+  Type elt = getElementTypeOrSelf(t);
+  Value s = e.constant(v, elt);
+  if (auto vt = dyn_cast<VectorType>(t))
+    return e.splat(s, vt.getNumElements());
+  return s;
+}
+
+Value KernelEmitter::sigmoid(Value x) {
+  Value one = splatLike(*this, 1.0, x);
+  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+  return arith::DivFOp::create(b, loc, one,
+                               arith::AddFOp::create(b, loc, one, e));
+}
+
+Value KernelEmitter::gelu(Value x, bool tanhApprox) {
+  Value half = splatLike(*this, 0.5, x);
+  Value one = splatLike(*this, 1.0, x);
+  Value inner;
+  if (tanhApprox) {
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    Value x3 =
+        arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
+    Value poly = arith::AddFOp::create(
+        b, loc, x,
+        arith::MulFOp::create(b, loc, splatLike(*this, 0.044715, x), x3));
+    inner = math::TanhOp::create(
+        b, loc,
+        arith::MulFOp::create(
+            b, loc, splatLike(*this, std::sqrt(2.0 / M_PI), x), poly));
+  } else {
+    // 0.5 x (1 + erf(x / sqrt 2))
+    inner = math::ErfOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, x, splatLike(*this, M_SQRT1_2, x)));
+  }
+  return arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, half, x),
+                               arith::AddFOp::create(b, loc, one, inner));
+}
+
+Value KernelEmitter::activation(Activation act, Value x) {
+  switch (act) {
+  case Activation::None:
+    return x;
+  case Activation::Relu:
+    return arith::MaximumFOp::create(b, loc, x, splatLike(*this, 0.0, x));
+  case Activation::Gelu:
+    return gelu(x, false);
+  case Activation::GeluTanh:
+    return gelu(x, true);
+  case Activation::Silu:
+    return arith::MulFOp::create(b, loc, x, sigmoid(x));
+  case Activation::Sigmoid:
+    return sigmoid(x);
+  case Activation::Tanh:
+    return math::TanhOp::create(b, loc, x);
+  }
+  llvm_unreachable("unknown activation");
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
+void mlir::rlx::emitCopy(KernelEmitter &e, KernelInput in, Value out) {
+  (void)emitElementwiseKernel(e, nullptr, {in}, out);
+}
+
+LogicalResult mlir::rlx::emitKernel(KernelEmitter &e, Operation *op,
+                                    const DenseMap<Value, KernelInput> &inputs,
+                                    ArrayRef<Value> outputs) {
+  SmallVector<KernelInput> ins;
+  for (Value v : op->getOperands()) {
+    auto it = inputs.find(v);
+    if (it == inputs.end())
+      return op->emitOpError("has an operand the CPU back end cannot bind");
+    ins.push_back(it->second);
+  }
+  if (isa<mir::RmsNormOp, mir::LayerNormOp, mir::FusedResidualRmsNormOp,
+          mir::FusedResidualLayerNormOp, mir::SoftmaxOp>(op))
+    return emitNormKernel(e, op, ins, outputs);
+  if (outputs.size() != 1)
+    return op->emitOpError("has ")
+           << outputs.size() << " results; the CPU back end expects one";
+  Value out = outputs[0];
+  if (isa<mir::ReduceSumOp, mir::ReduceMeanOp, mir::ReduceMaxOp>(op))
+    return emitReduceKernel(e, op, ins, out);
+  if (isa<mir::MatmulOp, mir::BatchMatmulOp, mir::FusedMatmulOp>(op))
+    return emitMatmulKernel(e, op, ins, out);
+  if (isa<mir::AttentionOp>(op))
+    return emitAttentionKernel(e, op, ins, out);
+  if (isa<mir::RopeOp>(op))
+    return emitRopeKernel(e, op, ins, out);
+  if (isa<mir::GatherOp, mir::ConcatOp, mir::SliceOp, mir::TransposeOp,
+          mir::ReshapeOp, mir::IotaOp, mir::BroadcastOp>(op))
+    return emitDataMovementKernel(e, op, ins, out);
+  return emitElementwiseKernel(e, op, ins, out);
+}

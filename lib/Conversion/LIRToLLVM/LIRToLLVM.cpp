@@ -1,0 +1,294 @@
+//===- LIRToLLVM.cpp - LIR entry points to loops and LLVM -----------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// convert-lir-to-loops turns every lir.entry into a function
+//
+//   func.func @<entry>(%arena: memref<?xi8>, %params: memref<?xi8>)
+//       attributes {llvm.emit_c_interface}
+//
+// whose body materializes each view with memref.view (plus
+// memref.reinterpret_cast for strided views) and calls one kernel function
+// per lir.kernel, in order. Kernel functions are generated from the MIR op
+// of the kernel body (KernelEmitter) and shared between kernels that compute
+// the same thing on the same types (the layers of a model share code).
+//
+// The convert-lir-to-llvm pipeline follows with polynomial approximations of
+// exp/tanh/erf and the upstream conversions to the LLVM dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Conversion/LIRToLLVM/LIRToLLVM.h"
+#include "KernelEmitter.h"
+#include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::rlx {
+#define GEN_PASS_DEF_CONVERTLIRTOLOOPSPASS
+#define GEN_PASS_DEF_RLXAPPROXIMATEMATHPASS
+#include "RLX/Conversion/Passes.h.inc"
+} // namespace mlir::rlx
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+namespace {
+
+class EntryLowering {
+public:
+  EntryLowering(ModuleOp module) : module(module) {}
+
+  LogicalResult lower(lir::EntryOp entry);
+
+private:
+  FailureOr<func::FuncOp> kernelFunction(lir::KernelOp kernel,
+                                         StringRef entryName);
+  Value globalFor(OpBuilder &b, Location loc, DenseElementsAttr value);
+
+  ModuleOp module;
+  llvm::StringMap<func::FuncOp> kernelCache;
+  unsigned kernelCount = 0, globalCount = 0;
+};
+
+} // namespace
+
+/// A key that is equal for kernels computing the same thing on the same
+/// types: the body printed generically with local names.
+static std::string kernelKey(lir::KernelOp kernel) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  for (Value v : kernel->getOperands())
+    os << v.getType() << ";";
+  OpPrintingFlags flags;
+  flags.printGenericOpForm().useLocalScope().skipRegions(false);
+  for (Operation &op : kernel.getBody().front()) {
+    op.print(os, flags);
+    os << "\n";
+  }
+  return key;
+}
+
+Value EntryLowering::globalFor(OpBuilder &b, Location loc,
+                               DenseElementsAttr value) {
+  auto tensorTy = cast<RankedTensorType>(value.getType());
+  auto memrefTy =
+      MemRefType::get(tensorTy.getShape(), tensorTy.getElementType());
+  std::string name = "__rlx_const_" + std::to_string(globalCount++);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    memref::GlobalOp::create(b, loc, name, b.getStringAttr("private"), memrefTy,
+                             value, /*constant=*/true,
+                             /*alignment=*/b.getI64IntegerAttr(64));
+  }
+  return memref::GetGlobalOp::create(b, loc, memrefTy, name);
+}
+
+FailureOr<func::FuncOp> EntryLowering::kernelFunction(lir::KernelOp kernel,
+                                                      StringRef entryName) {
+  std::string key = kernelKey(kernel);
+  auto it = kernelCache.find(key);
+  if (it != kernelCache.end())
+    return it->second;
+
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  Location loc = kernel.getLoc();
+  SmallVector<Type> argTypes(kernel->getOperandTypes());
+  std::string name =
+      (entryName + "_k" + Twine(kernelCount++) + "_" + kernel.getName()).str();
+  auto fn = func::FuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
+  fn.setPrivate();
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  KernelEmitter e(b, loc, module);
+
+  Block &body = kernel.getBody().front();
+  unsigned numIns = kernel.getIns().size();
+  DenseMap<Value, KernelInput> inputs;
+  for (auto [arg, fnArg] :
+       llvm::zip(body.getArguments(), entry->getArguments().take_front(numIns)))
+    inputs[arg] = KernelInput{fnArg, {}};
+  for (Operation &op : body.without_terminator()) {
+    if (!op.hasTrait<OpTrait::ConstantLike>())
+      continue;
+    auto value =
+        dyn_cast<DenseElementsAttr>(op.getAttrOfType<ElementsAttr>("value"));
+    if (!value)
+      return op.emitOpError("constant kind not supported by the CPU back end");
+    if (value.isSplat()) {
+      Type elt = value.getElementType();
+      Value s = isa<FloatType>(elt)
+                    ? e.constant(
+                          value.getSplatValue<APFloat>().convertToDouble(), elt)
+                    : arith::ConstantOp::create(
+                          b, loc,
+                          b.getIntegerAttr(elt, value.getSplatValue<APInt>()));
+      inputs[op.getResult(0)] = KernelInput{{}, s};
+    } else {
+      inputs[op.getResult(0)] = KernelInput{globalFor(b, loc, value), {}};
+    }
+  }
+
+  // Yielded values are the compute op's results (computed in place into the
+  // outputs) or inputs and constants (copied).
+  Operation *compute = kernel.getComputeOp();
+  auto yield = cast<lir::YieldOp>(body.getTerminator());
+  ArrayRef<BlockArgument> outArgs = entry->getArguments().drop_front(numIns);
+  SmallVector<Value> computeOuts(compute ? compute->getNumResults() : 0);
+  for (auto [value, out] : llvm::zip(yield.getValues(), outArgs)) {
+    if (compute && value.getDefiningOp() == compute) {
+      computeOuts[cast<OpResult>(value).getResultNumber()] = out;
+      continue;
+    }
+    emitCopy(e, inputs.lookup(value), out);
+  }
+  if (compute) {
+    for (Value &out : computeOuts)
+      if (!out) {
+        // A result nobody reads still needs storage.
+        auto ty = cast<RankedTensorType>(
+            compute->getResult(&out - computeOuts.data()).getType());
+        out = memref::AllocOp::create(
+            b, loc, MemRefType::get(ty.getShape(), ty.getElementType()));
+      }
+    if (failed(emitKernel(e, compute, inputs, computeOuts)))
+      return failure();
+  }
+  func::ReturnOp::create(b, loc);
+  kernelCache[key] = fn;
+  return fn;
+}
+
+LogicalResult EntryLowering::lower(lir::EntryOp entry) {
+  OpBuilder b(entry);
+  Location loc = entry.getLoc();
+  auto bytes = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
+  auto fn = func::FuncOp::create(b, loc, entry.getSymName(),
+                                 b.getFunctionType({bytes, bytes}, {}));
+  fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  fn->setAttr("rlx.arena_size", entry.getArenaSizeAttr());
+  fn->setAttr("rlx.param_size", entry.getParamSizeAttr());
+  Block *block = fn.addEntryBlock();
+  b.setInsertionPointToStart(block);
+  Value arena = block->getArgument(0), params = block->getArgument(1);
+
+  IRMapping views;
+  for (Operation &op : entry.getBlock()) {
+    if (auto view = dyn_cast<lir::ViewOp>(op)) {
+      MemRefType ty = view.getType();
+      Value base = view.getSpace() == lir::MemorySpace::Arena ? arena : params;
+      Value offset =
+          arith::ConstantIndexOp::create(b, loc, view.getByteOffset());
+      Value v;
+      if (ty.getLayout().isIdentity()) {
+        v = memref::ViewOp::create(b, loc, ty, base, offset, ValueRange{});
+      } else {
+        int64_t elemBytes = ty.getElementTypeBitWidth() / 8;
+        auto flatTy = MemRefType::get({view.getExtentBytes() / elemBytes},
+                                      ty.getElementType());
+        Value flat =
+            memref::ViewOp::create(b, loc, flatTy, base, offset, ValueRange{});
+        SmallVector<int64_t> strides = KernelEmitter::strides(view);
+        v = memref::ReinterpretCastOp::create(b, loc, ty, flat, 0,
+                                              ty.getShape(), strides);
+      }
+      views.map(view.getResult(), v);
+      continue;
+    }
+    if (auto kernel = dyn_cast<lir::KernelOp>(op)) {
+      FailureOr<func::FuncOp> kfn = kernelFunction(kernel, entry.getSymName());
+      if (failed(kfn))
+        return failure();
+      SmallVector<Value> args;
+      for (Value v : kernel->getOperands())
+        args.push_back(views.lookup(v));
+      func::CallOp::create(b, loc, *kfn, args);
+    }
+  }
+  func::ReturnOp::create(b, loc);
+  entry.erase();
+  return success();
+}
+
+namespace {
+
+struct ConvertLIRToLoopsPass
+    : public mlir::rlx::impl::ConvertLIRToLoopsPassBase<ConvertLIRToLoopsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    EntryLowering lowering(module);
+    SmallVector<lir::EntryOp> entries(module.getOps<lir::EntryOp>());
+    for (lir::EntryOp entry : entries)
+      if (failed(lowering.lower(entry)))
+        return signalPassFailure();
+  }
+};
+
+struct RLXApproximateMathPass
+    : public mlir::rlx::impl::RLXApproximateMathPassBase<
+          RLXApproximateMathPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    // exp, tanh and erf on vectors would otherwise become one libm call per
+    // lane; cos, sin and pow stay libm calls (RoPE wants their accuracy).
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      name.consume_front("math.");
+      return name == "exp" || name == "tanh" || name == "erf" ||
+             name == "expm1" || name == "log";
+    });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::rlx::buildLIRToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertLIRToLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createRLXApproximateMathPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::rlx::registerLIRToLLVMPipeline() {
+  PassPipelineRegistration<>(
+      "convert-lir-to-llvm",
+      "Lower LIR entry points to the LLVM dialect: kernels as loops over "
+      "memrefs (convert-lir-to-loops), approximated math, then the upstream "
+      "conversions",
+      [](OpPassManager &pm) { buildLIRToLLVMPipeline(pm); });
+}

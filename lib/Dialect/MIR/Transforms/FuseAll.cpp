@@ -1,0 +1,251 @@
+//===- FuseAll.cpp - Fusion kinds, targets and the mir-fuse-all pass ------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The table of fusions (name, pass flag, fused ops), the table of which
+// fusions each target claims, and the driver that runs them in order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusionUtils.h"
+#include "RLX/Dialect/MIR/Transforms/Passes.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/StringExtras.h"
+
+namespace mlir::rlx {
+#define GEN_PASS_DEF_MIRFUSEALLPASS
+#include "RLX/Dialect/MIR/Transforms/Passes.h.inc"
+} // namespace mlir::rlx
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+//===----------------------------------------------------------------------===//
+// Kinds
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct FusionInfo {
+  MIRFusionKind kind;
+  StringLiteral name;
+  StringLiteral pass;
+  ArrayRef<StringRef> ops;
+};
+} // namespace
+
+static constexpr StringRef kGluOps[] = {"mir.fused_glu"};
+static constexpr StringRef kAttentionOps[] = {"mir.attention"};
+static constexpr StringRef kBlockOps[] = {"mir.attention_block"};
+static constexpr StringRef kNormOps[] = {"mir.fused_residual_layer_norm",
+                                         "mir.fused_residual_rms_norm"};
+static constexpr StringRef kMatmulOps[] = {"mir.fused_matmul"};
+static constexpr StringRef kRegionOps[] = {"mir.elementwise"};
+
+/// Every fusion, in run order. The order matters:
+/// - shared-input first: swiglu and attention-block match its slices;
+/// - swiglu before matmul-epilogue, which would otherwise take the gate
+///   activation of an unmerged gate projection;
+/// - attention before attention-block, which is rooted at mir.attention;
+/// - attention-block before matmul-epilogue and residual-norm, which would
+///   otherwise take the output projection's bias and the QKV bias;
+/// - residual-norm before matmul-epilogue: a residual add feeding a norm
+///   goes to the norm (the epilogue also declines it on its own);
+/// - elementwise-region last, on what the structured fusions left.
+static const FusionInfo kFusions[] = {
+    {MIRFusionKind::SharedInputMatmul,
+     "shared-input-matmul",
+     "mir-fuse-shared-input-matmuls",
+     {}},
+    {MIRFusionKind::Swiglu, "swiglu", "mir-fuse-swiglu", kGluOps},
+    {MIRFusionKind::Attention, "attention", "mir-fuse-attention",
+     kAttentionOps},
+    {MIRFusionKind::AttentionBlock, "attention-block",
+     "mir-fuse-attention-block", kBlockOps},
+    {MIRFusionKind::ResidualNorm, "residual-norm", "mir-fuse-residual-norm",
+     kNormOps},
+    {MIRFusionKind::MatmulEpilogue, "matmul-epilogue",
+     "mir-fuse-matmul-epilogue", kMatmulOps},
+    {MIRFusionKind::ElementwiseRegion, "elementwise-region",
+     "mir-fuse-elementwise", kRegionOps},
+};
+
+static const FusionInfo &getInfo(MIRFusionKind kind) {
+  for (const FusionInfo &info : kFusions)
+    if (info.kind == kind)
+      return info;
+  llvm_unreachable("unknown fusion kind");
+}
+
+ArrayRef<MIRFusionKind> mlir::rlx::getMIRFusionOrder() {
+  static const MIRFusionKind order[] = {
+      MIRFusionKind::SharedInputMatmul, MIRFusionKind::Swiglu,
+      MIRFusionKind::Attention,         MIRFusionKind::AttentionBlock,
+      MIRFusionKind::ResidualNorm,      MIRFusionKind::MatmulEpilogue,
+      MIRFusionKind::ElementwiseRegion};
+  return order;
+}
+
+StringRef mlir::rlx::stringifyMIRFusionKind(MIRFusionKind kind) {
+  return getInfo(kind).name;
+}
+
+std::optional<MIRFusionKind> mlir::rlx::symbolizeMIRFusionKind(StringRef name) {
+  for (const FusionInfo &info : kFusions)
+    if (info.name == name)
+      return info.kind;
+  return std::nullopt;
+}
+
+StringRef mlir::rlx::getMIRFusionPassArgument(MIRFusionKind kind) {
+  return getInfo(kind).pass;
+}
+
+ArrayRef<StringRef> mlir::rlx::getMIRFusionResultOps(MIRFusionKind kind) {
+  return getInfo(kind).ops;
+}
+
+ArrayRef<StringRef> mlir::rlx::getMIRFusedOpNames() {
+  static constexpr StringRef names[] = {"mir.attention",
+                                        "mir.attention_block",
+                                        "mir.elementwise",
+                                        "mir.fused_glu",
+                                        "mir.fused_matmul",
+                                        "mir.fused_residual_layer_norm",
+                                        "mir.fused_residual_rms_norm"};
+  return names;
+}
+
+//===----------------------------------------------------------------------===//
+// Targets
+//===----------------------------------------------------------------------===//
+
+StringRef mlir::rlx::stringifyMIRFusionTarget(MIRFusionTarget target) {
+  switch (target) {
+  case MIRFusionTarget::Cpu:
+    return "cpu";
+  case MIRFusionTarget::Spirv:
+    return "spirv";
+  }
+  llvm_unreachable("unknown fusion target");
+}
+
+std::optional<MIRFusionTarget>
+mlir::rlx::symbolizeMIRFusionTarget(StringRef name) {
+  if (name == "cpu")
+    return MIRFusionTarget::Cpu;
+  if (name == "spirv")
+    return MIRFusionTarget::Spirv;
+  return std::nullopt;
+}
+
+bool mlir::rlx::doesMIRFusionTargetClaim(MIRFusionTarget target,
+                                         MIRFusionKind kind) {
+  switch (target) {
+  case MIRFusionTarget::Cpu:
+    // The CPU back end implements every fused op: one kernel per op, and
+    // the attention block reuses the attention kernel between two GEMMs.
+    return true;
+  case MIRFusionTarget::Spirv:
+    // A whole attention block is two GEMMs, RoPE and attention: on a GPU
+    // these are separate dispatches with different workgroup shapes, so
+    // SPIR-V keeps mir.attention and the projections apart.
+    return kind != MIRFusionKind::AttentionBlock;
+  }
+  llvm_unreachable("unknown fusion target");
+}
+
+FailureOr<SmallVector<MIRFusionKind>>
+mlir::rlx::getMIRFusionKinds(MIRFusionTarget target,
+                             ArrayRef<std::string> disabled,
+                             std::string *error) {
+  SmallVector<MIRFusionKind> off;
+  for (const std::string &name : disabled) {
+    std::optional<MIRFusionKind> kind = symbolizeMIRFusionKind(name);
+    if (!kind) {
+      if (error) {
+        SmallVector<StringRef> names;
+        for (const FusionInfo &info : kFusions)
+          names.push_back(info.name);
+        *error = "unknown fusion '" + name + "' (expected one of " +
+                 llvm::join(names, ", ") + ")";
+      }
+      return failure();
+    }
+    off.push_back(*kind);
+  }
+  SmallVector<MIRFusionKind> kinds;
+  for (MIRFusionKind kind : getMIRFusionOrder())
+    if (doesMIRFusionTargetClaim(target, kind) &&
+        !llvm::is_contained(off, kind))
+      kinds.push_back(kind);
+  return kinds;
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+void mlir::rlx::populateMIRFusionPatterns(RewritePatternSet &patterns,
+                                          MIRFusionKind kind,
+                                          const MIRFusionControlFn &control) {
+  switch (kind) {
+  case MIRFusionKind::SharedInputMatmul:
+    return populateMIRFuseSharedInputMatmulsPatterns(patterns, control);
+  case MIRFusionKind::Swiglu:
+    return populateMIRFuseSwigluPatterns(patterns, control);
+  case MIRFusionKind::Attention:
+    return populateMIRFuseAttentionPatterns(patterns, control);
+  case MIRFusionKind::AttentionBlock:
+    return populateMIRFuseAttentionBlockPatterns(patterns, control);
+  case MIRFusionKind::ResidualNorm:
+    return populateMIRFuseResidualNormPatterns(patterns, control);
+  case MIRFusionKind::MatmulEpilogue:
+    return populateMIRFuseMatmulEpiloguePatterns(patterns, control);
+  case MIRFusionKind::ElementwiseRegion:
+    return populateMIRFuseElementwisePatterns(patterns, control);
+  }
+}
+
+LogicalResult mlir::rlx::applyMIRFusions(Operation *root,
+                                         ArrayRef<MIRFusionKind> kinds,
+                                         const MIRFusionControlFn &control) {
+  for (MIRFusionKind kind : kinds) {
+    RewritePatternSet patterns(root->getContext());
+    populateMIRFusionPatterns(patterns, kind, control);
+    // Fusion only: no folding and no constant hoisting, so the IR changes
+    // exactly where a pattern fired.
+    GreedyRewriteConfig config;
+    config.enableFolding(false).enableConstantCSE(false);
+    if (failed(applyPatternsGreedily(root, std::move(patterns), config)))
+      return root->emitError("MIR fusion '")
+             << stringifyMIRFusionKind(kind) << "' did not converge";
+  }
+  return success();
+}
+
+namespace {
+struct MIRFuseAllPass
+    : public mlir::rlx::impl::MIRFuseAllPassBase<MIRFuseAllPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    std::optional<MIRFusionTarget> t = symbolizeMIRFusionTarget(target);
+    if (!t) {
+      getOperation().emitError("mir-fuse-all: unknown target '")
+          << target << "' (expected 'cpu' or 'spirv')";
+      return signalPassFailure();
+    }
+    std::string error;
+    FailureOr<SmallVector<MIRFusionKind>> kinds =
+        getMIRFusionKinds(*t, disable, &error);
+    if (failed(kinds)) {
+      getOperation().emitError("mir-fuse-all: ") << error;
+      return signalPassFailure();
+    }
+    if (failed(applyMIRFusions(getOperation(), *kinds)))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,321 @@
+//===- CompiledModel.cpp - A compiled model ready to run ------------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Runtime/CompiledModel.h"
+#include "RLX/Weights/WeightSource.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cstdlib>
+#include <cstring>
+
+using namespace rlx;
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
+
+static Error fail(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+namespace {
+/// 64-byte aligned, zero-initialized bytes.
+struct AlignedBuffer {
+  uint8_t *data = nullptr;
+  size_t size = 0;
+  explicit AlignedBuffer(size_t n) : size(n) {
+    size_t rounded = (std::max<size_t>(n, 1) + 63) / 64 * 64;
+    data = static_cast<uint8_t *>(std::aligned_alloc(64, rounded));
+    std::memset(data, 0, rounded);
+  }
+  ~AlignedBuffer() { std::free(data); }
+  AlignedBuffer(const AlignedBuffer &) = delete;
+  AlignedBuffer &operator=(const AlignedBuffer &) = delete;
+};
+
+/// The layout of a rank-1 MLIR memref descriptor (StridedMemRefType<T, 1>).
+struct MemRef1D {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t sizes[1];
+  int64_t strides[1];
+};
+} // namespace
+
+struct CompiledModel::Storage {
+  Storage(size_t arena, size_t params) : arena(arena), params(params) {}
+  AlignedBuffer arena;
+  AlignedBuffer params;
+  /// Direct params that were set, and "derived\0source" pairs.
+  llvm::StringSet<> set;
+};
+
+CompiledModel::CompiledModel(Manifest manifest, EntryFn fn,
+                             std::shared_ptr<void> owner)
+    : info(std::move(manifest)), fn(fn), owner(std::move(owner)),
+      storage(std::make_unique<Storage>(info.arenaSize, info.paramSize)) {}
+CompiledModel::CompiledModel(CompiledModel &&) noexcept = default;
+CompiledModel &CompiledModel::operator=(CompiledModel &&) noexcept = default;
+CompiledModel::~CompiledModel() = default;
+
+static std::string describe(DType dtype, llvm::ArrayRef<int64_t> shape) {
+  return (dtypeName(dtype) + formatShape(shape)).str();
+}
+
+static std::string derivedKey(StringRef derived, StringRef source) {
+  return (derived + llvm::Twine('\0') + source).str();
+}
+
+std::vector<std::string> CompiledModel::weightNames() const {
+  std::vector<std::string> names;
+  llvm::StringSet<> seen;
+  for (const ManifestEntry *e : info.ofKind(IOKind::Param)) {
+    if (e->sources.empty()) {
+      if (seen.insert(e->name).second)
+        names.push_back(e->name);
+      continue;
+    }
+    for (const std::string &s : e->sources)
+      if (seen.insert(s).second)
+        names.push_back(s);
+  }
+  return names;
+}
+
+std::vector<std::string> CompiledModel::missingParams() const {
+  std::vector<std::string> missing;
+  llvm::StringSet<> seen;
+  for (const ManifestEntry *e : info.ofKind(IOKind::Param)) {
+    if (e->sources.empty()) {
+      if (!storage->set.contains(e->name) && seen.insert(e->name).second)
+        missing.push_back(e->name);
+      continue;
+    }
+    for (const std::string &s : e->sources)
+      if (!storage->set.contains(derivedKey(e->name, s)) &&
+          seen.insert(s).second)
+        missing.push_back(s);
+  }
+  return missing;
+}
+
+/// Copies `src` (the source of `entry` with `index`) into its slice of the
+/// derived parameter.
+static void scatterSource(const ManifestEntry &entry, size_t index,
+                          llvm::ArrayRef<float> src, uint8_t *pool) {
+  int64_t axis = entry.concatAxis;
+  int64_t before = 0;
+  for (size_t i = 0; i < index; ++i)
+    before += entry.sourceSizes[i];
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= entry.shape[d];
+  for (size_t d = axis + 1; d < entry.shape.size(); ++d)
+    inner *= entry.shape[d];
+  int64_t mine = entry.sourceSizes[index], full = entry.shape[axis];
+  auto *dst = reinterpret_cast<float *>(pool + entry.offset);
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(dst + (o * full + before) * inner,
+                src.data() + o * mine * inner, mine * inner * sizeof(float));
+}
+
+Error CompiledModel::setParam(StringRef name, llvm::ArrayRef<float> values) {
+  bool used = false;
+  for (const ManifestEntry &e : info.entries) {
+    if (e.kind != IOKind::Param)
+      continue;
+    if (e.dtype != DType::F32)
+      return fail("param '" + e.name + "' is " + dtypeName(e.dtype) +
+                  "; the runtime loads f32 params only");
+    if (e.sources.empty() && e.name == name) {
+      if (values.size() != e.numElements())
+        return fail("param '" + name + "': expected " +
+                    llvm::Twine(e.numElements()) + " values for " +
+                    describe(e.dtype, e.shape) + ", got " +
+                    llvm::Twine(values.size()));
+      std::memcpy(storage->params.data + e.offset, values.data(),
+                  values.size() * sizeof(float));
+      storage->set.insert(e.name);
+      used = true;
+      continue;
+    }
+    for (auto [i, s] : llvm::enumerate(e.sources)) {
+      if (s != name)
+        continue;
+      uint64_t expected =
+          e.numElements() / e.shape[e.concatAxis] * e.sourceSizes[i];
+      if (values.size() != expected)
+        return fail("param '" + name + "': expected " + llvm::Twine(expected) +
+                    " values (part " + llvm::Twine(i) + " of '" + e.name +
+                    "'), got " + llvm::Twine(values.size()));
+      scatterSource(e, i, values, storage->params.data);
+      storage->set.insert(derivedKey(e.name, s));
+      used = true;
+    }
+  }
+  if (!used)
+    return fail("the model has no param '" + name + "'");
+  return Error::success();
+}
+
+const ManifestEntry *CompiledModel::findWeight(StringRef name) const {
+  for (const ManifestEntry &e : info.entries) {
+    if (e.kind != IOKind::Param)
+      continue;
+    if (e.sources.empty() && e.name == name)
+      return &e;
+    if (llvm::is_contained(e.sources, name))
+      return &e;
+  }
+  return nullptr;
+}
+
+/// The shape the model expects for weight `name`.
+static llvm::SmallVector<int64_t, 4> weightShape(const ManifestEntry &e,
+                                                 StringRef name) {
+  llvm::SmallVector<int64_t, 4> shape(e.shape.begin(), e.shape.end());
+  for (auto [i, s] : llvm::enumerate(e.sources))
+    if (s == name)
+      shape[e.concatAxis] = e.sourceSizes[i];
+  return shape;
+}
+
+Error CompiledModel::setParam(StringRef name, const Tensor &value) {
+  const ManifestEntry *e = findWeight(name);
+  if (!e)
+    return fail("the model has no param '" + name + "'");
+  auto shape = weightShape(*e, name);
+  if (llvm::ArrayRef<int64_t>(shape) != value.shape())
+    return fail("param '" + name + "': expected shape " + formatShape(shape) +
+                ", got " + value.describe());
+  if (value.dtype() == DType::F32)
+    return setParam(name, value.data<float>());
+  std::vector<float> converted(value.numElements());
+  if (Error err = decodeToF32(value.dtype(), value.bytes(), converted))
+    return fail("param '" + name + "': " + llvm::toString(std::move(err)));
+  return setParam(name, converted);
+}
+
+Error CompiledModel::loadParams(const WeightSource &source) {
+  for (const std::string &name : weightNames()) {
+    const TensorInfo *t = source.lookup(name);
+    const ManifestEntry *e = findWeight(name);
+    if (!t)
+      return fail(source.description() + ": missing weight '" + name +
+                  "' (the model needs " +
+                  describe(DType::F32, weightShape(*e, name)) + ")");
+    auto shape = weightShape(*e, name);
+    if (llvm::ArrayRef<int64_t>(shape) != llvm::ArrayRef<int64_t>(t->shape))
+      return fail(source.description() + ": weight '" + name + "' has shape " +
+                  formatShape(t->shape) + ", the model needs " +
+                  formatShape(shape));
+    Expected<std::vector<float>> data = source.loadF32(name);
+    if (!data)
+      return data.takeError();
+    if (Error err = setParam(name, *data))
+      return err;
+  }
+  return Error::success();
+}
+
+/// Rejects integer values outside [0, bound).
+static Error checkIndices(const ManifestEntry &e, const Tensor &t) {
+  auto check = [&](auto values) -> Error {
+    for (auto [i, v] : llvm::enumerate(values))
+      if (v < 0 || v >= e.indexBound)
+        return fail("input '" + e.name + "': value " + llvm::Twine(int64_t(v)) +
+                    " at flat index " + llvm::Twine(i) + " is outside [0, " +
+                    llvm::Twine(e.indexBound) + ")");
+    return Error::success();
+  };
+  if (t.dtype() == DType::I32)
+    return check(t.data<int32_t>());
+  if (t.dtype() == DType::I64)
+    return check(t.data<int64_t>());
+  return Error::success();
+}
+
+Expected<TensorMap_t> CompiledModel::run(const TensorMap_t &inputs) {
+  std::vector<const ManifestEntry *> ins = info.ofKind(IOKind::Input);
+  for (const auto &[name, t] : inputs)
+    if (!info.find(IOKind::Input, name)) {
+      std::string known;
+      for (const ManifestEntry *e : ins)
+        known += (known.empty() ? "" : ", ") + e->name;
+      return fail("unknown input '" + name + "' (the model takes: " + known +
+                  ")");
+    }
+  for (const ManifestEntry *e : ins) {
+    auto it = inputs.find(e->name);
+    if (it == inputs.end())
+      return fail("missing input '" + e->name + "' (expects " +
+                  describe(e->dtype, e->shape) + ")");
+    const Tensor &t = it->second;
+    if (t.dtype() != e->dtype || t.shape() != llvm::ArrayRef<int64_t>(e->shape))
+      return fail("input '" + e->name + "': expected " +
+                  describe(e->dtype, e->shape) + ", got " + t.describe());
+    if (e->indexBound >= 0)
+      if (Error err = checkIndices(*e, t))
+        return std::move(err);
+  }
+  std::vector<std::string> missing = missingParams();
+  if (!missing.empty()) {
+    std::string list;
+    for (size_t i = 0; i < missing.size() && i < 5; ++i)
+      list += (i ? ", '" : "'") + missing[i] + "'";
+    return fail(llvm::Twine(missing.size()) + " param(s) never set: " + list +
+                (missing.size() > 5 ? ", ..." : ""));
+  }
+  for (const ManifestEntry *e : ins)
+    std::memcpy(storage->arena.data + e->offset,
+                inputs.find(e->name)->second.bytes().data(), e->byteSize());
+
+  MemRef1D arena{storage->arena.data,
+                 storage->arena.data,
+                 0,
+                 {static_cast<int64_t>(storage->arena.size)},
+                 {1}};
+  MemRef1D params{storage->params.data,
+                  storage->params.data,
+                  0,
+                  {static_cast<int64_t>(storage->params.size)},
+                  {1}};
+  fn(&arena, &params);
+
+  TensorMap_t outputs;
+  for (const ManifestEntry *e : info.ofKind(IOKind::Output)) {
+    Tensor t(e->dtype, e->shape);
+    std::memcpy(t.mutableBytes().data(), storage->arena.data + e->offset,
+                e->byteSize());
+    outputs.emplace(e->name, std::move(t));
+  }
+  return outputs;
+}
+
+Expected<CompiledModel> CompiledModel::loadLibrary(StringRef libPath,
+                                                   StringRef manifestPath) {
+  auto buffer = llvm::MemoryBuffer::getFile(manifestPath);
+  if (!buffer)
+    return fail(manifestPath + ": " + buffer.getError().message());
+  Expected<Manifest> manifest =
+      Manifest::fromJSON((*buffer)->getBuffer(), manifestPath);
+  if (!manifest)
+    return manifest.takeError();
+  std::string err;
+  auto lib = llvm::sys::DynamicLibrary::getPermanentLibrary(
+      libPath.str().c_str(), &err);
+  if (!lib.isValid())
+    return fail(libPath + ": cannot load: " + err);
+  std::string symbol = "_mlir_ciface_" + manifest->entry;
+  void *addr = lib.getAddressOfSymbol(symbol.c_str());
+  if (!addr)
+    return fail(libPath + ": no symbol '" + symbol + "'");
+  return CompiledModel(std::move(*manifest), reinterpret_cast<EntryFn>(addr),
+                       nullptr);
+}

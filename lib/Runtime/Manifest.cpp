@@ -1,0 +1,172 @@
+//===- Manifest.cpp - The binding manifest of a compiled model ------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Runtime/Manifest.h"
+#include "RLX/Runtime/Tensor.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace rlx;
+namespace json = llvm::json;
+
+llvm::StringRef rlx::ioKindName(IOKind kind) {
+  switch (kind) {
+  case IOKind::Input:
+    return "input";
+  case IOKind::Param:
+    return "param";
+  case IOKind::Output:
+    return "output";
+  }
+  return "?";
+}
+
+uint64_t ManifestEntry::numElements() const {
+  uint64_t n = 1;
+  for (int64_t d : shape)
+    n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+uint64_t ManifestEntry::byteSize() const {
+  return numElements() * dtypeBytes(dtype);
+}
+
+const ManifestEntry *Manifest::find(IOKind kind, llvm::StringRef name) const {
+  for (const ManifestEntry &e : entries)
+    if (e.kind == kind && e.name == name)
+      return &e;
+  return nullptr;
+}
+
+std::vector<const ManifestEntry *> Manifest::ofKind(IOKind kind) const {
+  std::vector<const ManifestEntry *> out;
+  for (const ManifestEntry &e : entries)
+    if (e.kind == kind)
+      out.push_back(&e);
+  return out;
+}
+
+std::string Manifest::toJSON() const {
+  json::Array list;
+  for (const ManifestEntry &e : entries) {
+    json::Object o{{"kind", ioKindName(e.kind)},
+                   {"name", e.name},
+                   {"offset", static_cast<int64_t>(e.offset)},
+                   {"dtype", dtypeName(e.dtype)},
+                   {"shape", json::Array(e.shape)}};
+    if (!e.sources.empty()) {
+      o["sources"] = json::Array(e.sources);
+      o["source_sizes"] = json::Array(e.sourceSizes);
+      o["concat_axis"] = e.concatAxis;
+    }
+    if (e.indexBound >= 0)
+      o["index_bound"] = e.indexBound;
+    list.push_back(std::move(o));
+  }
+  json::Object root{{"entry", entry},
+                    {"arena_size", static_cast<int64_t>(arenaSize)},
+                    {"param_size", static_cast<int64_t>(paramSize)},
+                    {"alignment", static_cast<int64_t>(alignment)},
+                    {"entries", std::move(list)}};
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::formatv("{0:2}", json::Value(std::move(root)));
+  return s;
+}
+
+static llvm::Error bad(llvm::StringRef file, const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 file + ": " + msg);
+}
+
+llvm::Expected<Manifest> Manifest::fromJSON(llvm::StringRef text,
+                                            llvm::StringRef fileName) {
+  llvm::Expected<json::Value> parsed = json::parse(text);
+  if (!parsed)
+    return bad(fileName, "invalid JSON: " + llvm::toString(parsed.takeError()));
+  const json::Object *root = parsed->getAsObject();
+  if (!root)
+    return bad(fileName, "the manifest must be a JSON object");
+  Manifest m;
+  auto str = root->getString("entry");
+  auto arena = root->getInteger("arena_size");
+  auto params = root->getInteger("param_size");
+  const json::Array *list = root->getArray("entries");
+  if (!str || !arena || !params || !list || *arena < 0 || *params < 0)
+    return bad(fileName, "expects 'entry', 'arena_size', 'param_size' and "
+                         "'entries'");
+  m.entry = str->str();
+  m.arenaSize = *arena;
+  m.paramSize = *params;
+  if (auto a = root->getInteger("alignment"))
+    m.alignment = *a;
+  for (const json::Value &v : *list) {
+    const json::Object *o = v.getAsObject();
+    if (!o)
+      return bad(fileName, "each entry must be an object");
+    ManifestEntry e;
+    auto kind = o->getString("kind");
+    auto name = o->getString("name");
+    auto offset = o->getInteger("offset");
+    auto dtype = o->getString("dtype");
+    const json::Array *shape = o->getArray("shape");
+    if (!kind || !name || !offset || !dtype || !shape || *offset < 0)
+      return bad(fileName, "entry missing kind/name/offset/dtype/shape");
+    e.name = name->str();
+    if (*kind == "input")
+      e.kind = IOKind::Input;
+    else if (*kind == "param")
+      e.kind = IOKind::Param;
+    else if (*kind == "output")
+      e.kind = IOKind::Output;
+    else
+      return bad(fileName,
+                 "entry '" + e.name + "': unknown kind '" + *kind + "'");
+    std::optional<DType> dt = dtypeFromName(*dtype);
+    if (!dt)
+      return bad(fileName,
+                 "entry '" + e.name + "': unknown dtype '" + *dtype + "'");
+    e.dtype = *dt;
+    e.offset = *offset;
+    for (const json::Value &d : *shape) {
+      auto dim = d.getAsInteger();
+      if (!dim || *dim < 0)
+        return bad(fileName, "entry '" + e.name + "': bad shape");
+      e.shape.push_back(*dim);
+    }
+    if (const json::Array *src = o->getArray("sources")) {
+      for (const json::Value &s : *src)
+        if (auto n = s.getAsString())
+          e.sources.push_back(n->str());
+      if (const json::Array *sizes = o->getArray("source_sizes"))
+        for (const json::Value &s : *sizes)
+          e.sourceSizes.push_back(s.getAsInteger().value_or(-1));
+      e.concatAxis = o->getInteger("concat_axis").value_or(-1);
+      if (e.concatAxis < 0 ||
+          e.concatAxis >= static_cast<int64_t>(e.shape.size()))
+        return bad(fileName, "entry '" + e.name + "': bad concat_axis");
+      int64_t total = 0;
+      for (int64_t s : e.sourceSizes)
+        total += s < 0 ? -(int64_t(1) << 40) : s;
+      if (e.sourceSizes.size() != e.sources.size() ||
+          total != e.shape[e.concatAxis])
+        return bad(fileName, "entry '" + e.name +
+                                 "': source_sizes must "
+                                 "match the sources and add up to the concat "
+                                 "dimension");
+    }
+    e.indexBound = o->getInteger("index_bound").value_or(-1);
+    uint64_t limit = e.kind == IOKind::Param ? m.paramSize : m.arenaSize;
+    if (e.offset + e.byteSize() > limit)
+      return bad(fileName, "entry '" + e.name +
+                               "' lies past the end of its "
+                               "storage");
+    m.entries.push_back(std::move(e));
+  }
+  return m;
+}

@@ -1,0 +1,145 @@
+// RUN: rlx-opt %s --mir-fuse-elementwise --split-input-file | FileCheck %s
+
+/// Elementwise regions. IN: a tree of float elementwise MIR ops (unary,
+/// broadcasting binary) of two or more ops whose intermediates are used only
+/// inside the tree. OUT: one `mir.elementwise` whose body computes the same
+/// math with scalar arith/math ops; rank-0 constants are inlined.
+
+// CHECK-LABEL: func.func @fuse_logit_softcap
+// CHECK-SAME: (%[[X:.*]]: tensor<2x1x100xf32>)
+// CHECK: %[[Y:.*]] = mir.elementwise %[[X]] {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT:   %[[C:.*]] = arith.constant 3.000000e+01 : f32
+// CHECK-NEXT:   %[[D:.*]] = arith.divf %[[A]], %[[C]] : f32
+// CHECK-NEXT:   %[[T:.*]] = math.tanh %[[D]] : f32
+// CHECK-NEXT:   %[[M:.*]] = arith.mulf %[[T]], %[[C]] : f32
+// CHECK-NEXT:   mir.yield %[[M]] : f32
+// CHECK-NEXT: } : (tensor<2x1x100xf32>) -> tensor<2x1x100xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @fuse_logit_softcap(%x: tensor<2x1x100xf32>) -> tensor<2x1x100xf32> {
+  %c = mir.constant dense<3.0e+01> : tensor<f32>
+  %0 = mir.div %x, %c : (tensor<2x1x100xf32>, tensor<f32>) -> tensor<2x1x100xf32>
+  %1 = mir.tanh %0 : (tensor<2x1x100xf32>) -> tensor<2x1x100xf32>
+  %2 = mir.mul %1, %c : (tensor<2x1x100xf32>, tensor<f32>) -> tensor<2x1x100xf32>
+  return %2 : tensor<2x1x100xf32>
+}
+
+// -----
+
+/// Inputs of different shapes broadcast to the region's result shape.
+
+// CHECK-LABEL: func.func @fuse_broadcast_inputs
+// CHECK-SAME: (%[[X:.*]]: tensor<4x16xf32>, %[[B:.*]]: tensor<16xf32>, %[[Y:.*]]: tensor<4x16xf32>)
+// CHECK: mir.elementwise %[[X]], %[[B]], %[[Y]] {
+// CHECK-NEXT: ^bb0(%[[A0:.*]]: f32, %[[A1:.*]]: f32, %[[A2:.*]]: f32):
+// CHECK-NEXT:   %[[S:.*]] = arith.addf %[[A0]], %[[A1]] : f32
+// CHECK-NEXT:   %[[E:.*]] = math.exp %[[S]] : f32
+// CHECK-NEXT:   %[[M:.*]] = arith.mulf %[[E]], %[[A2]] : f32
+// CHECK-NEXT:   mir.yield %[[M]] : f32
+// CHECK-NEXT: } : (tensor<4x16xf32>, tensor<16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+func.func @fuse_broadcast_inputs(%x: tensor<4x16xf32>, %b: tensor<16xf32>, %y: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %0 = mir.add %x, %b : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %1 = mir.exp %0 : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %2 = mir.mul %1, %y : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %2 : tensor<4x16xf32>
+}
+
+// -----
+
+/// An intermediate used twice, both times inside the region.
+
+// CHECK-LABEL: func.func @fuse_shared_intermediate
+// CHECK: mir.elementwise %{{.*}} {
+// CHECK: %[[D:.*]] = arith.negf
+// CHECK-DAG: math.exp %[[D]]
+// CHECK-DAG: math.tanh %[[D]]
+// CHECK: arith.addf
+// CHECK-NOT: mir.neg
+func.func @fuse_shared_intermediate(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = mir.neg %x : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = mir.exp %0 : (tensor<8xf32>) -> tensor<8xf32>
+  %2 = mir.tanh %0 : (tensor<8xf32>) -> tensor<8xf32>
+  %3 = mir.add %1, %2 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %3 : tensor<8xf32>
+}
+
+// -----
+
+/// Activations are expanded by their definitions.
+
+// CHECK-LABEL: func.func @fuse_activations
+// CHECK: mir.elementwise
+// silu(x) = x * (1 / (1 + exp(-x)))
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[NEG:.*]] = arith.negf %[[X:.*]] : f32
+// CHECK: %[[EXP:.*]] = math.exp %[[NEG]] : f32
+// CHECK: %[[DEN:.*]] = arith.addf %[[ONE]], %[[EXP]] : f32
+// CHECK: %[[SIG:.*]] = arith.divf %[[ONE]], %[[DEN]] : f32
+// CHECK: %[[SILU:.*]] = arith.mulf %[[X]], %[[SIG]] : f32
+// gelu(x) = 0.5 x (1 + erf(x / sqrt(2)))
+// CHECK: %[[R2:.*]] = arith.constant 1.41421354 : f32
+// CHECK: %[[Q:.*]] = arith.divf %[[SILU]], %[[R2]] : f32
+// CHECK: %[[ERF:.*]] = math.erf %[[Q]] : f32
+// CHECK: %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK: %[[HX:.*]] = arith.mulf %[[HALF]], %[[SILU]] : f32
+// CHECK: %[[ONE2:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[P:.*]] = arith.addf %[[ONE2]], %[[ERF]] : f32
+// CHECK: %[[GELU:.*]] = arith.mulf %[[HX]], %[[P]] : f32
+// relu(x) = max(x, 0)
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[RELU:.*]] = arith.maximumf %[[GELU]], %[[ZERO]] : f32
+// CHECK: mir.yield %[[RELU]] : f32
+func.func @fuse_activations(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = mir.silu %x : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = mir.gelu %0 : (tensor<8xf32>) -> tensor<8xf32>
+  %2 = mir.relu %1 : (tensor<8xf32>) -> tensor<8xf32>
+  return %2 : tensor<8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @fuse_gelu_tanh_f16
+// CHECK: mir.elementwise
+// CHECK: arith.constant 4.470830e-02 : f16
+// CHECK: arith.constant 7.978520e-01 : f16
+// CHECK: math.tanh
+// CHECK: } : (tensor<8xf16>) -> tensor<8xf16>
+func.func @fuse_gelu_tanh_f16(%x: tensor<8xf16>) -> tensor<8xf16> {
+  %0 = mir.gelu %x {tanh_approx} : (tensor<8xf16>) -> tensor<8xf16>
+  %1 = mir.neg %0 : (tensor<8xf16>) -> tensor<8xf16>
+  return %1 : tensor<8xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @negative_single_op
+// CHECK-NOT: mir.elementwise
+func.func @negative_single_op(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = mir.exp %x : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+/// The intermediate is returned: it must be materialized, and what is left is
+/// one op on each side.
+
+// CHECK-LABEL: func.func @negative_multi_use_intermediate
+// CHECK-NOT: mir.elementwise
+func.func @negative_multi_use_intermediate(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %0 = mir.exp %x : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = mir.tanh %0 : (tensor<8xf32>) -> tensor<8xf32>
+  return %0, %1 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+/// Integer arithmetic (mask positions) is left alone.
+
+// CHECK-LABEL: func.func @negative_integer_ops
+// CHECK-NOT: mir.elementwise
+func.func @negative_integer_ops(%x: tensor<8xi64>, %y: tensor<8xi64>) -> tensor<8xi64> {
+  %0 = mir.add %x, %y : (tensor<8xi64>, tensor<8xi64>) -> tensor<8xi64>
+  %1 = mir.sub %0, %y : (tensor<8xi64>, tensor<8xi64>) -> tensor<8xi64>
+  return %1 : tensor<8xi64>
+}

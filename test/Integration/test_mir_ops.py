@@ -1,0 +1,508 @@
+# Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Every MIR op, primitive and fused, compiled for the CPU and checked against
+a NumPy reference written independently of RLX, over awkward shapes (T = 1, 7,
+128; sizes that are not multiples of the vector width; broadcasting).
+
+Tolerances: 1e-5 relative + 1e-5 absolute for elementwise and data movement
+(polynomial exp/tanh/erf are within a few ulp); 1e-4 for reductions, norms,
+GEMMs and attention, whose summation order differs from NumPy's."""
+
+import math
+
+import numpy as np
+import pytest
+
+from conftest import assert_close, mlir_type
+
+rng = np.random.default_rng(1234)
+
+
+def randn(*shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def module(op, inputs, result):
+    """A function `@f` applying `op` (text using %a0, %a1, ... and {T} for the
+    functional type) to `inputs`, returning `result` (an example array)."""
+    args = ", ".join(f"%a{i}: {mlir_type(a)} {{rlx.name = \"a{i}\"}}"
+                     for i, a in enumerate(inputs))
+    types = ", ".join(mlir_type(a) for a in inputs)
+    rt = mlir_type(result)
+    ftype = f"({types}) -> {rt}"
+    body = op.replace("{T}", ftype)
+    return (f"func.func @f({args}) -> ({rt} {{rlx.name = \"out\"}}) {{\n"
+            f"  %r = {body}\n  return %r : {rt}\n}}\n")
+
+
+def check(rlx, op, inputs, expected, rtol=1e-5, atol=1e-5):
+    feeds = {f"a{i}": a for i, a in enumerate(inputs)}
+    out = rlx.run(module(op, inputs, expected), feeds)["out"]
+    assert_close(out, expected, rtol, atol)
+
+
+erf = np.vectorize(math.erf, otypes=[np.float32])
+
+
+def gelu(x):
+    return (0.5 * x * (1 + erf(x / np.sqrt(2.0)))).astype(np.float32)
+
+
+def gelu_tanh(x):
+    return (0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) *
+                                   (x + 0.044715 * x ** 3)))).astype(np.float32)
+
+
+def sigmoid(x):
+    return (1 / (1 + np.exp(-x))).astype(np.float32)
+
+
+#===----------------------------------------------------------------------===#
+# Elementwise
+#===----------------------------------------------------------------------===#
+
+UNARY = {
+    "exp": (np.exp, False), "log": (np.log, True), "sqrt": (np.sqrt, True),
+    "rsqrt": (lambda x: 1 / np.sqrt(x), True), "tanh": (np.tanh, False),
+    "erf": (erf, False), "sigmoid": (sigmoid, False),
+    "silu": (lambda x: x * sigmoid(x), False), "gelu": (gelu, False),
+    "relu": (lambda x: np.maximum(x, 0), False), "neg": (np.negative, False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+@pytest.mark.parametrize("shape", [(2, 7, 37), (1, 1, 16), (128,)])
+def test_unary(rlx, name, shape):
+    fn, positive = UNARY[name]
+    x = randn(*shape)
+    if positive:
+        x = np.abs(x) + 0.1
+    check(rlx, f"mir.{name} %a0 : {{T}}", [x], fn(x).astype(np.float32))
+
+
+def test_gelu_tanh(rlx):
+    x = randn(3, 5, 33)
+    check(rlx, "mir.gelu %a0 {tanh_approx} : {T}", [x], gelu_tanh(x))
+
+
+BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
+          "div": np.divide, "max": np.maximum, "min": np.minimum,
+          "pow": np.power}
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@pytest.mark.parametrize("shapes", [((2, 7, 37), (2, 7, 37)),
+                                    ((2, 7, 37), (37,)),
+                                    ((7, 1), (7, 20)),
+                                    ((3, 1, 18), (1, 5, 1)),
+                                    ((4, 17), ())])
+def test_binary_broadcast(rlx, name, shapes):
+    a, b = randn(*shapes[0]), randn(*shapes[1])
+    if name == "pow":
+        a = np.abs(a) + 0.5
+    if name == "div":
+        b = np.where(np.abs(b) < 0.1, 0.5, b).astype(np.float32)
+    expected = BINARY[name](a, b).astype(np.float32)
+    check(rlx, f"mir.{name} %a0, %a1 : {{T}}", [a, b], expected, rtol=2e-5)
+
+
+def test_integer_binary(rlx):
+    a = rng.integers(-50, 50, (6, 9)).astype(np.int64)
+    b = rng.integers(-50, 50, (9,)).astype(np.int64)
+    check(rlx, "mir.sub %a0, %a1 : {T}", [a, b], a - b)
+
+
+@pytest.mark.parametrize("pred,fn", [("lt", np.less), ("ge", np.greater_equal),
+                                     ("eq", np.equal), ("ne", np.not_equal)])
+def test_compare_select(rlx, pred, fn):
+    a, b = randn(7, 37), randn(37)
+    b[:5] = a[0, :5]
+    x, y = randn(7, 37), randn(7, 1)
+    mlir = f"""func.func @f(%a: tensor<7x37xf32> {{rlx.name = "a0"}}, %b: tensor<37xf32> {{rlx.name = "a1"}}, %x: tensor<7x37xf32> {{rlx.name = "a2"}}, %y: tensor<7x1xf32> {{rlx.name = "a3"}}) -> (tensor<7x37xf32> {{rlx.name = "out"}}) {{
+  %c = mir.compare %a, %b {{predicate = #mir<cmp {pred}>}} : (tensor<7x37xf32>, tensor<37xf32>) -> tensor<7x37xi1>
+  %r = mir.select %c, %x, %y : (tensor<7x37xi1>, tensor<7x37xf32>, tensor<7x1xf32>) -> tensor<7x37xf32>
+  return %r : tensor<7x37xf32>
+}}"""
+    out = rlx.run(mlir, {"a0": a, "a1": b, "a2": x, "a3": y})["out"]
+    assert_close(out, np.where(fn(a, b), x, y))
+
+
+def test_cast(rlx):
+    a = rng.integers(-1000, 1000, (5, 19)).astype(np.int32)
+    check(rlx, "mir.cast %a0 : {T}", [a], a.astype(np.float32))
+
+
+def test_elementwise_region(rlx):
+    a, b = randn(3, 7, 40), randn(40)
+    op = """mir.elementwise %a0, %a1 {
+  ^bb0(%x: f32, %y: f32):
+    %m = arith.mulf %x, %y : f32
+    %t = math.tanh %m : f32
+    %c = arith.constant 2.0 : f32
+    %s = arith.addf %t, %c : f32
+    mir.yield %s : f32
+  } : {T}"""
+    check(rlx, op, [a, b], (np.tanh(a * b) + 2).astype(np.float32))
+
+
+@pytest.mark.parametrize("act,fn", [("silu", lambda x: x * sigmoid(x)),
+                                    ("gelu_tanh", gelu_tanh)])
+@pytest.mark.parametrize("shape", [(1, 7, 2 * 45), (2, 1, 2 * 64)])
+def test_fused_glu(rlx, act, fn, shape):
+    gu = randn(*shape)
+    half = shape[-1] // 2
+    expected = (fn(gu[..., :half]) * gu[..., half:]).astype(np.float32)
+    check(rlx, f"mir.fused_glu %a0 {{activation = #mir<activation {act}>}} : {{T}}",
+          [gu], expected)
+
+
+#===----------------------------------------------------------------------===#
+# Reductions, softmax and norms
+#===----------------------------------------------------------------------===#
+
+@pytest.mark.parametrize("name,fn", [("reduce_sum", np.sum),
+                                     ("reduce_mean", np.mean),
+                                     ("reduce_max", np.max)])
+@pytest.mark.parametrize("axes,keep", [((2,), False), ((1,), True),
+                                       ((0, 2), False), ((0, 1, 2), False)])
+def test_reduce(rlx, name, fn, axes, keep):
+    x = randn(3, 7, 37)
+    expected = fn(x, axis=axes, keepdims=keep).astype(np.float32)
+    axes_s = ", ".join(map(str, axes))
+    keep_s = ", keep_dims" if keep else ""
+    check(rlx, f"mir.{name} %a0 {{axes = array<i64: {axes_s}>{keep_s}}} : {{T}}",
+          [x], expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(3, 7, 129), (1, 1, 1), (2, 128, 16)])
+def test_softmax(rlx, shape):
+    x = randn(*shape, scale=3.0)
+    e = np.exp(x - x.max(-1, keepdims=True))
+    check(rlx, "mir.softmax %a0 {axis = -1 : i64} : {T}", [x],
+          (e / e.sum(-1, keepdims=True)).astype(np.float32), rtol=1e-4)
+
+
+def rms_norm(x, w, eps, unit=False):
+    y = x / np.sqrt((x.astype(np.float64) ** 2).mean(-1, keepdims=True) + eps)
+    return (y * ((1 + w) if unit else w)).astype(np.float32)
+
+
+def layer_norm(x, g, b, eps):
+    x64 = x.astype(np.float64)
+    m = x64.mean(-1, keepdims=True)
+    v = ((x64 - m) ** 2).mean(-1, keepdims=True)
+    return ((x64 - m) / np.sqrt(v + eps) * g + b).astype(np.float32)
+
+
+@pytest.mark.parametrize("shape", [(2, 7, 100), (1, 1, 64), (1, 128, 48)])
+@pytest.mark.parametrize("unit", [False, True])
+def test_rms_norm(rlx, shape, unit):
+    x, w = randn(*shape), randn(shape[-1])
+    attr = ", unit_offset" if unit else ""
+    check(rlx, f"mir.rms_norm %a0, %a1 {{epsilon = 1.0e-6 : f32{attr}}} : {{T}}",
+          [x, w], rms_norm(x, w, 1e-6, unit), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(2, 7, 100), (1, 1, 384)])
+def test_layer_norm(rlx, shape):
+    x, g, b = randn(*shape), randn(shape[-1]), randn(shape[-1])
+    check(rlx, "mir.layer_norm %a0, %a1, %a2 {epsilon = 1.0e-12 : f32} : {T}",
+          [x, g, b], layer_norm(x, g, b, 1e-12), rtol=1e-4, atol=1e-4)
+
+
+def test_fused_residual_rms_norm(rlx, tmp_path):
+    x, r, w = randn(2, 7, 72), randn(2, 7, 72), randn(72)
+    mlir = """func.func @f(%x: tensor<2x7x72xf32> {rlx.name = "x"}, %r: tensor<2x7x72xf32> {rlx.name = "r"}, %w: tensor<72xf32> {rlx.name = "w"}) -> (tensor<2x7x72xf32> {rlx.name = "sum"}, tensor<2x7x72xf32> {rlx.name = "normed"}) {
+  %s, %n = mir.fused_residual_rms_norm %x, %r, %w {epsilon = 1.0e-5 : f32, unit_offset} : (tensor<2x7x72xf32>, tensor<2x7x72xf32>, tensor<72xf32>) -> (tensor<2x7x72xf32>, tensor<2x7x72xf32>)
+  return %s, %n : tensor<2x7x72xf32>, tensor<2x7x72xf32>
+}"""
+    out = rlx.run(mlir, {"x": x, "r": r, "w": w})
+    assert_close(out["sum"], x + r)
+    assert_close(out["normed"], rms_norm(x + r, w, 1e-5, True), 1e-4, 1e-5)
+
+
+def test_fused_residual_layer_norm(rlx):
+    x, r, g, b = randn(1, 9, 40), randn(1, 9, 40), randn(40), randn(40)
+    mlir = """func.func @f(%x: tensor<1x9x40xf32> {rlx.name = "x"}, %r: tensor<1x9x40xf32> {rlx.name = "r"}, %g: tensor<40xf32> {rlx.name = "g"}, %b: tensor<40xf32> {rlx.name = "b"}) -> (tensor<1x9x40xf32> {rlx.name = "sum"}, tensor<1x9x40xf32> {rlx.name = "normed"}) {
+  %s, %n = mir.fused_residual_layer_norm %x, %r, %g, %b {epsilon = 1.0e-5 : f32} : (tensor<1x9x40xf32>, tensor<1x9x40xf32>, tensor<40xf32>, tensor<40xf32>) -> (tensor<1x9x40xf32>, tensor<1x9x40xf32>)
+  return %s, %n : tensor<1x9x40xf32>, tensor<1x9x40xf32>
+}"""
+    out = rlx.run(mlir, {"x": x, "r": r, "g": g, "b": b})
+    assert_close(out["sum"], x + r)
+    assert_close(out["normed"], layer_norm(x + r, g, b, 1e-5), 1e-4, 1e-4)
+
+
+#===----------------------------------------------------------------------===#
+# Matrix products
+#===----------------------------------------------------------------------===#
+
+@pytest.mark.parametrize("lhs,rhs,flags,ref", [
+    ((7, 37), (29, 37), "{transpose_rhs}", lambda a, b: a @ b.T),
+    ((2, 7, 37), (37, 29), "", lambda a, b: a @ b),
+    ((1, 1, 64), (96, 64), "{transpose_rhs}", lambda a, b: a @ b.T),
+    ((37, 7), (37, 29), "{transpose_lhs}", lambda a, b: a.T @ b),
+    ((2, 128, 64), (64, 64), "{transpose_rhs}", lambda a, b: a @ b.T),
+])
+def test_matmul(rlx, lhs, rhs, flags, ref):
+    a, b = randn(*lhs), randn(*rhs)
+    check(rlx, f"mir.matmul %a0, %a1 {flags} : {{T}}", [a, b],
+          ref(a, b).astype(np.float32), rtol=1e-4, atol=1e-4)
+
+
+def test_batch_matmul(rlx):
+    a, b = randn(3, 7, 16), randn(3, 9, 16)
+    check(rlx, "mir.batch_matmul %a0, %a1 {transpose_rhs} : {T}", [a, b],
+          np.einsum("bmk,bnk->bmn", a, b), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("act,fn", [("gelu", gelu), ("silu", lambda x: x * sigmoid(x)),
+                                    ("none", lambda x: x)])
+def test_fused_matmul(rlx, act, fn):
+    x, w, b, r = randn(2, 7, 48), randn(40, 48, scale=0.2), randn(40), randn(2, 7, 40)
+    expected = (fn(x @ w.T + b) + r).astype(np.float32)
+    check(rlx, f"mir.fused_matmul %a0, %a1 bias(%a2) residual(%a3) "
+          f"{{transpose_rhs, activation = #mir<activation {act}>}} : {{T}}",
+          [x, w, b, r], expected, rtol=1e-4, atol=1e-4)
+
+
+def test_fused_matmul_residual_only(rlx):
+    x, w, r = randn(5, 33), randn(33, 20), randn(5, 20)
+    check(rlx, "mir.fused_matmul %a0, %a1 residual(%a2) : {T}", [x, w, r],
+          (x @ w + r).astype(np.float32), rtol=1e-4, atol=1e-4)
+
+
+#===----------------------------------------------------------------------===#
+# Attention and RoPE
+#===----------------------------------------------------------------------===#
+
+def ref_attention(q, k, v, heads, kv_heads, hd, scale, mask_kind="causal",
+                  window=0, softcap=0.0, mask=None):
+    b, tq, _ = q.shape
+    tk = k.shape[1]
+    g = heads // kv_heads
+    qh = q.reshape(b, tq, heads, hd).transpose(0, 2, 1, 3).astype(np.float64)
+    kh = np.repeat(k.reshape(b, tk, kv_heads, hd).transpose(0, 2, 1, 3), g, 1)
+    vh = np.repeat(v.reshape(b, tk, kv_heads, hd).transpose(0, 2, 1, 3), g, 1)
+    s = qh @ kh.transpose(0, 1, 3, 2) * scale
+    if softcap > 0:
+        s = softcap * np.tanh(s / softcap)
+    pos = np.arange(tq)[:, None] + (tk - tq)
+    j = np.arange(tk)[None, :]
+    keep = np.ones((tq, tk), bool)
+    if mask_kind in ("causal", "sliding_window"):
+        keep &= j <= pos
+    if mask_kind == "sliding_window":
+        keep &= pos - j < window
+    keep = np.broadcast_to(keep, s.shape).copy()
+    if mask is not None:
+        keep &= (mask != 0)[:, None, None, :]
+    s = np.where(keep, s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p = p / p.sum(-1, keepdims=True)
+    o = p @ vh
+    return o.transpose(0, 2, 1, 3).reshape(b, tq, heads * hd).astype(np.float32)
+
+
+ATTN_CASES = [
+    # (batch, tq, tk, heads, kv_heads, hd, mask, window, softcap)
+    (1, 7, 7, 4, 2, 16, "causal", 0, 0.0),
+    (2, 5, 5, 4, 4, 16, "none", 0, 0.0),
+    (1, 1, 9, 4, 1, 32, "causal", 0, 0.0),
+    (1, 128, 128, 2, 1, 64, "causal", 0, 0.0),
+    (1, 12, 12, 2, 2, 16, "sliding_window", 4, 0.0),
+    (1, 6, 6, 2, 1, 16, "causal", 0, 5.0),
+    (1, 3, 10, 8, 2, 24, "causal", 0, 0.0),
+]
+
+
+@pytest.mark.parametrize("b,tq,tk,h,kv,hd,mask,window,softcap", ATTN_CASES)
+def test_attention(rlx, b, tq, tk, h, kv, hd, mask, window, softcap):
+    q, k, v = randn(b, tq, h * hd), randn(b, tk, kv * hd), randn(b, tk, kv * hd)
+    scale = 1 / math.sqrt(hd)
+    expected = ref_attention(q, k, v, h, kv, hd, scale, mask, window, softcap)
+    attrs = (f"num_heads = {h} : i64, num_kv_heads = {kv} : i64, head_dim = {hd} : i64, "
+             f"scale = {scale} : f32, softcap = {softcap} : f32, "
+             f"mask_kind = #mir<mask {mask}>, window = {window} : i64")
+    check(rlx, f"mir.attention %a0, %a1, %a2 {{{attrs}}} : {{T}}", [q, k, v],
+          expected, rtol=1e-4, atol=1e-4)
+
+
+def test_attention_padding_mask(rlx):
+    b, t, h, hd = 2, 6, 2, 16
+    q, k, v = randn(b, t, h * hd), randn(b, t, h * hd), randn(b, t, h * hd)
+    mask = np.array([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]], np.int32)
+    expected = ref_attention(q, k, v, h, h, hd, 0.25, "none", mask=mask)
+    attrs = (f"num_heads = {h} : i64, num_kv_heads = {h} : i64, head_dim = {hd} : i64, "
+             "scale = 0.25 : f32, mask_kind = #mir<mask padding>")
+    check(rlx, f"mir.attention %a0, %a1, %a2 mask(%a3) {{{attrs}}} : {{T}}",
+          [q, k, v, mask], expected, rtol=1e-4, atol=1e-4)
+
+
+def ref_rope(x, pos, hd, rot, theta, interleaved=False, inv_freq=None):
+    b, t, w = x.shape
+    if inv_freq is None:
+        inv_freq = 1.0 / (np.float32(theta) ** (np.arange(0, rot, 2, dtype=np.float32) / np.float32(rot)))
+    pos = np.broadcast_to(pos, (b, t)).astype(np.float32)
+    ang = pos[..., None] * inv_freq.astype(np.float32)  # [b, t, rot/2]
+    c, s = np.cos(ang), np.sin(ang)
+    out = x.copy().reshape(b, t, w // hd, hd)
+    xr = x.reshape(b, t, w // hd, hd)
+    c, s = c[:, :, None, :], s[:, :, None, :]
+    if interleaved:
+        x1, x2 = xr[..., 0:rot:2], xr[..., 1:rot:2]
+        out[..., 0:rot:2] = x1 * c - x2 * s
+        out[..., 1:rot:2] = x2 * c + x1 * s
+    else:
+        x1, x2 = xr[..., :rot // 2], xr[..., rot // 2:rot]
+        out[..., :rot // 2] = x1 * c - x2 * s
+        out[..., rot // 2:rot] = x2 * c + x1 * s
+    return out.reshape(b, t, w).astype(np.float32)
+
+
+@pytest.mark.parametrize("style", ["half", "interleaved"])
+@pytest.mark.parametrize("b,t,heads,hd,rot,pos_rank", [
+    (1, 7, 4, 16, 16, 1), (2, 5, 2, 64, 64, 2), (1, 1, 3, 32, 16, 2),
+    (1, 9, 2, 48, 48, 1)])
+def test_rope(rlx, style, b, t, heads, hd, rot, pos_rank):
+    x = randn(b, t, heads * hd)
+    pos = (rng.integers(0, 500, (b, t)) if pos_rank == 2
+           else rng.integers(0, 500, (t,))).astype(np.int32)
+    expected = ref_rope(x, pos, hd, rot, 10000.0, style == "interleaved")
+    check(rlx, f"mir.rope %a0, %a1 {{head_dim = {hd} : i64, rotary_dim = {rot} : i64, "
+          f"theta = 10000.0 : f32, style = #mir<rope_style {style}>}} : {{T}}",
+          [x, pos], expected, rtol=1e-4, atol=1e-4)
+
+
+def test_rope_inv_freq(rlx):
+    x, pos = randn(1, 6, 32), np.arange(100, 106, dtype=np.int64)
+    inv = (rng.random(8) * 0.5).astype(np.float32)
+    expected = ref_rope(x, pos, 16, 16, 0, inv_freq=inv)
+    check(rlx, "mir.rope %a0, %a1 inv_freq(%a2) {head_dim = 16 : i64, rotary_dim = 16 : i64} : {T}",
+          [x, pos, inv], expected, rtol=1e-4, atol=1e-4)
+
+
+#===----------------------------------------------------------------------===#
+# Data movement
+#===----------------------------------------------------------------------===#
+
+def test_gather(rlx):
+    table, ids = randn(50, 33), rng.integers(0, 50, (2, 7)).astype(np.int32)
+    check(rlx, "mir.gather %a0, %a1 {axis = 0 : i64} : {T}", [table, ids],
+          table[ids])
+
+
+def test_gather_rejects_out_of_range_ids(rlx):
+    table, ids = randn(10, 4), np.array([[1, 12]], np.int32)
+    mlir = module("mir.gather %a0, %a1 {axis = 0 : i64} : {T}", [table, ids],
+                  table[[[1, 2]]])
+    err = rlx.run(mlir, {"a0": table, "a1": ids}, expect_fail=True)
+    assert "input 'a1': value 12 at flat index 1 is outside [0, 10)" in err
+
+
+@pytest.mark.parametrize("src,dst", [((2, 6, 10), (12, 10)), ((4, 15), (2, 2, 15)),
+                                     ((3, 4), (12,))])
+def test_reshape(rlx, src, dst):
+    x = randn(*src)
+    check(rlx, "mir.reshape %a0 : {T}", [x], x.reshape(dst))
+
+
+@pytest.mark.parametrize("perm", [(1, 0, 2), (0, 2, 1), (2, 0, 1)])
+def test_transpose(rlx, perm):
+    x = randn(3, 5, 7)
+    p = ", ".join(map(str, perm))
+    check(rlx, f"mir.transpose %a0 {{permutation = array<i64: {p}>}} : {{T}}", [x],
+          np.transpose(x, perm).copy())
+
+
+@pytest.mark.parametrize("axis,start,size", [(0, 1, 2), (1, -1, 1), (2, 3, 9), (2, 0, 12)])
+def test_slice(rlx, axis, start, size):
+    x = randn(3, 7, 12)
+    s = start % x.shape[axis]
+    expected = np.take(x, range(s, s + size), axis=axis)
+    check(rlx, f"mir.slice %a0 {{axis = {axis} : i64, start = {start} : i64, size = {size} : i64}} : {{T}}",
+          [x], expected)
+
+
+def test_slice_of_slice_feeds_kernel(rlx):
+    # A strided alias (a slice of the last dim) read by an elementwise kernel.
+    x = randn(4, 30)
+    mlir = """func.func @f(%x: tensor<4x30xf32> {rlx.name = "x"}) -> (tensor<4x10xf32> {rlx.name = "out"}) {
+  %s = mir.slice %x {axis = 1 : i64, start = 10 : i64, size = 10 : i64} : (tensor<4x30xf32>) -> tensor<4x10xf32>
+  %r = mir.exp %s : (tensor<4x10xf32>) -> tensor<4x10xf32>
+  return %r : tensor<4x10xf32>
+}"""
+    assert_close(rlx.run(mlir, {"x": x})["out"], np.exp(x[:, 10:20]))
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_concat(rlx, axis):
+    shapes = [[2, 3, 5], [2, 3, 5], [2, 3, 5]]
+    shapes[1][axis] = 4
+    xs = [randn(*s) for s in shapes]
+    check(rlx, f"mir.concat %a0, %a1, %a2 {{axis = {axis} : i64}} : {{T}}", xs,
+          np.concatenate(xs, axis))
+
+
+def test_broadcast(rlx):
+    x = randn(3, 1, 5)
+    check(rlx, "mir.broadcast %a0 : {T}", [x], np.broadcast_to(x, (2, 3, 4, 5)).copy())
+
+
+def test_iota(rlx):
+    mlir = """func.func @f() -> (tensor<3x5xi64> {rlx.name = "out"}) {
+  %r = mir.iota {axis = 1 : i64} : tensor<3x5xi64>
+  return %r : tensor<3x5xi64>
+}"""
+    out = rlx.run(mlir, {})["out"]
+    np.testing.assert_array_equal(out, np.broadcast_to(np.arange(5), (3, 5)))
+
+
+def test_constant_and_param(rlx):
+    w = randn(6)
+    mlir = """func.func @f(%x: tensor<2x6xf32> {rlx.name = "x"}) -> (tensor<2x6xf32> {rlx.name = "out"}) {
+  %w = mir.param "w" : tensor<6xf32>
+  %c = mir.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]> : tensor<6xf32>
+  %a = mir.mul %x, %w : (tensor<2x6xf32>, tensor<6xf32>) -> tensor<2x6xf32>
+  %r = mir.add %a, %c : (tensor<2x6xf32>, tensor<6xf32>) -> tensor<2x6xf32>
+  return %r : tensor<2x6xf32>
+}"""
+    x = randn(2, 6)
+    out = rlx.run(mlir, {"x": x}, {"w": w})["out"]
+    assert_close(out, x * w + np.arange(1, 7, dtype=np.float32))
+
+
+#===----------------------------------------------------------------------===#
+# Fused attention block
+#===----------------------------------------------------------------------===#
+
+@pytest.mark.parametrize("qk_norm,bias", [(False, False), (True, False), (False, True)])
+def test_attention_block(rlx, qk_norm, bias):
+    b, t, hidden, h, kv, hd = 1, 7, 48, 4, 2, 16
+    x = randn(b, t, hidden)
+    wqkv = randn((h + 2 * kv) * hd, hidden, scale=0.2)
+    wo = randn(hidden, h * hd, scale=0.2)
+    pos = np.arange(t, dtype=np.int32)
+    qn, kn = randn(hd), randn(hd)
+    bq, bo = randn((h + 2 * kv) * hd), randn(hidden)
+    qkv = x @ wqkv.T + (bq if bias else 0)
+    q, k, v = qkv[..., :h * hd], qkv[..., h * hd:(h + kv) * hd], qkv[..., (h + kv) * hd:]
+    if qk_norm:
+        q = rms_norm(q.reshape(b, t, h, hd), qn, 1e-6).reshape(b, t, h * hd)
+        k = rms_norm(k.reshape(b, t, kv, hd), kn, 1e-6).reshape(b, t, kv * hd)
+    q = ref_rope(q.astype(np.float32), pos, hd, hd, 10000.0)
+    k = ref_rope(k.astype(np.float32), pos, hd, hd, 10000.0)
+    o = ref_attention(q, k, v.astype(np.float32), h, kv, hd, 0.25)
+    expected = (o @ wo.T + (bo if bias else 0)).astype(np.float32)
+    inputs = [x, wqkv, wo, pos]
+    groups = "positions(%a3)"
+    if qk_norm:
+        inputs += [qn, kn]
+        groups += " q_norm(%a4) k_norm(%a5)"
+    if bias:
+        inputs += [bq, bo]
+        groups += " qkv_bias(%a4) out_bias(%a5)"
+    attrs = (f"num_heads = {h} : i64, num_kv_heads = {kv} : i64, head_dim = {hd} : i64, "
+             f"rotary_dim = {hd} : i64, rope_theta = 10000.0 : f32, scale = 0.25 : f32, "
+             "mask_kind = #mir<mask causal>, norm_epsilon = 1.0e-6 : f32")
+    check(rlx, f"mir.attention_block %a0, %a1, %a2 {groups} {{{attrs}}} : {{T}}",
+          inputs, expected, rtol=1e-4, atol=1e-4)

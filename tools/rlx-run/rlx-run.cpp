@@ -1,0 +1,255 @@
+//===- rlx-run.cpp - Compile and run an RLX module ------------------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// rlx-run compiles an .mlir file at any level (HIR, MIR, LIR) for the CPU and
+// runs it on inputs from .npy files, with parameters from a safetensors file
+// or .npy files; outputs are printed and optionally written as .npy. Every
+// bad input is a clear error and a non-zero exit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Compiler/Session.h"
+#include "RLX/Weights/Npy.h"
+#include "RLX/Weights/SafeTensors.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+#include <chrono>
+#include <cmath>
+
+using namespace rlx;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("rlx-run options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                                      cl::desc("<module.mlir>"),
+                                      cl::cat(category));
+static cl::list<std::string>
+    inputs("input",
+           cl::desc("An input: name=file.npy (repeatable); its shape "
+                    "specializes dynamic dims"),
+           cl::cat(category));
+static cl::list<std::string>
+    paramFiles("param", cl::desc("A parameter: name=file.npy (repeatable)"),
+               cl::cat(category));
+static cl::opt<std::string>
+    weights("params",
+            cl::desc("Load every parameter from a safetensors file or an HF "
+                     "model directory"),
+            cl::cat(category));
+static cl::opt<std::string>
+    outputDir("output-dir", cl::desc("Write each output as <name>.npy"),
+              cl::cat(category));
+static cl::opt<std::string> dumpIR("dump-ir",
+                                   cl::desc("Write every stage's IR to a dir"),
+                                   cl::cat(category));
+static cl::opt<std::string>
+    profilePath("profile", cl::desc("Compile profile (*.rlx.toml)"),
+                cl::cat(category));
+static cl::opt<std::string>
+    presetName("preset", cl::desc("Compile profile preset (e.g. encoder)"),
+               cl::cat(category));
+static cl::opt<std::string>
+    policy("policy", cl::desc("Override the fusion policy: direct | fusable"),
+           cl::cat(category));
+static cl::opt<std::string> entry("entry",
+                                  cl::desc("Function to compile (default: the "
+                                           "only public one)"),
+                                  cl::cat(category));
+static cl::opt<unsigned> repeat("repeat",
+                                cl::desc("Run N times and report the median"),
+                                cl::init(1), cl::cat(category));
+static cl::opt<std::string>
+    aot("aot",
+        cl::desc("Compile to <prefix>.so + <prefix>.json, then load that "
+                 "library (no MLIR) and run it"),
+        cl::cat(category));
+static cl::opt<bool> quiet("quiet", cl::desc("Print outputs only"),
+                           cl::cat(category));
+
+static int fail(llvm::Error err) {
+  llvm::WithColor::error(llvm::errs(), "rlx-run")
+      << llvm::toString(std::move(err)) << "\n";
+  return 1;
+}
+
+static int fail(const llvm::Twine &msg) {
+  return fail(llvm::createStringError(llvm::inconvertibleErrorCode(), msg));
+}
+
+static llvm::Expected<std::pair<std::string, std::string>>
+splitAssignment(llvm::StringRef flag, llvm::StringRef arg) {
+  auto [name, path] = arg.split('=');
+  if (name.empty() || path.empty())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "--" + flag + " expects name=file.npy, got '" + arg + "'");
+  return std::make_pair(name.str(), path.str());
+}
+
+static llvm::Expected<Tensor> readTensor(llvm::StringRef path) {
+  llvm::Expected<NpyArray> array = readNpy(path);
+  if (!array)
+    return array.takeError();
+  Tensor t(array->dtype, array->shape);
+  if (t.byteSize() != array->data.size())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   path + ": unsupported .npy dtype");
+  std::copy(array->data.begin(), array->data.end(), t.mutableBytes().begin());
+  return t;
+}
+
+static void printTensor(llvm::StringRef name, const Tensor &t) {
+  llvm::outs() << name << ": " << t.describe();
+  if (t.dtype() == DType::F32) {
+    auto v = t.data<float>();
+    double sum = 0, sumAbs = 0;
+    for (float x : v) {
+      sum += x;
+      sumAbs += std::fabs(x);
+    }
+    llvm::outs() << "  sum " << llvm::format("%.6g", sum) << "  mean|x| "
+                 << llvm::format("%.6g", v.empty() ? 0.0 : sumAbs / v.size())
+                 << "  [";
+    for (size_t i = 0; i < v.size() && i < 6; ++i)
+      llvm::outs() << (i ? ", " : "") << llvm::format("%.6g", v[i]);
+    llvm::outs() << (v.size() > 6 ? ", ...]" : "]");
+  }
+  llvm::outs() << "\n";
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "rlx-run: compile an RLX module (HIR, MIR or LIR) for the CPU and run "
+      "it\n\n  rlx-run model.mlir --input tokens=ids.npy --params "
+      "weights.safetensors --output-dir out/\n");
+
+  CompileOptions options;
+  if (!profilePath.empty() && !presetName.empty())
+    return fail("--profile and --preset are exclusive");
+  if (!profilePath.empty()) {
+    auto profile = CompileProfile::fromTomlFile(profilePath);
+    if (!profile)
+      return fail(profile.takeError());
+    options.profile = *profile;
+  } else if (!presetName.empty()) {
+    auto profile = CompileProfile::preset(presetName);
+    if (!profile)
+      return fail("unknown preset '" + presetName + "'");
+    options.profile = *profile;
+  }
+  if (!policy.empty()) {
+    auto p = symbolizeFusionPolicy(policy);
+    if (!p)
+      return fail("--policy must be direct or fusable, got '" + policy + "'");
+    options.profile.fusion.policy = *p;
+  }
+  options.dumpDir = dumpIR;
+  options.entry = entry;
+
+  TensorMap_t feeds;
+  for (const std::string &arg : inputs) {
+    auto kv = splitAssignment("input", arg);
+    if (!kv)
+      return fail(kv.takeError());
+    auto t = readTensor(kv->second);
+    if (!t)
+      return fail(t.takeError());
+    options.inputShapes[kv->first] =
+        llvm::SmallVector<int64_t, 4>(t->shape().begin(), t->shape().end());
+    feeds.emplace(kv->first, std::move(*t));
+  }
+
+  Session session(Device::Cpu);
+  llvm::Expected<CompiledModel> compiled =
+      llvm::createStringError(llvm::inconvertibleErrorCode(), "unset");
+  llvm::consumeError(compiled.takeError());
+  if (aot.empty()) {
+    compiled = session.compileFile(inputFile, options);
+  } else {
+    if (llvm::Error err = session.compileFileToLibrary(inputFile, aot, options))
+      return fail(std::move(err));
+    compiled = CompiledModel::loadLibrary(aot + ".so", aot + ".json");
+  }
+  if (!compiled)
+    return fail(compiled.takeError());
+  const CompileStats &stats = session.lastStats();
+  if (!quiet)
+    llvm::outs() << "compiled " << inputFile << " in "
+                 << llvm::format("%.3f", stats.compileSeconds)
+                 << " s: " << stats.kernels << " kernels ("
+                 << stats.kernelFunctions << " functions), arena "
+                 << stats.arenaBytes << " bytes (naive " << stats.naiveBytes
+                 << "), params " << stats.paramBytes
+                 << " bytes; fused ops: " << stats.fusedOps << "\n";
+
+  if (!weights.empty()) {
+    auto source = llvm::sys::fs::is_directory(weights)
+                      ? SafeTensorsFile::openModelDir(weights)
+                      : llvm::Expected<std::unique_ptr<WeightSource>>(
+                            SafeTensorsFile::open(weights));
+    if (!source)
+      return fail(source.takeError());
+    if (llvm::Error err = compiled->loadParams(**source))
+      return fail(std::move(err));
+  }
+  for (const std::string &arg : paramFiles) {
+    auto kv = splitAssignment("param", arg);
+    if (!kv)
+      return fail(kv.takeError());
+    auto t = readTensor(kv->second);
+    if (!t)
+      return fail(t.takeError());
+    if (llvm::Error err = compiled->setParam(kv->first, *t))
+      return fail(std::move(err));
+  }
+
+  std::vector<double> times;
+  TensorMap_t outputs;
+  for (unsigned i = 0; i < std::max(1u, unsigned(repeat)); ++i) {
+    auto start = std::chrono::steady_clock::now();
+    auto result = compiled->run(feeds);
+    if (!result)
+      return fail(result.takeError());
+    times.push_back(std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count());
+    outputs = std::move(*result);
+  }
+  llvm::sort(times);
+  if (!quiet)
+    llvm::outs() << "ran in " << llvm::format("%.3f", times[times.size() / 2])
+                 << " ms" << (times.size() > 1 ? " (median)" : "") << "\n";
+  for (auto &[name, t] : outputs) {
+    printTensor(name, t);
+    if (outputDir.empty())
+      continue;
+    llvm::sys::fs::create_directories(outputDir);
+    llvm::SmallString<128> path(outputDir.getValue());
+    llvm::sys::path::append(path, name + ".npy");
+    llvm::Error err = llvm::Error::success();
+    if (t.dtype() == DType::F32)
+      err = writeNpy(path, t.shape(), t.data<float>());
+    else if (t.dtype() == DType::I32)
+      err = writeNpy(path, t.shape(), t.data<int32_t>());
+    else if (t.dtype() == DType::I64)
+      err = writeNpy(path, t.shape(), t.data<int64_t>());
+    else
+      err = llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                    "output '" + name +
+                                        "': no .npy writer for its dtype");
+    if (err)
+      return fail(std::move(err));
+  }
+  return 0;
+}
