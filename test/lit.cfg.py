@@ -19,13 +19,17 @@ config.test_exec_root = os.path.join(config.rlx_obj_root, "test")
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%rlx_src", config.rlx_src_root))
 config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%rlx_tools", config.rlx_tools_dir))
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP", "XDG_RUNTIME_DIR",
                                      "OPENBLAS_CORETYPE", "VK_ICD_FILENAMES"])
 llvm_config.use_default_substitutions()
+# `not` and `count` at the start of a RUN line are found on PATH.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.rlx_tools_dir, config.llvm_tools_dir]
 tools = [ToolSubst("rlx-opt", unresolved="ignore"),
          ToolSubst("rlx-run", unresolved="ignore"),
+         ToolSubst("rlx-exec", unresolved="ignore"),
          ToolSubst("rlx-bench", unresolved="ignore")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

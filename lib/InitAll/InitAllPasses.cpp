@@ -8,6 +8,7 @@
 #include "RLX/InitAllPasses.h"
 #include "RLX/Conversion/LIRToLLVM/LIRToLLVM.h"
 #include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/LIR/Transforms/Passes.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 #include "RLX/Transforms/Pipelines.h"
 #include "mlir/Transforms/Passes.h"
@@ -15,6 +16,7 @@
 void mlir::rlx::registerAllRLXPasses() {
   registerRLXConversionPasses();
   registerRLXMIRTransformsPasses();
+  lir::registerLIRPasses();
   registerRLXPipelines();
   registerLIRToLLVMPipeline();
   // Upstream passes used in RLX pipelines and tests.

@@ -6,7 +6,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Runtime/Tensor.h"
+#include "RLX/Weights/Npy.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
+#include <cmath>
 #include <cstring>
 
 using namespace rlx;
@@ -50,4 +53,50 @@ Tensor Tensor::fromI64(llvm::ArrayRef<int64_t> shape,
 
 std::string Tensor::describe() const {
   return (dtypeName(type) + formatShape(dims)).str();
+}
+
+std::string Tensor::summary() const {
+  std::string s = describe();
+  if (type != DType::F32)
+    return s;
+  llvm::raw_string_ostream os(s);
+  auto v = data<float>();
+  double sum = 0, sumAbs = 0;
+  for (float x : v) {
+    sum += x;
+    sumAbs += std::fabs(x);
+  }
+  os << "  sum " << llvm::format("%.6g", sum) << "  mean|x| "
+     << llvm::format("%.6g", v.empty() ? 0.0 : sumAbs / v.size()) << "  [";
+  for (size_t i = 0; i < v.size() && i < 6; ++i)
+    os << (i ? ", " : "") << llvm::format("%.6g", v[i]);
+  os << (v.size() > 6 ? ", ...]" : "]");
+  return s;
+}
+
+llvm::Expected<Tensor> rlx::readTensorNpy(llvm::StringRef path) {
+  llvm::Expected<NpyArray> array = readNpy(path);
+  if (!array)
+    return array.takeError();
+  Tensor t(array->dtype, array->shape);
+  if (t.byteSize() != array->data.size())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   path + ": unsupported .npy dtype");
+  std::memcpy(t.mutableBytes().data(), array->data.data(), t.byteSize());
+  return t;
+}
+
+llvm::Error rlx::writeTensorNpy(llvm::StringRef path, const Tensor &t) {
+  switch (t.dtype()) {
+  case DType::F32:
+    return writeNpy(path, t.shape(), t.data<float>());
+  case DType::I32:
+    return writeNpy(path, t.shape(), t.data<int32_t>());
+  case DType::I64:
+    return writeNpy(path, t.shape(), t.data<int64_t>());
+  default:
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   path + ": no .npy writer for " +
+                                       t.describe());
+  }
 }

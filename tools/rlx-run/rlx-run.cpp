@@ -22,7 +22,6 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
-#include <cmath>
 
 using namespace rlx;
 namespace cl = llvm::cl;
@@ -94,37 +93,6 @@ splitAssignment(llvm::StringRef flag, llvm::StringRef arg) {
   return std::make_pair(name.str(), path.str());
 }
 
-static llvm::Expected<Tensor> readTensor(llvm::StringRef path) {
-  llvm::Expected<NpyArray> array = readNpy(path);
-  if (!array)
-    return array.takeError();
-  Tensor t(array->dtype, array->shape);
-  if (t.byteSize() != array->data.size())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   path + ": unsupported .npy dtype");
-  std::copy(array->data.begin(), array->data.end(), t.mutableBytes().begin());
-  return t;
-}
-
-static void printTensor(llvm::StringRef name, const Tensor &t) {
-  llvm::outs() << name << ": " << t.describe();
-  if (t.dtype() == DType::F32) {
-    auto v = t.data<float>();
-    double sum = 0, sumAbs = 0;
-    for (float x : v) {
-      sum += x;
-      sumAbs += std::fabs(x);
-    }
-    llvm::outs() << "  sum " << llvm::format("%.6g", sum) << "  mean|x| "
-                 << llvm::format("%.6g", v.empty() ? 0.0 : sumAbs / v.size())
-                 << "  [";
-    for (size_t i = 0; i < v.size() && i < 6; ++i)
-      llvm::outs() << (i ? ", " : "") << llvm::format("%.6g", v[i]);
-    llvm::outs() << (v.size() > 6 ? ", ...]" : "]");
-  }
-  llvm::outs() << "\n";
-}
-
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
@@ -162,7 +130,7 @@ int main(int argc, char **argv) {
     auto kv = splitAssignment("input", arg);
     if (!kv)
       return fail(kv.takeError());
-    auto t = readTensor(kv->second);
+    auto t = readTensorNpy(kv->second);
     if (!t)
       return fail(t.takeError());
     options.inputShapes[kv->first] =
@@ -207,7 +175,7 @@ int main(int argc, char **argv) {
     auto kv = splitAssignment("param", arg);
     if (!kv)
       return fail(kv.takeError());
-    auto t = readTensor(kv->second);
+    auto t = readTensorNpy(kv->second);
     if (!t)
       return fail(t.takeError());
     if (llvm::Error err = compiled->setParam(kv->first, *t))
@@ -231,23 +199,13 @@ int main(int argc, char **argv) {
     llvm::outs() << "ran in " << llvm::format("%.3f", times[times.size() / 2])
                  << " ms" << (times.size() > 1 ? " (median)" : "") << "\n";
   for (auto &[name, t] : outputs) {
-    printTensor(name, t);
+    llvm::outs() << name << ": " << t.summary() << "\n";
     if (outputDir.empty())
       continue;
     llvm::sys::fs::create_directories(outputDir);
     llvm::SmallString<128> path(outputDir.getValue());
     llvm::sys::path::append(path, name + ".npy");
-    llvm::Error err = llvm::Error::success();
-    if (t.dtype() == DType::F32)
-      err = writeNpy(path, t.shape(), t.data<float>());
-    else if (t.dtype() == DType::I32)
-      err = writeNpy(path, t.shape(), t.data<int32_t>());
-    else if (t.dtype() == DType::I64)
-      err = writeNpy(path, t.shape(), t.data<int64_t>());
-    else
-      err = llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                    "output '" + name +
-                                        "': no .npy writer for its dtype");
+    llvm::Error err = writeTensorNpy(path, t);
     if (err)
       return fail(std::move(err));
   }

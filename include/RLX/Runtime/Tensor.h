@@ -17,6 +17,7 @@
 #include "RLX/Weights/Tensor.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Error.h"
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -56,12 +57,20 @@ public:
 
   /// "f32[1, 8, 64]".
   std::string describe() const;
+  /// describe() plus, for f32, the sum, the mean magnitude and the first
+  /// values: what the tools print for an output.
+  std::string summary() const;
 
 private:
   DType type = DType::F32;
   llvm::SmallVector<int64_t, 4> dims;
   std::vector<uint8_t> storage;
 };
+
+/// Reads a `.npy` file (f32, f16, i32, i64, bool, u8) into a Tensor.
+llvm::Expected<Tensor> readTensorNpy(llvm::StringRef path);
+/// Writes an f32, i32 or i64 tensor as `.npy`.
+llvm::Error writeTensorNpy(llvm::StringRef path, const Tensor &tensor);
 
 } // namespace rlx
 

@@ -36,6 +36,7 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -65,25 +66,23 @@ private:
   Value globalFor(OpBuilder &b, Location loc, DenseElementsAttr value);
 
   ModuleOp module;
-  llvm::StringMap<func::FuncOp> kernelCache;
+  llvm::StringMap<SmallVector<std::pair<lir::KernelOp, func::FuncOp>>>
+      kernelCache;
   unsigned kernelCount = 0, globalCount = 0;
 };
 
 } // namespace
 
-/// A key that is equal for kernels computing the same thing on the same
-/// types: the body printed generically with local names.
+/// A bucket key for kernels that may compute the same thing: the operand
+/// types and the ops of the body. Candidates in a bucket are compared with
+/// OperationEquivalence.
 static std::string kernelKey(lir::KernelOp kernel) {
   std::string key;
   llvm::raw_string_ostream os(key);
   for (Value v : kernel->getOperands())
     os << v.getType() << ";";
-  OpPrintingFlags flags;
-  flags.printGenericOpForm().useLocalScope().skipRegions(false);
-  for (Operation &op : kernel.getBody().front()) {
-    op.print(os, flags);
-    os << "\n";
-  }
+  for (Operation &op : kernel.getBody().front())
+    os << op.getName() << ";";
   return key;
 }
 
@@ -106,9 +105,11 @@ Value EntryLowering::globalFor(OpBuilder &b, Location loc,
 FailureOr<func::FuncOp> EntryLowering::kernelFunction(lir::KernelOp kernel,
                                                       StringRef entryName) {
   std::string key = kernelKey(kernel);
-  auto it = kernelCache.find(key);
-  if (it != kernelCache.end())
-    return it->second;
+  for (auto &[other, fn] : kernelCache[key])
+    if (OperationEquivalence::isRegionEquivalentTo(
+            &other.getBody(), &kernel.getBody(),
+            OperationEquivalence::IgnoreLocations))
+      return fn;
 
   OpBuilder b(module.getContext());
   b.setInsertionPointToEnd(module.getBody());
@@ -175,7 +176,7 @@ FailureOr<func::FuncOp> EntryLowering::kernelFunction(lir::KernelOp kernel,
       return failure();
   }
   func::ReturnOp::create(b, loc);
-  kernelCache[key] = fn;
+  kernelCache[key].push_back({kernel, fn});
   return fn;
 }
 
@@ -226,7 +227,6 @@ LogicalResult EntryLowering::lower(lir::EntryOp entry) {
     }
   }
   func::ReturnOp::create(b, loc);
-  entry.erase();
   return success();
 }
 
@@ -242,6 +242,9 @@ struct ConvertLIRToLoopsPass
     for (lir::EntryOp entry : entries)
       if (failed(lowering.lower(entry)))
         return signalPassFailure();
+    // Entries go last: the kernel cache compares against their bodies.
+    for (lir::EntryOp entry : entries)
+      entry.erase();
   }
 };
 

@@ -124,6 +124,8 @@ private:
     Operation *op = nullptr;
     SmallVector<Value> inputs;
     SmallVector<int> inViews, outViews;
+    /// For an output copy of a constant: the constant.
+    Value constant;
   };
   SmallVector<Kernel> kernels;
   llvm::StringMap<int> paramByName;
@@ -316,9 +318,12 @@ FailureOr<lir::EntryOp> FuncConverter::run(ArenaStats *stats) {
       v = it->second;
     } else {
       Kernel k;
-      k.inputs.push_back(value);
-      if (it != viewOf.end())
+      if (it != viewOf.end()) {
+        k.inputs.push_back(value);
         k.inViews.push_back(it->second);
+      } else {
+        k.constant = value;
+      }
       v = newBuffer(value.getType(), kernels.size());
       k.outViews.push_back(v);
       kernels.push_back(std::move(k));
@@ -447,12 +452,11 @@ FailureOr<lir::EntryOp> FuncConverter::run(ArenaStats *stats) {
           rewriter.clone(*operand.getDefiningOp(), map);
       Operation *clone = rewriter.clone(*k.op, map);
       results = clone->getResults();
-    } else if (!k.inputs.empty() && map.contains(k.inputs[0])) {
-      results.push_back(map.lookup(k.inputs[0]));
+    } else if (k.constant) {
+      results.push_back(
+          rewriter.clone(*k.constant.getDefiningOp())->getResult(0));
     } else {
-      // A returned constant.
-      Operation *def = k.inputs[0].getDefiningOp();
-      results.push_back(rewriter.clone(*def)->getResult(0));
+      results.push_back(map.lookup(k.inputs[0]));
     }
     lir::YieldOp::create(rewriter, loc, results);
     rewriter.setInsertionPointToEnd(block);

@@ -143,3 +143,21 @@ func.func @negative_integer_ops(%x: tensor<8xi64>, %y: tensor<8xi64>) -> tensor<
   %1 = mir.sub %0, %y : (tensor<8xi64>, tensor<8xi64>) -> tensor<8xi64>
   return %1 : tensor<8xi64>
 }
+
+// -----
+
+/// A gated linear unit (here with gate and up swapped, so mir-fuse-swiglu
+/// leaves it) stays out of regions, so the fusion report can still explain
+/// why it did not fuse.
+
+// CHECK-LABEL: func.func @negative_glu_stays_out
+// CHECK-NOT: mir.elementwise
+// CHECK: mir.silu
+// CHECK: mir.mul
+func.func @negative_glu_stays_out(%gu: tensor<4x64xf32>) -> tensor<4x32xf32> {
+  %g = mir.slice %gu {axis = 1 : i64, start = 32 : i64, size = 32 : i64} : (tensor<4x64xf32>) -> tensor<4x32xf32>
+  %a = mir.silu %g : (tensor<4x32xf32>) -> tensor<4x32xf32>
+  %u = mir.slice %gu {axis = 1 : i64, start = 0 : i64, size = 32 : i64} : (tensor<4x64xf32>) -> tensor<4x32xf32>
+  %h = mir.mul %a, %u : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  return %h : tensor<4x32xf32>
+}

@@ -209,9 +209,10 @@ void mlir::rlx::populateMIRFusionPatterns(RewritePatternSet &patterns,
   }
 }
 
-LogicalResult mlir::rlx::applyMIRFusions(Operation *root,
-                                         ArrayRef<MIRFusionKind> kinds,
-                                         const MIRFusionControlFn &control) {
+LogicalResult
+mlir::rlx::applyMIRFusions(Operation *root, ArrayRef<MIRFusionKind> kinds,
+                           const MIRFusionControlFn &control,
+                           SmallVectorImpl<MIRMissedFusion> *misses) {
   for (MIRFusionKind kind : kinds) {
     RewritePatternSet patterns(root->getContext());
     populateMIRFusionPatterns(patterns, kind, control);
@@ -220,8 +221,10 @@ LogicalResult mlir::rlx::applyMIRFusions(Operation *root,
     GreedyRewriteConfig config;
     config.enableFolding(false).enableConstantCSE(false);
     if (failed(applyPatternsGreedily(root, std::move(patterns), config)))
-      return root->emitError("MIR fusion '")
+      return mlir::emitError(root->getLoc(), "MIR fusion '")
              << stringifyMIRFusionKind(kind) << "' did not converge";
+    if (misses)
+      llvm::append_range(*misses, findMissedMIRFusions(root, {kind}));
   }
   return success();
 }
@@ -233,7 +236,7 @@ struct MIRFuseAllPass
   void runOnOperation() override {
     std::optional<MIRFusionTarget> t = symbolizeMIRFusionTarget(target);
     if (!t) {
-      getOperation().emitError("mir-fuse-all: unknown target '")
+      mlir::emitError(getOperation().getLoc(), "mir-fuse-all: unknown target '")
           << target << "' (expected 'cpu' or 'spirv')";
       return signalPassFailure();
     }
@@ -241,11 +244,18 @@ struct MIRFuseAllPass
     FailureOr<SmallVector<MIRFusionKind>> kinds =
         getMIRFusionKinds(*t, disable, &error);
     if (failed(kinds)) {
-      getOperation().emitError("mir-fuse-all: ") << error;
+      mlir::emitError(getOperation().getLoc(), "mir-fuse-all: ") << error;
       return signalPassFailure();
     }
-    if (failed(applyMIRFusions(getOperation(), *kinds)))
-      signalPassFailure();
+    // Between a baseline and the final report, keep what each fusion left:
+    // the report explains it even when a later fusion absorbed the ops.
+    bool record = fusion::hasMIRFusionBaseline(getOperation());
+    SmallVector<MIRMissedFusion> misses;
+    if (failed(applyMIRFusions(getOperation(), *kinds, {},
+                               record ? &misses : nullptr)))
+      return signalPassFailure();
+    if (record)
+      fusion::recordMIRFusionMisses(getOperation(), misses);
   }
 };
 } // namespace

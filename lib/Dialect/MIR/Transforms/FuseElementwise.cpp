@@ -57,8 +57,8 @@ bool mlir::rlx::isFusableElementwiseOp(Operation *op) {
 static bool isClaimedByStructuredFusion(Operation *op) {
   auto mul = dyn_cast<mir::MulOp>(op);
   SwigluMatch match;
-  return mul && matchSwiglu(mul, match).getStatus() !=
-                    MIRMatchResult::Status::NoMatch;
+  return mul &&
+         matchSwiglu(mul, match).getStatus() != MIRMatchResult::Status::NoMatch;
 }
 
 /// True if `op` may join an elementwise region.

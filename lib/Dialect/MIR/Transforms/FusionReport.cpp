@@ -45,14 +45,15 @@ mlir::rlx::findMissedMIRFusions(Operation *root,
   };
   auto record = [&](MIRFusionKind kind, Operation *op,
                     const MIRMatchResult &result) {
+    std::string name = op->getName().getStringRef().str();
     if (result.isMissed()) {
-      misses.push_back({kind, op, result.getMiss()});
+      misses.push_back({kind, op->getLoc(), name, result.getMiss()});
     } else if (result.isMatched()) {
       std::string hint = ("run " + getMIRFusionPassArgument(kind) +
                           " (or mir-fuse-all); was the fusion disabled or "
                           "vetoed?")
                              .str();
-      misses.push_back({kind, op, {kNotFused.str(), "", hint}});
+      misses.push_back({kind, op->getLoc(), name, {kNotFused.str(), "", hint}});
     }
   };
   root->walk([&](Operation *op) {
@@ -99,6 +100,57 @@ mlir::rlx::findMissedMIRFusions(Operation *root,
              matchElementwiseRegion(op, match));
     }
   });
+  return misses;
+}
+
+//===----------------------------------------------------------------------===//
+// Misses recorded between the baseline and the report
+//===----------------------------------------------------------------------===//
+
+/// The module attribute holding the misses mir-fuse-all recorded.
+static constexpr StringLiteral kMissesAttr = "mir.fusion_misses";
+
+bool fusion::hasMIRFusionBaseline(Operation *module) {
+  return module->hasAttr(kBaselineAttr);
+}
+
+void fusion::recordMIRFusionMisses(Operation *module,
+                                   ArrayRef<MIRMissedFusion> misses) {
+  Builder b(module->getContext());
+  SmallVector<Attribute> entries;
+  if (auto old = module->getAttrOfType<ArrayAttr>(kMissesAttr))
+    llvm::append_range(entries, old);
+  for (const MIRMissedFusion &m : misses)
+    entries.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("fusion",
+                        b.getStringAttr(stringifyMIRFusionKind(m.kind))),
+         b.getNamedAttr("loc", m.loc),
+         b.getNamedAttr("op", b.getStringAttr(m.opName)),
+         b.getNamedAttr("reason", b.getStringAttr(m.miss.reason)),
+         b.getNamedAttr("detail", b.getStringAttr(m.miss.detail)),
+         b.getNamedAttr("hint", b.getStringAttr(m.miss.hint))}));
+  module->setAttr(kMissesAttr, b.getArrayAttr(entries));
+}
+
+SmallVector<MIRMissedFusion>
+fusion::takeRecordedMIRFusionMisses(Operation *module) {
+  SmallVector<MIRMissedFusion> misses;
+  auto entries = module->getAttrOfType<ArrayAttr>(kMissesAttr);
+  if (!entries)
+    return misses;
+  module->removeAttr(kMissesAttr);
+  for (auto entry : entries.getAsRange<DictionaryAttr>()) {
+    auto str = [&](StringRef key) {
+      auto s = entry.getAs<StringAttr>(key);
+      return s ? s.str() : std::string();
+    };
+    std::optional<MIRFusionKind> kind = symbolizeMIRFusionKind(str("fusion"));
+    auto loc = entry.getAs<LocationAttr>("loc");
+    if (!kind || !loc)
+      continue;
+    misses.push_back(
+        {*kind, loc, str("op"), {str("reason"), str("detail"), str("hint")}});
+  }
   return misses;
 }
 
@@ -179,7 +231,7 @@ struct MIRFusionReportPass
 
     std::optional<MIRFusionTarget> t = symbolizeMIRFusionTarget(target);
     if (!t) {
-      module.emitError("mir-fusion-report: unknown target '")
+      mlir::emitError(module.getLoc(), "mir-fusion-report: unknown target '")
           << target << "' (expected 'cpu' or 'spirv')";
       return signalPassFailure();
     }
@@ -187,11 +239,20 @@ struct MIRFusionReportPass
     FailureOr<SmallVector<MIRFusionKind>> kinds =
         getMIRFusionKinds(*t, disable, &error);
     if (failed(kinds)) {
-      module.emitError("mir-fusion-report: ") << error;
+      mlir::emitError(module.getLoc(), "mir-fusion-report: ") << error;
       return signalPassFailure();
     }
 
-    SmallVector<MIRMissedFusion> misses = findMissedMIRFusions(module, *kinds);
+    // What mir-fuse-all recorded, then what is still visible, once each.
+    SmallVector<MIRMissedFusion> misses = takeRecordedMIRFusionMisses(module);
+    for (MIRMissedFusion &m : findMissedMIRFusions(module, *kinds)) {
+      bool seen = llvm::any_of(misses, [&](const MIRMissedFusion &r) {
+        return r.kind == m.kind && r.loc == m.loc &&
+               r.miss.reason == m.miss.reason && r.miss.detail == m.miss.detail;
+      });
+      if (!seen)
+        misses.push_back(std::move(m));
+    }
     std::optional<Histogram> before;
     if (auto baseline = module->getAttrOfType<DictionaryAttr>(kBaselineAttr)) {
       before.emplace();
@@ -204,9 +265,8 @@ struct MIRFusionReportPass
 
     for (const MIRMissedFusion &m : misses) {
       // Diagnostics at the location only: the op itself is not printed.
-      InFlightDiagnostic diag = assertClean
-                                    ? mlir::emitError(m.root->getLoc())
-                                    : mlir::emitRemark(m.root->getLoc());
+      InFlightDiagnostic diag =
+          assertClean ? mlir::emitError(m.loc) : mlir::emitRemark(m.loc);
       diag << "missed fusion '" << stringifyMIRFusionKind(m.kind)
            << "': " << m.miss.reason;
       if (!m.miss.detail.empty())
@@ -225,7 +285,7 @@ struct MIRFusionReportPass
                                 << "assert-clean: " << misses.size()
                                 << " missed fusion(s)";
       for (const MIRMissedFusion &m : misses)
-        diag.attachNote(m.root->getLoc())
+        diag.attachNote(m.loc)
             << "'" << stringifyMIRFusionKind(m.kind) << "': " << m.miss.reason;
       signalPassFailure();
     } else {
@@ -246,7 +306,8 @@ struct MIRFusionReportPass
     std::unique_ptr<llvm::ToolOutputFile> file =
         openOutputFile(jsonFile, &error);
     if (!file)
-      return getOperation().emitError("mir-fusion-report: ") << error;
+      return mlir::emitError(getOperation().getLoc(), "mir-fusion-report: ")
+             << error;
     {
       llvm::json::OStream json(file->os(), /*IndentSize=*/2);
       json.objectBegin();
@@ -259,8 +320,8 @@ struct MIRFusionReportPass
         for (const MIRMissedFusion &m : misses)
           json.object([&] {
             json.attribute("fusion", stringifyMIRFusionKind(m.kind));
-            json.attribute("op", m.root->getName().getStringRef());
-            json.attribute("location", formatLocation(m.root->getLoc()));
+            json.attribute("op", m.opName);
+            json.attribute("location", formatLocation(m.loc));
             json.attribute("reason", m.miss.reason);
             json.attribute("detail", m.miss.detail);
             json.attribute("hint", m.miss.hint);

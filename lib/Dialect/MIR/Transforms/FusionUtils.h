@@ -68,6 +68,12 @@ MIRMatchResult multiConsumer(Operation *op, StringRef hint = {});
 /// activation it could not take (unsupported, or the result has other uses).
 MIRMatchResult diagnoseFusedMatmulEpilogue(mir::FusedMatmulOp op);
 
+/// The misses mir-fuse-all records, between a `record-baseline` report and
+/// the final report, in the module attribute `mir.fusion_misses`.
+bool hasMIRFusionBaseline(Operation *module);
+void recordMIRFusionMisses(Operation *module, ArrayRef<MIRMissedFusion> misses);
+SmallVector<MIRMissedFusion> takeRecordedMIRFusionMisses(Operation *module);
+
 /// The thin pattern around a matcher and a transform.
 template <typename OpTy, typename MatchT, auto Matcher, auto Transform>
 struct FusionPattern : public OpRewritePattern<OpTy> {

@@ -329,20 +329,28 @@ void populateMIRFuseElementwisePatterns(RewritePatternSet &patterns,
 void populateMIRFusionPatterns(RewritePatternSet &patterns, MIRFusionKind kind,
                                const MIRFusionControlFn &control = {});
 
+struct MIRMissedFusion;
+
 /// Runs `kinds` on `root` one after the other, each to a fixed point with
-/// its own greedy driver (no folding), in the given order. Fails if a driver
-/// does not converge.
-LogicalResult applyMIRFusions(Operation *root, ArrayRef<MIRFusionKind> kinds,
-                              const MIRFusionControlFn &control = {});
+/// its own greedy driver (no folding), in the given order. With `misses`,
+/// appends what each fusion left unfused right after it ran (later fusions
+/// may absorb the evidence, e.g. the epilogue takes a gate projection whose
+/// weights could not be concatenated). Fails if a driver does not converge.
+LogicalResult
+applyMIRFusions(Operation *root, ArrayRef<MIRFusionKind> kinds,
+                const MIRFusionControlFn &control = {},
+                SmallVectorImpl<MIRMissedFusion> *misses = nullptr);
 
 //===----------------------------------------------------------------------===//
 // Fusion report
 //===----------------------------------------------------------------------===//
 
-/// One recognisable but unfused pattern.
+/// One recognisable but unfused pattern, at its root op.
 struct MIRMissedFusion {
   MIRFusionKind kind;
-  Operation *root;
+  /// The root op's location and name (the op may be gone by report time).
+  LocationAttr loc;
+  std::string opName;
   MIRFusionMiss miss;
 };
 
