@@ -28,18 +28,16 @@ static cl::opt<std::string> prefix(cl::Positional, cl::Required,
                                    cl::desc("<prefix> (reads prefix.so and "
                                             "prefix.json)"),
                                    cl::cat(category));
-static cl::list<std::string> inputs("input",
-                                    cl::desc("An input: name=file.npy"),
-                                    cl::cat(category));
-static cl::list<std::string> params("param",
-                                    cl::desc("A parameter: name=file.npy"),
-                                    cl::cat(category));
+static cl::list<std::string>
+    inputs("input", cl::desc("An input: name=file.npy"), cl::cat(category));
+static cl::list<std::string>
+    params("param", cl::desc("A parameter: name=file.npy"), cl::cat(category));
 static cl::opt<std::string>
     weights("params", cl::desc("Load every parameter from a safetensors file"),
             cl::cat(category));
-static cl::opt<std::string> outputDir("output-dir",
-                                      cl::desc("Write each output as <name>.npy"),
-                                      cl::cat(category));
+static cl::opt<std::string>
+    outputDir("output-dir", cl::desc("Write each output as <name>.npy"),
+              cl::cat(category));
 
 static int fail(llvm::Error err) {
   llvm::WithColor::error(llvm::errs(), "rlx-exec")

@@ -185,6 +185,13 @@ LogicalResult EmbedOp::verify() {
                     {dim(getIds(), 0), dim(getIds(), 1), dim(getTable(), 1)});
 }
 
+OpFoldResult EmbedScaleOp::fold(FoldAdaptor) {
+  // x * 1 is x.
+  if (getScale().convertToFloat() == 1.0f)
+    return getInput();
+  return {};
+}
+
 LogicalResult GatherLastTokenOp::verify() {
   // hir_gather_last_token_c1
   if (failed(checkRank(*this, "input", getInput(), 3)))
@@ -261,6 +268,15 @@ LogicalResult LayerNormOp::verify() {
 LogicalResult LayerScaleOp::verify() {
   // hir_layer_scale_c1
   return checkShape(*this, "gamma", getGamma(), {lastDim(getInput())});
+}
+
+OpFoldResult LayerScaleOp::fold(FoldAdaptor adaptor) {
+  // A gamma of all ones leaves x unchanged.
+  auto gamma = dyn_cast_if_present<SplatElementsAttr>(adaptor.getGamma());
+  if (gamma && isa<FloatType>(gamma.getElementType()) &&
+      gamma.getSplatValue<APFloat>().isExactlyValue(1.0))
+    return getInput();
+  return {};
 }
 
 //===----------------------------------------------------------------------===//

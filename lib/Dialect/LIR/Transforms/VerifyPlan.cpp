@@ -23,9 +23,9 @@ using namespace mlir::rlx::lir;
 namespace {
 struct Live {
   ViewOp view;
-  int64_t begin, end; // bytes
+  int64_t begin, end;                                  // bytes
   int64_t first = std::numeric_limits<int64_t>::max(); // first write
-  int64_t last = -1;                                    // last read
+  int64_t last = -1;                                   // last read
 };
 } // namespace
 
@@ -37,9 +37,9 @@ LogicalResult mlir::rlx::lir::verifyPlan(EntryOp entry) {
     if (view.getSpace() != MemorySpace::Arena || view.getSource())
       continue;
     index[view] = roots.size();
-    roots.push_back({view, static_cast<int64_t>(view.getByteOffset()),
-                     static_cast<int64_t>(view.getByteOffset()) +
-                         view.getExtentBytes()});
+    roots.push_back(
+        {view, static_cast<int64_t>(view.getByteOffset()),
+         static_cast<int64_t>(view.getByteOffset()) + view.getExtentBytes()});
   }
   auto rootOf = [&](Value v) -> Live * {
     auto view = v.getDefiningOp<ViewOp>();
@@ -101,10 +101,9 @@ LogicalResult mlir::rlx::lir::verifyPlan(EntryOp entry) {
                            : "kernel " + std::to_string(v);
       };
       return b.view.emitOpError("overlaps the view at arena [")
-             << a.begin << ", " << a.end << ") live from "
-             << when(a.first) << " to " << when(a.last)
-             << " while this one, at [" << b.begin << ", " << b.end
-             << "), is live from " << when(b.first) << " to "
+             << a.begin << ", " << a.end << ") live from " << when(a.first)
+             << " to " << when(a.last) << " while this one, at [" << b.begin
+             << ", " << b.end << "), is live from " << when(b.first) << " to "
              << when(b.last);
     }
   }

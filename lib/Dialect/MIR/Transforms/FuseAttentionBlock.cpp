@@ -113,20 +113,18 @@ static std::optional<HeadNorm> getHeadNorm(Value v, int64_t heads,
   return h;
 }
 
-/// Misses for Q, K, V that are not slices of one projection.
+/// The miss for Q, K, V that are three projections of one input rather than
+/// slices of one projection. Projections of different inputs (cross
+/// attention) are no self-attention block at all.
 static MIRMatchResult diagnoseSeparateProjections(Value q, Value k, Value v) {
   std::optional<Projection> pq = getProjection(q), pk = getProjection(k),
                             pv = getProjection(v);
-  if (!pq || !pk || !pv)
+  if (!pq || !pk || !pv || pq->input != pk->input || pq->input != pv->input)
     return MIRMatchResult::noMatch();
-  if (pq->input == pk->input && pq->input == pv->input)
-    return MIRMatchResult::missed(
-        kNotConcatenated, "q, k and v are three matmuls on one input",
-        "run mir-fuse-shared-input-matmuls first (the weights must be "
-        "mir.param)");
   return MIRMatchResult::missed(
-      kNotShared, "q, k and v are projected from different inputs",
-      "project q, k and v from one tensor");
+      kNotConcatenated, "q, k and v are three matmuls on one input",
+      "run mir-fuse-shared-input-matmuls first (the weights must be "
+      "mir.param)");
 }
 
 MIRMatchResult mlir::rlx::matchAttentionBlock(mir::AttentionOp op,

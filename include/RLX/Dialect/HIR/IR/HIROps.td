@@ -88,6 +88,7 @@ def HIR_EmbedScaleOp : HIR_Op<"embed_scale",
   let results = (outs HIR_FloatTensor:$result);
   let assemblyFormat =
       "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 def HIR_GatherLastTokenOp : HIR_Op<"gather_last_token", [Pure]> {
@@ -249,6 +250,7 @@ def HIR_LayerScaleOp : HIR_Op<"layer_scale",
   let assemblyFormat =
       "$input `,` $gamma attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,4 +1,5 @@
-//===- Passes.h - LIR passes -------------------------------------*- C++ -*-===//
+//===- Passes.h - LIR passes -------------------------------------*- C++
+//-*-===//
 //
 // Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception

@@ -282,7 +282,7 @@ struct AttentionBlockMatch {
 
 /// Matches QKV projection → slices → [QK-norm] → [RoPE] → attention → output
 /// projection at the `mir.attention`. K/V read from a KV cache are not a
-/// block. Misses: projections not concatenated or not on a shared input,
+/// block, nor is cross attention. Misses: projections not concatenated,
 /// multi-consumer intermediates, mismatched RoPE or QK-norm on Q and K, slices
 /// out of order, weights not in HF layout.
 MIRMatchResult matchAttentionBlock(mir::AttentionOp op,
