@@ -6,18 +6,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Compiler/Session.h"
+#include "Backend.h"
 #include "RLX/Compiler/Specialize.h"
-#include "RLX/Conversion/LIRToLLVM/LIRToLLVM.h"
 #include "RLX/Conversion/MIRToLIR/MIRToLIR.h"
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Dialect/HIR/IR/HIROps.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/InitAllDialects.h"
+#include "RLX/Transforms/Pipelines.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -25,21 +24,12 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
-#include "llvm/IR/LegacyPassManager.h"
-#include "llvm/IR/Module.h"
-#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/ToolOutputFile.h"
-#include "llvm/Target/TargetMachine.h"
-#include <cblas.h>
 #include <chrono>
 #include <cstdlib>
 
@@ -62,11 +52,8 @@ struct Session::Impl {
     context.loadAllAvailableDialects();
   }
 
-  /// The compiled module at LLVM level with its manifest.
-  struct Lowered {
-    mlir::OwningOpRef<mlir::ModuleOp> module;
-    Manifest manifest;
-  };
+  using Lowered = detail::LIRModule;
+  /// HIR/MIR/LIR -> planned LIR with its manifest.
   Expected<Lowered> lower(mlir::ModuleOp input, const CompileOptions &options);
 
   Device device;
@@ -98,8 +85,10 @@ class DiagnosticCollector {
 public:
   explicit DiagnosticCollector(mlir::MLIRContext &ctx)
       : handler(&ctx, [this](mlir::Diagnostic &d) {
-          if (d.getSeverity() == mlir::DiagnosticSeverity::Remark)
+          if (d.getSeverity() == mlir::DiagnosticSeverity::Remark) {
+            remarks += (remarks.empty() ? "" : "\n") + d.str();
             return mlir::success();
+          }
           llvm::raw_string_ostream os(text);
           if (!text.empty())
             os << "\n";
@@ -111,9 +100,10 @@ public:
   Error error(const llvm::Twine &stage) {
     return fail(stage + " failed" + (text.empty() ? "" : ":\n" + text));
   }
+  std::string takeRemarks() { return std::exchange(remarks, ""); }
 
 private:
-  std::string text;
+  std::string text, remarks;
   mlir::ScopedDiagnosticHandler handler;
 };
 } // namespace
@@ -126,7 +116,7 @@ static std::string dumpDirFor(const CompileOptions &options) {
   return "";
 }
 
-static void dump(StringRef dir, StringRef name, mlir::Operation *op) {
+void detail::dumpIR(StringRef dir, StringRef name, mlir::Operation *op) {
   if (dir.empty())
     return;
   llvm::sys::fs::create_directories(dir);
@@ -246,14 +236,12 @@ static std::string inputName(mlir::func::FuncOp f, unsigned i) {
 
 Expected<Session::Impl::Lowered>
 Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
-  if (device != Device::Cpu)
-    return fail("the Vulkan device is not available in this build");
   auto start = std::chrono::steady_clock::now();
   stats = CompileStats();
   std::string dir = dumpDirFor(options);
   DiagnosticCollector diags(context);
   mlir::OwningOpRef<mlir::ModuleOp> module(input.clone());
-  dump(dir, "00-input.mlir", *module);
+  detail::dumpIR(dir, "00-input.mlir", *module);
 
   // 1. Specialize: bind the dynamic dims of the inputs.
   Expected<mlir::func::FuncOp> fn = entryFunction(*module, options.entry);
@@ -284,31 +272,28 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
     }
     if (failed(mlir::rlx::specializeFunction(*fn, shapes)))
       return diags.error("specialization");
-    dump(dir, "01-specialized.mlir", *module);
+    detail::dumpIR(dir, "01-specialized.mlir", *module);
   }
 
-  // 2. HIR -> MIR, fusion, cleanup.
-  bool hasHIR = false;
-  module->walk([&](mlir::Operation *op) {
-    hasHIR |= llvm::isa<mlir::rlx::hir::HIRDialect>(op->getDialect());
-  });
+  // 2. HIR -> MIR, fusion, cleanup and the fusion report, as the profile
+  // says.
   const CompileProfile &profile = options.profile;
   {
     mlir::PassManager pm(&context);
-    if (hasHIR) {
-      mlir::rlx::ConvertHIRToMIRPassOptions o;
-      o.policy =
-          profile.fusion.policy == FusionPolicy::Fusable ? "fusable" : "direct";
-      pm.addPass(mlir::rlx::createConvertHIRToMIRPass(o));
+    std::string error;
+    std::string json;
+    if (!dir.empty()) {
+      llvm::sys::fs::create_directories(dir);
+      json = (llvm::Twine(dir) + "/fusion-report.json").str();
     }
-    if (profile.passes.constantFolding || profile.passes.dce) {
-      pm.addPass(mlir::createCanonicalizerPass());
-      pm.addPass(mlir::createCSEPass());
-    }
+    if (failed(mlir::rlx::buildCompilePipeline(pm, profile, &error, json)))
+      return fail("compile profile: " + error);
+    mlir::rlx::configureCompilePassManager(pm, profile);
     if (failed(pm.run(*module)))
-      return diags.error("HIR to MIR lowering");
-    dump(dir, "02-mir.mlir", *module);
+      return diags.error("HIR to MIR lowering and fusion");
+    detail::dumpIR(dir, "02-mir.mlir", *module);
   }
+  stats.fusionReport = diags.takeRemarks();
   stats.fusedOps = fusedHistogram(*module);
 
   // 3. MIR -> LIR: kernels over one planned arena.
@@ -318,7 +303,7 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
     pm.addPass(mlir::rlx::createConvertMIRToLIRPass(o));
     if (failed(pm.run(*module)))
       return diags.error("MIR to LIR conversion");
-    dump(dir, "03-lir.mlir", *module);
+    detail::dumpIR(dir, "03-lir.mlir", *module);
   }
   auto entries = module->getOps<mlir::rlx::lir::EntryOp>();
   if (entries.empty())
@@ -338,22 +323,10 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
       naive += (view.getExtentBytes() + 63) / 64 * 64;
   stats.naiveBytes = naive;
 
-  // 4. LIR -> LLVM.
-  {
-    mlir::PassManager pm(&context);
-    mlir::rlx::buildLIRToLLVMPipeline(pm);
-    if (failed(pm.run(*module)))
-      return diags.error("code generation");
-    dump(dir, "04-llvm.mlir", *module);
-  }
-  for (auto f : module->getOps<mlir::LLVM::LLVMFuncOp>())
-    if (f.getSymName().contains("_k") && !f.isExternal() &&
-        !f.getSymName().starts_with("_mlir"))
-      ++stats.kernelFunctions;
   stats.compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  return Lowered{std::move(module), std::move(*manifest)};
+  return Lowered{std::move(module), std::move(*manifest), dir};
 }
 
 //===----------------------------------------------------------------------===//
@@ -366,32 +339,14 @@ Expected<CompiledModel> Session::compile(mlir::ModuleOp module,
   Expected<Impl::Lowered> lowered = impl->lower(module, options);
   if (!lowered)
     return lowered.takeError();
-  mlir::ExecutionEngineOptions eo;
-  eo.transformer = mlir::makeOptimizingTransformer(3, 0, nullptr);
-  eo.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  auto engine = mlir::ExecutionEngine::create(*lowered->module, eo);
-  if (!engine)
-    return fail("JIT compilation failed: " +
-                llvm::toString(engine.takeError()));
-  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap map;
-    map[interner("cblas_sgemm")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&cblas_sgemm),
-        llvm::JITSymbolFlags::Exported};
-    return map;
-  });
-  std::string symbol = "_mlir_ciface_" + lowered->manifest.entry;
-  auto addr = (*engine)->lookup(symbol);
-  if (!addr)
-    return fail("JIT: no symbol '" + symbol +
-                "': " + llvm::toString(addr.takeError()));
-  std::shared_ptr<mlir::ExecutionEngine> owner = std::move(*engine);
+  Expected<CompiledModel> model =
+      impl->device == Device::Cpu
+          ? detail::compileLIRForCpu(*lowered, impl->stats)
+          : detail::compileLIRForVulkan(*lowered, options.profile, impl->stats);
   impl->stats.compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  return CompiledModel(std::move(lowered->manifest),
-                       reinterpret_cast<CompiledModel::EntryFn>(*addr),
-                       std::static_pointer_cast<void>(owner));
+  return model;
 }
 
 Expected<CompiledModel> Session::compileString(StringRef text,
@@ -438,56 +393,10 @@ Error Session::compileFileToLibrary(StringRef path, StringRef prefix,
 
 Error Session::compileToLibrary(mlir::ModuleOp module, StringRef prefix,
                                 const CompileOptions &options) {
+  if (impl->device != Device::Cpu)
+    return fail("AOT libraries are CPU code; compile with Device::Cpu");
   Expected<Impl::Lowered> lowered = impl->lower(module, options);
   if (!lowered)
     return lowered.takeError();
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      mlir::translateModuleToLLVMIR(*lowered->module, llvmContext);
-  if (!llvmModule)
-    return fail("translation to LLVM IR failed");
-  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!builder)
-    return builder.takeError();
-  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  builder->setRelocationModel(llvm::Reloc::PIC_);
-  auto tm = builder->createTargetMachine();
-  if (!tm)
-    return tm.takeError();
-  mlir::ExecutionEngine::setupTargetTripleAndDataLayout(llvmModule.get(),
-                                                        tm->get());
-  if (Error err =
-          mlir::makeOptimizingTransformer(3, 0, tm->get())(llvmModule.get()))
-    return err;
-
-  std::string object = (prefix + ".o").str();
-  std::error_code ec;
-  llvm::ToolOutputFile out(object, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return fail(object + ": " + ec.message());
-  llvm::legacy::PassManager pm;
-  if ((*tm)->addPassesToEmitFile(pm, out.os(), nullptr,
-                                 llvm::CodeGenFileType::ObjectFile))
-    return fail("the host target cannot emit object files");
-  pm.run(*llvmModule);
-  out.keep();
-  out.os().flush();
-
-  // Link a shared library the runtime can dlopen.
-  auto cc = llvm::sys::findProgramByName("cc");
-  if (!cc)
-    return fail("AOT: no C compiler driver ('cc') to link " + object);
-  std::string lib = (prefix + ".so").str();
-  llvm::SmallVector<StringRef> args = {*cc,    "-shared",    "-o", lib,
-                                       object, "-lopenblas", "-lm"};
-  std::string msg;
-  if (llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &msg) != 0)
-    return fail("AOT: linking " + lib + " failed" +
-                (msg.empty() ? "" : ": " + msg));
-  std::string manifestPath = (prefix + ".json").str();
-  llvm::raw_fd_ostream json(manifestPath, ec);
-  if (ec)
-    return fail(manifestPath + ": " + ec.message());
-  json << lowered->manifest.toJSON() << "\n";
-  return Error::success();
+  return detail::compileLIRToLibrary(*lowered, prefix, impl->stats);
 }

@@ -54,12 +54,49 @@ struct CompiledModel::Storage {
   AlignedBuffer params;
   /// Direct params that were set, and "derived\0source" pairs.
   llvm::StringSet<> set;
+  /// The pool changed since the last run.
+  bool paramsChanged = true;
 };
+
+Executor::~Executor() = default;
+
+namespace {
+/// Runs host code through its MLIR C interface.
+class HostExecutor : public Executor {
+public:
+  HostExecutor(CompiledModel::EntryFn fn, std::shared_ptr<void> owner)
+      : fn(fn), owner(std::move(owner)) {}
+  Error execute(const Manifest &, llvm::MutableArrayRef<uint8_t> arena,
+                llvm::ArrayRef<uint8_t> params, bool) override {
+    MemRef1D a{arena.data(),
+               arena.data(),
+               0,
+               {static_cast<int64_t>(arena.size())},
+               {1}};
+    auto *p = const_cast<uint8_t *>(params.data());
+    MemRef1D w{p, p, 0, {static_cast<int64_t>(params.size())}, {1}};
+    fn(&a, &w);
+    return Error::success();
+  }
+  std::string describe() const override { return "cpu"; }
+
+private:
+  CompiledModel::EntryFn fn;
+  std::shared_ptr<void> owner;
+};
+} // namespace
 
 CompiledModel::CompiledModel(Manifest manifest, EntryFn fn,
                              std::shared_ptr<void> owner)
-    : info(std::move(manifest)), fn(fn), owner(std::move(owner)),
+    : CompiledModel(std::move(manifest),
+                    std::make_unique<HostExecutor>(fn, std::move(owner))) {}
+
+CompiledModel::CompiledModel(Manifest manifest,
+                             std::unique_ptr<Executor> executor)
+    : info(std::move(manifest)), executor(std::move(executor)),
       storage(std::make_unique<Storage>(info.arenaSize, info.paramSize)) {}
+
+std::string CompiledModel::deviceName() const { return executor->describe(); }
 CompiledModel::CompiledModel(CompiledModel &&) noexcept = default;
 CompiledModel &CompiledModel::operator=(CompiledModel &&) noexcept = default;
 CompiledModel::~CompiledModel() = default;
@@ -142,6 +179,7 @@ Error CompiledModel::setParam(StringRef name, llvm::ArrayRef<float> values) {
       std::memcpy(storage->params.data + e.offset, values.data(),
                   values.size() * sizeof(float));
       storage->set.insert(e.name);
+      storage->paramsChanged = true;
       used = true;
       continue;
     }
@@ -156,6 +194,7 @@ Error CompiledModel::setParam(StringRef name, llvm::ArrayRef<float> values) {
                     "'), got " + llvm::Twine(values.size()));
       scatterSource(e, i, values, storage->params.data);
       storage->set.insert(derivedKey(e.name, s));
+      storage->paramsChanged = true;
       used = true;
     }
   }
@@ -276,17 +315,11 @@ Expected<TensorMap_t> CompiledModel::run(const TensorMap_t &inputs) {
     std::memcpy(storage->arena.data + e->offset,
                 inputs.find(e->name)->second.bytes().data(), e->byteSize());
 
-  MemRef1D arena{storage->arena.data,
-                 storage->arena.data,
-                 0,
-                 {static_cast<int64_t>(storage->arena.size)},
-                 {1}};
-  MemRef1D params{storage->params.data,
-                  storage->params.data,
-                  0,
-                  {static_cast<int64_t>(storage->params.size)},
-                  {1}};
-  fn(&arena, &params);
+  if (Error err = executor->execute(
+          info, {storage->arena.data, storage->arena.size},
+          {storage->params.data, storage->params.size}, storage->paramsChanged))
+    return std::move(err);
+  storage->paramsChanged = false;
 
   TensorMap_t outputs;
   for (const ManifestEntry *e : info.ofKind(IOKind::Output)) {

@@ -25,10 +25,9 @@ static MIRFusionTarget getFusionTarget(const ::rlx::CompileProfile &profile) {
              : MIRFusionTarget::Cpu;
 }
 
-LogicalResult
-mlir::rlx::buildCompilePipeline(OpPassManager &pm,
-                                const ::rlx::CompileProfile &profile,
-                                std::string *error) {
+LogicalResult mlir::rlx::buildCompilePipeline(
+    OpPassManager &pm, const ::rlx::CompileProfile &profile, std::string *error,
+    llvm::StringRef reportJsonFile) {
   const ::rlx::CompileProfile::FusionProfile &fusion = profile.fusion;
   MIRFusionTarget target = getFusionTarget(profile);
   SmallVector<std::string> disable(fusion.disable.begin(),
@@ -57,6 +56,7 @@ mlir::rlx::buildCompilePipeline(OpPassManager &pm,
     report.target = stringifyMIRFusionTarget(target).str();
     report.disable = disable;
     report.assertClean = fusion.assertClean;
+    report.jsonFile = reportJsonFile.str();
     pm.addPass(createMIRFusionReportPass(report));
   }
   return success();

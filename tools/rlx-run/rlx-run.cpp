@@ -160,6 +160,8 @@ int main(int argc, char **argv) {
                  << stats.arenaBytes << " bytes (naive " << stats.naiveBytes
                  << "), params " << stats.paramBytes
                  << " bytes; fused ops: " << stats.fusedOps << "\n";
+  if (!quiet && !stats.fusionReport.empty())
+    llvm::outs() << stats.fusionReport << "\n";
 
   if (!weights.empty()) {
     auto source = llvm::sys::fs::is_directory(weights)

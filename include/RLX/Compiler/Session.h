@@ -52,6 +52,8 @@ struct CompileStats {
   uint64_t arenaBytes = 0, naiveBytes = 0, peakLiveBytes = 0, paramBytes = 0;
   /// Fused-op histogram of the MIR that was planned ("attention: 2, ...").
   std::string fusedOps;
+  /// The fusion report's remarks (missed fusions, before/after histograms).
+  std::string fusionReport;
   unsigned kernels = 0, kernelFunctions = 0;
 };
 

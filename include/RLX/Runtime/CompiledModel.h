@@ -31,17 +31,38 @@ class WeightSource;
 /// Named tensors, ordered by name.
 using TensorMap_t = std::map<std::string, Tensor>;
 
+/// Runs a compiled entry point on a device. The CompiledModel owns the host
+/// copies of the arena and the parameter pool; an executor moves what it
+/// needs to its device.
+class Executor {
+public:
+  virtual ~Executor();
+  /// Runs the entry: on entry `arena` holds the inputs at their manifest
+  /// offsets; on return it must hold the outputs at theirs. `params` is the
+  /// parameter pool; `paramsChanged` says it changed since the last call.
+  virtual llvm::Error execute(const Manifest &manifest,
+                              llvm::MutableArrayRef<uint8_t> arena,
+                              llvm::ArrayRef<uint8_t> params,
+                              bool paramsChanged) = 0;
+  /// A short name for messages ("cpu", "vulkan: llvmpipe ...").
+  virtual std::string describe() const = 0;
+};
+
 class CompiledModel {
 public:
   /// `_mlir_ciface_<entry>(StridedMemRef<i8, 1> *arena, ... *params)`.
   using EntryFn = void (*)(void *arena, void *params);
 
+  /// Host code: `fn` runs on the CPU; `owner` keeps its code alive.
   CompiledModel(Manifest manifest, EntryFn fn, std::shared_ptr<void> owner);
+  CompiledModel(Manifest manifest, std::unique_ptr<Executor> executor);
   CompiledModel(CompiledModel &&) noexcept;
   CompiledModel &operator=(CompiledModel &&) noexcept;
   ~CompiledModel();
 
   const Manifest &manifest() const { return info; }
+  /// Where the model runs ("cpu", "vulkan: <device>").
+  std::string deviceName() const;
 
   /// Sets one parameter (or a source of derived parameters) by name. The
   /// tensor's shape must match; f16/bf16 values are converted to f32.
@@ -70,8 +91,7 @@ private:
   const ManifestEntry *findWeight(llvm::StringRef name) const;
 
   Manifest info;
-  EntryFn fn = nullptr;
-  std::shared_ptr<void> owner;
+  std::unique_ptr<Executor> executor;
   std::unique_ptr<Storage> storage;
 };
 

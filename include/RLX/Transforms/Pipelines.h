@@ -53,7 +53,8 @@ struct CompilePipelineOptions
 /// profile naming an unknown fusion.
 LogicalResult buildCompilePipeline(OpPassManager &pm,
                                    const ::rlx::CompileProfile &profile,
-                                   std::string *error = nullptr);
+                                   std::string *error = nullptr,
+                                   llvm::StringRef reportJsonFile = "");
 
 /// Applies the profile's pass-manager settings (`[passes].verbose`: print
 /// the IR after each pass) to a top-level pass manager.

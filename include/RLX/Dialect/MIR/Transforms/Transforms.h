@@ -224,7 +224,7 @@ struct ResidualNormMatch {
 };
 
 /// Matches `norm(add(a, b))` at the `mir.rms_norm` / `mir.layer_norm`.
-/// Misses: an add that broadcasts or mixes static and dynamic shapes.
+/// Misses: a residual add that mixes static and dynamic shapes.
 MIRMatchResult matchResidualNorm(Operation *norm, ResidualNormMatch &match);
 
 /// Returns the fused op; its `sum` replaces the add, `normed` the norm.

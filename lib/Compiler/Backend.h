@@ -1,0 +1,47 @@
+//===- Backend.h - Device back ends of the Session ---------------*- C++
+//-*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The Session lowers any module to planned LIR (one lir.entry plus its
+// manifest); each device back end takes it from there.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_LIB_COMPILER_BACKEND_H
+#define RLX_LIB_COMPILER_BACKEND_H
+
+#include "RLX/Compiler/Session.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace rlx::detail {
+
+/// A module holding one planned lir.entry, its manifest, and where to dump
+/// the IR of later stages ("" for nowhere).
+struct LIRModule {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  Manifest manifest;
+  std::string dumpDir;
+};
+
+/// Writes `op` to `<dumpDir>/<name>` when dumping is on.
+void dumpIR(llvm::StringRef dumpDir, llvm::StringRef name, mlir::Operation *op);
+
+/// CPU: LIR -> LLVM (convert-lir-to-llvm) -> JIT with MLIR's ExecutionEngine.
+llvm::Expected<CompiledModel> compileLIRForCpu(LIRModule &lir,
+                                               CompileStats &stats);
+/// CPU AOT: LIR -> LLVM -> `<prefix>.so` + `<prefix>.json`.
+llvm::Error compileLIRToLibrary(LIRModule &lir, llvm::StringRef prefix,
+                                CompileStats &stats);
+/// Vulkan: LIR -> SPIR-V -> a Vulkan executor.
+llvm::Expected<CompiledModel> compileLIRForVulkan(LIRModule &lir,
+                                                  const CompileProfile &profile,
+                                                  CompileStats &stats);
+
+} // namespace rlx::detail
+
+#endif // RLX_LIB_COMPILER_BACKEND_H

@@ -1,0 +1,137 @@
+//===- CpuBackend.cpp - LIR to host code: JIT and AOT ---------------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backend.h"
+#include "RLX/Conversion/LIRToLLVM/LIRToLLVM.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include <cblas.h>
+
+using namespace rlx;
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
+
+static Error fail(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+/// Runs convert-lir-to-llvm on the module, with its diagnostics as the error.
+static Error lowerToLLVM(detail::LIRModule &lir, CompileStats &stats) {
+  mlir::MLIRContext *ctx = lir.module->getContext();
+  std::string diags;
+  mlir::ScopedDiagnosticHandler handler(ctx, [&](mlir::Diagnostic &d) {
+    llvm::raw_string_ostream os(diags);
+    os << "\n" << d.getLocation() << ": " << d;
+    return mlir::success();
+  });
+  mlir::PassManager pm(ctx);
+  mlir::rlx::buildLIRToLLVMPipeline(pm);
+  if (failed(pm.run(*lir.module)))
+    return fail("code generation failed:" + diags);
+  detail::dumpIR(lir.dumpDir, "04-llvm.mlir", *lir.module);
+  for (auto f : lir.module->getOps<mlir::LLVM::LLVMFuncOp>())
+    if (f.getSymName().contains("_k") && !f.isExternal() &&
+        !f.getSymName().starts_with("_mlir"))
+      ++stats.kernelFunctions;
+  return Error::success();
+}
+
+Expected<CompiledModel> detail::compileLIRForCpu(LIRModule &lir,
+                                                 CompileStats &stats) {
+  if (Error err = lowerToLLVM(lir, stats))
+    return std::move(err);
+  mlir::ExecutionEngineOptions eo;
+  eo.transformer = mlir::makeOptimizingTransformer(3, 0, nullptr);
+  eo.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = mlir::ExecutionEngine::create(*lir.module, eo);
+  if (!engine)
+    return fail("JIT compilation failed: " +
+                llvm::toString(engine.takeError()));
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    map[interner("cblas_sgemm")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&cblas_sgemm),
+        llvm::JITSymbolFlags::Exported};
+    return map;
+  });
+  std::string symbol = "_mlir_ciface_" + lir.manifest.entry;
+  auto addr = (*engine)->lookup(symbol);
+  if (!addr)
+    return fail("JIT: no symbol '" + symbol +
+                "': " + llvm::toString(addr.takeError()));
+  std::shared_ptr<mlir::ExecutionEngine> owner = std::move(*engine);
+  return CompiledModel(std::move(lir.manifest),
+                       reinterpret_cast<CompiledModel::EntryFn>(*addr),
+                       std::static_pointer_cast<void>(owner));
+}
+
+Error detail::compileLIRToLibrary(LIRModule &lir, StringRef prefix,
+                                  CompileStats &stats) {
+  if (Error err = lowerToLLVM(lir, stats))
+    return err;
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      mlir::translateModuleToLLVMIR(*lir.module, llvmContext);
+  if (!llvmModule)
+    return fail("translation to LLVM IR failed");
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return builder.takeError();
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  builder->setRelocationModel(llvm::Reloc::PIC_);
+  auto tm = builder->createTargetMachine();
+  if (!tm)
+    return tm.takeError();
+  mlir::ExecutionEngine::setupTargetTripleAndDataLayout(llvmModule.get(),
+                                                        tm->get());
+  if (Error err =
+          mlir::makeOptimizingTransformer(3, 0, tm->get())(llvmModule.get()))
+    return err;
+
+  std::string object = (prefix + ".o").str();
+  std::error_code ec;
+  llvm::ToolOutputFile out(object, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return fail(object + ": " + ec.message());
+  llvm::legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, out.os(), nullptr,
+                                 llvm::CodeGenFileType::ObjectFile))
+    return fail("the host target cannot emit object files");
+  pm.run(*llvmModule);
+  out.keep();
+  out.os().flush();
+
+  // Link a shared library the runtime can dlopen.
+  auto cc = llvm::sys::findProgramByName("cc");
+  if (!cc)
+    return fail("AOT: no C compiler driver ('cc') to link " + object);
+  std::string lib = (prefix + ".so").str();
+  llvm::SmallVector<StringRef> args = {*cc,    "-shared",    "-o", lib,
+                                       object, "-lopenblas", "-lm"};
+  std::string msg;
+  if (llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &msg) != 0)
+    return fail("AOT: linking " + lib + " failed" +
+                (msg.empty() ? "" : ": " + msg));
+  std::string manifestPath = (prefix + ".json").str();
+  llvm::raw_fd_ostream json(manifestPath, ec);
+  if (ec)
+    return fail(manifestPath + ": " + ec.message());
+  json << lir.manifest.toJSON() << "\n";
+  return Error::success();
+}
