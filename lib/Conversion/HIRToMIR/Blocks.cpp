@@ -418,7 +418,8 @@ FailureOr<Value> mlir::rlx::lowerAttention(MIRBuilder &mb, Operation *op,
                                     CmpPredicate::LT),
                          scores, lowest);
     }
-  } else if (mask) {
+  }
+  if (mask) {
     auto mTy = MIRBuilder::typeOf(mask);
     Value zero = mb.scalar(0, mTy.getElementType());
     Value keep = mb.compare(mask, zero, CmpPredicate::NE);

@@ -23,7 +23,7 @@ namespace {
 
 /// Operands of a decoder layer; absent ones are null.
 struct LayerParts {
-  Value x, positions, pastK, pastV, invFreq;
+  Value x, positions, pastK, pastV, mask, invFreq;
   Value inputNorm, wq, wk, wv, wo;
   Value postNorm;                              // LLaMA, Qwen3
   Value qNorm, kNorm;                          // Qwen3
@@ -173,7 +173,7 @@ static FailureOr<LayerResults> lowerDecoderLayer(MIRBuilder &mb, Operation *op,
     r.presentK = k;
     r.presentV = v;
   }
-  FailureOr<Value> attn = lowerAttention(mb, op, policy, q, k, v, nullptr, c);
+  FailureOr<Value> attn = lowerAttention(mb, op, policy, q, k, v, p.mask, c);
   if (failed(attn))
     return failure();
   r.hidden = lowerMlpHalf(mb, policy, p, c, mb.matmul(*attn, p.wo));
@@ -200,6 +200,7 @@ struct DecoderLayerLowering : public OpRewritePattern<OpTy> {
     if constexpr (isDecode) {
       p.pastK = op.getPastK();
       p.pastV = op.getPastV();
+      p.mask = op.getMask();
     }
     if constexpr (isGemma) {
       p.postAttnNorm = op.getPostAttnNorm();

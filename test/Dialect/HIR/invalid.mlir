@@ -275,8 +275,16 @@ func.func @attention_c3_window_without_sliding(%q: tensor<1x4x64xf32>, %k: tenso
 // -----
 
 func.func @attention_c4_padding_without_mask(%q: tensor<1x4x64xf32>, %k: tensor<1x4x32xf32>) {
-  // expected-error @+1 {{a mask operand is required exactly when the mask kind is padding (mask padding)}}
+  // expected-error @+1 {{a padding mask needs the mask operand}}
   %o = hir.attention %q, %k, %k {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, mask_kind = #hir<mask padding>} : (tensor<1x4x64xf32>, tensor<1x4x32xf32>, tensor<1x4x32xf32>) -> tensor<1x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_c4_mask_with_none(%q: tensor<1x4x64xf32>, %k: tensor<1x4x32xf32>, %m: tensor<1x4xi32>) {
+  // expected-error @+1 {{mask kind none takes no mask operand (use padding)}}
+  %o = hir.attention %q, %k, %k mask(%m) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, mask_kind = #hir<mask none>} : (tensor<1x4x64xf32>, tensor<1x4x32xf32>, tensor<1x4x32xf32>, tensor<1x4xi32>) -> tensor<1x4x64xf32>
   return
 }
 

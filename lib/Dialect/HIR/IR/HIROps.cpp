@@ -336,11 +336,13 @@ static LogicalResult verifyAttentionConfig(Operation *op, int64_t heads,
            << "window must be positive exactly when the mask kind is "
               "sliding_window (mask "
            << stringifyMaskKind(kind) << ", window " << window << ")";
-  // hir_attention_c4: the mask operand is given exactly for padding masks.
-  if ((kind == MaskKind::Padding) != static_cast<bool>(mask))
-    return op->emitOpError() << "a mask operand is required exactly when the "
-                                "mask kind is padding (mask "
-                             << stringifyMaskKind(kind) << ")";
+  // hir_attention_c4: padding needs the mask operand; causal and sliding
+  // masks may add a key mask; `none` takes none.
+  if (kind == MaskKind::Padding && !mask)
+    return op->emitOpError("a padding mask needs the mask operand");
+  if (kind == MaskKind::None && mask)
+    return op->emitOpError("mask kind none takes no mask operand (use "
+                           "padding)");
   // hir_attention_c5
   if (failed(checkNonNegative(op, "scale", scale)) ||
       failed(checkNonNegative(op, "softcap", softcap)))
@@ -420,7 +422,7 @@ LogicalResult GeluFfnOp::verify() {
 namespace {
 /// The operands of a decoder layer that differ between the variants.
 struct DecoderExtras {
-  Value pastK, pastV, presentK, presentV;
+  Value pastK, pastV, presentK, presentV, mask;
   Value qNorm, kNorm;
   SmallVector<std::pair<StringRef, Value>> hiddenNorms;
   double scale = 0, softcap = 0;
@@ -492,6 +494,9 @@ static LogicalResult verifyDecoderLayer(OpTy op, const DecoderExtras &extras) {
       failed(checkSameType(o, "present_v", extras.presentV,
                            extras.presentK.getType())))
     return failure();
+  // c9: the key mask covers past and new keys.
+  if (extras.mask && failed(checkShape(o, "mask", extras.mask, {b, total})))
+    return failure();
   return success();
 }
 
@@ -505,6 +510,7 @@ LogicalResult LlamaDecodeLayerOp::verify() {
   DecoderExtras e;
   e.pastK = getPastK();
   e.pastV = getPastV();
+  e.mask = getMask();
   e.presentK = getPresentK();
   e.presentV = getPresentV();
   e.hiddenNorms = {{"post_norm", getPostNorm()}};
@@ -523,6 +529,7 @@ LogicalResult Qwen3DecodeLayerOp::verify() {
   DecoderExtras e;
   e.pastK = getPastK();
   e.pastV = getPastV();
+  e.mask = getMask();
   e.presentK = getPresentK();
   e.presentV = getPresentV();
   e.qNorm = getQNorm();
@@ -545,6 +552,7 @@ LogicalResult GemmaDecodeLayerOp::verify() {
   DecoderExtras e;
   e.pastK = getPastK();
   e.pastV = getPastV();
+  e.mask = getMask();
   e.presentK = getPresentK();
   e.presentV = getPresentV();
   e.hiddenNorms = {{"post_attn_norm", getPostAttnNorm()},

@@ -255,12 +255,14 @@ static LogicalResult verifyAttentionAttrs(Operation *op, int64_t numHeads,
     return op->emitOpError("requires window > 0 exactly for mask_kind "
                            "sliding_window, got window = ")
            << window << " with mask_kind " << stringifyMaskKind(maskKind);
-  // mir_attention_c9, mir_attention_block_c9: mask operand iff padding.
-  if ((maskKind == MaskKind::Padding) != static_cast<bool>(mask))
-    return op->emitOpError("requires a mask operand exactly for mask_kind "
-                           "padding, got mask_kind ")
-           << stringifyMaskKind(maskKind)
-           << (mask ? " with a mask" : " without a mask");
+  // mir_attention_c9, mir_attention_block_c9: padding needs the mask
+  // operand; causal and sliding-window masks may add one (a key mask, e.g.
+  // the unused tail of a KV-cache bucket); `none` takes none.
+  if (maskKind == MaskKind::Padding && !mask)
+    return op->emitOpError("requires a mask operand for mask_kind padding");
+  if (maskKind == MaskKind::None && mask)
+    return op->emitOpError("takes no mask operand with mask_kind none (use "
+                           "mask_kind padding)");
   return success();
 }
 

@@ -431,11 +431,13 @@ def HIR_GeluFfnOp : HIR_Op<"gelu_ffn",
 class HIR_DecoderLayerBase<string mnemonic, string what, dag extraWeights,
                            string extraFormat, bit decode,
                            dag extraAttrs = (ins)>
-    : HIR_Op<mnemonic, [Pure]> {
+    : HIR_Op<mnemonic, !if(decode, [Pure, AttrSizedOperandSegments],
+                              [Pure])> {
   let summary = what;
   let arguments = !con(
       (ins HIR_FloatTensor:$input, HIR_IndexTensor:$positions),
-      !if(decode, (ins HIR_FloatTensor:$past_k, HIR_FloatTensor:$past_v), (ins)),
+      !if(decode, (ins HIR_FloatTensor:$past_k, HIR_FloatTensor:$past_v,
+                       Optional<HIR_AnyTensor>:$mask), (ins)),
       (ins HIR_FloatTensor:$input_norm, HIR_FloatTensor:$wq,
            HIR_FloatTensor:$wk, HIR_FloatTensor:$wv, HIR_FloatTensor:$wo),
       extraWeights,
@@ -450,7 +452,8 @@ class HIR_DecoderLayerBase<string mnemonic, string what, dag extraWeights,
             HIR_FloatTensor:$present_v),
       (outs HIR_FloatTensor:$result));
   let assemblyFormat = "$input `,` $positions "
-      # !if(decode, "`past` `(` $past_k `,` $past_v `)` ", "")
+      # !if(decode, "`past` `(` $past_k `,` $past_v `)` "
+                    # "(`mask` `(` $mask^ `)`)? ", "")
       # "`attn` `(` $input_norm `,` $wq `,` $wk `,` $wv `,` $wo `)` "
       # extraFormat
       # "`mlp` `(` $w_gate `,` $w_up `,` $w_down `)` "
@@ -476,7 +479,10 @@ defvar HIR_DecodeDesc = [{
     (past_len may be 0 for a prefill that fills the cache); the new keys and
     values are appended and returned as `present_k` / `present_v`
     (`[batch, past_len + seq, kv_heads*head_dim]`); `positions` holds the
-    absolute positions of the new tokens.
+    absolute positions of the new tokens. The optional `mask`
+    (`[batch, past_len + seq]`, nonzero keeps a key) hides cache slots on top
+    of the causal mask: a decode graph compiled for a bucket of past lengths
+    masks the unused tail of its bucket.
 }];
 
 defvar HIR_PostNorm = (ins HIR_FloatTensor:$post_norm);
