@@ -11,10 +11,12 @@
 #include "RLX/Dialect/MIR/IR/MIRDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -27,5 +29,6 @@ void mlir::rlx::registerAllRLXDialects(DialectRegistry &registry) {
   registerRLXDialects(registry);
   registry.insert<func::FuncDialect, arith::ArithDialect, math::MathDialect,
                   tensor::TensorDialect, memref::MemRefDialect, scf::SCFDialect,
-                  vector::VectorDialect, LLVM::LLVMDialect>();
+                  vector::VectorDialect, LLVM::LLVMDialect, gpu::GPUDialect,
+                  spirv::SPIRVDialect>();
 }

@@ -7,6 +7,7 @@
 
 #include "RLX/InitAllPasses.h"
 #include "RLX/Conversion/LIRToLLVM/LIRToLLVM.h"
+#include "RLX/Conversion/LIRToSPIRV/LIRToSPIRV.h"
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Dialect/LIR/Transforms/Passes.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
@@ -19,6 +20,7 @@ void mlir::rlx::registerAllRLXPasses() {
   lir::registerLIRPasses();
   registerRLXPipelines();
   registerLIRToLLVMPipeline();
+  registerGPUPipeline();
   // Upstream passes used in RLX pipelines and tests.
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();

@@ -49,11 +49,15 @@ struct MemRef1D {
 } // namespace
 
 struct CompiledModel::Storage {
-  Storage(size_t arena, size_t params) : arena(arena), params(params) {}
+  Storage(size_t arena, size_t params)
+      : arena(arena), paramPool(std::make_shared<AlignedBuffer>(params)),
+        set(std::make_shared<llvm::StringSet<>>()) {}
   AlignedBuffer arena;
-  AlignedBuffer params;
-  /// Direct params that were set, and "derived\0source" pairs.
-  llvm::StringSet<> set;
+  /// The pool may be shared with models of the same parameter layout.
+  std::shared_ptr<AlignedBuffer> paramPool;
+  /// Direct params that were set, and "derived\0source" pairs (shared with
+  /// the pool).
+  std::shared_ptr<llvm::StringSet<>> set;
   /// The pool changed since the last run.
   bool paramsChanged = true;
 };
@@ -97,6 +101,28 @@ CompiledModel::CompiledModel(Manifest manifest,
       storage(std::make_unique<Storage>(info.arenaSize, info.paramSize)) {}
 
 std::string CompiledModel::deviceName() const { return executor->describe(); }
+
+/// The param entries that define a pool's layout.
+static bool sameParamLayout(const Manifest &a, const Manifest &b) {
+  auto pa = a.ofKind(IOKind::Param), pb = b.ofKind(IOKind::Param);
+  if (a.paramSize != b.paramSize || pa.size() != pb.size())
+    return false;
+  for (auto [x, y] : llvm::zip(pa, pb))
+    if (x->name != y->name || x->offset != y->offset || x->shape != y->shape ||
+        x->dtype != y->dtype || x->sources != y->sources)
+      return false;
+  return true;
+}
+
+Error CompiledModel::shareParams(const CompiledModel &source) {
+  if (!sameParamLayout(info, source.info))
+    return fail("cannot share parameters between '" + info.entry + "' and '" +
+                source.info.entry + "': their parameter layouts differ");
+  storage->paramPool = source.storage->paramPool;
+  storage->set = source.storage->set;
+  storage->paramsChanged = true;
+  return Error::success();
+}
 CompiledModel::CompiledModel(CompiledModel &&) noexcept = default;
 CompiledModel &CompiledModel::operator=(CompiledModel &&) noexcept = default;
 CompiledModel::~CompiledModel() = default;
@@ -130,12 +156,12 @@ std::vector<std::string> CompiledModel::missingParams() const {
   llvm::StringSet<> seen;
   for (const ManifestEntry *e : info.ofKind(IOKind::Param)) {
     if (e->sources.empty()) {
-      if (!storage->set.contains(e->name) && seen.insert(e->name).second)
+      if (!storage->set->contains(e->name) && seen.insert(e->name).second)
         missing.push_back(e->name);
       continue;
     }
     for (const std::string &s : e->sources)
-      if (!storage->set.contains(derivedKey(e->name, s)) &&
+      if (!storage->set->contains(derivedKey(e->name, s)) &&
           seen.insert(s).second)
         missing.push_back(s);
   }
@@ -176,9 +202,9 @@ Error CompiledModel::setParam(StringRef name, llvm::ArrayRef<float> values) {
                     llvm::Twine(e.numElements()) + " values for " +
                     describe(e.dtype, e.shape) + ", got " +
                     llvm::Twine(values.size()));
-      std::memcpy(storage->params.data + e.offset, values.data(),
+      std::memcpy(storage->paramPool->data + e.offset, values.data(),
                   values.size() * sizeof(float));
-      storage->set.insert(e.name);
+      storage->set->insert(e.name);
       storage->paramsChanged = true;
       used = true;
       continue;
@@ -192,8 +218,8 @@ Error CompiledModel::setParam(StringRef name, llvm::ArrayRef<float> values) {
         return fail("param '" + name + "': expected " + llvm::Twine(expected) +
                     " values (part " + llvm::Twine(i) + " of '" + e.name +
                     "'), got " + llvm::Twine(values.size()));
-      scatterSource(e, i, values, storage->params.data);
-      storage->set.insert(derivedKey(e.name, s));
+      scatterSource(e, i, values, storage->paramPool->data);
+      storage->set->insert(derivedKey(e.name, s));
       storage->paramsChanged = true;
       used = true;
     }
@@ -317,7 +343,8 @@ Expected<TensorMap_t> CompiledModel::run(const TensorMap_t &inputs) {
 
   if (Error err = executor->execute(
           info, {storage->arena.data, storage->arena.size},
-          {storage->params.data, storage->params.size}, storage->paramsChanged))
+          {storage->paramPool->data, storage->paramPool->size},
+          storage->paramsChanged))
     return std::move(err);
   storage->paramsChanged = false;
 

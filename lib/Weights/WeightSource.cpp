@@ -134,4 +134,54 @@ Expected<ArrayRef<float>> TensorMap::viewF32(StringRef name) const {
   return ArrayRef<float>(it->second.data);
 }
 
+//===----------------------------------------------------------------------===//
+// WeightSourceStack
+//===----------------------------------------------------------------------===//
+
+WeightSourceStack::WeightSourceStack(std::vector<const WeightSource *> srcs)
+    : sources(std::move(srcs)) {
+  for (const WeightSource *s : sources)
+    desc += (desc.empty() ? "" : " + ") + s->description().str();
+}
+
+const WeightSource *WeightSourceStack::owner(StringRef name) const {
+  for (const WeightSource *s : sources)
+    if (s->lookup(name))
+      return s;
+  return nullptr;
+}
+
+std::vector<std::string> WeightSourceStack::names() const {
+  std::vector<std::string> all;
+  for (const WeightSource *s : sources)
+    for (std::string &n : s->names())
+      if (owner(n) == s)
+        all.push_back(std::move(n));
+  return all;
+}
+
+const TensorInfo *WeightSourceStack::lookup(StringRef name) const {
+  const WeightSource *s = owner(name);
+  return s ? s->lookup(name) : nullptr;
+}
+
+Expected<ArrayRef<uint8_t>> WeightSourceStack::rawBytes(StringRef name) const {
+  if (const WeightSource *s = owner(name))
+    return s->rawBytes(name);
+  return missingTensor(name);
+}
+
+Error WeightSourceStack::readF32(StringRef name,
+                                 MutableArrayRef<float> dst) const {
+  if (const WeightSource *s = owner(name))
+    return s->readF32(name, dst);
+  return missingTensor(name);
+}
+
+Expected<ArrayRef<float>> WeightSourceStack::viewF32(StringRef name) const {
+  if (const WeightSource *s = owner(name))
+    return s->viewF32(name);
+  return missingTensor(name);
+}
+
 } // namespace rlx

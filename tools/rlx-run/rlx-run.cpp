@@ -12,9 +12,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ModelRunner.h"
 #include "RLX/Compiler/Session.h"
 #include "RLX/Weights/Npy.h"
 #include "RLX/Weights/SafeTensors.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -27,9 +29,42 @@ using namespace rlx;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory category("rlx-run options");
-static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
-                                      cl::desc("<module.mlir>"),
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<module.mlir>"),
                                       cl::cat(category));
+static cl::OptionCategory modelCategory("rlx-run --model options");
+static cl::opt<std::string>
+    modelPath("model",
+              cl::desc("Run an HF-style model directory (config.json + "
+                       "safetensors) or a .gguf file instead of a module"),
+              cl::cat(modelCategory));
+static cl::opt<std::string>
+    promptIds("prompt-ids", cl::desc("Prompt token ids, comma-separated"),
+              cl::cat(modelCategory));
+static cl::opt<unsigned> maxNewTokens("max-new-tokens",
+                                      cl::desc("Tokens to generate"),
+                                      cl::init(16), cl::cat(modelCategory));
+static cl::opt<int64_t> maxContext("max-context",
+                                   cl::desc("KV-cache size (default: "
+                                            "min(max positions, 512))"),
+                                   cl::init(0), cl::cat(modelCategory));
+static cl::opt<float> temperature("temperature",
+                                  cl::desc("Sampling temperature (0: greedy)"),
+                                  cl::init(0.0f), cl::cat(modelCategory));
+static cl::opt<int> topK("top-k", cl::desc("Sample among the k most likely"),
+                         cl::init(0), cl::cat(modelCategory));
+static cl::opt<float> topP("top-p", cl::desc("Nucleus sampling threshold"),
+                           cl::init(1.0f), cl::cat(modelCategory));
+static cl::opt<uint64_t> seed("seed", cl::desc("Sampling seed"), cl::init(0),
+                              cl::cat(modelCategory));
+static cl::opt<std::string>
+    logitsOut("logits-out",
+              cl::desc("Write the prompt's logits (all positions) as .npy"),
+              cl::cat(modelCategory));
+static cl::opt<std::string>
+    stepLogitsOut("step-logits-out",
+                  cl::desc("Write the logits each new token was sampled "
+                           "from as .npy [steps, vocab]"),
+                  cl::cat(modelCategory));
 static cl::list<std::string>
     inputs("input",
            cl::desc("An input: name=file.npy (repeatable); its shape "
@@ -95,7 +130,7 @@ splitAssignment(llvm::StringRef flag, llvm::StringRef arg) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions({&category, &modelCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "rlx-run: compile an RLX module (HIR, MIR or LIR) for the CPU and run "
@@ -139,6 +174,34 @@ int main(int argc, char **argv) {
   }
 
   Session session(Device::Cpu);
+  if (!modelPath.empty()) {
+    ModelRunOptions m;
+    m.model = modelPath;
+    for (llvm::StringRef part : llvm::split(llvm::StringRef(promptIds), ',')) {
+      int32_t id;
+      if (part.trim().getAsInteger(10, id))
+        return fail("--prompt-ids: '" + part + "' is not a token id");
+      m.prompt.push_back(id);
+    }
+    m.maxNewTokens = maxNewTokens;
+    m.maxContext = maxContext;
+    m.sampling.temperature = temperature;
+    m.sampling.topK = topK;
+    m.sampling.topP = topP;
+    m.sampling.seed = seed;
+    m.logitsOut = logitsOut;
+    m.stepLogitsOut = stepLogitsOut;
+    m.outputDir = outputDir;
+    m.quiet = quiet;
+    m.compile = options;
+    m.profileGiven =
+        !profilePath.empty() || !presetName.empty() || !policy.empty();
+    if (llvm::Error err = runModel(session, m))
+      return fail(std::move(err));
+    return 0;
+  }
+  if (inputFile.empty())
+    return fail("give a module (.mlir) or --model DIR");
   llvm::Expected<CompiledModel> compiled =
       llvm::createStringError(llvm::inconvertibleErrorCode(), "unset");
   llvm::consumeError(compiled.takeError());

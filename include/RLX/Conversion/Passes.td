@@ -115,4 +115,74 @@ def RLXApproximateMathPass : Pass<"rlx-approximate-math", "ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// LIRToSPIRV
+//===----------------------------------------------------------------------===//
+
+def ConvertLIRToSPIRVPass : Pass<"convert-lir-to-spirv", "ModuleOp"> {
+  let summary = "Generate SPIR-V compute kernels for LIR entry points";
+  let description = [{
+    Writes every `lir.kernel` as a `gpu.func` (gpu, scf, arith, math and
+    memref on flat storage-buffer memrefs) in its own `gpu.module`, picks its
+    workgroup size and count, sets `spirv.entry_point_abi`, and converts each
+    `gpu.module` into a `spirv.module` for a Vulkan target environment
+    (`spirv.target_env` from the options). Kernels that compute the same
+    thing on the same views share one module. Matmuls and attention stage
+    their operands through workgroup memory.
+
+    The `lir.entry` stays as the dispatch schedule: each `lir.kernel` gets
+    `rlx.spirv.entry_point` (the SPIR-V function), `rlx.spirv.workgroups`
+    (x, y, z) and `rlx.spirv.bindings`, one `array<i64: space, offset,
+    range, view_offset, view_bytes, writes>` per storage buffer: space 0 is
+    the arena, 1 the parameter pool, 2 the constant pool; `offset` is the
+    view's byte offset rounded down to `storage-buffer-alignment` (the
+    element offset of the view inside that binding is compiled into the
+    kernel). Non-splat constants go to a constant pool described on the
+    entry (`rlx.spirv.constants`, `rlx.spirv.constant_offsets`,
+    `rlx.spirv.constant_bytes`). With `gpu-only`, the pass stops before the
+    SPIR-V conversion.
+  }];
+  let options = [
+    Option<"workgroupSize", "workgroup-size", "int64_t", /*default=*/"64",
+           "Threads per workgroup of elementwise kernels (a power of two)">,
+    Option<"storageBufferAlignment", "storage-buffer-alignment", "int64_t",
+           /*default=*/"256",
+           "Alignment of descriptor offsets (the device's "
+           "minStorageBufferOffsetAlignment; 256 suits every device)">,
+    Option<"maxWorkgroupInvocations", "max-workgroup-invocations", "int64_t",
+           /*default=*/"256", "The device's maxComputeWorkGroupInvocations">,
+    Option<"maxSharedMemory", "max-shared-memory", "int64_t",
+           /*default=*/"32768",
+           "The device's maxComputeSharedMemorySize, in bytes">,
+    Option<"int64", "int64", "bool", /*default=*/"true",
+           "The device has shaderInt64 (i64 tensors)">,
+    Option<"int8", "int8", "bool", /*default=*/"true",
+           "The device has shaderInt8 and storageBuffer8BitAccess (i1/i8 "
+           "tensors; emulated with 32-bit words otherwise)">,
+    Option<"float16", "float16", "bool", /*default=*/"false",
+           "The device has shaderFloat16 and storageBuffer16BitAccess">,
+    Option<"gpuOnly", "gpu-only", "bool", /*default=*/"false",
+           "Stop after generating the gpu.func kernels">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::spirv::SPIRVDialect"];
+}
+
+def RLXSerializeSPIRVPass : Pass<"rlx-serialize-spirv", "ModuleOp"> {
+  let summary = "Write every spirv.module as a SPIR-V binary";
+  let description = [{
+    Serializes each `spirv.module` with `mlir::spirv::serialize` and writes
+    it to `<output-dir>/<module name>.spv` (for `spirv-val` and
+    `spirv-dis`). The IR is not changed.
+  }];
+  let options = [
+    Option<"outputDir", "output-dir", "std::string", /*default=*/"\".\"",
+           "Directory for the .spv files">
+  ];
+}
+
 #endif // RLX_CONVERSION_PASSES_TD

@@ -71,6 +71,11 @@ public:
   /// Loads every parameter the model needs from `source`; fails on the
   /// first missing or mis-shaped one, naming it.
   llvm::Error loadParams(const WeightSource &source);
+  /// Uses `source`'s parameter pool (already loaded, or loaded later through
+  /// either model) instead of this model's own: graphs of one model compiled
+  /// for several shapes share their weights. The parameter layouts must be
+  /// identical.
+  llvm::Error shareParams(const CompiledModel &source);
   /// Names of the parameters (and derived-param sources) not yet set.
   std::vector<std::string> missingParams() const;
   /// Names the model reads from a weight source (params and the sources of

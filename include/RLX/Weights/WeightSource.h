@@ -100,6 +100,28 @@ private:
   llvm::StringMap<Entry> entries;
 };
 
+/// Several sources seen as one: a name resolves to the first source that
+/// has it (e.g. a checkpoint plus the parameters a flow synthesized).
+class WeightSourceStack final : public WeightSource {
+public:
+  explicit WeightSourceStack(std::vector<const WeightSource *> sources);
+
+  std::vector<std::string> names() const override;
+  const TensorInfo *lookup(llvm::StringRef name) const override;
+  llvm::StringRef description() const override { return desc; }
+  llvm::Expected<llvm::ArrayRef<uint8_t>>
+  rawBytes(llvm::StringRef name) const override;
+  llvm::Error readF32(llvm::StringRef name,
+                      llvm::MutableArrayRef<float> dst) const override;
+  llvm::Expected<llvm::ArrayRef<float>>
+  viewF32(llvm::StringRef name) const override;
+
+private:
+  const WeightSource *owner(llvm::StringRef name) const;
+  std::vector<const WeightSource *> sources;
+  std::string desc;
+};
+
 } // namespace rlx
 
 #endif // RLX_WEIGHTS_WEIGHTSOURCE_H

@@ -1,4 +1,5 @@
-//===- GPUKernelEmitter.h - Building blocks of the GPU kernels ---*- C++ -*-===//
+//===- GPUKernelEmitter.h - Building blocks of the GPU kernels ---*- C++
+//-*-===//
 //
 // Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception

@@ -1,0 +1,57 @@
+//===- LIRToSPIRV.h - LIR to SPIR-V compute kernels --------------*- C++
+//-*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The SPIR-V back end: convert-lir-to-spirv writes every LIR kernel as a
+// gpu.func and converts it to a spirv.module; the lir.entry it leaves
+// behind, annotated with the attributes below, is the dispatch schedule the
+// Vulkan runtime replays. docs/GPU.md describes the scheme.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_CONVERSION_LIRTOSPIRV_LIRTOSPIRV_H
+#define RLX_CONVERSION_LIRTOSPIRV_LIRTOSPIRV_H
+
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir {
+class OpPassManager;
+namespace rlx {
+struct ConvertLIRToSPIRVPassOptions;
+
+/// On each lir.kernel: the SPIR-V entry point (`@module::@function`).
+constexpr llvm::StringLiteral kSpirvEntryPointAttr = "rlx.spirv.entry_point";
+/// On each lir.kernel: `array<i64: x, y, z>` workgroups to dispatch.
+constexpr llvm::StringLiteral kSpirvWorkgroupsAttr = "rlx.spirv.workgroups";
+/// On each lir.kernel: one `array<i64: space, offset, range, view_offset,
+/// view_bytes, writes>` per binding (descriptor set 0, binding = index).
+constexpr llvm::StringLiteral kSpirvBindingsAttr = "rlx.spirv.bindings";
+/// On each lir.entry: the non-splat constants the kernels read, their byte
+/// offsets in the constant pool, and the pool's size.
+constexpr llvm::StringLiteral kSpirvConstantsAttr = "rlx.spirv.constants";
+constexpr llvm::StringLiteral kSpirvConstantOffsetsAttr =
+    "rlx.spirv.constant_offsets";
+constexpr llvm::StringLiteral kSpirvConstantBytesAttr =
+    "rlx.spirv.constant_bytes";
+
+/// Binding spaces (the first field of a binding).
+enum class SpirvBufferSpace : int64_t { Arena = 0, Params = 1, Constants = 2 };
+
+/// convert-lir-to-spirv, then per spirv.module: ABI lowering (storage
+/// buffers at set 0, binding = argument), minimal version / capabilities /
+/// extensions, canonicalization.
+void buildGPUPipeline(OpPassManager &pm,
+                      const ConvertLIRToSPIRVPassOptions &options);
+
+/// Registers `rlx-gpu-pipeline` (the pipeline above, with the options of
+/// convert-lir-to-spirv).
+void registerGPUPipeline();
+
+} // namespace rlx
+} // namespace mlir
+
+#endif // RLX_CONVERSION_LIRTOSPIRV_LIRTOSPIRV_H

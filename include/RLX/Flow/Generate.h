@@ -1,0 +1,103 @@
+//===- Generate.h - Autoregressive decoding with a KV cache ------*- C++
+//-*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Generates tokens with a decoder recipe. The KV cache is preallocated to
+// the maximum context; decode graphs are compiled per bucket of past length
+// (16, 32, 64, ...) and reused: the unused tail of a bucket is hidden by the
+// key mask. The prompt runs as one step whose past is fully masked. All
+// graphs share one parameter pool.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_FLOW_GENERATE_H
+#define RLX_FLOW_GENERATE_H
+
+#include "RLX/Compiler/Session.h"
+#include "RLX/Flow/Recipes.h"
+#include <functional>
+#include <map>
+#include <random>
+
+namespace rlx {
+
+struct SamplingOptions {
+  /// 0: greedy (argmax).
+  float temperature = 0.0f;
+  /// Keep the k most likely tokens (0: all).
+  int topK = 0;
+  /// Keep the smallest set whose probability reaches p (1: all).
+  float topP = 1.0f;
+  uint64_t seed = 0;
+};
+
+struct GenerationStats {
+  size_t promptTokens = 0, newTokens = 0;
+  double prefillSeconds = 0, decodeSeconds = 0, compileSeconds = 0;
+  unsigned graphsCompiled = 0;
+  double prefillTokensPerSecond() const {
+    return prefillSeconds > 0 ? promptTokens / prefillSeconds : 0;
+  }
+  double decodeTokensPerSecond() const {
+    return decodeSeconds > 0 ? newTokens / decodeSeconds : 0;
+  }
+};
+
+/// Picks the next token from `logits`.
+int32_t sampleToken(llvm::ArrayRef<float> logits, const SamplingOptions &opts,
+                    std::mt19937_64 &rng);
+
+class Generator {
+public:
+  /// Builds the decode flow of `recipe` (checking `weights`) for contexts of
+  /// up to `maxContext` tokens. Graphs are compiled by `session` on demand.
+  static llvm::Expected<std::unique_ptr<Generator>>
+  create(Session &session, DecoderFlow recipe, const WeightSource &weights,
+         int64_t maxContext, CompileOptions options = {});
+
+  /// Runs the prompt, then samples up to `maxNewTokens` tokens. `onToken`
+  /// sees each new token; `stepLogits`, when given, receives the logits each
+  /// token was sampled from.
+  llvm::Expected<std::vector<int32_t>>
+  generate(llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
+           const SamplingOptions &sampling,
+           std::function<void(int32_t)> onToken = {},
+           std::vector<std::vector<float>> *stepLogits = nullptr);
+
+  const GenerationStats &stats() const { return statistics; }
+  const TransformerConfig &config() const { return recipe.config(); }
+
+private:
+  Generator(Session &session, DecoderFlow recipe, const WeightSource &weights,
+            int64_t maxContext, CompileOptions options)
+      : session(session), recipe(std::move(recipe)), weights(weights),
+        maxContext(maxContext), options(std::move(options)) {}
+
+  /// The graph for `past` cached tokens and `count` new ones.
+  llvm::Expected<CompiledModel *> graph(int64_t past, int64_t count);
+  /// Runs `tokens` at positions [start, start + n) over the cache; returns
+  /// the logits of the last one and appends the new keys and values.
+  llvm::Expected<std::vector<float>> step(llvm::ArrayRef<int32_t> tokens,
+                                          int64_t start);
+
+  Session &session;
+  DecoderFlow recipe;
+  const WeightSource &weights;
+  int64_t maxContext;
+  CompileOptions options;
+  BuiltModel built;
+  std::unique_ptr<WeightSourceStack> source;
+  std::map<std::pair<int64_t, int64_t>, std::unique_ptr<CompiledModel>> graphs;
+  CompiledModel *pool = nullptr;
+  /// Per layer, [maxContext, kv] keys and values.
+  std::vector<std::vector<float>> cacheK, cacheV;
+  GenerationStats statistics;
+};
+
+} // namespace rlx
+
+#endif // RLX_FLOW_GENERATE_H

@@ -1,0 +1,259 @@
+//===- ModelFlow.h - Build models from blocks --------------------*- C++
+//-*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Tier 0 of RLX for model authors: a fluent ModelFlow of blocks (token
+// embedding, norms, attention, feed-forward blocks, whole decoder and
+// encoder layers, LM head) that builds an HIR module without the author
+// touching MLIR. Tier 1 is the CompileProfile the flow carries; tier 2 is
+// `custom`, whose Emitter exposes an OpBuilder and the flow's state.
+//
+//   ModelFlow("tiny_llama")
+//       .input("tokens", {1, kDynamic}, DType::I32)
+//       .tokenEmbed()
+//       .repeatLayers(2, [&](unsigned i) { return llamaPrefillLayerFused(i,
+//       spec); }) .finalNorm(1e-5) .gatherLastToken() .lmHead(/*tied=*/true)
+//       .build(weights);
+//
+// Weights are named by Hugging Face conventions (model.layers.N.self_attn.
+// q_proj.weight, ...). build() checks every weight the flow uses against the
+// WeightSource: a missing or mis-shaped one is an error naming the key and
+// the layer.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_FLOW_MODELFLOW_H
+#define RLX_FLOW_MODELFLOW_H
+
+#include "RLX/Profile/CompileProfile.h"
+#include "RLX/Weights/WeightSource.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class OpBuilder;
+class Location;
+class Value;
+} // namespace mlir
+
+namespace rlx {
+
+/// A dynamic dimension of a flow input (sequence or past length).
+constexpr int64_t kDynamic = std::numeric_limits<int64_t>::min();
+
+/// The result of ModelFlow::build: an HIR module (as MLIR text, so it can be
+/// compiled by any Session), its profile, and the parameters the flow
+/// synthesized (RoPE frequencies, ...) to load next to the checkpoint's.
+struct BuiltModel {
+  std::string name;
+  std::string mlir;
+  CompileProfile profile;
+  std::vector<std::string> inputs, outputs;
+  /// Parameters computed by the flow, loaded with the weights.
+  std::shared_ptr<TensorMap> synthesized;
+};
+
+/// Attention configuration shared by the attention blocks and layers.
+struct AttentionSpec {
+  int64_t numHeads = 1, numKvHeads = 1, headDim = 1;
+  /// 0: head_dim.
+  int64_t rotaryDim = 0;
+  float ropeTheta = 10000.0f;
+  bool interleavedRope = false;
+  /// 0: 1/sqrt(head_dim).
+  float scale = 0.0f;
+  float softcap = 0.0f;
+  /// > 0: sliding-window attention.
+  int64_t window = 0;
+  bool causal = true;
+};
+
+/// A decoder layer: its attention, norms and MLP.
+struct DecoderLayerSpec {
+  AttentionSpec attention;
+  int64_t hidden = 0, intermediate = 0;
+  float rmsEpsilon = 1e-5f;
+  /// Weight key prefix, e.g. "model.layers.3."
+  std::string prefix;
+  /// Qwen3: per-head RMSNorm of q and k.
+  bool qkNorm = false;
+  /// Gemma 2: (1 + w) norms, sandwich norms, GeGLU.
+  bool gemma = false;
+  /// A (synthesized) `[rotary_dim / 2]` parameter overriding theta (LLaMA 3
+  /// scaled RoPE); empty for plain RoPE.
+  std::string invFreqKey;
+};
+
+/// A BERT encoder layer.
+struct BertLayerSpec {
+  int64_t numHeads = 1, headDim = 1, hidden = 0, intermediate = 0;
+  float layerNormEpsilon = 1e-12f;
+  /// Weight key prefix, e.g. "encoder.layer.3."
+  std::string prefix;
+  bool tanhGelu = false;
+};
+
+class FlowContext;
+
+/// Tier 2: what a custom stage gets. It builds HIR or MIR ops directly.
+class Emitter {
+public:
+  explicit Emitter(FlowContext &ctx) : ctx(ctx) {}
+  mlir::OpBuilder &builder();
+  mlir::Location loc();
+  /// The active tensor (the flow's running value).
+  mlir::Value current();
+  void setCurrent(mlir::Value v);
+  /// A named value of the flow ("tokens", "positions", a residual slot...).
+  mlir::Value named(llvm::StringRef name);
+  void setNamed(llvm::StringRef name, mlir::Value v);
+  /// A weight of the checkpoint as `hir.param`, checked against the source.
+  llvm::Expected<mlir::Value> param(llvm::StringRef key,
+                                    llvm::ArrayRef<int64_t> shape);
+
+private:
+  FlowContext &ctx;
+};
+
+/// One step of a flow. Stages read and write the flow's state.
+using Stage = std::function<llvm::Error(FlowContext &)>;
+
+class ModelFlow;
+
+/// A named sub-layer composer: the block methods of ModelFlow with weight
+/// keys relative to `prefix`.
+class LayerStack {
+public:
+  LayerStack(std::string prefix) : prefix(std::move(prefix)) {}
+  LayerStack &rmsNorm(llvm::StringRef key, float eps);
+  LayerStack &layerNorm(llvm::StringRef key, float eps);
+  LayerStack &linear(llvm::StringRef key, bool bias = false);
+  LayerStack &residualSave(llvm::StringRef slot = "residual");
+  LayerStack &residualAdd(llvm::StringRef slot = "residual");
+  LayerStack &selfAttnPrefill(const AttentionSpec &spec);
+  LayerStack &swigluHfMlp();
+  LayerStack &geluFfn(llvm::StringRef in = "intermediate.dense",
+                      llvm::StringRef out = "output.dense");
+  LayerStack &stage(Stage s);
+
+  std::string prefix;
+  std::vector<Stage> stages;
+};
+
+class ModelFlow {
+public:
+  explicit ModelFlow(std::string name);
+
+  // Tier 1: the compile profile.
+  ModelFlow &profile(CompileProfile p);
+  ModelFlow &profilePrefill();
+  ModelFlow &profileDecode();
+  ModelFlow &profileEncoder();
+
+  /// Declares a graph input; the first becomes the active tensor. Integer
+  /// inputs are token ids, float inputs hidden states.
+  ModelFlow &input(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
+                   DType dtype);
+
+  // Small blocks.
+  ModelFlow &tokenEmbed(llvm::StringRef key = "model.embed_tokens.weight");
+  /// Adds rows of `tableKey` gathered by input `idsInput` (position or token
+  /// type embeddings).
+  ModelFlow &gatherAdd(llvm::StringRef idsInput, llvm::StringRef tableKey);
+  ModelFlow &embedScale(float scale);
+  ModelFlow &rmsNorm(llvm::StringRef key, float eps);
+  ModelFlow &gemmaRmsNorm(llvm::StringRef key, float eps);
+  ModelFlow &layerNorm(llvm::StringRef prefix, float eps);
+  ModelFlow &linear(llvm::StringRef prefix, bool bias = false);
+  ModelFlow &residualSave(llvm::StringRef slot = "residual");
+  ModelFlow &residualAdd(llvm::StringRef slot = "residual");
+  ModelFlow &layerScale(llvm::StringRef key);
+  ModelFlow &selfAttnPrefill(llvm::StringRef prefix, const AttentionSpec &spec);
+  ModelFlow &swigluHfMlp(llvm::StringRef prefix);
+  ModelFlow &geglu(llvm::StringRef prefix);
+  ModelFlow &geluFfn(llvm::StringRef in, llvm::StringRef out,
+                     bool tanh = false);
+
+  // Whole layers.
+  ModelFlow &llamaLayer(const DecoderLayerSpec &spec);
+  ModelFlow &bertEncoderLayer(const BertLayerSpec &spec);
+  ModelFlow &nomicEncoderLayer(const DecoderLayerSpec &spec);
+
+  // Composition.
+  ModelFlow &layer(llvm::StringRef name,
+                   std::function<void(LayerStack &)> build);
+  ModelFlow &repeatLayers(unsigned n, std::function<Stage(unsigned)> layer);
+  ModelFlow &sequence(std::vector<Stage> stages);
+  ModelFlow &when(bool condition, Stage stage);
+  ModelFlow &stage(Stage s);
+  /// Tier 2: `fn` builds IR with an Emitter.
+  ModelFlow &custom(llvm::StringRef name,
+                    std::function<llvm::Error(Emitter &)> fn);
+
+  // Heads.
+  ModelFlow &finalNorm(float eps, llvm::StringRef key = "model.norm.weight");
+  ModelFlow &gatherLastToken();
+  /// `tied`: the embedding table is the head.
+  ModelFlow &lmHead(bool tied, llvm::StringRef key = "lm_head.weight",
+                    llvm::StringRef embedKey = "model.embed_tokens.weight");
+  ModelFlow &logitSoftcap(float cap);
+  ModelFlow &clsPool();
+  /// Mean over the sequence under the attention-mask input `maskInput`.
+  ModelFlow &meanPool(llvm::StringRef maskInput = "");
+  /// Marks the active tensor (or a named value) as a graph output, at this
+  /// point of the flow. Without any, the final active tensor is "output".
+  ModelFlow &output(llvm::StringRef name, llvm::StringRef value = "");
+
+  /// Builds the HIR module, checking every weight against `weights`.
+  llvm::Expected<BuiltModel> build(const WeightSource &weights) const;
+
+  const std::string &getName() const { return name; }
+  const CompileProfile &getProfile() const { return prof; }
+  /// Moves the stages out (to compose this flow's blocks into another).
+  std::vector<Stage> takeStages() { return std::move(stages); }
+
+private:
+  struct Input {
+    std::string name;
+    llvm::SmallVector<int64_t, 4> shape;
+    DType dtype;
+  };
+  std::string name;
+  CompileProfile prof;
+  std::vector<Input> inputs;
+  std::vector<Stage> stages;
+};
+
+// Blocks as stages (for repeatLayers and recipes).
+
+/// One fused HIR composite (hir.llama_decoder_layer, or the Qwen3 / Gemma
+/// forms per `spec`).
+Stage llamaPrefillLayerFused(unsigned index, const DecoderLayerSpec &spec);
+/// The same layer from small blocks (norm, attention, residual, MLP).
+Stage llamaPrefillLayerComposed(unsigned index, const DecoderLayerSpec &spec);
+/// A KV-cache decode layer: reads inputs `past_k.N`/`past_v.N` (and the key
+/// mask input "kv_mask" when present) and exports `present_k.N`/
+/// `present_v.N` as outputs.
+Stage decodeLayer(unsigned index, const DecoderLayerSpec &spec);
+
+/// The flow's build state.
+class FlowContext {
+public:
+  struct Impl;
+  explicit FlowContext(Impl &impl) : impl(impl) {}
+  Impl &impl;
+};
+
+} // namespace rlx
+
+#endif // RLX_FLOW_MODELFLOW_H

@@ -1,0 +1,562 @@
+//===- LIRToSPIRV.cpp - LIR kernels to SPIR-V modules ---------------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// convert-lir-to-spirv writes each lir.kernel as a gpu.func in a gpu.module
+// of its own (GPUKernelEmitter), shared by every kernel that computes the
+// same thing on the same views, and annotates the kernel with its dispatch:
+// the entry point, the workgroup count and one storage-buffer binding per
+// view (or non-splat constant). Then each gpu.module becomes a spirv.module
+// through the upstream GPU, SCF, arith, math and memref conversions.
+//
+// Binding scheme. A binding is a byte range [offset, offset + range) of the
+// arena, the parameter pool or the constant pool. `offset` is the view's
+// byte offset rounded down to the storage-buffer alignment; the remainder
+// (an aliasing slice may start anywhere) becomes an element offset compiled
+// into the kernel, so every descriptor offset is legal on the device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Conversion/LIRToSPIRV/LIRToSPIRV.h"
+#include "GPUKernelEmitter.h"
+#include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "mlir/Conversion/ArithToSPIRV/ArithToSPIRV.h"
+#include "mlir/Conversion/GPUToSPIRV/GPUToSPIRV.h"
+#include "mlir/Conversion/MathToSPIRV/MathToSPIRV.h"
+#include "mlir/Conversion/MemRefToSPIRV/MemRefToSPIRV.h"
+#include "mlir/Conversion/SCFToSPIRV/SCFToSPIRV.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
+#include "mlir/Dialect/SPIRV/Transforms/Passes.h"
+#include "mlir/Dialect/SPIRV/Transforms/SPIRVConversion.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/SPIRV/Serialization.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::rlx {
+#define GEN_PASS_DEF_CONVERTLIRTOSPIRVPASS
+#define GEN_PASS_DEF_RLXSERIALIZESPIRVPASS
+#include "RLX/Conversion/Passes.h.inc"
+} // namespace mlir::rlx
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+static int64_t elementBytes(Type t) {
+  return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
+}
+
+namespace {
+
+/// One storage buffer of a dispatch.
+struct Binding {
+  SpirvBufferSpace space = SpirvBufferSpace::Arena;
+  /// Descriptor offset and range, in bytes.
+  int64_t offset = 0, range = 0;
+  /// The exact bytes the kernel may touch (for the runtime's hazards).
+  int64_t viewOffset = 0, viewBytes = 0;
+  bool writes = false;
+  /// The view as the kernel sees it.
+  Type elementType;
+  int64_t elementOffset = 0;
+  SmallVector<int64_t> shape, strides;
+};
+
+/// A generated kernel and the kernels it serves.
+struct GeneratedKernel {
+  lir::KernelOp kernel;
+  SmallVector<int64_t> elementOffsets;
+  std::string symbol;
+  std::array<int64_t, 3> workgroups;
+};
+
+class EntryLowering {
+public:
+  EntryLowering(ModuleOp module, const GPUTargetInfo &target, int64_t alignment)
+      : module(module), target(target), alignment(alignment) {}
+
+  LogicalResult lower(lir::EntryOp entry);
+
+private:
+  FailureOr<Binding> viewBinding(Value view, bool writes);
+  Binding constantBinding(DenseElementsAttr value);
+  FailureOr<GeneratedKernel *> kernelFunction(lir::KernelOp kernel,
+                                              ArrayRef<Binding> bindings,
+                                              StringRef entryName);
+
+  ModuleOp module;
+  const GPUTargetInfo &target;
+  int64_t alignment;
+  llvm::StringMap<SmallVector<std::unique_ptr<GeneratedKernel>>> cache;
+  unsigned kernelCount = 0;
+  // The constant pool of the entry being lowered.
+  SmallVector<Attribute> constants;
+  SmallVector<int64_t> constantOffsets;
+  int64_t constantBytes = 0;
+  DenseMap<Attribute, int64_t> constantOffsetOf;
+};
+
+} // namespace
+
+FailureOr<Binding> EntryLowering::viewBinding(Value value, bool writes) {
+  auto view = value.getDefiningOp<lir::ViewOp>();
+  if (!view)
+    return failure();
+  MemRefType ty = view.getType();
+  Binding bd;
+  bd.space = view.getSpace() == lir::MemorySpace::Arena
+                 ? SpirvBufferSpace::Arena
+                 : SpirvBufferSpace::Params;
+  bd.writes = writes;
+  bd.elementType = ty.getElementType();
+  int64_t eb = elementBytes(bd.elementType);
+  bd.viewOffset = view.getByteOffset();
+  bd.viewBytes = view.getExtentBytes();
+  bd.offset = bd.viewOffset / alignment * alignment;
+  bd.elementOffset = (bd.viewOffset - bd.offset) / eb;
+  bd.range = llvm::alignTo(bd.viewOffset - bd.offset + bd.viewBytes, 4);
+  bd.shape.assign(ty.getShape().begin(), ty.getShape().end());
+  int64_t layoutOffset;
+  if (failed(ty.getStridesAndOffset(bd.strides, layoutOffset)))
+    return failure();
+  return bd;
+}
+
+Binding EntryLowering::constantBinding(DenseElementsAttr value) {
+  auto ty = cast<RankedTensorType>(value.getType());
+  Binding bd;
+  bd.space = SpirvBufferSpace::Constants;
+  bd.elementType = ty.getElementType();
+  int64_t bytes = ty.getNumElements() * elementBytes(bd.elementType);
+  auto [it, inserted] = constantOffsetOf.try_emplace(value, constantBytes);
+  if (inserted) {
+    constants.push_back(value);
+    constantOffsets.push_back(constantBytes);
+    constantBytes = llvm::alignTo(constantBytes + bytes, alignment);
+  }
+  bd.offset = bd.viewOffset = it->second;
+  bd.viewBytes = bytes;
+  bd.range = llvm::alignTo(bytes, 4);
+  bd.shape.assign(ty.getShape().begin(), ty.getShape().end());
+  bd.strides = contiguousStrides(bd.shape);
+  return bd;
+}
+
+/// A bucket key for kernels that may compute the same thing: the operand
+/// types, the element offsets and the ops of the body. Candidates in a
+/// bucket are compared with OperationEquivalence.
+static std::string kernelKey(lir::KernelOp kernel, ArrayRef<Binding> bindings) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  for (Value v : kernel->getOperands())
+    os << v.getType() << ";";
+  for (const Binding &bd : bindings)
+    os << bd.elementOffset << ",";
+  for (Operation &op : kernel.getBody().front())
+    os << op.getName() << ";";
+  return key;
+}
+
+static std::string sanitize(StringRef name) {
+  std::string s;
+  for (char c : name)
+    s.push_back(llvm::isAlnum(c) ? c : '_');
+  return s;
+}
+
+FailureOr<GeneratedKernel *>
+EntryLowering::kernelFunction(lir::KernelOp kernel, ArrayRef<Binding> bindings,
+                              StringRef entryName) {
+  std::string key = kernelKey(kernel, bindings);
+  for (auto &gen : cache[key])
+    if (OperationEquivalence::isRegionEquivalentTo(
+            &gen->kernel.getBody(), &kernel.getBody(),
+            OperationEquivalence::IgnoreLocations))
+      return gen.get();
+
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  Location loc = kernel.getLoc();
+  std::string name = (sanitize(entryName) + "_k" + Twine(kernelCount++) + "_" +
+                      sanitize(kernel.getName()))
+                         .str();
+  b.setInsertionPointToEnd(module.getBody());
+  auto gpuModule = gpu::GPUModuleOp::create(b, loc, name);
+  b.setInsertionPointToStart(gpuModule.getBody());
+  auto storage =
+      spirv::StorageClassAttr::get(ctx, spirv::StorageClass::StorageBuffer);
+  SmallVector<Type> argTypes;
+  for (const Binding &bd : bindings)
+    argTypes.push_back(MemRefType::get({ShapedType::kDynamic}, bd.elementType,
+                                       MemRefLayoutAttrInterface(), storage));
+  auto fn =
+      gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
+  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  Block *entry = &fn.getBody().front();
+  b.setInsertionPointToStart(entry);
+  GPUKernelEmitter e(b, loc, target);
+
+  auto viewOf = [&](unsigned i) {
+    const Binding &bd = bindings[i];
+    return GPUView{entry->getArgument(i), {},       bd.elementType,
+                   bd.elementOffset,      bd.shape, bd.strides};
+  };
+  Block &body = kernel.getBody().front();
+  unsigned numIns = kernel.getIns().size(), numOuts = kernel.getOuts().size();
+  DenseMap<Value, GPUView> inputs;
+  for (auto [i, arg] : llvm::enumerate(body.getArguments()))
+    inputs[arg] = viewOf(i);
+  unsigned nextConstant = numIns + numOuts;
+  for (Operation &op : body.without_terminator()) {
+    if (!op.hasTrait<OpTrait::ConstantLike>())
+      continue;
+    auto value =
+        dyn_cast<DenseElementsAttr>(op.getAttrOfType<ElementsAttr>("value"));
+    if (!value)
+      return op.emitOpError("constant kind not supported by the SPIR-V back "
+                            "end");
+    if (!value.isSplat()) {
+      inputs[op.getResult(0)] = viewOf(nextConstant++);
+      continue;
+    }
+    Type elt = value.getElementType();
+    Value s =
+        isa<FloatType>(elt)
+            ? arith::ConstantOp::create(
+                  b, loc, b.getFloatAttr(elt, value.getSplatValue<APFloat>()))
+                  .getResult()
+            : arith::ConstantOp::create(
+                  b, loc, b.getIntegerAttr(elt, value.getSplatValue<APInt>()))
+                  .getResult();
+    GPUView scalar;
+    scalar.scalar = s;
+    scalar.elementType = elt;
+    scalar.shape.assign(value.getType().getShape().begin(),
+                        value.getType().getShape().end());
+    scalar.strides.assign(scalar.shape.size(), 0);
+    inputs[op.getResult(0)] = scalar;
+  }
+
+  SmallVector<GPUView> outs;
+  for (unsigned i = 0; i < numOuts; ++i)
+    outs.push_back(viewOf(numIns + i));
+  Operation *compute = kernel.getComputeOp();
+  auto yield = cast<lir::YieldOp>(body.getTerminator());
+  if (compute) {
+    for (auto [i, value] : llvm::enumerate(yield.getValues()))
+      if (value.getDefiningOp() != compute ||
+          cast<OpResult>(value).getResultNumber() != i)
+        return kernel.emitOpError("the SPIR-V back end expects a kernel to "
+                                  "yield its compute op's results in order");
+    if (failed(emitGPUKernel(e, compute, inputs, outs)))
+      return failure();
+  } else {
+    if (numOuts != 1)
+      return kernel.emitOpError("a copy kernel must have one output");
+    emitGPUCopy(e, inputs.lookup(yield.getValues()[0]), outs[0]);
+  }
+  gpu::ReturnOp::create(b, loc);
+
+  SmallVector<int32_t> wg(e.workgroupSize.begin(), e.workgroupSize.end());
+  fn->setAttr(spirv::getEntryPointABIAttrName(),
+              spirv::getEntryPointABIAttr(ctx, wg));
+  auto gen = std::make_unique<GeneratedKernel>();
+  gen->kernel = kernel;
+  for (const Binding &bd : bindings)
+    gen->elementOffsets.push_back(bd.elementOffset);
+  gen->symbol = name;
+  gen->workgroups = e.numWorkgroups;
+  cache[key].push_back(std::move(gen));
+  return cache[key].back().get();
+}
+
+LogicalResult EntryLowering::lower(lir::EntryOp entry) {
+  MLIRContext *ctx = module.getContext();
+  Builder b(ctx);
+  constants.clear();
+  constantOffsets.clear();
+  constantOffsetOf.clear();
+  constantBytes = 0;
+  for (auto kernel : entry.getBlock().getOps<lir::KernelOp>()) {
+    SmallVector<Binding> bindings;
+    for (Value v : kernel.getIns()) {
+      FailureOr<Binding> bd = viewBinding(v, /*writes=*/false);
+      if (failed(bd))
+        return kernel.emitOpError("has an operand that is not a lir.view");
+      bindings.push_back(*bd);
+    }
+    for (Value v : kernel.getOuts()) {
+      FailureOr<Binding> bd = viewBinding(v, /*writes=*/true);
+      if (failed(bd))
+        return kernel.emitOpError("has an operand that is not a lir.view");
+      bindings.push_back(*bd);
+    }
+    for (Operation &op : kernel.getBody().front().without_terminator()) {
+      if (!op.hasTrait<OpTrait::ConstantLike>())
+        continue;
+      auto value =
+          dyn_cast<DenseElementsAttr>(op.getAttrOfType<ElementsAttr>("value"));
+      if (value && !value.isSplat())
+        bindings.push_back(constantBinding(value));
+    }
+    for (const Binding &bd : bindings) {
+      Type t = bd.elementType;
+      if (t.isBF16())
+        return kernel.emitOpError("bf16 tensors are not supported by the "
+                                  "SPIR-V back end (use f32 or f16)");
+      if (!t.isIntOrFloat())
+        return kernel.emitOpError("unsupported element type ") << t;
+    }
+    FailureOr<GeneratedKernel *> gen =
+        kernelFunction(kernel, bindings, entry.getSymName());
+    if (failed(gen))
+      return failure();
+    SmallVector<Attribute> bindingAttrs;
+    for (const Binding &bd : bindings)
+      bindingAttrs.push_back(b.getDenseI64ArrayAttr(
+          {static_cast<int64_t>(bd.space), bd.offset, bd.range, bd.viewOffset,
+           bd.viewBytes, bd.writes ? 1 : 0}));
+    kernel->setAttr(
+        kSpirvEntryPointAttr,
+        SymbolRefAttr::get(ctx, (*gen)->symbol,
+                           {FlatSymbolRefAttr::get(ctx, (*gen)->symbol)}));
+    kernel->setAttr(kSpirvWorkgroupsAttr,
+                    b.getDenseI64ArrayAttr((*gen)->workgroups));
+    kernel->setAttr(kSpirvBindingsAttr, b.getArrayAttr(bindingAttrs));
+  }
+  entry->setAttr(kSpirvConstantsAttr, b.getArrayAttr(constants));
+  entry->setAttr(kSpirvConstantOffsetsAttr,
+                 b.getDenseI64ArrayAttr(constantOffsets));
+  entry->setAttr(kSpirvConstantBytesAttr, b.getI64IntegerAttr(constantBytes));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SPIR-V conversion
+//===----------------------------------------------------------------------===//
+
+static spirv::TargetEnvAttr targetEnv(MLIRContext *ctx, bool int64, bool int8,
+                                      bool float16) {
+  using spirv::Capability;
+  using spirv::Extension;
+  SmallVector<Capability> caps = {Capability::Shader,
+                                  Capability::GroupNonUniform};
+  SmallVector<Extension> exts = {
+      Extension::SPV_KHR_storage_buffer_storage_class};
+  if (int64)
+    caps.push_back(Capability::Int64);
+  if (int8) {
+    caps.append({Capability::Int8, Capability::StorageBuffer8BitAccess});
+    exts.push_back(Extension::SPV_KHR_8bit_storage);
+  }
+  if (float16) {
+    caps.append({Capability::Float16, Capability::StorageBuffer16BitAccess});
+    exts.push_back(Extension::SPV_KHR_16bit_storage);
+  }
+  auto triple =
+      spirv::VerCapExtAttr::get(spirv::Version::V_1_3, caps, exts, ctx);
+  return spirv::TargetEnvAttr::get(triple, spirv::getDefaultResourceLimits(ctx),
+                                   spirv::ClientAPI::Vulkan);
+}
+
+/// Replaces math ops that SPIR-V lacks (erf) or implements loosely (tanh)
+/// by the upstream polynomial approximations.
+static LogicalResult approximateMath(Operation *root) {
+  RewritePatternSet patterns(root->getContext());
+  populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+    name.consume_front("math.");
+    return name == "erf" || name == "tanh";
+  });
+  return applyPatternsGreedily(root, std::move(patterns));
+}
+
+static LogicalResult convertToSPIRV(gpu::GPUModuleOp gpuModule,
+                                    spirv::TargetEnvAttr env) {
+  MLIRContext *ctx = gpuModule.getContext();
+  gpuModule->setAttr(spirv::getTargetEnvAttrName(), env);
+  std::unique_ptr<ConversionTarget> target = SPIRVConversionTarget::get(env);
+  SPIRVConversionOptions options;
+  SPIRVTypeConverter typeConverter(env, options);
+  RewritePatternSet patterns(ctx);
+  populateGPUToSPIRVPatterns(typeConverter, patterns);
+  ScfToSPIRVContext scfContext;
+  populateSCFToSPIRVPatterns(typeConverter, scfContext, patterns);
+  arith::populateArithToSPIRVPatterns(typeConverter, patterns);
+  populateMathToSPIRVPatterns(typeConverter, patterns);
+  populateMemRefToSPIRVPatterns(typeConverter, patterns);
+  return applyFullConversion(gpuModule.getOperation(), *target,
+                             std::move(patterns));
+}
+
+namespace {
+
+struct ConvertLIRToSPIRVPass
+    : public mlir::rlx::impl::ConvertLIRToSPIRVPassBase<ConvertLIRToSPIRVPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    if (storageBufferAlignment < 4 ||
+        !llvm::isPowerOf2_64(storageBufferAlignment) ||
+        !llvm::isPowerOf2_64(workgroupSize) || workgroupSize < 1) {
+      module.emitError("convert-lir-to-spirv: storage-buffer-alignment must "
+                       "be a power of two >= 4 and workgroup-size a power of "
+                       "two");
+      return signalPassFailure();
+    }
+    GPUTargetInfo target;
+    target.workgroupSize =
+        std::min<int64_t>(workgroupSize, maxWorkgroupInvocations);
+    target.maxInvocations = maxWorkgroupInvocations;
+    target.sharedMemoryBytes = maxSharedMemory;
+    EntryLowering lowering(module, target, storageBufferAlignment);
+    SmallVector<lir::EntryOp> entries(module.getOps<lir::EntryOp>());
+    for (lir::EntryOp entry : entries)
+      if (failed(lowering.lower(entry)))
+        return signalPassFailure();
+
+    SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
+    for (gpu::GPUModuleOp m : gpuModules) {
+      if (failed(approximateMath(m)))
+        return signalPassFailure();
+      // Fold the index arithmetic the emitter spells out.
+      RewritePatternSet patterns(ctx);
+      for (Dialect *d : ctx->getLoadedDialects())
+        d->getCanonicalizationPatterns(patterns);
+      for (RegisteredOperationName op : ctx->getRegisteredOperations())
+        op.getCanonicalizationPatterns(patterns, ctx);
+      if (failed(applyPatternsGreedily(m, std::move(patterns))))
+        return signalPassFailure();
+    }
+    if (gpuOnly)
+      return;
+
+    spirv::TargetEnvAttr env = targetEnv(ctx, int64, int8, float16);
+    for (gpu::GPUModuleOp m : gpuModules)
+      if (failed(convertToSPIRV(m, env)))
+        return signalPassFailure();
+    // The schedule names the SPIR-V modules (`__spv__<gpu module>`).
+    for (lir::EntryOp entry : entries)
+      for (auto kernel : entry.getBlock().getOps<lir::KernelOp>()) {
+        auto ref = kernel->getAttrOfType<SymbolRefAttr>(kSpirvEntryPointAttr);
+        kernel->setAttr(
+            kSpirvEntryPointAttr,
+            SymbolRefAttr::get(ctx, ("__spv__" + ref.getRootReference().str()),
+                               ref.getNestedReferences()));
+      }
+  }
+};
+
+struct RLXSerializeSPIRVPass
+    : public mlir::rlx::impl::RLXSerializeSPIRVPassBase<RLXSerializeSPIRVPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
+      getOperation().emitError("cannot create ")
+          << outputDir << ": " << ec.message();
+      return signalPassFailure();
+    }
+    for (auto m : getOperation().getOps<spirv::ModuleOp>()) {
+      SmallVector<uint32_t> words;
+      if (failed(spirv::serialize(m, words)))
+        return signalPassFailure();
+      llvm::SmallString<128> path(outputDir);
+      llvm::sys::path::append(path, m.getName().value_or("module") + ".spv");
+      std::error_code ec;
+      llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+      if (ec) {
+        m.emitError("cannot write ") << path << ": " << ec.message();
+        return signalPassFailure();
+      }
+      os.write(reinterpret_cast<const char *>(words.data()),
+               words.size() * sizeof(uint32_t));
+    }
+  }
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Pipeline
+//===----------------------------------------------------------------------===//
+
+void mlir::rlx::buildGPUPipeline(OpPassManager &pm,
+                                 const ConvertLIRToSPIRVPassOptions &options) {
+  pm.addPass(createConvertLIRToSPIRVPass(options));
+  if (options.gpuOnly)
+    return;
+  OpPassManager &spv = pm.nest<spirv::ModuleOp>();
+  spv.addPass(spirv::createSPIRVLowerABIAttributesPass());
+  spv.addPass(spirv::createSPIRVUpdateVCEPass());
+  spv.addPass(createCanonicalizerPass());
+  spv.addPass(createCSEPass());
+}
+
+namespace {
+struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
+  Option<int64_t> workgroupSize{*this, "workgroup-size",
+                                llvm::cl::desc("Threads per workgroup of "
+                                               "elementwise kernels"),
+                                llvm::cl::init(64)};
+  Option<int64_t> storageBufferAlignment{
+      *this, "storage-buffer-alignment",
+      llvm::cl::desc("Alignment of descriptor offsets"), llvm::cl::init(256)};
+  Option<int64_t> maxWorkgroupInvocations{
+      *this, "max-workgroup-invocations",
+      llvm::cl::desc("The device's maxComputeWorkGroupInvocations"),
+      llvm::cl::init(256)};
+  Option<int64_t> maxSharedMemory{
+      *this, "max-shared-memory",
+      llvm::cl::desc("The device's maxComputeSharedMemorySize"),
+      llvm::cl::init(32768)};
+  Option<bool> int64{*this, "int64", llvm::cl::desc("shaderInt64"),
+                     llvm::cl::init(true)};
+  Option<bool> int8{*this, "int8",
+                    llvm::cl::desc("shaderInt8 + storageBuffer8BitAccess"),
+                    llvm::cl::init(true)};
+  Option<bool> float16{*this, "float16",
+                       llvm::cl::desc("shaderFloat16 + "
+                                      "storageBuffer16BitAccess"),
+                       llvm::cl::init(false)};
+};
+} // namespace
+
+void mlir::rlx::registerGPUPipeline() {
+  PassPipelineRegistration<GPUPipelineOptions>(
+      "rlx-gpu-pipeline",
+      "Lower LIR entry points to SPIR-V: kernels as gpu.funcs, converted to "
+      "spirv.modules with storage-buffer ABI and minimal capabilities; the "
+      "lir.entry stays as the dispatch schedule",
+      [](OpPassManager &pm, const GPUPipelineOptions &o) {
+        ConvertLIRToSPIRVPassOptions options;
+        options.workgroupSize = o.workgroupSize;
+        options.storageBufferAlignment = o.storageBufferAlignment;
+        options.maxWorkgroupInvocations = o.maxWorkgroupInvocations;
+        options.maxSharedMemory = o.maxSharedMemory;
+        options.int64 = o.int64;
+        options.int8 = o.int8;
+        options.float16 = o.float16;
+        buildGPUPipeline(pm, options);
+      });
+}

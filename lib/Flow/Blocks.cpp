@@ -1,0 +1,696 @@
+//===- Blocks.cpp - The blocks of a ModelFlow -----------------------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Each block is a stage that emits HIR on the flow's active tensor, with
+// weights looked up (and checked) by their Hugging Face names.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FlowContext.h"
+#include "RLX/Dialect/HIR/IR/HIROps.h"
+
+using namespace rlx;
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
+using mlir::NamedAttribute;
+using mlir::Value;
+using Impl = FlowContext::Impl;
+
+namespace {
+/// Shorthand for attributes.
+struct Attrs {
+  mlir::OpBuilder &b;
+  NamedAttribute i64(StringRef n, int64_t v) {
+    return b.getNamedAttr(n, b.getI64IntegerAttr(v));
+  }
+  NamedAttribute f32(StringRef n, double v) {
+    return b.getNamedAttr(n, b.getF32FloatAttr(v));
+  }
+  NamedAttribute unit(StringRef n) {
+    return b.getNamedAttr(n, b.getUnitAttr());
+  }
+};
+} // namespace
+
+static int64_t lastDim(Value v) { return Impl::shapeOf(v).back(); }
+
+static llvm::SmallVector<int64_t> withLast(Value v, int64_t last) {
+  llvm::SmallVector<int64_t> s(Impl::shapeOf(v));
+  s.back() = last;
+  return s;
+}
+
+/// `x · Wᵀ (+ b)` for weight `prefix.weight` (and `prefix.bias`).
+static Expected<Value> emitLinear(Impl &impl, Value x, StringRef prefix,
+                                  bool bias) {
+  auto w = impl.paramAnyShape((prefix + ".weight").str(), 2);
+  if (!w)
+    return w.takeError();
+  int64_t out = Impl::shapeOf(*w)[0], in = Impl::shapeOf(*w)[1];
+  if (in != lastDim(x))
+    return impl.fail("weight '" + prefix + ".weight' takes " + llvm::Twine(in) +
+                     " features, the input has " + llvm::Twine(lastDim(x)));
+  llvm::SmallVector<Value> operands = {x, *w};
+  if (bias) {
+    auto bv = impl.param((prefix + ".bias").str(), {out});
+    if (!bv)
+      return bv.takeError();
+    operands.push_back(*bv);
+  }
+  auto ty = mlir::RankedTensorType::get(withLast(x, out), impl.b.getF32Type());
+  return impl.create("hir.linear", ty, operands)->getResult(0);
+}
+
+/// A stage applying `fn` to the active tensor, named `block` in errors.
+static Stage onActive(StringRef block,
+                      std::function<Expected<Value>(Impl &, Value)> fn) {
+  std::string label = block.str();
+  return [label, fn = std::move(fn)](FlowContext &ctx) -> Error {
+    Impl &impl = ctx.impl;
+    auto x = impl.active(label);
+    if (!x)
+      return x.takeError();
+    auto y = fn(impl, *x);
+    if (!y)
+      return y.takeError();
+    impl.current = *y;
+    return Error::success();
+  };
+}
+
+static Expected<Value> emitRmsNorm(Impl &impl, Value x, StringRef key,
+                                   float eps, bool gemma) {
+  auto w = impl.param(key, {lastDim(x)});
+  if (!w)
+    return w.takeError();
+  return impl
+      .create(gemma ? "hir.gemma_rms_norm" : "hir.rms_norm", x.getType(),
+              {x, *w}, {Attrs{impl.b}.f32("epsilon", eps)})
+      ->getResult(0);
+}
+
+static Expected<Value> emitLayerNorm(Impl &impl, Value x, StringRef prefix,
+                                     float eps) {
+  auto g = impl.param((prefix + ".weight").str(), {lastDim(x)});
+  if (!g)
+    return g.takeError();
+  auto bt = impl.param((prefix + ".bias").str(), {lastDim(x)});
+  if (!bt)
+    return bt.takeError();
+  return impl
+      .create("hir.layer_norm", x.getType(), {x, *g, *bt},
+              {Attrs{impl.b}.f32("epsilon", eps)})
+      ->getResult(0);
+}
+
+static Expected<Value> emitEmbed(Impl &impl, Value ids, StringRef key) {
+  auto table = impl.paramAnyShape(key, 2);
+  if (!table)
+    return table.takeError();
+  auto idsShape = Impl::shapeOf(ids);
+  if (idsShape.size() != 2)
+    return impl.fail("token ids must be [batch, seq]");
+  auto ty = mlir::RankedTensorType::get(
+      {idsShape[0], idsShape[1], Impl::shapeOf(*table)[1]},
+      impl.b.getF32Type());
+  return impl.create("hir.embed", ty, {ids, *table})->getResult(0);
+}
+
+//===----------------------------------------------------------------------===//
+// Small blocks
+//===----------------------------------------------------------------------===//
+
+ModelFlow &ModelFlow::tokenEmbed(StringRef key) {
+  std::string k = key.str();
+  return stage(onActive("tokenEmbed", [k](Impl &impl, Value ids) {
+    return emitEmbed(impl, ids, k);
+  }));
+}
+
+ModelFlow &ModelFlow::gatherAdd(StringRef idsInput, StringRef tableKey) {
+  std::string in = idsInput.str(), k = tableKey.str();
+  return stage(
+      onActive("gatherAdd", [in, k](Impl &impl, Value x) -> Expected<Value> {
+        auto ids = impl.need("gatherAdd", in);
+        if (!ids)
+          return ids.takeError();
+        auto e = emitEmbed(impl, *ids, k);
+        if (!e)
+          return e.takeError();
+        if (e->getType() != x.getType())
+          return impl.fail("gatherAdd: '" + k + "' gives " +
+                           formatShape(Impl::shapeOf(*e)) + " for an active " +
+                           formatShape(Impl::shapeOf(x)));
+        return impl.create("hir.add", x.getType(), {x, *e})->getResult(0);
+      }));
+}
+
+ModelFlow &ModelFlow::embedScale(float scale) {
+  return stage(onActive("embedScale", [scale](Impl &impl, Value x) {
+    return impl
+        .create("hir.embed_scale", x.getType(), {x},
+                {Attrs{impl.b}.f32("scale", scale)})
+        ->getResult(0);
+  }));
+}
+
+ModelFlow &ModelFlow::rmsNorm(StringRef key, float eps) {
+  std::string k = key.str();
+  return stage(onActive("rmsNorm", [k, eps](Impl &impl, Value x) {
+    return emitRmsNorm(impl, x, k, eps, false);
+  }));
+}
+
+ModelFlow &ModelFlow::gemmaRmsNorm(StringRef key, float eps) {
+  std::string k = key.str();
+  return stage(onActive("gemmaRmsNorm", [k, eps](Impl &impl, Value x) {
+    return emitRmsNorm(impl, x, k, eps, true);
+  }));
+}
+
+ModelFlow &ModelFlow::layerNorm(StringRef prefix, float eps) {
+  std::string p = prefix.str();
+  return stage(onActive("layerNorm", [p, eps](Impl &impl, Value x) {
+    return emitLayerNorm(impl, x, p, eps);
+  }));
+}
+
+ModelFlow &ModelFlow::linear(StringRef prefix, bool bias) {
+  std::string p = prefix.str();
+  return stage(onActive("linear", [p, bias](Impl &impl, Value x) {
+    return emitLinear(impl, x, p, bias);
+  }));
+}
+
+ModelFlow &ModelFlow::residualSave(StringRef slot) {
+  std::string s = slot.str();
+  return stage([s](FlowContext &ctx) -> Error {
+    auto x = ctx.impl.active("residualSave");
+    if (!x)
+      return x.takeError();
+    ctx.impl.named[s] = *x;
+    return Error::success();
+  });
+}
+
+ModelFlow &ModelFlow::residualAdd(StringRef slot) {
+  std::string s = slot.str();
+  return stage(
+      onActive("residualAdd", [s](Impl &impl, Value x) -> Expected<Value> {
+        auto r = impl.need("residualAdd", s);
+        if (!r)
+          return r.takeError();
+        return impl.create("hir.add", x.getType(), {*r, x})->getResult(0);
+      }));
+}
+
+ModelFlow &ModelFlow::layerScale(StringRef key) {
+  std::string k = key.str();
+  return stage(
+      onActive("layerScale", [k](Impl &impl, Value x) -> Expected<Value> {
+        auto g = impl.param(k, {lastDim(x)});
+        if (!g)
+          return g.takeError();
+        return impl.create("hir.layer_scale", x.getType(), {x, *g})
+            ->getResult(0);
+      }));
+}
+
+/// RoPE on a [B, T, n*hd] projection.
+static Expected<Value> emitRope(Impl &impl, Value x, const AttentionSpec &a,
+                                StringRef invFreqKey) {
+  auto pos = impl.need("RoPE", "positions");
+  if (!pos)
+    return pos.takeError();
+  int64_t rot = a.rotaryDim ? a.rotaryDim : a.headDim;
+  llvm::SmallVector<Value> operands = {x, *pos};
+  if (!invFreqKey.empty()) {
+    auto f = impl.param(invFreqKey, {rot / 2});
+    if (!f)
+      return f.takeError();
+    operands.push_back(*f);
+  }
+  Attrs at{impl.b};
+  return impl
+      .create("hir.rope", x.getType(), operands,
+              {at.i64("head_dim", a.headDim), at.i64("rotary_dim", rot),
+               at.f32("theta", a.ropeTheta),
+               impl.b.getNamedAttr(
+                   "style",
+                   mlir::rlx::hir::RopeStyleAttr::get(
+                       &impl.context, a.interleavedRope
+                                          ? mlir::rlx::RopeStyle::Interleaved
+                                          : mlir::rlx::RopeStyle::Half))})
+      ->getResult(0);
+}
+
+static llvm::SmallVector<NamedAttribute>
+attentionAttrs(Impl &impl, const AttentionSpec &a) {
+  Attrs at{impl.b};
+  mlir::rlx::MaskKind kind = !a.causal      ? mlir::rlx::MaskKind::None
+                             : a.window > 0 ? mlir::rlx::MaskKind::SlidingWindow
+                                            : mlir::rlx::MaskKind::Causal;
+  return {at.i64("num_heads", a.numHeads),
+          at.i64("num_kv_heads", a.numKvHeads),
+          at.i64("head_dim", a.headDim),
+          impl.b.getNamedAttr("mask_kind", mlir::rlx::hir::MaskKindAttr::get(
+                                               &impl.context, kind)),
+          at.i64("window", a.window),
+          at.f32("scale", a.scale),
+          at.f32("softcap", a.softcap)};
+}
+
+ModelFlow &ModelFlow::selfAttnPrefill(StringRef prefix,
+                                      const AttentionSpec &spec) {
+  std::string p = prefix.str();
+  return stage(onActive(
+      "selfAttnPrefill", [p, spec](Impl &impl, Value x) -> Expected<Value> {
+        auto q = emitLinear(impl, x, p + "q_proj", false);
+        if (!q)
+          return q.takeError();
+        auto k = emitLinear(impl, x, p + "k_proj", false);
+        if (!k)
+          return k.takeError();
+        auto v = emitLinear(impl, x, p + "v_proj", false);
+        if (!v)
+          return v.takeError();
+        auto qr = emitRope(impl, *q, spec, "");
+        if (!qr)
+          return qr.takeError();
+        auto kr = emitRope(impl, *k, spec, "");
+        if (!kr)
+          return kr.takeError();
+        Value attn = impl.create("hir.attention", qr->getType(), {*qr, *kr, *v},
+                                 attentionAttrs(impl, spec))
+                         ->getResult(0);
+        return emitLinear(impl, attn, p + "o_proj", false);
+      }));
+}
+
+static Stage gatedFfn(StringRef block, StringRef opName, StringRef prefix) {
+  std::string p = prefix.str(), op = opName.str();
+  return onActive(block, [p, op](Impl &impl, Value x) -> Expected<Value> {
+    auto g = impl.paramAnyShape(p + "gate_proj.weight", 2);
+    if (!g)
+      return g.takeError();
+    int64_t inter = Impl::shapeOf(*g)[0], hidden = lastDim(x);
+    auto gw = impl.param(p + "gate_proj.weight", {inter, hidden});
+    if (!gw)
+      return gw.takeError();
+    auto u = impl.param(p + "up_proj.weight", {inter, hidden});
+    if (!u)
+      return u.takeError();
+    auto d = impl.param(p + "down_proj.weight", {hidden, inter});
+    if (!d)
+      return d.takeError();
+    return impl.create(op, x.getType(), {x, *gw, *u, *d})->getResult(0);
+  });
+}
+
+ModelFlow &ModelFlow::swigluHfMlp(StringRef prefix) {
+  return stage(gatedFfn("swigluHfMlp", "hir.swiglu", prefix));
+}
+
+ModelFlow &ModelFlow::geglu(StringRef prefix) {
+  return stage(gatedFfn("geglu", "hir.geglu", prefix));
+}
+
+ModelFlow &ModelFlow::geluFfn(StringRef in, StringRef out, bool tanh) {
+  std::string i = in.str(), o = out.str();
+  return stage(
+      onActive("geluFfn", [i, o, tanh](Impl &impl, Value x) -> Expected<Value> {
+        int64_t hidden = lastDim(x);
+        auto wi = impl.paramAnyShape(i + ".weight", 2);
+        if (!wi)
+          return wi.takeError();
+        int64_t inter = Impl::shapeOf(*wi)[0];
+        auto wic = impl.param(i + ".weight", {inter, hidden});
+        auto bi = impl.param(i + ".bias", {inter});
+        auto wo = impl.param(o + ".weight", {hidden, inter});
+        auto bo = impl.param(o + ".bias", {hidden});
+        for (auto *e : {&wic, &bi, &wo, &bo})
+          if (!*e)
+            return e->takeError();
+        llvm::SmallVector<NamedAttribute> attrs;
+        if (tanh)
+          attrs.push_back(Attrs{impl.b}.unit("tanh_approx"));
+        return impl
+            .create("hir.gelu_ffn", x.getType(), {x, *wic, *bi, *wo, *bo},
+                    attrs)
+            ->getResult(0);
+      }));
+}
+
+//===----------------------------------------------------------------------===//
+// Heads
+//===----------------------------------------------------------------------===//
+
+ModelFlow &ModelFlow::finalNorm(float eps, StringRef key) {
+  return rmsNorm(key, eps);
+}
+
+ModelFlow &ModelFlow::gatherLastToken() {
+  return stage(onActive("gatherLastToken", [](Impl &impl, Value x) {
+    auto s = Impl::shapeOf(x);
+    auto ty = mlir::RankedTensorType::get({s[0], 1, s[2]}, impl.b.getF32Type());
+    return impl.create("hir.gather_last_token", ty, {x})->getResult(0);
+  }));
+}
+
+ModelFlow &ModelFlow::lmHead(bool tied, StringRef key, StringRef embedKey) {
+  std::string k = (tied ? embedKey : key).str();
+  return stage(
+      onActive("lmHead", [k, tied](Impl &impl, Value x) -> Expected<Value> {
+        auto w = impl.paramAnyShape(k, 2);
+        if (!w)
+          return w.takeError();
+        if (Impl::shapeOf(*w)[1] != lastDim(x))
+          return impl.fail("lmHead: '" + k + "' has shape " +
+                           formatShape(Impl::shapeOf(*w)) +
+                           " for hidden size " + llvm::Twine(lastDim(x)));
+        auto ty = mlir::RankedTensorType::get(withLast(x, Impl::shapeOf(*w)[0]),
+                                              impl.b.getF32Type());
+        llvm::SmallVector<NamedAttribute> attrs;
+        if (tied)
+          attrs.push_back(Attrs{impl.b}.unit("tied"));
+        return impl.create("hir.lm_head", ty, {x, *w}, attrs)->getResult(0);
+      }));
+}
+
+ModelFlow &ModelFlow::logitSoftcap(float cap) {
+  return stage(onActive("logitSoftcap", [cap](Impl &impl, Value x) {
+    return impl
+        .create("hir.logit_softcap", x.getType(), {x},
+                {Attrs{impl.b}.f32("cap", cap)})
+        ->getResult(0);
+  }));
+}
+
+ModelFlow &ModelFlow::clsPool() {
+  return stage(onActive("clsPool", [](Impl &impl, Value x) {
+    auto s = Impl::shapeOf(x);
+    auto ty = mlir::RankedTensorType::get({s[0], s[2]}, impl.b.getF32Type());
+    return impl.create("hir.cls_pool", ty, {x})->getResult(0);
+  }));
+}
+
+ModelFlow &ModelFlow::meanPool(StringRef maskInput) {
+  std::string m = maskInput.str();
+  return stage(
+      onActive("meanPool", [m](Impl &impl, Value x) -> Expected<Value> {
+        auto s = Impl::shapeOf(x);
+        auto ty =
+            mlir::RankedTensorType::get({s[0], s[2]}, impl.b.getF32Type());
+        llvm::SmallVector<Value> operands = {x};
+        if (!m.empty()) {
+          auto mask = impl.need("meanPool", m);
+          if (!mask)
+            return mask.takeError();
+          operands.push_back(*mask);
+        }
+        return impl.create("hir.mean_pool", ty, operands)->getResult(0);
+      }));
+}
+
+//===----------------------------------------------------------------------===//
+// Layers
+//===----------------------------------------------------------------------===//
+
+/// Emits one decoder layer composite; with `decode`, the KV-cache form.
+static Error emitDecoderLayer(Impl &impl, unsigned index,
+                              const DecoderLayerSpec &spec, bool decode) {
+  auto x = impl.active("decoder layer");
+  if (!x)
+    return x.takeError();
+  auto pos = impl.need("decoder layer", "positions");
+  if (!pos)
+    return pos.takeError();
+  const AttentionSpec &a = spec.attention;
+  int64_t h = spec.hidden, hd = a.headDim;
+  int64_t q = a.numHeads * hd, kv = a.numKvHeads * hd;
+  const std::string &p = spec.prefix;
+  llvm::SmallVector<Value> operands = {*x, *pos};
+  llvm::SmallVector<int32_t> segments = {1, 1};
+  Value pastK, pastV;
+  if (decode) {
+    auto pk = impl.need("decode layer", "past_k." + std::to_string(index));
+    if (!pk)
+      return pk.takeError();
+    auto pv = impl.need("decode layer", "past_v." + std::to_string(index));
+    if (!pv)
+      return pv.takeError();
+    pastK = *pk;
+    pastV = *pv;
+    operands.append({pastK, pastV});
+    segments.append({1, 1});
+    Value mask = impl.named.lookup("kv_mask");
+    if (mask)
+      operands.push_back(mask);
+    segments.push_back(mask ? 1 : 0);
+  }
+  struct W {
+    std::string key;
+    llvm::SmallVector<int64_t> shape;
+  };
+  std::vector<W> weights = {{p + "input_layernorm.weight", {h}},
+                            {p + "self_attn.q_proj.weight", {q, h}},
+                            {p + "self_attn.k_proj.weight", {kv, h}},
+                            {p + "self_attn.v_proj.weight", {kv, h}},
+                            {p + "self_attn.o_proj.weight", {h, q}}};
+  if (spec.gemma) {
+    weights.push_back({p + "post_attention_layernorm.weight", {h}});
+    weights.push_back({p + "pre_feedforward_layernorm.weight", {h}});
+    weights.push_back({p + "post_feedforward_layernorm.weight", {h}});
+  } else {
+    weights.push_back({p + "post_attention_layernorm.weight", {h}});
+  }
+  if (spec.qkNorm) {
+    weights.push_back({p + "self_attn.q_norm.weight", {hd}});
+    weights.push_back({p + "self_attn.k_norm.weight", {hd}});
+  }
+  int64_t inter = spec.intermediate;
+  weights.push_back({p + "mlp.gate_proj.weight", {inter, h}});
+  weights.push_back({p + "mlp.up_proj.weight", {inter, h}});
+  weights.push_back({p + "mlp.down_proj.weight", {h, inter}});
+  for (const W &w : weights) {
+    auto v = impl.param(w.key, w.shape);
+    if (!v)
+      return v.takeError();
+    operands.push_back(*v);
+    segments.push_back(1);
+  }
+  int64_t rot = a.rotaryDim ? a.rotaryDim : hd;
+  if (!spec.invFreqKey.empty()) {
+    auto f = impl.param(spec.invFreqKey, {rot / 2});
+    if (!f)
+      return f.takeError();
+    operands.push_back(*f);
+  }
+  segments.push_back(spec.invFreqKey.empty() ? 0 : 1);
+
+  Attrs at{impl.b};
+  llvm::SmallVector<NamedAttribute> attrs = {
+      at.i64("num_heads", a.numHeads),
+      at.i64("num_kv_heads", a.numKvHeads),
+      at.i64("head_dim", hd),
+      at.f32("rope_theta", a.ropeTheta),
+      at.i64("rotary_dim", rot),
+      at.f32("rms_epsilon", spec.rmsEpsilon),
+      at.i64("window", a.window),
+      impl.b.getNamedAttr(
+          "rope_style",
+          mlir::rlx::hir::RopeStyleAttr::get(
+              &impl.context, a.interleavedRope
+                                 ? mlir::rlx::RopeStyle::Interleaved
+                                 : mlir::rlx::RopeStyle::Half))};
+  if (spec.gemma) {
+    attrs.push_back(at.f32("scale", a.scale));
+    attrs.push_back(at.f32("attn_softcap", a.softcap));
+  }
+  if (decode)
+    attrs.push_back(impl.b.getNamedAttr("operandSegmentSizes",
+                                        impl.b.getDenseI32ArrayAttr(segments)));
+  std::string family = spec.gemma ? "gemma" : spec.qkNorm ? "qwen3" : "llama";
+  std::string opName =
+      "hir." + family + (decode ? "_decode_layer" : "_decoder_layer");
+  llvm::SmallVector<mlir::Type> results = {x->getType()};
+  if (decode) {
+    auto pk = Impl::shapeOf(pastK), xs = Impl::shapeOf(*x);
+    int64_t total =
+        mlir::ShapedType::isDynamic(pk[1]) || mlir::ShapedType::isDynamic(xs[1])
+            ? mlir::ShapedType::kDynamic
+            : pk[1] + xs[1];
+    auto ty =
+        mlir::RankedTensorType::get({pk[0], total, kv}, impl.b.getF32Type());
+    results.append({ty, ty});
+  }
+  mlir::Operation *op = impl.create(opName, results, operands, attrs);
+  impl.current = op->getResult(0);
+  if (decode) {
+    impl.outputs.push_back(
+        {"present_k." + std::to_string(index), op->getResult(1)});
+    impl.outputs.push_back(
+        {"present_v." + std::to_string(index), op->getResult(2)});
+  }
+  return Error::success();
+}
+
+Stage rlx::llamaPrefillLayerFused(unsigned index,
+                                  const DecoderLayerSpec &spec) {
+  return [index, spec](FlowContext &ctx) {
+    return emitDecoderLayer(ctx.impl, index, spec, /*decode=*/false);
+  };
+}
+
+Stage rlx::decodeLayer(unsigned index, const DecoderLayerSpec &spec) {
+  return [index, spec](FlowContext &ctx) {
+    return emitDecoderLayer(ctx.impl, index, spec, /*decode=*/true);
+  };
+}
+
+Stage rlx::llamaPrefillLayerComposed(unsigned index,
+                                     const DecoderLayerSpec &spec) {
+  ModelFlow f("layer");
+  const std::string &p = spec.prefix;
+  f.residualSave("layer.residual")
+      .rmsNorm(p + "input_layernorm.weight", spec.rmsEpsilon)
+      .selfAttnPrefill(p + "self_attn.", spec.attention)
+      .residualAdd("layer.residual")
+      .residualSave("layer.residual")
+      .rmsNorm(p + "post_attention_layernorm.weight", spec.rmsEpsilon)
+      .swigluHfMlp(p + "mlp.")
+      .residualAdd("layer.residual");
+  bool unsupported = spec.qkNorm || spec.gemma || !spec.invFreqKey.empty();
+  std::vector<Stage> stages = f.takeStages();
+  return [stages, unsupported, index](FlowContext &ctx) -> Error {
+    if (unsupported)
+      return ctx.impl.fail(
+          "the composed layer covers plain LLaMA layers (no QK-norm, Gemma "
+          "norms or scaled RoPE); use llamaPrefillLayerFused for layer " +
+          std::to_string(index));
+    for (const Stage &s : stages)
+      if (Error err = s(ctx))
+        return err;
+    return Error::success();
+  };
+}
+
+ModelFlow &ModelFlow::llamaLayer(const DecoderLayerSpec &spec) {
+  return stage(llamaPrefillLayerFused(0, spec));
+}
+
+ModelFlow &ModelFlow::bertEncoderLayer(const BertLayerSpec &spec) {
+  return stage(onActive(
+      "bertEncoderLayer", [spec](Impl &impl, Value x) -> Expected<Value> {
+        const std::string &p = spec.prefix;
+        int64_t h = spec.hidden, i = spec.intermediate;
+        struct W {
+          std::string key;
+          llvm::SmallVector<int64_t> shape;
+        };
+        std::vector<W> ws = {{p + "attention.self.query.weight", {h, h}},
+                             {p + "attention.self.query.bias", {h}},
+                             {p + "attention.self.key.weight", {h, h}},
+                             {p + "attention.self.key.bias", {h}},
+                             {p + "attention.self.value.weight", {h, h}},
+                             {p + "attention.self.value.bias", {h}},
+                             {p + "attention.output.dense.weight", {h, h}},
+                             {p + "attention.output.dense.bias", {h}},
+                             {p + "attention.output.LayerNorm.weight", {h}},
+                             {p + "attention.output.LayerNorm.bias", {h}},
+                             {p + "intermediate.dense.weight", {i, h}},
+                             {p + "intermediate.dense.bias", {i}},
+                             {p + "output.dense.weight", {h, i}},
+                             {p + "output.dense.bias", {h}},
+                             {p + "output.LayerNorm.weight", {h}},
+                             {p + "output.LayerNorm.bias", {h}}};
+        llvm::SmallVector<Value> operands = {x};
+        Value mask = impl.named.lookup("attention_mask");
+        if (mask)
+          operands.push_back(mask);
+        for (const W &w : ws) {
+          auto v = impl.param(w.key, w.shape);
+          if (!v)
+            return v.takeError();
+          operands.push_back(*v);
+        }
+        Attrs at{impl.b};
+        llvm::SmallVector<NamedAttribute> attrs = {
+            at.i64("num_heads", spec.numHeads),
+            at.i64("head_dim", spec.headDim),
+            at.f32("ln_epsilon", spec.layerNormEpsilon)};
+        if (spec.tanhGelu)
+          attrs.push_back(at.unit("tanh_approx"));
+        return impl
+            .create("hir.bert_encoder_layer", x.getType(), operands, attrs)
+            ->getResult(0);
+      }));
+}
+
+ModelFlow &ModelFlow::nomicEncoderLayer(const DecoderLayerSpec &) {
+  return stage([](FlowContext &ctx) -> Error {
+    return ctx.impl.fail("nomicEncoderLayer is not implemented yet (NomicBERT "
+                         "needs a fused-QKV split that HIR does not express); "
+                         "write it as a custom stage");
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// LayerStack
+//===----------------------------------------------------------------------===//
+
+LayerStack &LayerStack::stage(Stage s) {
+  stages.push_back(std::move(s));
+  return *this;
+}
+
+static void append(std::vector<Stage> &to, ModelFlow &from) {
+  for (Stage &s : from.takeStages())
+    to.push_back(std::move(s));
+}
+
+LayerStack &LayerStack::rmsNorm(StringRef key, float eps) {
+  ModelFlow f("");
+  append(stages, f.rmsNorm(prefix + key.str(), eps));
+  return *this;
+}
+LayerStack &LayerStack::layerNorm(StringRef key, float eps) {
+  ModelFlow f("");
+  append(stages, f.layerNorm(prefix + key.str(), eps));
+  return *this;
+}
+LayerStack &LayerStack::linear(StringRef key, bool bias) {
+  ModelFlow f("");
+  append(stages, f.linear(prefix + key.str(), bias));
+  return *this;
+}
+LayerStack &LayerStack::residualSave(StringRef slot) {
+  ModelFlow f("");
+  append(stages, f.residualSave(slot));
+  return *this;
+}
+LayerStack &LayerStack::residualAdd(StringRef slot) {
+  ModelFlow f("");
+  append(stages, f.residualAdd(slot));
+  return *this;
+}
+LayerStack &LayerStack::selfAttnPrefill(const AttentionSpec &spec) {
+  ModelFlow f("");
+  append(stages, f.selfAttnPrefill(prefix + "self_attn.", spec));
+  return *this;
+}
+LayerStack &LayerStack::swigluHfMlp() {
+  ModelFlow f("");
+  append(stages, f.swigluHfMlp(prefix + "mlp."));
+  return *this;
+}
+LayerStack &LayerStack::geluFfn(StringRef in, StringRef out) {
+  ModelFlow f("");
+  append(stages, f.geluFfn(prefix + in.str(), prefix + out.str()));
+  return *this;
+}

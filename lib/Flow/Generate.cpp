@@ -1,0 +1,211 @@
+//===- Generate.cpp - Autoregressive decoding with a KV cache -------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Flow/Generate.h"
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+using namespace rlx;
+using llvm::Error;
+using llvm::Expected;
+
+static Error fail(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+static double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+      .count();
+}
+
+int32_t rlx::sampleToken(llvm::ArrayRef<float> logits,
+                         const SamplingOptions &opts, std::mt19937_64 &rng) {
+  if (opts.temperature <= 0)
+    return std::max_element(logits.begin(), logits.end()) - logits.begin();
+  std::vector<int32_t> order(logits.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+  if (opts.topK > 0 && static_cast<size_t>(opts.topK) < order.size())
+    order.resize(opts.topK);
+  std::vector<double> p(order.size());
+  double top = logits[order[0]] / opts.temperature, sum = 0;
+  for (size_t i = 0; i < order.size(); ++i)
+    sum += p[i] = std::exp(logits[order[i]] / opts.temperature - top);
+  size_t keep = order.size();
+  if (opts.topP < 1) {
+    double cum = 0;
+    for (size_t i = 0; i < order.size(); ++i) {
+      cum += p[i] / sum;
+      if (cum >= opts.topP) {
+        keep = i + 1;
+        break;
+      }
+    }
+  }
+  std::discrete_distribution<size_t> pick(p.begin(), p.begin() + keep);
+  return order[pick(rng)];
+}
+
+Expected<std::unique_ptr<Generator>>
+Generator::create(Session &session, DecoderFlow recipe,
+                  const WeightSource &weights, int64_t maxContext,
+                  CompileOptions options) {
+  if (maxContext <= 0)
+    return fail("the maximum context must be positive");
+  recipe.forDecode();
+  std::unique_ptr<Generator> g(new Generator(
+      session, std::move(recipe), weights, maxContext, std::move(options)));
+  Expected<BuiltModel> built = g->recipe.build(weights);
+  if (!built)
+    return built.takeError();
+  g->built = std::move(*built);
+  g->source = std::make_unique<WeightSourceStack>(
+      std::vector<const WeightSource *>{&weights, g->built.synthesized.get()});
+  const TransformerConfig &c = g->recipe.config();
+  size_t kv = c.numKvHeads * c.headDim;
+  g->cacheK.assign(c.numLayers, std::vector<float>(maxContext * kv));
+  g->cacheV.assign(c.numLayers, std::vector<float>(maxContext * kv));
+  return g;
+}
+
+Expected<CompiledModel *> Generator::graph(int64_t past, int64_t count) {
+  auto key = std::make_pair(past, count);
+  auto it = graphs.find(key);
+  if (it != graphs.end())
+    return it->second.get();
+  const TransformerConfig &c = recipe.config();
+  int64_t kv = c.numKvHeads * c.headDim;
+  CompileOptions o = options;
+  o.profile = built.profile;
+  o.inputShapes["tokens"] = {1, count};
+  o.inputShapes["positions"] = {1, count};
+  o.inputShapes["kv_mask"] = {1, past + count};
+  for (int64_t i = 0; i < c.numLayers; ++i) {
+    o.inputShapes["past_k." + std::to_string(i)] = {1, past, kv};
+    o.inputShapes["past_v." + std::to_string(i)] = {1, past, kv};
+  }
+  auto start = std::chrono::steady_clock::now();
+  Expected<CompiledModel> model = session.compileString(built.mlir, o);
+  if (!model)
+    return model.takeError();
+  statistics.compileSeconds += since(start);
+  ++statistics.graphsCompiled;
+  auto owned = std::make_unique<CompiledModel>(std::move(*model));
+  if (pool) {
+    if (Error err = owned->shareParams(*pool))
+      return std::move(err);
+  } else {
+    if (Error err = owned->loadParams(*source))
+      return std::move(err);
+    pool = owned.get();
+  }
+  CompiledModel *raw = owned.get();
+  graphs.emplace(key, std::move(owned));
+  return raw;
+}
+
+Expected<std::vector<float>> Generator::step(llvm::ArrayRef<int32_t> tokens,
+                                             int64_t start) {
+  const TransformerConfig &c = recipe.config();
+  int64_t n = tokens.size(), kv = c.numKvHeads * c.headDim;
+  if (start + n > maxContext)
+    return fail("the context of " + llvm::Twine(start + n) +
+                " tokens exceeds the maximum of " + llvm::Twine(maxContext));
+  // The past is the cache rounded up to a bucket (at least 16 slots),
+  // right-aligned: the cached tokens fill its last `start` slots, so key
+  // index distances equal position distances (causal and sliding-window
+  // masks stay exact) and the key mask hides the unused head of the bucket.
+  // The prompt runs as a step whose past is fully masked.
+  int64_t past = 16;
+  while (past < start)
+    past *= 2;
+  int64_t pad = past - start;
+  Expected<CompiledModel *> model = graph(past, n);
+  if (!model)
+    return model.takeError();
+
+  TensorMap_t feeds;
+  std::vector<int32_t> pos(n), mask(past + n, 0);
+  std::iota(pos.begin(), pos.end(), static_cast<int32_t>(start));
+  for (int64_t j = pad; j < past + n; ++j)
+    mask[j] = 1;
+  feeds.emplace("tokens", Tensor::fromI32({1, n}, tokens));
+  feeds.emplace("positions", Tensor::fromI32({1, n}, pos));
+  feeds.emplace("kv_mask", Tensor::fromI32({1, past + n}, mask));
+  for (int64_t i = 0; i < c.numLayers; ++i) {
+    Tensor k(DType::F32, {1, past, kv}), v(DType::F32, {1, past, kv});
+    auto *kd = reinterpret_cast<float *>(k.mutableBytes().data());
+    auto *vd = reinterpret_cast<float *>(v.mutableBytes().data());
+    std::memcpy(kd + pad * kv, cacheK[i].data(), start * kv * sizeof(float));
+    std::memcpy(vd + pad * kv, cacheV[i].data(), start * kv * sizeof(float));
+    feeds.emplace("past_k." + std::to_string(i), std::move(k));
+    feeds.emplace("past_v." + std::to_string(i), std::move(v));
+  }
+  Expected<TensorMap_t> out = (*model)->run(feeds);
+  if (!out)
+    return out.takeError();
+  for (int64_t i = 0; i < c.numLayers; ++i) {
+    auto k = out->at("present_k." + std::to_string(i)).data<float>();
+    auto v = out->at("present_v." + std::to_string(i)).data<float>();
+    std::memcpy(cacheK[i].data() + start * kv, k.data() + past * kv,
+                n * kv * sizeof(float));
+    std::memcpy(cacheV[i].data() + start * kv, v.data() + past * kv,
+                n * kv * sizeof(float));
+  }
+  auto logits = out->at("logits").data<float>();
+  return std::vector<float>(logits.begin(), logits.end());
+}
+
+Expected<std::vector<int32_t>>
+Generator::generate(llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
+                    const SamplingOptions &sampling,
+                    std::function<void(int32_t)> onToken,
+                    std::vector<std::vector<float>> *stepLogits) {
+  if (prompt.empty())
+    return fail("the prompt is empty");
+  int64_t vocab = recipe.config().vocabSize;
+  for (auto [i, t] : llvm::enumerate(prompt))
+    if (t < 0 || t >= vocab)
+      return fail("prompt token " + llvm::Twine(t) + " at position " +
+                  llvm::Twine(i) + " is outside the vocabulary [0, " +
+                  llvm::Twine(vocab) + ")");
+  std::mt19937_64 rng(sampling.seed);
+  statistics.promptTokens = prompt.size();
+  statistics.newTokens = 0;
+  auto start = std::chrono::steady_clock::now();
+  Expected<std::vector<float>> logits = step(prompt, 0);
+  if (!logits)
+    return logits.takeError();
+  statistics.prefillSeconds = since(start);
+
+  std::vector<int32_t> out;
+  int64_t length = prompt.size();
+  double decode = 0;
+  for (unsigned i = 0; i < maxNewTokens; ++i) {
+    if (stepLogits)
+      stepLogits->push_back(*logits);
+    int32_t token = sampleToken(*logits, sampling, rng);
+    out.push_back(token);
+    if (onToken)
+      onToken(token);
+    if (i + 1 == maxNewTokens)
+      break;
+    auto t = std::chrono::steady_clock::now();
+    logits = step({token}, length);
+    if (!logits)
+      return logits.takeError();
+    decode += since(t);
+    ++length;
+  }
+  statistics.newTokens = out.size();
+  statistics.decodeSeconds = decode;
+  return out;
+}

@@ -1,0 +1,322 @@
+//===- ModelFlow.cpp - Build models from blocks ---------------------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "FlowContext.h"
+#include "RLX/Dialect/HIR/IR/HIROps.h"
+#include "RLX/InitAllDialects.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cmath>
+
+using namespace rlx;
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
+using mlir::Value;
+
+//===----------------------------------------------------------------------===//
+// FlowContext
+//===----------------------------------------------------------------------===//
+
+static mlir::MLIRContext *initContext(mlir::MLIRContext &ctx) {
+  mlir::DialectRegistry registry;
+  mlir::rlx::registerAllRLXDialects(registry);
+  ctx.appendDialectRegistry(registry);
+  ctx.loadAllAvailableDialects();
+  return &ctx;
+}
+
+FlowContext::Impl::Impl(const WeightSource &weights)
+    : b(initContext(context)), loc(b.getUnknownLoc()), weights(weights),
+      synthesized(std::make_shared<TensorMap>("<synthesized by the flow>")) {}
+
+Error FlowContext::Impl::fail(const llvm::Twine &msg) const {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 (scope.empty() ? "" : scope + ": ") + msg);
+}
+
+mlir::RankedTensorType FlowContext::Impl::tensor(llvm::ArrayRef<int64_t> shape,
+                                                 mlir::Type elt) {
+  llvm::SmallVector<int64_t> dims;
+  for (int64_t d : shape)
+    dims.push_back(d == kDynamic ? mlir::ShapedType::kDynamic : d);
+  return mlir::RankedTensorType::get(dims, elt ? elt : b.getF32Type());
+}
+
+llvm::ArrayRef<int64_t> FlowContext::Impl::shapeOf(Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
+}
+
+Expected<Value> FlowContext::Impl::param(StringRef key,
+                                         llvm::ArrayRef<int64_t> shape) {
+  if (Value v = params.lookup(key)) {
+    if (shapeOf(v) != shape)
+      return fail("weight '" + key + "' is used with shape " +
+                  formatShape(shape) + " and " + formatShape(shapeOf(v)));
+    return v;
+  }
+  const TensorInfo *info = weights.lookup(key);
+  if (!info)
+    info = synthesized->lookup(key);
+  if (!info)
+    return fail("missing weight '" + key + "' (expected " + formatShape(shape) +
+                ") in " + weights.description());
+  if (llvm::ArrayRef<int64_t>(info->shape) != shape)
+    return fail("weight '" + key + "' in " + weights.description() +
+                " has shape " + formatShape(info->shape) + ", expected " +
+                formatShape(shape));
+  mlir::OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&func.getBody().front());
+  Value v = mlir::rlx::hir::ParamOp::create(b, loc, tensor(shape),
+                                            b.getStringAttr(key));
+  params[key] = v;
+  return v;
+}
+
+Expected<Value> FlowContext::Impl::paramAnyShape(StringRef key, int64_t rank) {
+  const TensorInfo *info = weights.lookup(key);
+  if (!info)
+    info = synthesized->lookup(key);
+  if (!info)
+    return fail("missing weight '" + key + "' in " + weights.description());
+  if (static_cast<int64_t>(info->shape.size()) != rank)
+    return fail("weight '" + key + "' has shape " + formatShape(info->shape) +
+                ", expected rank " + llvm::Twine(rank));
+  return param(key, info->shape);
+}
+
+Error FlowContext::Impl::synthesize(StringRef key,
+                                    llvm::ArrayRef<int64_t> shape,
+                                    std::vector<float> data) {
+  if (synthesized->lookup(key))
+    return Error::success();
+  return synthesized->add(key, shape, std::move(data));
+}
+
+Expected<Value> FlowContext::Impl::active(StringRef block) {
+  if (!current)
+    return fail(block + " needs an active tensor (declare an input or embed "
+                        "tokens first)");
+  return current;
+}
+
+Expected<Value> FlowContext::Impl::need(StringRef block, StringRef name) {
+  if (Value v = named.lookup(name))
+    return v;
+  return fail(block + " needs the value '" + name +
+              "' (declare it as an input or save it first)");
+}
+
+mlir::Operation *
+FlowContext::Impl::create(StringRef name, mlir::TypeRange results,
+                          mlir::ValueRange operands,
+                          llvm::ArrayRef<mlir::NamedAttribute> attrs) {
+  mlir::OperationState state(loc, name);
+  state.addTypes(results);
+  state.addOperands(operands);
+  state.addAttributes(attrs);
+  return b.create(state);
+}
+
+//===----------------------------------------------------------------------===//
+// Emitter
+//===----------------------------------------------------------------------===//
+
+mlir::OpBuilder &Emitter::builder() { return ctx.impl.b; }
+mlir::Location Emitter::loc() { return ctx.impl.loc; }
+Value Emitter::current() { return ctx.impl.current; }
+void Emitter::setCurrent(Value v) { ctx.impl.current = v; }
+Value Emitter::named(StringRef name) { return ctx.impl.named.lookup(name); }
+void Emitter::setNamed(StringRef name, Value v) { ctx.impl.named[name] = v; }
+Expected<Value> Emitter::param(StringRef key, llvm::ArrayRef<int64_t> shape) {
+  return ctx.impl.param(key, shape);
+}
+
+//===----------------------------------------------------------------------===//
+// ModelFlow
+//===----------------------------------------------------------------------===//
+
+ModelFlow::ModelFlow(std::string name)
+    : name(std::move(name)), prof(CompileProfile::llama32Prefill()) {}
+
+ModelFlow &ModelFlow::profile(CompileProfile p) {
+  prof = std::move(p);
+  return *this;
+}
+ModelFlow &ModelFlow::profilePrefill() {
+  return profile(CompileProfile::llama32Prefill());
+}
+ModelFlow &ModelFlow::profileDecode() {
+  return profile(CompileProfile::llama32Decode());
+}
+ModelFlow &ModelFlow::profileEncoder() {
+  return profile(CompileProfile::encoder());
+}
+
+ModelFlow &ModelFlow::input(StringRef inputName, llvm::ArrayRef<int64_t> shape,
+                            DType dtype) {
+  inputs.push_back({inputName.str(), {shape.begin(), shape.end()}, dtype});
+  return *this;
+}
+
+ModelFlow &ModelFlow::stage(Stage s) {
+  stages.push_back(std::move(s));
+  return *this;
+}
+
+ModelFlow &ModelFlow::sequence(std::vector<Stage> seq) {
+  return stage([seq = std::move(seq)](FlowContext &ctx) -> Error {
+    for (const Stage &s : seq)
+      if (Error err = s(ctx))
+        return err;
+    return Error::success();
+  });
+}
+
+ModelFlow &ModelFlow::when(bool condition, Stage s) {
+  if (condition)
+    stage(std::move(s));
+  return *this;
+}
+
+ModelFlow &ModelFlow::repeatLayers(unsigned n,
+                                   std::function<Stage(unsigned)> layer) {
+  for (unsigned i = 0; i < n; ++i) {
+    Stage s = layer(i);
+    stage([i, s = std::move(s)](FlowContext &ctx) -> Error {
+      std::string saved = ctx.impl.scope;
+      ctx.impl.scope = "layer " + std::to_string(i);
+      Error err = s(ctx);
+      ctx.impl.scope = saved;
+      return err;
+    });
+  }
+  return *this;
+}
+
+ModelFlow &ModelFlow::layer(StringRef layerName,
+                            std::function<void(LayerStack &)> build) {
+  LayerStack stack(layerName.str());
+  build(stack);
+  std::string label = layerName.str();
+  return stage(
+      [label, seq = std::move(stack.stages)](FlowContext &ctx) -> Error {
+        std::string saved = ctx.impl.scope;
+        ctx.impl.scope = label;
+        for (const Stage &s : seq)
+          if (Error err = s(ctx)) {
+            ctx.impl.scope = saved;
+            return err;
+          }
+        ctx.impl.scope = saved;
+        return Error::success();
+      });
+}
+
+ModelFlow &ModelFlow::custom(StringRef stageName,
+                             std::function<Error(Emitter &)> fn) {
+  std::string label = stageName.str();
+  return stage([label, fn = std::move(fn)](FlowContext &ctx) -> Error {
+    Emitter e(ctx);
+    if (Error err = fn(e))
+      return ctx.impl.fail("custom stage '" + label +
+                           "': " + llvm::toString(std::move(err)));
+    return Error::success();
+  });
+}
+
+ModelFlow &ModelFlow::output(StringRef outName, StringRef value) {
+  std::string n = outName.str(), v = value.str();
+  return stage([n, v](FlowContext &ctx) -> Error {
+    Value out = v.empty() ? ctx.impl.current : ctx.impl.named.lookup(v);
+    if (!out)
+      return ctx.impl.fail("output '" + n + "': no value '" +
+                           (v.empty() ? "<active>" : v) + "'");
+    ctx.impl.outputs.insert(ctx.impl.outputs.begin() + ctx.impl.marked++,
+                            {n, out});
+    return Error::success();
+  });
+}
+
+Expected<BuiltModel> ModelFlow::build(const WeightSource &weights) const {
+  FlowContext::Impl impl(weights);
+  FlowContext ctx(impl);
+  mlir::OpBuilder &b = impl.b;
+  impl.module = mlir::ModuleOp::create(impl.loc);
+  b.setInsertionPointToEnd(impl.module->getBody());
+  llvm::SmallVector<mlir::Type> argTypes;
+  for (const Input &in : inputs) {
+    mlir::Type elt;
+    switch (in.dtype) {
+    case DType::F32:
+      elt = b.getF32Type();
+      break;
+    case DType::I32:
+      elt = b.getI32Type();
+      break;
+    case DType::I64:
+      elt = b.getI64Type();
+      break;
+    default:
+      return impl.fail("input '" + in.name + "': unsupported dtype " +
+                       dtypeName(in.dtype));
+    }
+    argTypes.push_back(impl.tensor(in.shape, elt));
+  }
+  impl.func = mlir::func::FuncOp::create(b, impl.loc, name,
+                                         b.getFunctionType(argTypes, {}));
+  mlir::Block *entry = impl.func.addEntryBlock();
+  for (auto [i, in] : llvm::enumerate(inputs)) {
+    impl.func.setArgAttr(i, "rlx.name", b.getStringAttr(in.name));
+    impl.named[in.name] = entry->getArgument(i);
+  }
+  if (!inputs.empty())
+    impl.current = entry->getArgument(0);
+  b.setInsertionPointToEnd(entry);
+
+  for (const Stage &s : stages)
+    if (Error err = s(ctx))
+      return std::move(err);
+
+  llvm::SmallVector<Value> results;
+  BuiltModel built;
+  if (impl.marked == 0) {
+    if (!impl.current)
+      return impl.fail("the flow produces nothing");
+    results.push_back(impl.current);
+    built.outputs.push_back("output");
+  }
+  for (auto &[outName, v] : impl.outputs) {
+    results.push_back(v);
+    built.outputs.push_back(outName);
+  }
+  mlir::func::ReturnOp::create(b, impl.loc, results);
+  impl.func.setType(
+      b.getFunctionType(argTypes, mlir::ValueRange(results).getTypes()));
+  for (auto [i, n] : llvm::enumerate(built.outputs))
+    impl.func.setResultAttr(i, "rlx.name", b.getStringAttr(n));
+
+  std::string diag;
+  {
+    mlir::ScopedDiagnosticHandler handler(&impl.context,
+                                          [&](mlir::Diagnostic &d) {
+                                            llvm::raw_string_ostream os(diag);
+                                            os << d << "\n";
+                                            return mlir::success();
+                                          });
+    if (failed(mlir::verify(*impl.module)))
+      return impl.fail("the flow built invalid HIR:\n" + diag);
+  }
+  built.name = name;
+  llvm::raw_string_ostream os(built.mlir);
+  impl.module->print(os);
+  built.profile = prof;
+  for (const Input &in : inputs)
+    built.inputs.push_back(in.name);
+  built.synthesized = impl.synthesized;
+  return built;
+}

@@ -1,0 +1,275 @@
+//===- Recipes.cpp - Model recipes with hooks -----------------------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Flow/Recipes.h"
+#include "FlowContext.h"
+#include "llvm/Support/Path.h"
+#include <cmath>
+
+using namespace rlx;
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
+
+static Error fail(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+static Expected<TransformerConfig> configIn(StringRef dir,
+                                            llvm::ArrayRef<StringRef> types) {
+  llvm::SmallString<128> path(dir);
+  llvm::sys::path::append(path, "config.json");
+  auto cfg = TransformerConfig::fromFile(path);
+  if (!cfg)
+    return cfg.takeError();
+  if (!llvm::is_contained(types, cfg->modelType))
+    return fail(path + ": model_type '" + cfg->modelType +
+                "' is not one this recipe builds");
+  return cfg;
+}
+
+//===----------------------------------------------------------------------===//
+// Decoders
+//===----------------------------------------------------------------------===//
+
+DecoderFlow::DecoderFlow(TransformerConfig config, std::string family)
+    : cfg(std::move(config)), family(std::move(family)) {}
+
+DecoderFlow &DecoderFlow::forPrefill() {
+  kind = DecoderGraph::Prefill;
+  return *this;
+}
+DecoderFlow &DecoderFlow::forDecode() {
+  kind = DecoderGraph::Decode;
+  return *this;
+}
+DecoderFlow &DecoderFlow::lastTokenLogits(bool enable) {
+  lastOnly = enable;
+  return *this;
+}
+DecoderFlow &DecoderFlow::layer(std::function<Stage(LayerCtx &)> hook) {
+  layerHook = std::move(hook);
+  return *this;
+}
+DecoderFlow &DecoderFlow::beforeLayers(Stage s) {
+  before.push_back(std::move(s));
+  return *this;
+}
+DecoderFlow &DecoderFlow::afterLayers(Stage s) {
+  after.push_back(std::move(s));
+  return *this;
+}
+DecoderFlow &DecoderFlow::patchFlow(std::function<void(ModelFlow &)> patch) {
+  patches.push_back(std::move(patch));
+  return *this;
+}
+
+DecoderLayerSpec DecoderFlow::layerSpec(unsigned i) const {
+  DecoderLayerSpec s;
+  bool gemma = family == "gemma";
+  AttentionSpec &a = s.attention;
+  a.numHeads = cfg.numHeads;
+  a.numKvHeads = cfg.numKvHeads;
+  a.headDim = cfg.headDim;
+  a.rotaryDim = cfg.headDim;
+  a.ropeTheta = cfg.ropeTheta;
+  if (gemma) {
+    a.scale = 1.0f / std::sqrt(static_cast<float>(cfg.queryPreAttnScalar));
+    a.softcap = cfg.attnLogitSoftcap;
+    if (i < cfg.slidingLayers.size() && cfg.slidingLayers[i])
+      a.window = cfg.slidingWindow;
+  }
+  s.hidden = cfg.hidden;
+  s.intermediate = cfg.intermediate;
+  s.rmsEpsilon = cfg.normEpsilon;
+  s.prefix = "model.layers." + std::to_string(i) + ".";
+  s.qkNorm = family == "qwen3";
+  s.gemma = gemma;
+  if (cfg.llama3Scaling)
+    s.invFreqKey = "rope.inv_freq";
+  return s;
+}
+
+ModelFlow DecoderFlow::flow() const {
+  bool decode = kind == DecoderGraph::Decode;
+  bool gemma = family == "gemma";
+  ModelFlow f(family + (decode ? "_decode" : "_prefill"));
+  f.profile(decode ? CompileProfile::llama32Decode()
+                   : CompileProfile::llama32Prefill());
+  f.input("tokens", {1, kDynamic}, DType::I32)
+      .input("positions", {1, kDynamic}, DType::I32);
+  int64_t kv = cfg.numKvHeads * cfg.headDim;
+  if (decode) {
+    for (int64_t i = 0; i < cfg.numLayers; ++i)
+      f.input("past_k." + std::to_string(i), {1, kDynamic, kv}, DType::F32)
+          .input("past_v." + std::to_string(i), {1, kDynamic, kv}, DType::F32);
+    f.input("kv_mask", {1, kDynamic}, DType::I32);
+  }
+  // The first input (tokens) is the active tensor again after the inputs.
+  f.stage([](FlowContext &ctx) {
+    ctx.impl.current = ctx.impl.named.lookup("tokens");
+    return Error::success();
+  });
+  if (cfg.llama3Scaling) {
+    std::vector<float> inv = cfg.inverseFrequencies(cfg.headDim);
+    f.stage([inv](FlowContext &ctx) {
+      return ctx.impl.synthesize("rope.inv_freq",
+                                 {static_cast<int64_t>(inv.size())}, inv);
+    });
+  }
+  f.tokenEmbed();
+  if (gemma)
+    f.embedScale(std::sqrt(static_cast<float>(cfg.hidden)));
+  for (const Stage &s : before)
+    f.stage(s);
+  f.repeatLayers(cfg.numLayers, [&](unsigned i) {
+    DecoderLayerSpec spec = layerSpec(i);
+    Stage def = decode ? decodeLayer(i, spec) : llamaPrefillLayerFused(i, spec);
+    if (!layerHook)
+      return def;
+    LayerCtx ctx(i, spec, def);
+    return layerHook(ctx);
+  });
+  for (const Stage &s : after)
+    f.stage(s);
+  if (gemma)
+    f.gemmaRmsNorm("model.norm.weight", cfg.normEpsilon);
+  else
+    f.finalNorm(cfg.normEpsilon);
+  if (decode || lastOnly)
+    f.gatherLastToken();
+  f.lmHead(cfg.tieEmbeddings);
+  if (gemma && cfg.finalLogitSoftcap > 0)
+    f.logitSoftcap(cfg.finalLogitSoftcap);
+  f.output("logits");
+  for (const auto &patch : patches)
+    patch(f);
+  return f;
+}
+
+Expected<BuiltModel> DecoderFlow::build(const WeightSource &weights) const {
+  return flow().build(weights);
+}
+
+Expected<Llama32Flow> Llama32Flow::fromModelDir(StringRef dir) {
+  auto cfg = configIn(dir, {"llama"});
+  if (!cfg)
+    return cfg.takeError();
+  return Llama32Flow(std::move(*cfg));
+}
+
+Expected<Qwen3Flow> Qwen3Flow::fromModelDir(StringRef dir) {
+  auto cfg = configIn(dir, {"qwen3"});
+  if (!cfg)
+    return cfg.takeError();
+  return Qwen3Flow(std::move(*cfg));
+}
+
+Expected<GemmaFlow> GemmaFlow::fromModelDir(StringRef dir) {
+  auto cfg = configIn(dir, {"gemma2"});
+  if (!cfg)
+    return cfg.takeError();
+  return GemmaFlow(std::move(*cfg));
+}
+
+Expected<DecoderFlow> rlx::decoderFlowFor(const TransformerConfig &config) {
+  if (config.modelType == "llama")
+    return Llama32Flow(config);
+  if (config.modelType == "qwen3")
+    return Qwen3Flow(config);
+  if (config.modelType == "gemma2")
+    return GemmaFlow(config);
+  return fail("no decoder recipe for model_type '" + config.modelType +
+              "' (supported: llama, qwen3, gemma2)");
+}
+
+//===----------------------------------------------------------------------===//
+// BERT
+//===----------------------------------------------------------------------===//
+
+BertFlow::BertFlow(TransformerConfig config) : cfg(std::move(config)) {}
+
+Expected<BertFlow> BertFlow::fromModelDir(StringRef dir) {
+  auto cfg = configIn(dir, {"bert"});
+  if (!cfg)
+    return cfg.takeError();
+  return BertFlow(std::move(*cfg));
+}
+
+BertFlow &BertFlow::meanPooled(bool enable) {
+  pooled = enable;
+  return *this;
+}
+BertFlow &
+BertFlow::layer(std::function<Stage(unsigned, const BertLayerSpec &)> hook) {
+  layerHook = std::move(hook);
+  return *this;
+}
+BertFlow &BertFlow::patchFlow(std::function<void(ModelFlow &)> patch) {
+  patches.push_back(std::move(patch));
+  return *this;
+}
+BertFlow &BertFlow::weightPrefix(std::string p) {
+  prefix = std::move(p);
+  return *this;
+}
+
+ModelFlow BertFlow::flow(StringRef p) const {
+  std::string pre = p.str();
+  ModelFlow f("bert");
+  f.profileEncoder();
+  f.input("input_ids", {kDynamic, kDynamic}, DType::I32)
+      .input("attention_mask", {kDynamic, kDynamic}, DType::I32)
+      .input("position_ids", {kDynamic, kDynamic}, DType::I32)
+      .input("token_type_ids", {kDynamic, kDynamic}, DType::I32);
+  float eps = cfg.normEpsilon;
+  f.tokenEmbed(pre + "embeddings.word_embeddings.weight")
+      .gatherAdd("position_ids", pre + "embeddings.position_embeddings.weight")
+      .gatherAdd("token_type_ids",
+                 pre + "embeddings.token_type_embeddings.weight")
+      .layerNorm(pre + "embeddings.LayerNorm", eps);
+  f.repeatLayers(cfg.numLayers, [&](unsigned i) {
+    BertLayerSpec spec;
+    spec.numHeads = cfg.numHeads;
+    spec.headDim = cfg.hidden / cfg.numHeads;
+    spec.hidden = cfg.hidden;
+    spec.intermediate = cfg.intermediate;
+    spec.layerNormEpsilon = eps;
+    spec.prefix = pre + "encoder.layer." + std::to_string(i) + ".";
+    spec.tanhGelu =
+        cfg.hiddenAct == "gelu_new" || cfg.hiddenAct == "gelu_pytorch_tanh";
+    if (layerHook)
+      return layerHook(i, spec);
+    return Stage([spec](FlowContext &ctx) -> Error {
+      std::vector<Stage> s = ModelFlow("").bertEncoderLayer(spec).takeStages();
+      return s.front()(ctx);
+    });
+  });
+  f.output("last_hidden_state");
+  if (pooled)
+    f.meanPool("attention_mask").output("sentence_embedding");
+  for (const auto &patch : patches)
+    patch(f);
+  return f;
+}
+
+Expected<BuiltModel> BertFlow::build(const WeightSource &weights) const {
+  std::string p;
+  if (prefix) {
+    p = *prefix;
+  } else if (weights.contains("embeddings.word_embeddings.weight")) {
+    p = "";
+  } else if (weights.contains("bert.embeddings.word_embeddings.weight")) {
+    p = "bert.";
+  } else {
+    return fail(weights.description() +
+                ": no BERT embeddings (expected "
+                "'embeddings.word_embeddings.weight', optionally under "
+                "'bert.')");
+  }
+  return flow(p).build(weights);
+}

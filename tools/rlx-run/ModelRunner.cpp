@@ -1,0 +1,249 @@
+//===- ModelRunner.cpp - rlx-run --model ----------------------------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelRunner.h"
+#include "RLX/Weights/GGUF.h"
+#include "RLX/Weights/Npy.h"
+#include "RLX/Weights/SafeTensors.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include <chrono>
+#include <numeric>
+
+using namespace rlx;
+using llvm::Error;
+using llvm::Expected;
+
+static Error fail(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+namespace {
+/// A model's weights and config, from a directory or a GGUF file.
+struct LoadedModel {
+  TransformerConfig config;
+  std::unique_ptr<WeightSource> weights;
+};
+} // namespace
+
+static Expected<LoadedModel> load(llvm::StringRef path) {
+  LoadedModel m;
+  if (path.ends_with(".gguf")) {
+    auto gguf = GGUFLlamaWeights::open(path);
+    if (!gguf)
+      return gguf.takeError();
+    auto cfg = TransformerConfig::fromGGUF((*gguf)->file());
+    if (!cfg)
+      return cfg.takeError();
+    m.config = *cfg;
+    m.weights = std::move(*gguf);
+    return m;
+  }
+  if (!llvm::sys::fs::is_directory(path))
+    return fail(path + ": not a model directory (config.json + safetensors) "
+                       "or a .gguf file");
+  llvm::SmallString<128> cfgPath(path);
+  llvm::sys::path::append(cfgPath, "config.json");
+  auto cfg = TransformerConfig::fromFile(cfgPath);
+  if (!cfg)
+    return cfg.takeError();
+  auto weights = SafeTensorsFile::openModelDir(path);
+  if (!weights)
+    return weights.takeError();
+  m.config = *cfg;
+  m.weights = std::move(*weights);
+  return m;
+}
+
+static void printCompile(Session &session, llvm::StringRef what) {
+  const CompileStats &s = session.lastStats();
+  llvm::outs() << "compiled " << what << " in "
+               << llvm::format("%.3f", s.compileSeconds) << " s: " << s.kernels
+               << " kernels (" << s.kernelFunctions << " functions), arena "
+               << s.arenaBytes << " bytes (naive " << s.naiveBytes
+               << "), params " << s.paramBytes << " bytes\n"
+               << "  fused ops: " << s.fusedOps << "\n";
+  if (!s.fusionReport.empty())
+    llvm::outs() << "  " << s.fusionReport << "\n";
+}
+
+static Error writeArray(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
+                        llvm::ArrayRef<float> data) {
+  if (llvm::Error err = writeNpy(path, shape, data))
+    return err;
+  return Error::success();
+}
+
+static Error runEncoder(Session &session, LoadedModel &m,
+                        const ModelRunOptions &o) {
+  BertFlow recipe(m.config);
+  recipe.meanPooled();
+  Expected<BuiltModel> built = recipe.build(*m.weights);
+  if (!built)
+    return built.takeError();
+  int64_t t = o.prompt.size();
+  CompileOptions c = o.compile;
+  if (!o.profileGiven)
+    c.profile = built->profile;
+  for (const char *in :
+       {"input_ids", "attention_mask", "position_ids", "token_type_ids"})
+    c.inputShapes[in] = {1, t};
+  Expected<CompiledModel> model = session.compileString(built->mlir, c);
+  if (!model)
+    return model.takeError();
+  if (!o.quiet)
+    printCompile(session, "bert encoder (" + std::to_string(t) + " tokens)");
+  if (Error err = model->loadParams(*m.weights))
+    return err;
+  std::vector<int32_t> ones(t, 1), pos(t), zeros(t, 0);
+  std::iota(pos.begin(), pos.end(), 0);
+  TensorMap_t feeds;
+  feeds.emplace("input_ids", Tensor::fromI32({1, t}, o.prompt));
+  feeds.emplace("attention_mask", Tensor::fromI32({1, t}, ones));
+  feeds.emplace("position_ids", Tensor::fromI32({1, t}, pos));
+  feeds.emplace("token_type_ids", Tensor::fromI32({1, t}, zeros));
+  auto start = std::chrono::steady_clock::now();
+  Expected<TensorMap_t> out = model->run(feeds);
+  if (!out)
+    return out.takeError();
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+  llvm::outs() << "ran in " << llvm::format("%.3f", ms) << " ms\n";
+  for (auto &[name, tensor] : *out) {
+    llvm::outs() << name << ": " << tensor.summary() << "\n";
+    if (o.outputDir.empty())
+      continue;
+    llvm::sys::fs::create_directories(o.outputDir);
+    llvm::SmallString<128> path(o.outputDir);
+    llvm::sys::path::append(path, name + ".npy");
+    if (Error err = writeTensorNpy(path, tensor))
+      return err;
+  }
+  return Error::success();
+}
+
+static Error runDecoder(Session &session, LoadedModel &m,
+                        const ModelRunOptions &o) {
+  Expected<DecoderFlow> recipe = decoderFlowFor(m.config);
+  if (!recipe)
+    return recipe.takeError();
+  int64_t t = o.prompt.size();
+  CompileOptions c = o.compile;
+
+  // Full-sequence logits of the prompt (the parity check).
+  if (!o.logitsOut.empty()) {
+    DecoderFlow prefill = *recipe;
+    prefill.forPrefill();
+    Expected<BuiltModel> built = prefill.build(*m.weights);
+    if (!built)
+      return built.takeError();
+    CompileOptions pc = c;
+    if (!o.profileGiven)
+      pc.profile = built->profile;
+    pc.inputShapes["tokens"] = {1, t};
+    pc.inputShapes["positions"] = {1, t};
+    Expected<CompiledModel> model = session.compileString(built->mlir, pc);
+    if (!model)
+      return model.takeError();
+    WeightSourceStack all({m.weights.get(), built->synthesized.get()});
+    if (Error err = model->loadParams(all))
+      return err;
+    std::vector<int32_t> pos(t);
+    std::iota(pos.begin(), pos.end(), 0);
+    TensorMap_t feeds;
+    feeds.emplace("tokens", Tensor::fromI32({1, t}, o.prompt));
+    feeds.emplace("positions", Tensor::fromI32({1, t}, pos));
+    Expected<TensorMap_t> out = model->run(feeds);
+    if (!out)
+      return out.takeError();
+    const Tensor &logits = out->at("logits");
+    if (Error err = writeTensorNpy(o.logitsOut, logits))
+      return err;
+    if (!o.quiet)
+      llvm::outs() << "wrote prompt logits " << logits.describe() << " to "
+                   << o.logitsOut << "\n";
+  }
+  if (o.maxNewTokens == 0)
+    return Error::success();
+
+  int64_t maxContext = o.maxContext
+                           ? o.maxContext
+                           : std::min<int64_t>(m.config.maxPositions, 512);
+  if (!o.profileGiven)
+    c.profile = CompileProfile::llama32Decode();
+  Expected<std::unique_ptr<Generator>> gen =
+      Generator::create(session, *recipe, *m.weights, maxContext, c);
+  if (!gen)
+    return gen.takeError();
+  std::vector<std::vector<float>> steps;
+  if (!o.quiet)
+    llvm::outs() << "prompt: " << t << " tokens; generating up to "
+                 << o.maxNewTokens << " (max context " << maxContext << ", "
+                 << (o.sampling.temperature > 0 ? "sampled" : "greedy")
+                 << ")\n";
+  bool printedCompile = false;
+  Expected<std::vector<int32_t>> tokens = (*gen)->generate(
+      o.prompt, o.maxNewTokens, o.sampling,
+      [&](int32_t) {
+        if (!printedCompile && !o.quiet) {
+          printCompile(session, "the prompt graph");
+          printedCompile = true;
+        }
+      },
+      o.stepLogitsOut.empty() ? nullptr : &steps);
+  if (!tokens)
+    return tokens.takeError();
+  const GenerationStats &s = (*gen)->stats();
+  llvm::outs() << "tokens:";
+  for (int32_t tok : *tokens)
+    llvm::outs() << " " << tok;
+  llvm::outs() << "\n";
+  if (!o.quiet)
+    llvm::outs() << "prefill: " << s.promptTokens << " tokens in "
+                 << llvm::format("%.2f", s.prefillSeconds * 1e3) << " ms ("
+                 << llvm::format("%.1f", s.prefillTokensPerSecond())
+                 << " tok/s); decode: " << s.newTokens << " tokens, "
+                 << llvm::format("%.1f", s.decodeTokensPerSecond())
+                 << " tok/s; " << s.graphsCompiled << " graphs compiled in "
+                 << llvm::format("%.2f", s.compileSeconds) << " s\n";
+  if (!o.stepLogitsOut.empty() && !steps.empty()) {
+    std::vector<float> flat;
+    for (auto &v : steps)
+      flat.insert(flat.end(), v.begin(), v.end());
+    if (Error err = writeArray(o.stepLogitsOut,
+                               {static_cast<int64_t>(steps.size()),
+                                static_cast<int64_t>(steps[0].size())},
+                               flat))
+      return err;
+  }
+  return Error::success();
+}
+
+Error rlx::runModel(Session &session, const ModelRunOptions &o) {
+  if (o.prompt.empty())
+    return fail("--model needs --prompt-ids (comma-separated token ids)");
+  Expected<LoadedModel> m = load(o.model);
+  if (!m)
+    return m.takeError();
+  for (auto [i, tok] : llvm::enumerate(o.prompt))
+    if (tok < 0 || tok >= m->config.vocabSize)
+      return fail("prompt token " + llvm::Twine(tok) + " at position " +
+                  llvm::Twine(i) + " is outside the vocabulary [0, " +
+                  llvm::Twine(m->config.vocabSize) + ")");
+  if (!o.quiet)
+    llvm::outs() << "model: " << o.model << " (" << m->config.modelType << ", "
+                 << m->config.numLayers << " layers, hidden "
+                 << m->config.hidden << ", " << m->config.numHeads << "/"
+                 << m->config.numKvHeads << " heads, vocab "
+                 << m->config.vocabSize << ")\n";
+  if (m->config.modelType == "bert")
+    return runEncoder(session, *m, o);
+  return runDecoder(session, *m, o);
+}

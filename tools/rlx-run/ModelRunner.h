@@ -1,0 +1,37 @@
+//===- ModelRunner.h - rlx-run --model ---------------------------*- C++
+//-*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_TOOLS_RLXRUN_MODELRUNNER_H
+#define RLX_TOOLS_RLXRUN_MODELRUNNER_H
+
+#include "RLX/Compiler/Session.h"
+#include "RLX/Flow/Generate.h"
+#include <string>
+#include <vector>
+
+namespace rlx {
+
+struct ModelRunOptions {
+  std::string model;
+  std::vector<int32_t> prompt;
+  unsigned maxNewTokens = 16;
+  int64_t maxContext = 0;
+  SamplingOptions sampling;
+  std::string logitsOut, stepLogitsOut, outputDir;
+  bool quiet = false;
+  CompileOptions compile;
+  bool profileGiven = false;
+};
+
+/// Runs an HF-style model directory (config.json + safetensors) or a GGUF
+/// file: generation for decoders, a forward pass for BERT encoders.
+llvm::Error runModel(Session &session, const ModelRunOptions &options);
+
+} // namespace rlx
+
+#endif // RLX_TOOLS_RLXRUN_MODELRUNNER_H
