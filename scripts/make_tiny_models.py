@@ -5,10 +5,10 @@
 model.safetensors) with `transformers`, for the demo and the parity tests.
 
     make_tiny_models.py OUT_DIR [--kind llama|qwen3|gemma2|bert|all] [--seed N]
-        [--kv-heads N] [--tied] [--layers N] [--gguf]
+        [--heads N] [--kv-heads N] [--tied] [--layers N] [--gguf] [--name NAME]
 
-Each model goes to OUT_DIR/<kind>; with --gguf, the LLaMA one is also written
-as OUT_DIR/llama.gguf (f32, llama.cpp's Q/K row order).
+Each model goes to OUT_DIR/<name or kind>; with --gguf, the LLaMA one is also
+written as OUT_DIR/<name or llama>.gguf (f32, llama.cpp's Q/K row order).
 """
 
 import argparse
@@ -21,8 +21,8 @@ import torch
 def llama(args):
     from transformers import LlamaConfig, LlamaForCausalLM
     cfg = LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=160,
-                      num_hidden_layers=args.layers, num_attention_heads=4,
-                      num_key_value_heads=args.kv_heads, head_dim=16,
+                      num_hidden_layers=args.layers, num_attention_heads=args.heads,
+                      num_key_value_heads=args.kv_heads, head_dim=64 // args.heads,
                       rms_norm_eps=1e-5, rope_theta=10000.0,
                       max_position_embeddings=256,
                       tie_word_embeddings=args.tied)
@@ -32,8 +32,8 @@ def llama(args):
 def qwen3(args):
     from transformers import Qwen3Config, Qwen3ForCausalLM
     cfg = Qwen3Config(vocab_size=256, hidden_size=64, intermediate_size=160,
-                      num_hidden_layers=args.layers, num_attention_heads=4,
-                      num_key_value_heads=args.kv_heads, head_dim=16,
+                      num_hidden_layers=args.layers, num_attention_heads=args.heads,
+                      num_key_value_heads=args.kv_heads, head_dim=64 // args.heads,
                       rms_norm_eps=1e-6, rope_theta=1000000.0,
                       max_position_embeddings=256,
                       tie_word_embeddings=args.tied)
@@ -44,8 +44,8 @@ def gemma2(args):
     from transformers import Gemma2Config, Gemma2ForCausalLM
     cfg = Gemma2Config(vocab_size=256, hidden_size=64, intermediate_size=160,
                        num_hidden_layers=max(args.layers, 2),
-                       num_attention_heads=4, num_key_value_heads=args.kv_heads,
-                       head_dim=16, rms_norm_eps=1e-6, rope_theta=10000.0,
+                       num_attention_heads=args.heads,
+                       num_key_value_heads=args.kv_heads, head_dim=64 // args.heads, rms_norm_eps=1e-6, rope_theta=10000.0,
                        max_position_embeddings=256, sliding_window=4,
                        query_pre_attn_scalar=16, attn_logit_softcapping=50.0,
                        final_logit_softcapping=30.0)
@@ -130,7 +130,9 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--kind", default="all", choices=["all", *KINDS])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--kv-heads", type=int, default=2)
+    ap.add_argument("--name", help="directory name (default: the kind)")
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--tied", action="store_true")
     ap.add_argument("--gguf", action="store_true")
@@ -140,10 +142,10 @@ def main():
         torch.manual_seed(args.seed)
         model = KINDS[kind](args).eval()
         randomize(model, args.seed)
-        path = os.path.join(args.out, kind)
+        path = os.path.join(args.out, args.name or kind)
         model.save_pretrained(path, safe_serialization=True)
         if args.gguf and kind == "llama":
-            write_gguf(model, os.path.join(args.out, "llama.gguf"))
+            write_gguf(model, path + ".gguf")
         print(f"wrote {path}")
 
 

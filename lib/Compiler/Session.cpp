@@ -276,8 +276,10 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   }
 
   // 2. HIR -> MIR, fusion, cleanup and the fusion report, as the profile
-  // says.
-  const CompileProfile &profile = options.profile;
+  // says; fusion target `auto` follows the device.
+  CompileProfile profile = options.profile;
+  if (profile.fusion.target == FusionTarget::Auto && device == Device::Vulkan)
+    profile.fusion.target = FusionTarget::Spirv;
   {
     mlir::PassManager pm(&context);
     std::string error;

@@ -4,15 +4,197 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
+//
+// The Vulkan back end of the Session: open the device first (its limits and
+// features configure the code generator), run rlx-gpu-pipeline on the
+// planned LIR, serialize every spirv.module, read the dispatch schedule off
+// the annotated lir.entry and hand both to a Vulkan executor.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Backend.h"
+#include "RLX/Conversion/LIRToSPIRV/LIRToSPIRV.h"
+#include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/SPIRV/Serialization.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MathExtras.h"
+
+#if RLX_HAVE_VULKAN
+#include "RLX/Runtime/Vulkan.h"
+#endif
 
 using namespace rlx;
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
 
-llvm::Expected<CompiledModel>
-detail::compileLIRForVulkan(LIRModule &, const CompileProfile &,
-                            CompileStats &) {
-  return llvm::createStringError(
-      llvm::inconvertibleErrorCode(),
-      "the Vulkan back end is not available in this build");
+static Error fail(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
+
+#if RLX_HAVE_VULKAN
+
+/// Fails when the entry reads or writes element types the device cannot
+/// store.
+static Error checkFeatures(mlir::rlx::lir::EntryOp entry,
+                           const vulkan::DeviceInfo &info) {
+  for (auto view : entry.getBlock().getOps<mlir::rlx::lir::ViewOp>()) {
+    mlir::Type t = view.getType().getElementType();
+    if (t.isInteger(64) && !info.int64)
+      return fail("Vulkan device '" + info.name +
+                  "' lacks shaderInt64, which the model's i64 tensors need");
+    if (t.isF16() && !info.float16Storage)
+      return fail("Vulkan device '" + info.name +
+                  "' lacks shaderFloat16 / storageBuffer16BitAccess, which "
+                  "the model's f16 tensors need");
+    if (t.isBF16() || t.isF64())
+      return fail("the SPIR-V back end does not support the model's " +
+                  llvm::Twine(t.isBF16() ? "bf16" : "f64") + " tensors");
+  }
+  return Error::success();
+}
+
+/// The kernels and the dispatch schedule convert-lir-to-spirv produced.
+static Expected<vulkan::Program> extractProgram(mlir::ModuleOp module,
+                                                mlir::rlx::lir::EntryOp entry) {
+  vulkan::Program program;
+  llvm::StringMap<unsigned> kernelIndex;
+  for (auto m : module.getOps<mlir::spirv::ModuleOp>()) {
+    llvm::SmallVector<uint32_t> words;
+    if (failed(mlir::spirv::serialize(m, words)))
+      return fail("SPIR-V serialization of " +
+                  m.getName().value_or("a module") + " failed");
+    vulkan::Kernel k;
+    k.name =
+        StringRef(m.getName().value_or(""))
+            .drop_front(
+                StringRef(m.getName().value_or("")).starts_with("__spv__") ? 7
+                                                                           : 0);
+    for (auto ep : m.getOps<mlir::spirv::EntryPointOp>())
+      k.entryPoint = ep.getFn().str();
+    k.spirv.assign(words.begin(), words.end());
+    kernelIndex[m.getName().value_or("")] = program.kernels.size();
+    program.kernels.push_back(std::move(k));
+  }
+  namespace rs = mlir::rlx;
+  for (auto kernel : entry.getBlock().getOps<rs::lir::KernelOp>()) {
+    auto ref =
+        kernel->getAttrOfType<mlir::SymbolRefAttr>(rs::kSpirvEntryPointAttr);
+    auto groups = kernel->getAttrOfType<mlir::DenseI64ArrayAttr>(
+        rs::kSpirvWorkgroupsAttr);
+    auto bindings =
+        kernel->getAttrOfType<mlir::ArrayAttr>(rs::kSpirvBindingsAttr);
+    if (!ref || !groups || !bindings)
+      return fail("kernel '" + kernel.getName() +
+                  "' has no SPIR-V dispatch information");
+    auto it = kernelIndex.find(ref.getRootReference().getValue());
+    if (it == kernelIndex.end())
+      return fail("kernel '" + kernel.getName() + "' names a missing module");
+    vulkan::Dispatch dp;
+    dp.kernel = it->second;
+    for (int i = 0; i < 3; ++i)
+      dp.workgroups[i] = groups[i];
+    for (mlir::Attribute a : bindings) {
+      llvm::ArrayRef<int64_t> f = mlir::cast<mlir::DenseI64ArrayAttr>(a);
+      vulkan::Binding b;
+      b.space = static_cast<vulkan::BufferSpace>(f[0]);
+      b.offset = f[1];
+      b.range = f[2];
+      b.viewOffset = f[3];
+      b.viewBytes = f[4];
+      b.writes = f[5] != 0;
+      dp.bindings.push_back(b);
+    }
+    program.kernels[dp.kernel].numBindings = dp.bindings.size();
+    program.dispatches.push_back(std::move(dp));
+  }
+
+  // The constant pool.
+  auto bytes =
+      entry->getAttrOfType<mlir::IntegerAttr>(rs::kSpirvConstantBytesAttr);
+  auto values = entry->getAttrOfType<mlir::ArrayAttr>(rs::kSpirvConstantsAttr);
+  auto offsets = entry->getAttrOfType<mlir::DenseI64ArrayAttr>(
+      rs::kSpirvConstantOffsetsAttr);
+  if (bytes && values && offsets) {
+    program.constants.assign(bytes.getInt(), 0);
+    for (auto [value, offset] : llvm::zip(values, offsets.asArrayRef())) {
+      auto dense = mlir::cast<mlir::DenseElementsAttr>(value);
+      uint8_t *dst = program.constants.data() + offset;
+      if (dense.getElementType().isInteger(1)) {
+        for (bool v : dense.getValues<bool>())
+          *dst++ = v;
+        continue;
+      }
+      llvm::ArrayRef<char> raw = dense.getRawData();
+      std::memcpy(dst, raw.data(), raw.size());
+    }
+  }
+  return program;
+}
+
+Expected<CompiledModel>
+detail::compileLIRForVulkan(LIRModule &lir, const CompileProfile &profile,
+                            CompileStats &stats) {
+  auto device = vulkan::openDevice(profile.backend.spirv.device);
+  if (!device)
+    return device.takeError();
+  const vulkan::DeviceInfo &info = vulkan::getDeviceInfo(**device);
+  auto entries = lir.module->getOps<mlir::rlx::lir::EntryOp>();
+  if (entries.empty())
+    return fail("no LIR entry point to compile");
+  mlir::rlx::lir::EntryOp entry = *entries.begin();
+  if (Error err = checkFeatures(entry, info))
+    return std::move(err);
+
+  mlir::rlx::ConvertLIRToSPIRVPassOptions options;
+  options.workgroupSize = std::min<int64_t>(
+      profile.backend.spirv.workgroupSize, info.maxComputeWorkGroupInvocations);
+  options.storageBufferAlignment = std::max<uint64_t>(
+      llvm::PowerOf2Ceil(info.minStorageBufferOffsetAlignment), 4);
+  options.maxWorkgroupInvocations = info.maxComputeWorkGroupInvocations;
+  options.maxSharedMemory = info.maxComputeSharedMemorySize;
+  options.int64 = info.int64;
+  options.int8 = info.int8Storage;
+  options.float16 = info.float16Storage;
+
+  mlir::MLIRContext *ctx = lir.module->getContext();
+  std::string diags;
+  {
+    mlir::ScopedDiagnosticHandler handler(ctx, [&](mlir::Diagnostic &d) {
+      llvm::raw_string_ostream os(diags);
+      os << "\n" << d.getLocation() << ": " << d;
+      return mlir::success();
+    });
+    mlir::PassManager pm(ctx);
+    mlir::rlx::buildGPUPipeline(pm, options);
+    if (failed(pm.run(*lir.module)))
+      return fail("SPIR-V code generation failed:" + diags);
+  }
+  detail::dumpIR(lir.dumpDir, "04-spirv.mlir", *lir.module);
+
+  Expected<vulkan::Program> program = extractProgram(*lir.module, entry);
+  if (!program)
+    return program.takeError();
+  stats.kernelFunctions = program->kernels.size();
+  auto executor =
+      vulkan::createExecutor(*device, std::move(*program), lir.manifest);
+  if (!executor)
+    return executor.takeError();
+  return CompiledModel(std::move(lir.manifest), std::move(*executor));
+}
+
+#else // !RLX_HAVE_VULKAN
+
+Expected<CompiledModel> detail::compileLIRForVulkan(LIRModule &,
+                                                    const CompileProfile &,
+                                                    CompileStats &) {
+  return fail("this build has no Vulkan runtime: configure with "
+              "-DRLX_ENABLE_SPIRV=ON and the Vulkan loader installed "
+              "(libvulkan-dev)");
+}
+
+#endif // RLX_HAVE_VULKAN

@@ -180,11 +180,14 @@ Generator::generate(llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
   std::mt19937_64 rng(sampling.seed);
   statistics.promptTokens = prompt.size();
   statistics.newTokens = 0;
+  // Timings leave out the compiles of new graphs.
+  double compiled = statistics.compileSeconds;
   auto start = std::chrono::steady_clock::now();
   Expected<std::vector<float>> logits = step(prompt, 0);
   if (!logits)
     return logits.takeError();
-  statistics.prefillSeconds = since(start);
+  statistics.prefillSeconds =
+      since(start) - (statistics.compileSeconds - compiled);
 
   std::vector<int32_t> out;
   int64_t length = prompt.size();
@@ -198,14 +201,16 @@ Generator::generate(llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
       onToken(token);
     if (i + 1 == maxNewTokens)
       break;
+    compiled = statistics.compileSeconds;
     auto t = std::chrono::steady_clock::now();
     logits = step({token}, length);
     if (!logits)
       return logits.takeError();
-    decode += since(t);
+    decode += since(t) - (statistics.compileSeconds - compiled);
     ++length;
   }
   statistics.newTokens = out.size();
+  statistics.decodeSteps = out.empty() ? 0 : out.size() - 1;
   statistics.decodeSeconds = decode;
   return out;
 }

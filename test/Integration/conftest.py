@@ -62,3 +62,74 @@ def rlx(tmp_path):
 def assert_close(actual, expected, rtol=1e-5, atol=1e-5):
     assert actual.shape == expected.shape, (actual.shape, expected.shape)
     np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
+
+
+#===----------------------------------------------------------------------===#
+# Vulkan
+#===----------------------------------------------------------------------===#
+
+RLX_VULKAN_PROBE = BUILD / "bin" / "rlx-vulkan-probe"
+_vulkan_status = None
+
+
+def vulkan_status():
+    """(available, why): whether rlx-vulkan-probe can open a Vulkan device."""
+    global _vulkan_status
+    if _vulkan_status is None:
+        if not RLX_VULKAN_PROBE.exists():
+            _vulkan_status = (False, f"{RLX_VULKAN_PROBE} is not built")
+        else:
+            proc = subprocess.run([str(RLX_VULKAN_PROBE)], capture_output=True,
+                                  text=True)
+            _vulkan_status = (proc.returncode == 0,
+                              (proc.stdout + proc.stderr).strip())
+    return _vulkan_status
+
+
+def require_vulkan():
+    """Skips the calling test when there is no Vulkan device, unless
+    RLX_REQUIRE_VULKAN=1 (CI, where lavapipe is installed): then it fails."""
+    ok, why = vulkan_status()
+    if ok:
+        return
+    if os.environ.get("RLX_REQUIRE_VULKAN") == "1":
+        pytest.fail(f"RLX_REQUIRE_VULKAN=1 but no Vulkan device: {why}")
+    pytest.skip(f"no Vulkan device: {why}")
+
+
+def assert_same_as_cpu(vk, cpu, rtol=1e-4, atol=1e-4):
+    """Vulkan outputs against the CPU's: floats within rtol + atol times the
+    output's scale (max |x|, at least 1), integers and booleans exactly."""
+    assert sorted(vk) == sorted(cpu), (sorted(vk), sorted(cpu))
+    for name, c in cpu.items():
+        v = vk[name]
+        assert v.shape == c.shape and v.dtype == c.dtype, (name, v.shape, c.shape)
+        if np.issubdtype(c.dtype, np.floating):
+            scale = max(1.0, float(np.nanmax(np.abs(c))) if c.size else 1.0)
+            np.testing.assert_allclose(v, c, rtol=rtol, atol=atol * scale,
+                                       equal_nan=True, err_msg=name)
+        else:
+            np.testing.assert_array_equal(v, c, err_msg=name)
+
+
+class VulkanRunner(Runner):
+    """Runs a module with `--device vulkan` and on the CPU, checks that the
+    two agree (assert_same_as_cpu) and returns the Vulkan outputs."""
+
+    def run(self, mlir, inputs, params=None, args=(), expect_fail=False):
+        vk = Runner(self.tmp).run(mlir, inputs, params,
+                                  [*args, "--device", "vulkan"], expect_fail)
+        if expect_fail:
+            return vk
+        cpu_dir = self.tmp / "cpu"
+        cpu_dir.mkdir(exist_ok=True)
+        cpu = Runner(cpu_dir).run(mlir, inputs, params, args)
+        assert_same_as_cpu(vk, cpu)
+        return vk
+
+
+@pytest.fixture
+def vulkan_rlx(tmp_path):
+    assert RLX_RUN.exists(), f"{RLX_RUN} is not built"
+    require_vulkan()
+    return VulkanRunner(tmp_path)

@@ -209,7 +209,7 @@ static Error runDecoder(Session &session, LoadedModel &m,
     llvm::outs() << "prefill: " << s.promptTokens << " tokens in "
                  << llvm::format("%.2f", s.prefillSeconds * 1e3) << " ms ("
                  << llvm::format("%.1f", s.prefillTokensPerSecond())
-                 << " tok/s); decode: " << s.newTokens << " tokens, "
+                 << " tok/s); decode: " << s.decodeSteps << " steps, "
                  << llvm::format("%.1f", s.decodeTokensPerSecond())
                  << " tok/s; " << s.graphsCompiled << " graphs compiled in "
                  << llvm::format("%.2f", s.compileSeconds) << " s\n";

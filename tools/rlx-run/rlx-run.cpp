@@ -107,6 +107,12 @@ static cl::opt<std::string>
         cl::cat(category));
 static cl::opt<bool> quiet("quiet", cl::desc("Print outputs only"),
                            cl::cat(category));
+static cl::opt<Device> device(
+    "device", cl::desc("Where to run:"), cl::init(Device::Cpu),
+    cl::values(clEnumValN(Device::Cpu, "cpu", "the host CPU (default)"),
+               clEnumValN(Device::Vulkan, "vulkan",
+                          "a Vulkan device (RLX_VULKAN_DEVICE picks one)")),
+    cl::cat(category));
 
 static int fail(llvm::Error err) {
   llvm::WithColor::error(llvm::errs(), "rlx-run")
@@ -173,7 +179,7 @@ int main(int argc, char **argv) {
     feeds.emplace(kv->first, std::move(*t));
   }
 
-  Session session(Device::Cpu);
+  Session session(device);
   if (!modelPath.empty()) {
     ModelRunOptions m;
     m.model = modelPath;
@@ -222,7 +228,8 @@ int main(int argc, char **argv) {
                  << stats.kernelFunctions << " functions), arena "
                  << stats.arenaBytes << " bytes (naive " << stats.naiveBytes
                  << "), params " << stats.paramBytes
-                 << " bytes; fused ops: " << stats.fusedOps << "\n";
+                 << " bytes; fused ops: " << stats.fusedOps << "\n"
+                 << "device: " << compiled->deviceName() << "\n";
   if (!quiet && !stats.fusionReport.empty())
     llvm::outs() << stats.fusionReport << "\n";
 

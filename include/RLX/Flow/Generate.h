@@ -36,14 +36,16 @@ struct SamplingOptions {
 };
 
 struct GenerationStats {
-  size_t promptTokens = 0, newTokens = 0;
+  /// New tokens; the first comes from the prompt step, the others from
+  /// `decodeSteps` decode steps.
+  size_t promptTokens = 0, newTokens = 0, decodeSteps = 0;
   double prefillSeconds = 0, decodeSeconds = 0, compileSeconds = 0;
   unsigned graphsCompiled = 0;
   double prefillTokensPerSecond() const {
     return prefillSeconds > 0 ? promptTokens / prefillSeconds : 0;
   }
   double decodeTokensPerSecond() const {
-    return decodeSeconds > 0 ? newTokens / decodeSeconds : 0;
+    return decodeSeconds > 0 ? decodeSteps / decodeSeconds : 0;
   }
 };
 

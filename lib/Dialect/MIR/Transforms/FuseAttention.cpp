@@ -407,18 +407,17 @@ MIRMatchResult mlir::rlx::matchAttention(mir::SoftmaxOp op,
           "build masks as the HIR lowering does (causal: iota + compare le; "
           "window: sub + compare lt; padding: compare ne 0 + reshape)");
   }
+  // A key mask may come alone (padding) or on top of the causal or
+  // sliding-window mask (the unused slots of a KV-cache bucket).
   MaskKind kind = MaskKind::None;
-  if (masks.padding && !masks.causal && !masks.window)
-    kind = MaskKind::Padding;
-  else if (masks.causal && !masks.padding)
+  if (masks.causal)
     kind = masks.window ? MaskKind::SlidingWindow : MaskKind::Causal;
-  else if (masks.padding || masks.window)
+  else if (masks.window)
     return MIRMatchResult::missed(
-        kUnsupportedMask,
-        masks.padding ? "a padding mask combined with a positional mask"
-                      : "a sliding window without the causal mask",
-        "mir.attention takes one mask kind: causal, sliding_window (causal "
-        "plus window) or padding");
+        kUnsupportedMask, "a sliding window without the causal mask",
+        "mir.attention's sliding_window mask is causal plus a window");
+  else if (masks.padding)
+    kind = MaskKind::Padding;
 
   match.softmax = op;
   match.output = out;
