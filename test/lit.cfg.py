@@ -33,3 +33,28 @@ tools = [ToolSubst("rlx-opt", unresolved="ignore"),
          ToolSubst("rlx-exec", unresolved="ignore"),
          ToolSubst("rlx-bench", unresolved="ignore")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# `spirv-val`: SPIR-V Tools are installed (the SPIR-V lit tests validate
+# every binary). `vulkan`: rlx-vulkan-probe opens a Vulkan device (Mesa's
+# lavapipe in CI). With RLX_REQUIRE_VULKAN=1 a missing device is an error,
+# so that CI never skips the Vulkan tests silently.
+import shutil
+import subprocess
+
+if shutil.which("spirv-val"):
+    config.available_features.add("spirv-val")
+probe = os.path.join(config.rlx_tools_dir, "rlx-vulkan-probe")
+vulkan_why = "rlx-vulkan-probe is not built"
+if os.path.exists(probe):
+    env = dict(os.environ)
+    proc = subprocess.run([probe], capture_output=True, text=True, env=env)
+    vulkan_why = (proc.stdout + proc.stderr).strip()
+    if proc.returncode == 0:
+        config.available_features.add("vulkan")
+if "vulkan" not in config.available_features:
+    if os.environ.get("RLX_REQUIRE_VULKAN") == "1":
+        lit_config.fatal("RLX_REQUIRE_VULKAN=1 but no Vulkan device: " +
+                         vulkan_why)
+    lit_config.note("Vulkan tests unsupported: " + vulkan_why)
+llvm_config.with_system_environment(["RLX_VULKAN_DEVICE", "RLX_REQUIRE_VULKAN"])
+

@@ -44,7 +44,7 @@ static Error lowerToLLVM(detail::LIRModule &lir, CompileStats &stats) {
   mlir::rlx::buildLIRToLLVMPipeline(pm);
   if (failed(pm.run(*lir.module)))
     return fail("code generation failed:" + diags);
-  detail::dumpIR(lir.dumpDir, "04-llvm.mlir", *lir.module);
+  detail::dumpIR(lir.dumpDir, "05-llvm.mlir", *lir.module);
   for (auto f : lir.module->getOps<mlir::LLVM::LLVMFuncOp>())
     if (f.getSymName().contains("_k") && !f.isExternal() &&
         !f.getSymName().starts_with("_mlir"))

@@ -275,11 +275,22 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
     detail::dumpIR(dir, "01-specialized.mlir", *module);
   }
 
-  // 2. HIR -> MIR, fusion, cleanup and the fusion report, as the profile
-  // says; fusion target `auto` follows the device.
+  // 2. HIR -> MIR, then fusion, cleanup and the fusion report, as the
+  // profile says. (The compile pipeline starts with the same lowering,
+  // a no-op by then; running it first lets the unfused MIR be dumped.)
+  // Fusion target `auto` follows the device.
   CompileProfile profile = options.profile;
   if (profile.fusion.target == FusionTarget::Auto && device == Device::Vulkan)
     profile.fusion.target = FusionTarget::Spirv;
+  {
+    mlir::PassManager pm(&context);
+    mlir::rlx::ConvertHIRToMIRPassOptions lowering;
+    lowering.policy = stringifyFusionPolicy(profile.fusion.policy).str();
+    pm.addPass(mlir::rlx::createConvertHIRToMIRPass(lowering));
+    if (failed(pm.run(*module)))
+      return diags.error("HIR to MIR lowering");
+    detail::dumpIR(dir, "02-mir.mlir", *module);
+  }
   {
     mlir::PassManager pm(&context);
     std::string error;
@@ -292,8 +303,8 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
       return fail("compile profile: " + error);
     mlir::rlx::configureCompilePassManager(pm, profile);
     if (failed(pm.run(*module)))
-      return diags.error("HIR to MIR lowering and fusion");
-    detail::dumpIR(dir, "02-mir.mlir", *module);
+      return diags.error("fusion");
+    detail::dumpIR(dir, "03-mir-fused.mlir", *module);
   }
   stats.fusionReport = diags.takeRemarks();
   stats.fusedOps = fusedHistogram(*module);
@@ -305,7 +316,7 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
     pm.addPass(mlir::rlx::createConvertMIRToLIRPass(o));
     if (failed(pm.run(*module)))
       return diags.error("MIR to LIR conversion");
-    detail::dumpIR(dir, "03-lir.mlir", *module);
+    detail::dumpIR(dir, "04-lir.mlir", *module);
   }
   auto entries = module->getOps<mlir::rlx::lir::EntryOp>();
   if (entries.empty())

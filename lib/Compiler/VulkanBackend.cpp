@@ -174,7 +174,7 @@ detail::compileLIRForVulkan(LIRModule &lir, const CompileProfile &profile,
     if (failed(pm.run(*lir.module)))
       return fail("SPIR-V code generation failed:" + diags);
   }
-  detail::dumpIR(lir.dumpDir, "04-spirv.mlir", *lir.module);
+  detail::dumpIR(lir.dumpDir, "05-spirv.mlir", *lir.module);
 
   Expected<vulkan::Program> program = extractProgram(*lir.module, entry);
   if (!program)

@@ -276,6 +276,14 @@ Error CompiledModel::loadParams(const WeightSource &source) {
                   "' (the model needs " +
                   describe(DType::F32, weightShape(*e, name)) + ")");
     auto shape = weightShape(*e, name);
+    bool floating = t->dtype == DType::F32 || t->dtype == DType::F16 ||
+                    t->dtype == DType::BF16 || t->dtype == DType::F64 ||
+                    isQuantized(t->dtype);
+    if (!floating)
+      return fail(source.description() + ": weight '" + name + "' is " +
+                  dtypeName(t->dtype) +
+                  "; the model needs floating-point weights (f32, f16, bf16 "
+                  "or a GGUF quantized type)");
     if (llvm::ArrayRef<int64_t>(shape) != llvm::ArrayRef<int64_t>(t->shape))
       return fail(source.description() + ": weight '" + name + "' has shape " +
                   formatShape(t->shape) + ", the model needs " +

@@ -206,6 +206,17 @@ def test_truncated_header(models, tmp_path):
     assert "model.safetensors" in proc.stderr and "header" in proc.stderr
 
 
+def test_wrong_dtype(models, tmp_path):
+    from safetensors.numpy import load_file, save_file
+    d = copy_model(models / "llama-gqa2", tmp_path / "m")
+    w = load_file(d / "model.safetensors")
+    w["model.norm.weight"] = w["model.norm.weight"].astype(np.int32)
+    save_file(w, d / "model.safetensors")
+    proc = rlx_model(d, [1, 2], "--max-new-tokens", "1")
+    assert proc.returncode != 0
+    assert "weight 'model.norm.weight' is i32; the model needs floating-point weights" in proc.stderr
+
+
 def test_prompt_outside_vocab(models):
     proc = rlx_model(models / "llama-gqa2", [1, 256], "--max-new-tokens", "1")
     assert proc.returncode != 0

@@ -19,6 +19,39 @@ using namespace mlir;
 using namespace mlir::rlx;
 using namespace mlir::rlx::lir;
 
+//===----------------------------------------------------------------------===//
+// Enum keywords (`arena`, `params`, `input`, ...)
+//===----------------------------------------------------------------------===//
+
+template <typename AttrT, typename SymbolizeFn>
+static ParseResult parseEnumKeyword(OpAsmParser &parser, AttrT &attr,
+                                    SymbolizeFn symbolize) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  auto value = symbolize(keyword);
+  if (!value)
+    return parser.emitError(loc, "unknown keyword '") << keyword << "'";
+  attr = AttrT::get(parser.getContext(), *value);
+  return success();
+}
+
+static ParseResult parseKeyword(OpAsmParser &parser, MemorySpaceAttr &attr) {
+  return parseEnumKeyword(parser, attr,
+                          [](StringRef s) { return symbolizeMemorySpace(s); });
+}
+static void printKeyword(OpAsmPrinter &p, Operation *, MemorySpaceAttr attr) {
+  p << stringifyMemorySpace(attr.getValue());
+}
+static ParseResult parseKeyword(OpAsmParser &parser, IOKindAttr &attr) {
+  return parseEnumKeyword(parser, attr,
+                          [](StringRef s) { return symbolizeIOKind(s); });
+}
+static void printKeyword(OpAsmPrinter &p, Operation *, IOKindAttr attr) {
+  p << stringifyIOKind(attr.getValue());
+}
+
 /// Bytes per element as stored in the arena (i1 takes a byte).
 static int64_t elementBytes(Type t) {
   return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);

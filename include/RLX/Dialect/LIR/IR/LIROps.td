@@ -70,7 +70,8 @@ def LIR_ViewOp : LIR_Op<"view", [Pure, HasParent<"EntryOp">]> {
                    Optional<AnyStaticShapeMemRef>:$source);
   let results = (outs AnyStaticShapeMemRef:$result);
   let assemblyFormat = [{
-    $space `[` $byte_offset `]` (`source` `(` $source^ `:` type($source) `)`)?
+    custom<Keyword>($space) `[` $byte_offset `]`
+    (`source` `(` $source^ `:` type($source) `)`)?
     attr-dict `:` type($result)
   }];
   let hasVerifier = 1;
@@ -109,7 +110,8 @@ def LIR_IOOp : LIR_Op<"io", [HasParent<"EntryOp">]> {
                    OptionalAttr<I64Attr>:$concat_axis,
                    OptionalAttr<DenseI64ArrayAttr>:$source_sizes,
                    OptionalAttr<I64Attr>:$index_bound);
-  let assemblyFormat = "$kind $name $view attr-dict `:` type($view)";
+  let assemblyFormat =
+      "custom<Keyword>($kind) $name $view attr-dict `:` type($view)";
   let hasVerifier = 1;
 }
 
