@@ -74,8 +74,27 @@ static std::optional<SmallVector<int64_t>> hirResultShape(Operation *op,
       });
 }
 
+static LogicalResult refine(Operation *op);
+
+/// hir.custom: the body sees the refined operand types; its yield gives the
+/// results.
+static LogicalResult refineCustom(hir::CustomOp op) {
+  Block &body = op.getBody().front();
+  for (auto [arg, in] : llvm::zip(body.getArguments(), op.getInputs()))
+    arg.setType(in.getType());
+  for (Operation &inner : body.without_terminator())
+    if (failed(refine(&inner)))
+      return failure();
+  for (auto [r, v] :
+       llvm::zip(op.getResults(), body.getTerminator()->getOperands()))
+    r.setType(v.getType());
+  return success();
+}
+
 /// Refines the result types of `op` from its operands.
 static LogicalResult refine(Operation *op) {
+  if (auto custom = dyn_cast<hir::CustomOp>(op))
+    return refineCustom(custom);
   SmallVector<Type> types;
   if (isa<hir::HIRDialect>(op->getDialect())) {
     for (OpResult r : op->getResults()) {
@@ -167,7 +186,7 @@ mlir::rlx::specializeFunction(func::FuncOp func,
       return WalkResult::advance();
     if (failed(refine(op)))
       return WalkResult::interrupt();
-    // Nested regions (hir.custom, mir.elementwise) are left as written.
+    // hir.custom refined its body; mir.elementwise bodies are scalar.
     return op->getNumRegions() ? WalkResult::skip() : WalkResult::advance();
   });
   if (walk.wasInterrupted())

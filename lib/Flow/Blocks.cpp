@@ -12,6 +12,9 @@
 
 #include "FlowContext.h"
 #include "RLX/Dialect/HIR/IR/HIROps.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/Dialect/MIR/Utils/MIRBuilder.h"
+#include <cmath>
 
 using namespace rlx;
 using llvm::Error;
@@ -632,12 +635,115 @@ ModelFlow &ModelFlow::bertEncoderLayer(const BertLayerSpec &spec) {
       }));
 }
 
-ModelFlow &ModelFlow::nomicEncoderLayer(const DecoderLayerSpec &) {
-  return stage([](FlowContext &ctx) -> Error {
-    return ctx.impl.fail("nomicEncoderLayer is not implemented yet (NomicBERT "
-                         "needs a fused-QKV split that HIR does not express); "
-                         "write it as a custom stage");
-  });
+/// A NomicBERT encoder layer as an hir.custom over MIR (tier 2): the fused
+/// QKV projection is split by views, which HIR blocks cannot express.
+static Error emitNomicLayer(Impl &impl, const DecoderLayerSpec &spec) {
+  auto x = impl.active("nomicEncoderLayer");
+  if (!x)
+    return x.takeError();
+  auto pos = impl.need("nomicEncoderLayer", "positions");
+  if (!pos)
+    return pos.takeError();
+  Value mask = impl.named.lookup("attention_mask");
+  const AttentionSpec &a = spec.attention;
+  int64_t h = spec.hidden, i = spec.intermediate, hd = a.headDim;
+  if (a.numHeads * hd != h)
+    return impl.fail("nomicEncoderLayer: num_heads * head_dim must equal the "
+                     "hidden size");
+  const std::string &p = spec.prefix;
+  struct W {
+    std::string key;
+    llvm::SmallVector<int64_t> shape;
+  };
+  std::vector<W> ws = {{p + "attn.Wqkv.weight", {3 * h, h}},
+                       {p + "attn.out_proj.weight", {h, h}},
+                       {p + "norm1.weight", {h}},
+                       {p + "norm1.bias", {h}},
+                       {p + "mlp.fc11.weight", {i, h}},
+                       {p + "mlp.fc12.weight", {i, h}},
+                       {p + "mlp.fc2.weight", {h, i}},
+                       {p + "norm2.weight", {h}},
+                       {p + "norm2.bias", {h}}};
+  // Check the weights against the source (the custom body declares them).
+  for (const W &w : ws) {
+    const TensorInfo *info = impl.weights.lookup(w.key);
+    if (!info)
+      return impl.fail("missing weight '" + w.key + "' (expected " +
+                       formatShape(w.shape) + ") in " +
+                       impl.weights.description());
+    if (llvm::ArrayRef<int64_t>(info->shape) !=
+        llvm::ArrayRef<int64_t>(w.shape))
+      return impl.fail("weight '" + w.key + "' in " +
+                       impl.weights.description() + " has shape " +
+                       formatShape(info->shape) + ", expected " +
+                       formatShape(w.shape));
+  }
+  llvm::SmallVector<Value> inputs = {*x, *pos};
+  if (mask)
+    inputs.push_back(mask);
+  mlir::OpBuilder &b = impl.b;
+  mlir::OperationState state(impl.loc, "hir.custom");
+  state.addOperands(inputs);
+  state.addTypes(x->getType());
+  state.addAttribute("name", b.getStringAttr("nomic_encoder_layer"));
+  mlir::Region *region = state.addRegion();
+  mlir::Block *body = new mlir::Block();
+  region->push_back(body);
+  for (Value in : inputs)
+    body->addArgument(in.getType(), impl.loc);
+  mlir::Operation *custom = b.create(state);
+  {
+    mlir::OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(body);
+    mlir::rlx::MIRBuilder mb(b, impl.loc);
+    llvm::SmallVector<Value> w;
+    for (const W &wt : ws)
+      w.push_back(mlir::rlx::mir::ParamOp::create(
+          b, impl.loc, mlir::RankedTensorType::get(wt.shape, b.getF32Type()),
+          wt.key));
+    Value xv = body->getArgument(0), pv = body->getArgument(1);
+    Value mv = mask ? body->getArgument(2) : Value();
+    Value qkv = mb.matmul(xv, w[0]);
+    Value q = mb.slice(qkv, 2, 0, h), k = mb.slice(qkv, 2, h, h),
+          v = mb.slice(qkv, 2, 2 * h, h);
+    int64_t rot = a.rotaryDim ? a.rotaryDim : hd;
+    auto style = a.interleavedRope ? mlir::rlx::RopeStyle::Interleaved
+                                   : mlir::rlx::RopeStyle::Half;
+    q = mb.rope(q, pv, nullptr, hd, rot, a.ropeTheta, style);
+    k = mb.rope(k, pv, nullptr, hd, rot, a.ropeTheta, style);
+    llvm::SmallVector<Value> operands = {q, k, v};
+    if (mv)
+      operands.push_back(mv);
+    float scale = a.scale > 0 ? a.scale : 1.0f / std::sqrt(float(hd));
+    Value attn =
+        mb.create("mir.attention", q.getType(), operands,
+                  {mb.i64("num_heads", a.numHeads),
+                   mb.i64("num_kv_heads", a.numHeads), mb.i64("head_dim", hd),
+                   mb.f32("scale", scale),
+                   mb.attr("mask_kind",
+                           mlir::rlx::mir::MaskKindAttr::get(
+                               &impl.context, mv ? mlir::rlx::MaskKind::Padding
+                                                 : mlir::rlx::MaskKind::None))})
+            ->getResult(0);
+    Value o = mb.matmul(attn, w[1]);
+    Value hidden =
+        mb.fusedResidualLayerNorm(o, xv, w[2], w[3], spec.rmsEpsilon).second;
+    Value up = mb.matmul(hidden, w[4]);
+    Value gate =
+        mb.activation(mb.matmul(hidden, w[5]), mlir::rlx::Activation::Silu);
+    Value y = mb.matmul(mb.mul(up, gate), w[6]);
+    Value out =
+        mb.fusedResidualLayerNorm(y, hidden, w[7], w[8], spec.rmsEpsilon)
+            .second;
+    mlir::rlx::hir::YieldOp::create(b, impl.loc, out);
+  }
+  impl.current = custom->getResult(0);
+  return Error::success();
+}
+
+ModelFlow &ModelFlow::nomicEncoderLayer(const DecoderLayerSpec &spec) {
+  return stage(
+      [spec](FlowContext &ctx) { return emitNomicLayer(ctx.impl, spec); });
 }
 
 //===----------------------------------------------------------------------===//

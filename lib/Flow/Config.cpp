@@ -7,6 +7,7 @@
 
 #include "RLX/Flow/Config.h"
 #include "RLX/Weights/GGUF.h"
+#include "RLX/Weights/JSON.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include <cmath>
@@ -21,7 +22,7 @@ static llvm::Error bad(llvm::StringRef file, const llvm::Twine &msg) {
 
 llvm::Expected<TransformerConfig>
 TransformerConfig::fromJSON(llvm::StringRef text, llvm::StringRef fileName) {
-  llvm::Expected<json::Value> parsed = json::parse(text);
+  llvm::Expected<json::Value> parsed = parseJSON(text);
   if (!parsed)
     return bad(fileName, "invalid JSON: " + llvm::toString(parsed.takeError()));
   const json::Object *o = parsed->getAsObject();

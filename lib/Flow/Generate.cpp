@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Flow/Generate.h"
+#include "RLX/Runtime/MemoryBudget.h"
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -71,6 +72,21 @@ Generator::create(Session &session, DecoderFlow recipe,
       std::vector<const WeightSource *>{&weights, g->built.synthesized.get()});
   const TransformerConfig &c = g->recipe.config();
   size_t kv = c.numKvHeads * c.headDim;
+  // Keys and values of every layer for maxContext tokens, in f32.
+  Expected<MemoryBudget> budget = MemoryBudget::get(g->options.memoryBudgetMB);
+  if (!budget)
+    return budget.takeError();
+  std::optional<uint64_t> cacheBytes = mulBytes(2 * sizeof(float), kv);
+  if (cacheBytes)
+    cacheBytes = mulBytes(*cacheBytes, c.numLayers);
+  if (cacheBytes)
+    cacheBytes = mulBytes(*cacheBytes, maxContext);
+  if (Error err = budget->check(cacheBytes.value_or(UINT64_MAX),
+                                "the KV cache (" + llvm::Twine(c.numLayers) +
+                                    " layers x " + llvm::Twine(maxContext) +
+                                    " tokens x " + llvm::Twine(kv) +
+                                    " key/value floats)"))
+    return std::move(err);
   g->cacheK.assign(c.numLayers, std::vector<float>(maxContext * kv));
   g->cacheV.assign(c.numLayers, std::vector<float>(maxContext * kv));
   return g;

@@ -187,6 +187,10 @@ public:
   // Whole layers.
   ModelFlow &llamaLayer(const DecoderLayerSpec &spec);
   ModelFlow &bertEncoderLayer(const BertLayerSpec &spec);
+  /// A NomicBERT layer (fused Wqkv, RoPE, padding mask, post-LayerNorm,
+  /// SwiGLU MLP fc11 * silu(fc12) -> fc2; `rmsEpsilon` is the LayerNorm
+  /// epsilon), built as a tier-2 custom stage. Weight keys under
+  /// `spec.prefix`: attn.Wqkv, attn.out_proj, norm1, mlp.fc11/fc12/fc2, norm2.
   ModelFlow &nomicEncoderLayer(const DecoderLayerSpec &spec);
 
   // Composition.
