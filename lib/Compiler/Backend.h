@@ -31,11 +31,14 @@ struct LIRModule {
 /// Writes `op` to `<dumpDir>/<name>` when dumping is on.
 void dumpIR(llvm::StringRef dumpDir, llvm::StringRef name, mlir::Operation *op);
 
-/// CPU: LIR -> LLVM (convert-lir-to-llvm) -> JIT with MLIR's ExecutionEngine.
+/// CPU: LIR -> LLVM (convert-lir-to-llvm) -> JIT with MLIR's ExecutionEngine,
+/// run by a pool of `[backend.cpu] threads` threads.
 llvm::Expected<CompiledModel> compileLIRForCpu(LIRModule &lir,
+                                               const CompileProfile &profile,
                                                CompileStats &stats);
 /// CPU AOT: LIR -> LLVM -> `<prefix>.so` + `<prefix>.json`.
 llvm::Error compileLIRToLibrary(LIRModule &lir, llvm::StringRef prefix,
+                                const CompileProfile &profile,
                                 CompileStats &stats);
 /// Vulkan: LIR -> SPIR-V -> a Vulkan executor.
 llvm::Expected<CompiledModel> compileLIRForVulkan(LIRModule &lir,

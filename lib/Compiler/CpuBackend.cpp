@@ -7,6 +7,8 @@
 
 #include "Backend.h"
 #include "RLX/Conversion/LIRToLLVM/LIRToLLVM.h"
+#include "RLX/Conversion/Passes.h"
+#include "RLX/Runtime/CpuExecutor.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -21,6 +23,9 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
 #include <cblas.h>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
 
 using namespace rlx;
 using llvm::Error;
@@ -31,8 +36,41 @@ static Error fail(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
+/// The kernel generator's options for `profile`; $RLX_GEMM_TILE
+/// ("mr,nv,kc") overrides the generated GEMM's tile (for tuning).
+static mlir::rlx::ConvertLIRToLoopsPassOptions
+kernelOptions(const CompileProfile &profile) {
+  mlir::rlx::ConvertLIRToLoopsPassOptions o;
+  o.gemm = stringifyGemmStrategy(profile.backend.cpu.gemm).str();
+  if (const char *tile = std::getenv("RLX_GEMM_TILE")) {
+    long mr = 0, nv = 0, kc = 0;
+    if (std::sscanf(tile, "%ld,%ld,%ld", &mr, &nv, &kc) == 3 && mr > 0 &&
+        nv > 0 && kc >= 0) {
+      o.gemmMr = mr;
+      o.gemmNv = nv;
+      o.gemmKc = kc;
+    }
+  }
+  return o;
+}
+
+/// Marks the params the generated code reads packed ("nk16") in the
+/// manifest, so the runtime packs them when it loads them.
+static void recordPackedParams(mlir::ModuleOp module, Manifest &manifest) {
+  auto names = module->getAttrOfType<mlir::ArrayAttr>("rlx.packed_params");
+  if (!names)
+    return;
+  for (mlir::Attribute a : names) {
+    StringRef name = mlir::cast<mlir::StringAttr>(a).getValue();
+    for (ManifestEntry &e : manifest.entries)
+      if (e.kind == IOKind::Param && e.name == name)
+        e.layout = kLayoutNK16;
+  }
+}
+
 /// Runs convert-lir-to-llvm on the module, with its diagnostics as the error.
-static Error lowerToLLVM(detail::LIRModule &lir, CompileStats &stats) {
+static Error lowerToLLVM(detail::LIRModule &lir, const CompileProfile &profile,
+                         CompileStats &stats) {
   mlir::MLIRContext *ctx = lir.module->getContext();
   std::string diags;
   mlir::ScopedDiagnosticHandler handler(ctx, [&](mlir::Diagnostic &d) {
@@ -41,9 +79,10 @@ static Error lowerToLLVM(detail::LIRModule &lir, CompileStats &stats) {
     return mlir::success();
   });
   mlir::PassManager pm(ctx);
-  mlir::rlx::buildLIRToLLVMPipeline(pm);
+  mlir::rlx::buildLIRToLLVMPipeline(pm, kernelOptions(profile));
   if (failed(pm.run(*lir.module)))
     return fail("code generation failed:" + diags);
+  recordPackedParams(*lir.module, lir.manifest);
   detail::dumpIR(lir.dumpDir, "05-llvm.mlir", *lir.module);
   for (auto f : lir.module->getOps<mlir::LLVM::LLVMFuncOp>())
     if (f.getSymName().contains("_k") && !f.isExternal() &&
@@ -53,11 +92,16 @@ static Error lowerToLLVM(detail::LIRModule &lir, CompileStats &stats) {
 }
 
 Expected<CompiledModel> detail::compileLIRForCpu(LIRModule &lir,
+                                                 const CompileProfile &profile,
                                                  CompileStats &stats) {
-  if (Error err = lowerToLLVM(lir, stats))
+  if (Error err = lowerToLLVM(lir, profile, stats))
     return std::move(err);
   mlir::ExecutionEngineOptions eo;
-  eo.transformer = mlir::makeOptimizingTransformer(3, 0, nullptr);
+  // ExecutionEngineOptions::transformer is a function_ref: the function it
+  // refers to must outlive ExecutionEngine::create (a temporary did not).
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      mlir::makeOptimizingTransformer(3, 0, nullptr);
+  eo.transformer = transformer;
   eo.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   auto engine = mlir::ExecutionEngine::create(*lir.module, eo);
   if (!engine)
@@ -70,20 +114,23 @@ Expected<CompiledModel> detail::compileLIRForCpu(LIRModule &lir,
         llvm::JITSymbolFlags::Exported};
     return map;
   });
-  std::string symbol = "_mlir_ciface_" + lir.manifest.entry;
+  std::string symbol = "_mlir_ciface_" + lir.manifest.entry + "_spmd";
   auto addr = (*engine)->lookup(symbol);
   if (!addr)
     return fail("JIT: no symbol '" + symbol +
                 "': " + llvm::toString(addr.takeError()));
   std::shared_ptr<mlir::ExecutionEngine> owner = std::move(*engine);
   return CompiledModel(std::move(lir.manifest),
-                       reinterpret_cast<CompiledModel::EntryFn>(*addr),
-                       std::static_pointer_cast<void>(owner));
+                       std::make_unique<CpuExecutor>(
+                           reinterpret_cast<CpuExecutor::SpmdFn>(*addr),
+                           std::static_pointer_cast<void>(owner),
+                           cpuThreadCount(profile.backend.cpu.threads)));
 }
 
 Error detail::compileLIRToLibrary(LIRModule &lir, StringRef prefix,
+                                  const CompileProfile &profile,
                                   CompileStats &stats) {
-  if (Error err = lowerToLLVM(lir, stats))
+  if (Error err = lowerToLLVM(lir, profile, stats))
     return err;
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =

@@ -14,6 +14,7 @@
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/InitAllDialects.h"
+#include "RLX/Runtime/MemoryBudget.h"
 #include "RLX/Transforms/Pipelines.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -254,10 +255,28 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   if (dynamic) {
     llvm::SmallVector<llvm::SmallVector<int64_t, 4>> shapes;
     for (auto [i, t] : llvm::enumerate(fn->getArgumentTypes())) {
-      auto ty = mlir::cast<mlir::RankedTensorType>(t);
       std::string name = inputName(*fn, i);
+      auto ty = mlir::dyn_cast<mlir::RankedTensorType>(t);
+      if (!ty) {
+        std::string s;
+        llvm::raw_string_ostream os(s);
+        os << t;
+        return fail("input '" + name + "' has the type " + s +
+                    "; only ranked tensors can be specialized");
+      }
       auto it = options.inputShapes.find(name);
       if (it != options.inputShapes.end()) {
+        llvm::ArrayRef<int64_t> shape = it->second;
+        bool fits = shape.size() == static_cast<size_t>(ty.getRank());
+        for (auto [d, s] : llvm::zip(ty.getShape(), shape))
+          fits = fits && s >= 0 && (mlir::ShapedType::isDynamic(d) || d == s);
+        if (!fits) {
+          std::string s;
+          llvm::raw_string_ostream os(s);
+          os << ty;
+          return fail("input '" + name + "' of type " + s +
+                      " cannot take the shape " + formatShape(shape));
+        }
         shapes.push_back(it->second);
         continue;
       }
@@ -327,6 +346,17 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
     return manifest.takeError();
   stats.arenaBytes = manifest->arenaSize;
   stats.paramBytes = manifest->paramSize;
+  // Refuse a model that cannot fit before generating its code.
+  Expected<MemoryBudget> budget = MemoryBudget::get(options.memoryBudgetMB);
+  if (!budget)
+    return budget.takeError();
+  if (Error err = budget->check(
+          addBytes(manifest->arenaSize, manifest->paramSize)
+              .value_or(UINT64_MAX),
+          "the compiled model's arena (" + llvm::Twine(manifest->arenaSize) +
+              " bytes) + parameters (" + llvm::Twine(manifest->paramSize) +
+              " bytes)"))
+    return std::move(err);
   stats.kernels =
       llvm::range_size(entry.getBlock().getOps<mlir::rlx::lir::KernelOp>());
   int64_t naive = 0;
@@ -354,7 +384,7 @@ Expected<CompiledModel> Session::compile(mlir::ModuleOp module,
     return lowered.takeError();
   Expected<CompiledModel> model =
       impl->device == Device::Cpu
-          ? detail::compileLIRForCpu(*lowered, impl->stats)
+          ? detail::compileLIRForCpu(*lowered, options.profile, impl->stats)
           : detail::compileLIRForVulkan(*lowered, options.profile, impl->stats);
   impl->stats.compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -411,5 +441,6 @@ Error Session::compileToLibrary(mlir::ModuleOp module, StringRef prefix,
   Expected<Impl::Lowered> lowered = impl->lower(module, options);
   if (!lowered)
     return lowered.takeError();
-  return detail::compileLIRToLibrary(*lowered, prefix, impl->stats);
+  return detail::compileLIRToLibrary(*lowered, prefix, options.profile,
+                                     impl->stats);
 }

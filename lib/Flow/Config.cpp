@@ -20,6 +20,15 @@ static llvm::Error bad(llvm::StringRef file, const llvm::Twine &msg) {
                                  file + ": " + msg);
 }
 
+/// The largest size a config may give: every product of two sizes stays in
+/// 64 bits, and per-layer loops stay short. No real model comes near.
+static constexpr int64_t kMaxSize = INT32_MAX;
+static constexpr int64_t kMaxLayers = 4096;
+
+static int64_t maxFor(llvm::StringRef key) {
+  return key == "num_hidden_layers" ? kMaxLayers : kMaxSize;
+}
+
 llvm::Expected<TransformerConfig>
 TransformerConfig::fromJSON(llvm::StringRef text, llvm::StringRef fileName) {
   llvm::Expected<json::Value> parsed = parseJSON(text);
@@ -46,6 +55,9 @@ TransformerConfig::fromJSON(llvm::StringRef text, llvm::StringRef fileName) {
     std::optional<int64_t> i = v->getAsInteger();
     if (!i || *i <= 0)
       return bad(fileName, "'" + key + "' must be a positive integer");
+    if (*i > maxFor(key))
+      return bad(fileName, "'" + key + "' = " + llvm::Twine(*i) +
+                               " is larger than " + llvm::Twine(maxFor(key)));
     out = *i;
     return llvm::Error::success();
   };
@@ -178,6 +190,20 @@ TransformerConfig::fromGGUF(const GGUFFile &file) {
   c.normEpsilon = g->rmsNormEps;
   c.ropeTheta = g->ropeTheta;
   c.tieEmbeddings = !file.ggmlType("output.weight").has_value();
+  for (auto [key, value] : {std::pair<llvm::StringRef, uint64_t>{
+                                "token_embd.weight rows", g->vocabSize},
+                            {"llama.embedding_length", g->hiddenSize},
+                            {"llama.feed_forward_length", g->intermediateSize},
+                            {"llama.block_count", g->numLayers},
+                            {"llama.attention.head_count", g->numHeads},
+                            {"llama.attention.head_count_kv", g->numKVHeads},
+                            {"llama.context_length", g->contextLength}}) {
+    uint64_t limit = key == "llama.block_count" ? kMaxLayers : kMaxSize;
+    if (value > limit)
+      return bad(file.description(), "'" + key + "' = " + llvm::Twine(value) +
+                                         " is larger than " +
+                                         llvm::Twine(limit));
+  }
   return c;
 }
 

@@ -83,9 +83,9 @@ Generator::create(Session &session, DecoderFlow recipe,
     cacheBytes = mulBytes(*cacheBytes, maxContext);
   if (Error err = budget->check(cacheBytes.value_or(UINT64_MAX),
                                 "the KV cache (" + llvm::Twine(c.numLayers) +
-                                    " layers x " + llvm::Twine(maxContext) +
-                                    " tokens x " + llvm::Twine(kv) +
-                                    " key/value floats)"))
+                                    " layers, " + llvm::Twine(maxContext) +
+                                    " tokens, " + llvm::Twine(kv) +
+                                    " floats per key and per value)"))
     return std::move(err);
   g->cacheK.assign(c.numLayers, std::vector<float>(maxContext * kv));
   g->cacheV.assign(c.numLayers, std::vector<float>(maxContext * kv));

@@ -151,7 +151,24 @@ ModelFlow DecoderFlow::flow() const {
   return f;
 }
 
+/// The embedding table must be [vocab_size, hidden_size] of the config: the
+/// tools check token ids against the config's vocabulary.
+static Error checkEmbedding(const WeightSource &weights, StringRef key,
+                            const TransformerConfig &cfg) {
+  const TensorInfo *embed = weights.lookup(key);
+  if (!embed)
+    return Error::success(); // The flow reports the missing weight.
+  llvm::SmallVector<int64_t> want = {cfg.vocabSize, cfg.hidden};
+  if (llvm::ArrayRef<int64_t>(embed->shape) != llvm::ArrayRef<int64_t>(want))
+    return fail("weight '" + key + "' in " + weights.description() +
+                " has shape " + formatShape(embed->shape) + ", expected " +
+                formatShape(want) + " (vocab_size, hidden_size)");
+  return Error::success();
+}
+
 Expected<BuiltModel> DecoderFlow::build(const WeightSource &weights) const {
+  if (Error err = checkEmbedding(weights, "model.embed_tokens.weight", cfg))
+    return std::move(err);
   return flow().build(weights);
 }
 
@@ -271,5 +288,8 @@ Expected<BuiltModel> BertFlow::build(const WeightSource &weights) const {
                 "'embeddings.word_embeddings.weight', optionally under "
                 "'bert.')");
   }
+  if (Error err =
+          checkEmbedding(weights, p + "embeddings.word_embeddings.weight", cfg))
+    return std::move(err);
   return flow(p).build(weights);
 }

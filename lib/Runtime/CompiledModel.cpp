@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Runtime/CompiledModel.h"
+#include "RLX/Runtime/CpuExecutor.h"
+#include "RLX/Runtime/MemoryBudget.h"
 #include "RLX/Weights/WeightSource.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/DynamicLibrary.h"
@@ -23,15 +25,25 @@ static Error fail(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
+/// memcpy that accepts the null pointers of empty tensors.
+static void copyBytes(void *dst, const void *src, size_t n) {
+  if (n)
+    std::memcpy(dst, src, n);
+}
+
 namespace {
-/// 64-byte aligned, zero-initialized bytes.
+/// 64-byte aligned, zero-initialized bytes; `data` is null when the
+/// allocation failed.
 struct AlignedBuffer {
   uint8_t *data = nullptr;
   size_t size = 0;
   explicit AlignedBuffer(size_t n) : size(n) {
+    if (n > SIZE_MAX - 64)
+      return;
     size_t rounded = (std::max<size_t>(n, 1) + 63) / 64 * 64;
     data = static_cast<uint8_t *>(std::aligned_alloc(64, rounded));
-    std::memset(data, 0, rounded);
+    if (data)
+      std::memset(data, 0, rounded);
   }
   ~AlignedBuffer() { std::free(data); }
   AlignedBuffer(const AlignedBuffer &) = delete;
@@ -97,8 +109,38 @@ CompiledModel::CompiledModel(Manifest manifest, EntryFn fn,
 
 CompiledModel::CompiledModel(Manifest manifest,
                              std::unique_ptr<Executor> executor)
-    : info(std::move(manifest)), executor(std::move(executor)),
-      storage(std::make_unique<Storage>(info.arenaSize, info.paramSize)) {}
+    : info(std::move(manifest)), executor(std::move(executor)) {
+  auto s = std::make_unique<Storage>(info.arenaSize, info.paramSize);
+  // Without its memory the model refuses every call (see storageError()).
+  if (s->arena.data && s->paramPool->data)
+    storage = std::move(s);
+}
+
+Expected<CompiledModel>
+CompiledModel::create(Manifest manifest, std::unique_ptr<Executor> executor,
+                      std::optional<uint64_t> memoryBudgetMB) {
+  Expected<MemoryBudget> budget = MemoryBudget::get(memoryBudgetMB);
+  if (!budget)
+    return budget.takeError();
+  std::optional<uint64_t> total =
+      addBytes(manifest.arenaSize, manifest.paramSize);
+  if (Error err = budget->check(
+          total.value_or(UINT64_MAX),
+          "model '" + manifest.entry + "': arena (" +
+              llvm::Twine(manifest.arenaSize) + " bytes) + parameters (" +
+              llvm::Twine(manifest.paramSize) + " bytes)"))
+    return std::move(err);
+  CompiledModel model(std::move(manifest), std::move(executor));
+  if (!model.storage)
+    return model.storageError();
+  return std::move(model);
+}
+
+Error CompiledModel::storageError() const {
+  return fail("model '" + info.entry + "': cannot allocate its arena (" +
+              llvm::Twine(info.arenaSize) + " bytes) and parameters (" +
+              llvm::Twine(info.paramSize) + " bytes)");
+}
 
 std::string CompiledModel::deviceName() const { return executor->describe(); }
 
@@ -109,12 +151,17 @@ static bool sameParamLayout(const Manifest &a, const Manifest &b) {
     return false;
   for (auto [x, y] : llvm::zip(pa, pb))
     if (x->name != y->name || x->offset != y->offset || x->shape != y->shape ||
-        x->dtype != y->dtype || x->sources != y->sources)
+        x->dtype != y->dtype || x->sources != y->sources ||
+        x->layout != y->layout)
       return false;
   return true;
 }
 
 Error CompiledModel::shareParams(const CompiledModel &source) {
+  if (!storage)
+    return storageError();
+  if (!source.storage)
+    return source.storageError();
   if (!sameParamLayout(info, source.info))
     return fail("cannot share parameters between '" + info.entry + "' and '" +
                 source.info.entry + "': their parameter layouts differ");
@@ -153,6 +200,8 @@ std::vector<std::string> CompiledModel::weightNames() const {
 
 std::vector<std::string> CompiledModel::missingParams() const {
   std::vector<std::string> missing;
+  if (!storage)
+    return weightNames();
   llvm::StringSet<> seen;
   for (const ManifestEntry *e : info.ofKind(IOKind::Param)) {
     if (e->sources.empty()) {
@@ -183,12 +232,18 @@ static void scatterSource(const ManifestEntry &entry, size_t index,
     inner *= entry.shape[d];
   int64_t mine = entry.sourceSizes[index], full = entry.shape[axis];
   auto *dst = reinterpret_cast<float *>(pool + entry.offset);
+  if (entry.layout == kLayoutNK16) {
+    packWeightsNK16(src.data(), mine, entry.shape[1], before, dst);
+    return;
+  }
   for (int64_t o = 0; o < outer; ++o)
-    std::memcpy(dst + (o * full + before) * inner,
-                src.data() + o * mine * inner, mine * inner * sizeof(float));
+    copyBytes(dst + (o * full + before) * inner, src.data() + o * mine * inner,
+              mine * inner * sizeof(float));
 }
 
 Error CompiledModel::setParam(StringRef name, llvm::ArrayRef<float> values) {
+  if (!storage)
+    return storageError();
   bool used = false;
   for (const ManifestEntry &e : info.entries) {
     if (e.kind != IOKind::Param)
@@ -202,7 +257,12 @@ Error CompiledModel::setParam(StringRef name, llvm::ArrayRef<float> values) {
                     llvm::Twine(e.numElements()) + " values for " +
                     describe(e.dtype, e.shape) + ", got " +
                     llvm::Twine(values.size()));
-      std::memcpy(storage->paramPool->data + e.offset, values.data(),
+      if (e.layout == kLayoutNK16)
+        packWeightsNK16(
+            values.data(), e.shape[0], e.shape[1], 0,
+            reinterpret_cast<float *>(storage->paramPool->data + e.offset));
+      else
+        copyBytes(storage->paramPool->data + e.offset, values.data(),
                   values.size() * sizeof(float));
       storage->set->insert(e.name);
       storage->paramsChanged = true;
@@ -212,8 +272,12 @@ Error CompiledModel::setParam(StringRef name, llvm::ArrayRef<float> values) {
     for (auto [i, s] : llvm::enumerate(e.sources)) {
       if (s != name)
         continue;
-      uint64_t expected =
-          e.numElements() / e.shape[e.concatAxis] * e.sourceSizes[i];
+      // The elements of e.shape with the concat dim replaced by this
+      // source's extent (which may be zero).
+      uint64_t expected = e.sourceSizes[i];
+      for (auto [d, dim] : llvm::enumerate(e.shape))
+        if (static_cast<int64_t>(d) != e.concatAxis)
+          expected *= dim;
       if (values.size() != expected)
         return fail("param '" + name + "': expected " + llvm::Twine(expected) +
                     " values (part " + llvm::Twine(i) + " of '" + e.name +
@@ -315,6 +379,8 @@ static Error checkIndices(const ManifestEntry &e, const Tensor &t) {
 }
 
 Expected<TensorMap_t> CompiledModel::run(const TensorMap_t &inputs) {
+  if (!storage)
+    return storageError();
   std::vector<const ManifestEntry *> ins = info.ofKind(IOKind::Input);
   for (const auto &[name, t] : inputs)
     if (!info.find(IOKind::Input, name)) {
@@ -346,8 +412,8 @@ Expected<TensorMap_t> CompiledModel::run(const TensorMap_t &inputs) {
                 (missing.size() > 5 ? ", ..." : ""));
   }
   for (const ManifestEntry *e : ins)
-    std::memcpy(storage->arena.data + e->offset,
-                inputs.find(e->name)->second.bytes().data(), e->byteSize());
+    copyBytes(storage->arena.data + e->offset,
+              inputs.find(e->name)->second.bytes().data(), e->byteSize());
 
   if (Error err = executor->execute(
           info, {storage->arena.data, storage->arena.size},
@@ -359,15 +425,16 @@ Expected<TensorMap_t> CompiledModel::run(const TensorMap_t &inputs) {
   TensorMap_t outputs;
   for (const ManifestEntry *e : info.ofKind(IOKind::Output)) {
     Tensor t(e->dtype, e->shape);
-    std::memcpy(t.mutableBytes().data(), storage->arena.data + e->offset,
-                e->byteSize());
+    copyBytes(t.mutableBytes().data(), storage->arena.data + e->offset,
+              e->byteSize());
     outputs.emplace(e->name, std::move(t));
   }
   return outputs;
 }
 
-Expected<CompiledModel> CompiledModel::loadLibrary(StringRef libPath,
-                                                   StringRef manifestPath) {
+Expected<CompiledModel>
+CompiledModel::loadLibrary(StringRef libPath, StringRef manifestPath,
+                           std::optional<uint64_t> memoryBudgetMB) {
   auto buffer = llvm::MemoryBuffer::getFile(manifestPath);
   if (!buffer)
     return fail(manifestPath + ": " + buffer.getError().message());
@@ -381,9 +448,18 @@ Expected<CompiledModel> CompiledModel::loadLibrary(StringRef libPath,
   if (!lib.isValid())
     return fail(libPath + ": cannot load: " + err);
   std::string symbol = "_mlir_ciface_" + manifest->entry;
+  // SPMD code runs on a thread pool.
+  if (void *spmd = lib.getAddressOfSymbol((symbol + "_spmd").c_str()))
+    return create(std::move(*manifest),
+                  std::make_unique<CpuExecutor>(
+                      reinterpret_cast<CpuExecutor::SpmdFn>(spmd), nullptr,
+                      cpuThreadCount(0)),
+                  memoryBudgetMB);
   void *addr = lib.getAddressOfSymbol(symbol.c_str());
   if (!addr)
     return fail(libPath + ": no symbol '" + symbol + "'");
-  return CompiledModel(std::move(*manifest), reinterpret_cast<EntryFn>(addr),
-                       nullptr);
+  return create(
+      std::move(*manifest),
+      std::make_unique<HostExecutor>(reinterpret_cast<EntryFn>(addr), nullptr),
+      memoryBudgetMB);
 }

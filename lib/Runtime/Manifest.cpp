@@ -7,7 +7,9 @@
 
 #include "RLX/Runtime/Manifest.h"
 #include "RLX/Runtime/Tensor.h"
+#include "RLX/Weights/JSON.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace rlx;
@@ -66,6 +68,8 @@ std::string Manifest::toJSON() const {
     }
     if (e.indexBound >= 0)
       o["index_bound"] = e.indexBound;
+    if (!e.layout.empty())
+      o["layout"] = e.layout;
     list.push_back(std::move(o));
   }
   json::Object root{{"entry", entry},
@@ -86,7 +90,7 @@ static llvm::Error bad(llvm::StringRef file, const llvm::Twine &msg) {
 
 llvm::Expected<Manifest> Manifest::fromJSON(llvm::StringRef text,
                                             llvm::StringRef fileName) {
-  llvm::Expected<json::Value> parsed = json::parse(text);
+  llvm::Expected<json::Value> parsed = parseJSON(text);
   if (!parsed)
     return bad(fileName, "invalid JSON: " + llvm::toString(parsed.takeError()));
   const json::Object *root = parsed->getAsObject();
@@ -103,8 +107,12 @@ llvm::Expected<Manifest> Manifest::fromJSON(llvm::StringRef text,
   m.entry = str->str();
   m.arenaSize = *arena;
   m.paramSize = *params;
-  if (auto a = root->getInteger("alignment"))
+  if (auto a = root->getInteger("alignment")) {
+    if (*a <= 0 || !llvm::isPowerOf2_64(*a))
+      return bad(fileName,
+                 "'alignment' " + llvm::Twine(*a) + " is not a power of two");
     m.alignment = *a;
+  }
   for (const json::Value &v : *list) {
     const json::Object *o = v.getAsObject();
     if (!o)
@@ -131,7 +139,13 @@ llvm::Expected<Manifest> Manifest::fromJSON(llvm::StringRef text,
     if (!dt)
       return bad(fileName,
                  "entry '" + e.name + "': unknown dtype '" + *dtype + "'");
+    if (isQuantized(*dt))
+      return bad(fileName, "entry '" + e.name + "': dtype '" + *dtype +
+                               "' is a storage format, not a runtime type");
     e.dtype = *dt;
+    if (m.find(e.kind, e.name))
+      return bad(fileName,
+                 "duplicate " + ioKindName(e.kind) + " '" + e.name + "'");
     e.offset = *offset;
     for (const json::Value &d : *shape) {
       auto dim = d.getAsInteger();
@@ -140,32 +154,62 @@ llvm::Expected<Manifest> Manifest::fromJSON(llvm::StringRef text,
       e.shape.push_back(*dim);
     }
     if (const json::Array *src = o->getArray("sources")) {
-      for (const json::Value &s : *src)
-        if (auto n = s.getAsString())
-          e.sources.push_back(n->str());
+      for (const json::Value &s : *src) {
+        std::optional<llvm::StringRef> n = s.getAsString();
+        if (!n)
+          return bad(fileName,
+                     "entry '" + e.name + "': 'sources' must be strings");
+        e.sources.push_back(n->str());
+      }
       if (const json::Array *sizes = o->getArray("source_sizes"))
-        for (const json::Value &s : *sizes)
-          e.sourceSizes.push_back(s.getAsInteger().value_or(-1));
+        for (const json::Value &s : *sizes) {
+          std::optional<int64_t> size = s.getAsInteger();
+          if (!size || *size < 0)
+            return bad(fileName, "entry '" + e.name +
+                                     "': 'source_sizes' must be "
+                                     "non-negative integers");
+          e.sourceSizes.push_back(*size);
+        }
       e.concatAxis = o->getInteger("concat_axis").value_or(-1);
       if (e.concatAxis < 0 ||
           e.concatAxis >= static_cast<int64_t>(e.shape.size()))
         return bad(fileName, "entry '" + e.name + "': bad concat_axis");
-      int64_t total = 0;
+      uint64_t total = 0;
+      bool overflow = false;
       for (int64_t s : e.sourceSizes)
-        total += s < 0 ? -(int64_t(1) << 40) : s;
-      if (e.sourceSizes.size() != e.sources.size() ||
-          total != e.shape[e.concatAxis])
+        overflow |= __builtin_add_overflow(total, uint64_t(s), &total);
+      if (e.sourceSizes.size() != e.sources.size() || overflow ||
+          total != uint64_t(e.shape[e.concatAxis]))
         return bad(fileName, "entry '" + e.name +
                                  "': source_sizes must "
                                  "match the sources and add up to the concat "
                                  "dimension");
     }
     e.indexBound = o->getInteger("index_bound").value_or(-1);
+    if (std::optional<llvm::StringRef> layout = o->getString("layout")) {
+      // nk16: an f32 [N, K] param, N a multiple of 16 (each source's too).
+      bool ok = *layout == "nk16" && e.kind == IOKind::Param &&
+                e.dtype == DType::F32 && e.shape.size() == 2 &&
+                e.shape[0] % 16 == 0 &&
+                (e.sources.empty() || e.concatAxis == 0);
+      for (int64_t s : e.sourceSizes)
+        ok &= s % 16 == 0;
+      if (!ok)
+        return bad(fileName, "entry '" + e.name + "': unsupported layout '" +
+                                 *layout + "'");
+      e.layout = layout->str();
+    }
     uint64_t limit = e.kind == IOKind::Param ? m.paramSize : m.arenaSize;
-    if (e.offset + e.byteSize() > limit)
+    llvm::Expected<uint64_t> bytes = storageBytes(e.dtype, e.shape);
+    if (!bytes)
       return bad(fileName, "entry '" + e.name +
-                               "' lies past the end of its "
-                               "storage");
+                               "': " + llvm::toString(bytes.takeError()));
+    uint64_t end;
+    if (__builtin_add_overflow(e.offset, *bytes, &end) || end > limit)
+      return bad(fileName, "entry '" + e.name + "' lies past the end of its " +
+                               "storage (" + llvm::Twine(*bytes) +
+                               " bytes at offset " + llvm::Twine(e.offset) +
+                               ", " + llvm::Twine(limit) + " bytes)");
     m.entries.push_back(std::move(e));
   }
   return m;

@@ -82,7 +82,8 @@ llvm::Expected<Tensor> rlx::readTensorNpy(llvm::StringRef path) {
   if (t.byteSize() != array->data.size())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    path + ": unsupported .npy dtype");
-  std::memcpy(t.mutableBytes().data(), array->data.data(), t.byteSize());
+  if (t.byteSize())
+    std::memcpy(t.mutableBytes().data(), array->data.data(), t.byteSize());
   return t;
 }
 

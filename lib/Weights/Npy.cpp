@@ -14,6 +14,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 using namespace llvm;
 
 namespace rlx {
@@ -92,8 +94,8 @@ Error HeaderParser::parseShape(SmallVectorImpl<int64_t> &shape) {
     return error("'shape' is not a tuple");
   while (!consume(')')) {
     skipSpace();
-    size_t digits = text.find_first_not_of("0123456789");
-    if (digits == 0 || text.empty())
+    size_t digits = std::min(text.find_first_not_of("0123456789"), text.size());
+    if (digits == 0)
       return error("'shape' element is not a non-negative integer at '" +
                    text.take_front(16) + "'");
     uint64_t dim;

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Weights/SafeTensors.h"
+#include "RLX/Weights/JSON.h"
 #include "RLX/Weights/Quant.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -181,7 +182,7 @@ Error SafeTensorsFile::parse() {
                                  " exceeds the limit of " +
                                  Twine(kMaxHeaderBytes) + " bytes");
   StringRef text = data.substr(8, headerLen);
-  Expected<json::Value> header = json::parse(text);
+  Expected<json::Value> header = parseJSON(text);
   if (!header)
     return headerError(path, "invalid JSON: " + toString(header.takeError()));
   const json::Object *root = header->getAsObject();
@@ -484,7 +485,7 @@ openShardedIndex(StringRef dir, StringRef indexPath) {
   if (!buf)
     return createStringError(indexPath +
                              ": cannot open: " + buf.getError().message());
-  Expected<json::Value> root = json::parse((*buf)->getBuffer());
+  Expected<json::Value> root = parseJSON((*buf)->getBuffer());
   if (!root)
     return createStringError(indexPath +
                              ": invalid JSON: " + toString(root.takeError()));

@@ -19,6 +19,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+#include <map>
 
 using namespace rlx;
 namespace cl = llvm::cl;
@@ -38,6 +39,12 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     outputDir("output-dir", cl::desc("Write each output as <name>.npy"),
               cl::cat(category));
+static cl::opt<int64_t> memoryBudgetMB(
+    "memory-budget-mb",
+    cl::desc("Refuse a model whose arena and parameters exceed this many "
+             "MiB; 0: no limit (default: $RLX_MEMORY_BUDGET_MB, else the "
+             "physical memory)"),
+    cl::init(-1), cl::cat(category));
 
 static int fail(llvm::Error err) {
   llvm::WithColor::error(llvm::errs(), "rlx-exec")
@@ -63,7 +70,11 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "rlx-exec: run an AOT-compiled RLX model\n");
-  auto model = CompiledModel::loadLibrary(prefix + ".so", prefix + ".json");
+  std::optional<uint64_t> budget;
+  if (memoryBudgetMB >= 0)
+    budget = memoryBudgetMB;
+  auto model =
+      CompiledModel::loadLibrary(prefix + ".so", prefix + ".json", budget);
   if (!model)
     return fail(model.takeError());
   if (!weights.empty()) {
@@ -81,15 +92,28 @@ int main(int argc, char **argv) {
       return fail(std::move(err));
   }
   TensorMap_t feeds;
+  std::map<std::string, std::string> files;
   for (const std::string &arg : inputs) {
     auto in = namedTensor(arg);
     if (!in)
       return fail(in.takeError());
+    files[in->first] = llvm::StringRef(arg).split('=').second.str();
     feeds.emplace(std::move(in->first), std::move(in->second));
   }
   auto outputs = model->run(feeds);
-  if (!outputs)
-    return fail(outputs.takeError());
+  if (!outputs) {
+    // Name the file an input that the model refuses came from.
+    std::string message = llvm::toString(outputs.takeError());
+    for (const auto &[name, path] : files)
+      if (llvm::StringRef(message).starts_with("input '" + name + "'") ||
+          llvm::StringRef(message).starts_with("unknown input '" + name +
+                                               "'")) {
+        message = path + ": " + message;
+        break;
+      }
+    return fail(
+        llvm::createStringError(llvm::inconvertibleErrorCode(), message));
+  }
   for (auto &[name, t] : *outputs) {
     llvm::outs() << name << ": " << t.summary() << "\n";
     if (outputDir.empty())

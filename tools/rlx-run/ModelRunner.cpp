@@ -236,7 +236,7 @@ Error rlx::runModel(Session &session, const ModelRunOptions &o) {
     if (tok < 0 || tok >= m->config.vocabSize)
       return fail("prompt token " + llvm::Twine(tok) + " at position " +
                   llvm::Twine(i) + " is outside the vocabulary [0, " +
-                  llvm::Twine(m->config.vocabSize) + ")");
+                  llvm::Twine(m->config.vocabSize) + ") of " + o.model);
   if (!o.quiet)
     llvm::outs() << "model: " << o.model << " (" << m->config.modelType << ", "
                  << m->config.numLayers << " layers, hidden "

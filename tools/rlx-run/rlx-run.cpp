@@ -24,6 +24,7 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
+#include <map>
 
 using namespace rlx;
 namespace cl = llvm::cl;
@@ -107,6 +108,12 @@ static cl::opt<std::string>
         cl::cat(category));
 static cl::opt<bool> quiet("quiet", cl::desc("Print outputs only"),
                            cl::cat(category));
+static cl::opt<int64_t> memoryBudgetMB(
+    "memory-budget-mb",
+    cl::desc("Refuse a model whose arena and parameters (or a KV cache) "
+             "exceed this many MiB; 0: no limit (default: "
+             "$RLX_MEMORY_BUDGET_MB, else the physical memory)"),
+    cl::init(-1), cl::cat(category));
 static cl::opt<Device> device(
     "device", cl::desc("Where to run:"), cl::init(Device::Cpu),
     cl::values(clEnumValN(Device::Cpu, "cpu", "the host CPU (default)"),
@@ -122,6 +129,25 @@ static int fail(llvm::Error err) {
 
 static int fail(const llvm::Twine &msg) {
   return fail(llvm::createStringError(llvm::inconvertibleErrorCode(), msg));
+}
+
+/// The .npy file each input came from, to name it in messages.
+static std::map<std::string, std::string> inputFiles;
+
+/// Prefixes an error about input 'NAME' with the file NAME came from, and
+/// any other error that names no file with `module` (when given).
+static llvm::Error nameInputFile(llvm::Error err, llvm::StringRef module = "") {
+  std::string message = llvm::toString(std::move(err));
+  for (const auto &[name, path] : inputFiles) {
+    std::string quoted = "input '" + name + "'";
+    llvm::StringRef m(message);
+    if (m.starts_with(quoted) || m.starts_with("unknown " + quoted))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     path + ": " + message);
+  }
+  if (!module.empty() && !llvm::StringRef(message).starts_with(module))
+    message = module.str() + ": " + message;
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
 static llvm::Expected<std::pair<std::string, std::string>>
@@ -165,6 +191,8 @@ int main(int argc, char **argv) {
   }
   options.dumpDir = dumpIR;
   options.entry = entry;
+  if (memoryBudgetMB >= 0)
+    options.memoryBudgetMB = memoryBudgetMB;
 
   TensorMap_t feeds;
   for (const std::string &arg : inputs) {
@@ -177,6 +205,7 @@ int main(int argc, char **argv) {
     options.inputShapes[kv->first] =
         llvm::SmallVector<int64_t, 4>(t->shape().begin(), t->shape().end());
     feeds.emplace(kv->first, std::move(*t));
+    inputFiles[kv->first] = kv->second;
   }
 
   Session session(device);
@@ -202,12 +231,39 @@ int main(int argc, char **argv) {
     m.compile = options;
     m.profileGiven =
         !profilePath.empty() || !presetName.empty() || !policy.empty();
-    if (llvm::Error err = runModel(session, m))
-      return fail(std::move(err));
+    if (llvm::Error err = runModel(session, m)) {
+      // Every message names the model (a directory or a .gguf file).
+      std::string message = llvm::toString(std::move(err));
+      if (!llvm::StringRef(message).contains(modelPath.getValue()))
+        message = modelPath + ": " + message;
+      return fail(message);
+    }
     return 0;
   }
   if (inputFile.empty())
     return fail("give a module (.mlir) or --model DIR");
+  // Every file is read and checked before compiling, so that a bad one
+  // fails fast and nothing is compiled, loaded or written.
+  std::unique_ptr<WeightSource> source;
+  if (!weights.empty()) {
+    auto opened = llvm::sys::fs::is_directory(weights)
+                      ? SafeTensorsFile::openModelDir(weights)
+                      : llvm::Expected<std::unique_ptr<WeightSource>>(
+                            SafeTensorsFile::open(weights));
+    if (!opened)
+      return fail(opened.takeError());
+    source = std::move(*opened);
+  }
+  std::vector<std::pair<std::string, Tensor>> paramTensors;
+  for (const std::string &arg : paramFiles) {
+    auto kv = splitAssignment("param", arg);
+    if (!kv)
+      return fail(kv.takeError());
+    auto t = readTensorNpy(kv->second);
+    if (!t)
+      return fail(t.takeError());
+    paramTensors.emplace_back(kv->first, std::move(*t));
+  }
   llvm::Expected<CompiledModel> compiled =
       llvm::createStringError(llvm::inconvertibleErrorCode(), "unset");
   llvm::consumeError(compiled.takeError());
@@ -215,11 +271,12 @@ int main(int argc, char **argv) {
     compiled = session.compileFile(inputFile, options);
   } else {
     if (llvm::Error err = session.compileFileToLibrary(inputFile, aot, options))
-      return fail(std::move(err));
-    compiled = CompiledModel::loadLibrary(aot + ".so", aot + ".json");
+      return fail(nameInputFile(std::move(err), inputFile));
+    compiled = CompiledModel::loadLibrary(aot + ".so", aot + ".json",
+                                          options.memoryBudgetMB);
   }
   if (!compiled)
-    return fail(compiled.takeError());
+    return fail(nameInputFile(compiled.takeError(), inputFile));
   const CompileStats &stats = session.lastStats();
   if (!quiet)
     llvm::outs() << "compiled " << inputFile << " in "
@@ -233,26 +290,12 @@ int main(int argc, char **argv) {
   if (!quiet && !stats.fusionReport.empty())
     llvm::outs() << stats.fusionReport << "\n";
 
-  if (!weights.empty()) {
-    auto source = llvm::sys::fs::is_directory(weights)
-                      ? SafeTensorsFile::openModelDir(weights)
-                      : llvm::Expected<std::unique_ptr<WeightSource>>(
-                            SafeTensorsFile::open(weights));
-    if (!source)
-      return fail(source.takeError());
-    if (llvm::Error err = compiled->loadParams(**source))
+  if (source)
+    if (llvm::Error err = compiled->loadParams(*source))
       return fail(std::move(err));
-  }
-  for (const std::string &arg : paramFiles) {
-    auto kv = splitAssignment("param", arg);
-    if (!kv)
-      return fail(kv.takeError());
-    auto t = readTensorNpy(kv->second);
-    if (!t)
-      return fail(t.takeError());
-    if (llvm::Error err = compiled->setParam(kv->first, *t))
+  for (const auto &[name, t] : paramTensors)
+    if (llvm::Error err = compiled->setParam(name, t))
       return fail(std::move(err));
-  }
 
   std::vector<double> times;
   TensorMap_t outputs;
@@ -260,7 +303,7 @@ int main(int argc, char **argv) {
     auto start = std::chrono::steady_clock::now();
     auto result = compiled->run(feeds);
     if (!result)
-      return fail(result.takeError());
+      return fail(nameInputFile(result.takeError()));
     times.push_back(std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - start)
                         .count());

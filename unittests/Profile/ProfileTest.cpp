@@ -555,4 +555,29 @@ assert_clean = true
             "multi.rlx.toml:5:8: 'fusion.skip' must be a boolean, got string");
 }
 
+// rlx-fuzz-profile found two bugs of toml++ 3.3 that made malformed profiles
+// undefined behavior (see CompileProfile.cpp); both must be plain errors.
+TEST(CompileProfileTest, ErrorTomlBadTableHeaderKey) {
+  EXPECT_EQ(errorOf(StringRef("[\0,x]\n", 6)),
+            "<string>:1:2: syntax error in key: expected bare key starting "
+            "character or string delimiter, saw '\\u0000'");
+  EXPECT_EQ(errorOf("[[[1]]]\n"),
+            "<string>:1:3: syntax error in key: expected bare key starting "
+            "character or string delimiter, saw '['");
+}
+
+TEST(CompileProfileTest, ErrorTomlNonAsciiWhereWhitespaceMayBe) {
+  // U+00E9, U+2D40 and U+FEF7: code points toml++'s whitespace table did
+  // not cover.
+  EXPECT_EQ(errorOf("[fusion]\npolicy = \xc3\xa9\n"),
+            "<string>:2:10: syntax error in value: could not determine value "
+            "type");
+  EXPECT_EQ(errorOf("\xe2\xb5\x80x = 1\n"),
+            "<string>:1:1: syntax error in root table: expected keys, tables, "
+            "whitespace or comments, saw '\xe2\xb5\x80'");
+  EXPECT_EQ(errorOf("\xef\xbb\xb7i\nbackend = [1, 2]\x1a"),
+            "<string>:1:1: syntax error in root table: expected keys, tables, "
+            "whitespace or comments, saw '\xef\xbb\xb7'");
+}
+
 } // namespace

@@ -70,7 +70,8 @@ TEST(Manifest, RejectsEntriesPastTheStorage) {
   auto back = Manifest::fromJSON(m.toJSON(), "m.json");
   ASSERT_FALSE(static_cast<bool>(back));
   EXPECT_EQ(llvm::toString(back.takeError()),
-            "m.json: entry 'y' lies past the end of its storage");
+            "m.json: entry 'y' lies past the end of its storage (24 bytes "
+            "at offset 120, 128 bytes)");
 }
 
 TEST(Manifest, RejectsBadJson) {

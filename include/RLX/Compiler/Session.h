@@ -24,6 +24,7 @@
 #include "llvm/Support/Error.h"
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace mlir {
@@ -44,6 +45,11 @@ struct CompileOptions {
   std::string dumpDir;
   /// The function to compile; empty: the module's only public function.
   std::string entry;
+  /// The most memory the compiled model's arena and parameters may take, in
+  /// MiB (0: no limit); unset: $RLX_MEMORY_BUDGET_MB, else the physical
+  /// memory (RLX/Runtime/MemoryBudget.h). Generator applies it to the KV
+  /// cache too.
+  std::optional<uint64_t> memoryBudgetMB;
 };
 
 /// What the last compile did.

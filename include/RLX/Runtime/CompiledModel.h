@@ -23,6 +23,7 @@
 #include "llvm/Support/Error.h"
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace rlx {
 
@@ -55,7 +56,16 @@ public:
 
   /// Host code: `fn` runs on the CPU; `owner` keeps its code alive.
   CompiledModel(Manifest manifest, EntryFn fn, std::shared_ptr<void> owner);
+  /// Allocates the arena and parameter pool the manifest asks for. If that
+  /// fails, every later call returns an error saying so; create() checks the
+  /// memory budget first and returns that error at once.
   CompiledModel(Manifest manifest, std::unique_ptr<Executor> executor);
+  /// Like the constructor, but refuses a manifest whose arena and parameters
+  /// exceed the memory budget (see MemoryBudget::get) or cannot be
+  /// allocated.
+  static llvm::Expected<CompiledModel>
+  create(Manifest manifest, std::unique_ptr<Executor> executor,
+         std::optional<uint64_t> memoryBudgetMB = std::nullopt);
   CompiledModel(CompiledModel &&) noexcept;
   CompiledModel &operator=(CompiledModel &&) noexcept;
   ~CompiledModel();
@@ -89,10 +99,13 @@ public:
   /// Loads an AOT shared object written by Session::compileToLibrary with
   /// its manifest (JSON); no MLIR involved.
   static llvm::Expected<CompiledModel>
-  loadLibrary(llvm::StringRef libPath, llvm::StringRef manifestPath);
+  loadLibrary(llvm::StringRef libPath, llvm::StringRef manifestPath,
+              std::optional<uint64_t> memoryBudgetMB = std::nullopt);
 
 private:
   struct Storage;
+  /// The error every call returns when the storage could not be allocated.
+  llvm::Error storageError() const;
   const ManifestEntry *findWeight(llvm::StringRef name) const;
 
   Manifest info;

@@ -6,9 +6,12 @@
 //===----------------------------------------------------------------------===//
 //
 // mir.attention is one kernel with an online softmax (flash-attention
-// style): for each (batch, head, query) it streams the keys the mask allows,
-// keeping the running maximum, the normalizer and a head_dim-wide
-// accumulator in registers; no [q_len, kv_len] score matrix is stored.
+// style) over blocks of 16 keys: the keys are transposed per KV head so a
+// block's scores are one vector per query row, and a tile of query rows
+// sharing a KV head keeps its running maximum, normalizer and head_dim-wide
+// accumulators in registers; no [q_len, kv_len] score matrix is stored. Head
+// dims that are not a multiple of 16 use a per-key form of the same
+// algorithm.
 // mir.rope computes cos/sin once per token (libm accuracy) and rotates every
 // head with vector ops.
 //
@@ -20,14 +23,14 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include <limits>
 
 using namespace mlir;
 using namespace mlir::rlx;
 
-LogicalResult mlir::rlx::emitAttentionKernel(KernelEmitter &e, Operation *o,
-                                             ArrayRef<KernelInput> ins,
-                                             Value out) {
+static LogicalResult emitAttentionPerKey(KernelEmitter &e, Operation *o,
+                                         ArrayRef<KernelInput> ins, Value out) {
   auto op = cast<mir::AttentionOp>(o);
   OpBuilder &b = e.b;
   Location loc = e.loc;
@@ -51,84 +54,428 @@ LogicalResult mlir::rlx::emitAttentionKernel(KernelEmitter &e, Operation *o,
   float scale = op.getScale(), softcap = op.getSoftcap();
   auto vecTy = VectorType::get({hd}, elt);
 
-  e.loopNest({batch, heads, tq}, [&](ValueRange ivs) {
-    Value bi = ivs[0], h = ivs[1], i = ivs[2];
-    Value kvh = arith::DivUIOp::create(b, loc, h, e.index(group));
-    Value qOff = arith::MulIOp::create(b, loc, h, e.index(hd));
-    Value kvOff = arith::MulIOp::create(b, loc, kvh, e.index(hd));
-    Value qv =
-        vector::LoadOp::create(b, loc, vecTy, q, ValueRange{bi, i, qOff});
-    Value pos = arith::AddIOp::create(b, loc, i, e.index(tk - tq));
-    Value end = causal
-                    ? arith::AddIOp::create(b, loc, pos, e.index(1)).getResult()
-                    : e.index(tk);
-    Value start = e.index(0);
-    if (kind == MaskKind::SlidingWindow) {
-      // max(0, pos - window + 1), in signed arithmetic.
-      Value lo = arith::SubIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, pos, e.index(1)),
-          e.index(op.getWindow()));
-      start = arith::MaxSIOp::create(b, loc, lo, e.index(0));
-    }
-    Value negInf = e.constant(-std::numeric_limits<float>::infinity(), elt);
-    Value zero = e.constant(0.0, elt);
-    Value zeros = e.splat(zero, hd);
-    auto loop = scf::ForOp::create(
-        b, loc, start, end, e.index(1), ValueRange{negInf, zero, zeros},
-        [&](OpBuilder &, Location, Value j, ValueRange it) {
-          Value m = it[0], l = it[1], acc = it[2];
-          Value kv = vector::LoadOp::create(b, loc, vecTy, k,
-                                            ValueRange{bi, j, kvOff});
-          Value dot = vector::ReductionOp::create(
-              b, loc, vector::CombiningKind::ADD,
-              arith::MulFOp::create(b, loc, qv, kv));
-          Value s = arith::MulFOp::create(b, loc, dot, e.constant(scale, elt));
-          if (softcap > 0) {
-            Value cap = e.constant(softcap, elt);
-            s = arith::MulFOp::create(
-                b, loc, cap,
-                math::TanhOp::create(b, loc,
-                                     arith::DivFOp::create(b, loc, s, cap)));
-          }
-          Value m2 = arith::MaximumFOp::create(b, loc, m, s);
-          Value c =
-              math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, m, m2));
-          Value p =
-              math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, s, m2));
-          Value l2 = arith::AddFOp::create(
-              b, loc, arith::MulFOp::create(b, loc, l, c), p);
-          Value vv = vector::LoadOp::create(b, loc, vecTy, v,
-                                            ValueRange{bi, j, kvOff});
-          Value acc2 = arith::AddFOp::create(
-              b, loc, arith::MulFOp::create(b, loc, acc, e.splat(c, hd)),
-              arith::MulFOp::create(b, loc, vv, e.splat(p, hd)));
-          if (mask) {
-            // A padded key leaves the state unchanged.
-            Value mk = memref::LoadOp::create(b, loc, mask, ValueRange{bi, j});
-            Type mt = mk.getType();
-            Value keep =
-                isa<FloatType>(mt)
-                    ? arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
-                                            mk, e.constant(0.0, mt))
-                          .getResult()
-                    : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                            mk, e.constant(0.0, mt))
-                          .getResult();
-            m2 = arith::SelectOp::create(b, loc, keep, m2, m);
-            l2 = arith::SelectOp::create(b, loc, keep, l2, l);
-            acc2 = arith::SelectOp::create(b, loc, keep, acc2, acc);
-          }
-          scf::YieldOp::create(b, loc, ValueRange{m2, l2, acc2});
+  e.parallelNest(
+      {batch, heads, tq}, std::min<int64_t>(batch * heads * tq, 64),
+      [&](ValueRange ivs) {
+        Value bi = ivs[0], h = ivs[1], i = ivs[2];
+        Value kvh = arith::DivUIOp::create(b, loc, h, e.index(group));
+        Value qOff = arith::MulIOp::create(b, loc, h, e.index(hd));
+        Value kvOff = arith::MulIOp::create(b, loc, kvh, e.index(hd));
+        Value qv =
+            vector::LoadOp::create(b, loc, vecTy, q, ValueRange{bi, i, qOff});
+        Value pos = arith::AddIOp::create(b, loc, i, e.index(tk - tq));
+        Value end =
+            causal ? arith::AddIOp::create(b, loc, pos, e.index(1)).getResult()
+                   : e.index(tk);
+        Value start = e.index(0);
+        if (kind == MaskKind::SlidingWindow) {
+          // max(0, pos - window + 1), in signed arithmetic.
+          Value lo = arith::SubIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, pos, e.index(1)),
+              e.index(op.getWindow()));
+          start = arith::MaxSIOp::create(b, loc, lo, e.index(0));
+        }
+        Value negInf = e.constant(-std::numeric_limits<float>::infinity(), elt);
+        Value zero = e.constant(0.0, elt);
+        Value zeros = e.splat(zero, hd);
+        auto loop = scf::ForOp::create(
+            b, loc, start, end, e.index(1), ValueRange{negInf, zero, zeros},
+            [&](OpBuilder &, Location, Value j, ValueRange it) {
+              Value m = it[0], l = it[1], acc = it[2];
+              Value kv = vector::LoadOp::create(b, loc, vecTy, k,
+                                                ValueRange{bi, j, kvOff});
+              Value dot = vector::ReductionOp::create(
+                  b, loc, vector::CombiningKind::ADD,
+                  arith::MulFOp::create(b, loc, qv, kv));
+              Value s =
+                  arith::MulFOp::create(b, loc, dot, e.constant(scale, elt));
+              if (softcap > 0) {
+                Value cap = e.constant(softcap, elt);
+                s = arith::MulFOp::create(
+                    b, loc, cap,
+                    math::TanhOp::create(
+                        b, loc, arith::DivFOp::create(b, loc, s, cap)));
+              }
+              Value m2 = arith::MaximumFOp::create(b, loc, m, s);
+              Value c = math::ExpOp::create(
+                  b, loc, arith::SubFOp::create(b, loc, m, m2));
+              Value p = math::ExpOp::create(
+                  b, loc, arith::SubFOp::create(b, loc, s, m2));
+              Value l2 = arith::AddFOp::create(
+                  b, loc, arith::MulFOp::create(b, loc, l, c), p);
+              Value vv = vector::LoadOp::create(b, loc, vecTy, v,
+                                                ValueRange{bi, j, kvOff});
+              Value acc2 = arith::AddFOp::create(
+                  b, loc, arith::MulFOp::create(b, loc, acc, e.splat(c, hd)),
+                  arith::MulFOp::create(b, loc, vv, e.splat(p, hd)));
+              if (mask) {
+                // A padded key leaves the state unchanged.
+                Value mk =
+                    memref::LoadOp::create(b, loc, mask, ValueRange{bi, j});
+                Type mt = mk.getType();
+                Value keep =
+                    isa<FloatType>(mt)
+                        ? arith::CmpFOp::create(b, loc,
+                                                arith::CmpFPredicate::UNE, mk,
+                                                e.constant(0.0, mt))
+                              .getResult()
+                        : arith::CmpIOp::create(b, loc,
+                                                arith::CmpIPredicate::ne, mk,
+                                                e.constant(0.0, mt))
+                              .getResult();
+                m2 = arith::SelectOp::create(b, loc, keep, m2, m);
+                l2 = arith::SelectOp::create(b, loc, keep, l2, l);
+                acc2 = arith::SelectOp::create(b, loc, keep, acc2, acc);
+              }
+              scf::YieldOp::create(b, loc, ValueRange{m2, l2, acc2});
+            });
+        Value l = loop.getResult(1), acc = loop.getResult(2);
+        // Rows with no visible key produce zeros.
+        Value empty =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
+        Value denom =
+            arith::SelectOp::create(b, loc, empty, e.constant(1.0, elt), l);
+        Value res = arith::DivFOp::create(b, loc, acc, e.splat(denom, hd));
+        vector::StoreOp::create(b, loc, res, out, ValueRange{bi, i, qOff});
+      });
+  return success();
+}
+
+namespace {
+/// Attention over blocks of 16 keys (flash-attention style). Keys are first
+/// transposed per KV head into the scratch buffer (`Kt[b][kvh][d][j]`) so a
+/// block's scores for one query row are one vector: `s = sum_d q[d] *
+/// Kt[d][j0:j0+16]`. A tile of up to four query rows that share the KV head
+/// (the heads of a GQA group at one position, or consecutive positions of
+/// one head) keeps its running maximum, normalizer and head_dim-wide
+/// accumulators in registers while it streams the blocks its causal/window
+/// extent reaches; each block's values are loaded once for the whole tile.
+struct BlockedAttention {
+  KernelEmitter &e;
+  OpBuilder &b;
+  Location loc;
+  mir::AttentionOp op;
+  Value q, k, v, mask, out, kt;
+  int64_t batch, tq, tk, tkPad, heads, kvHeads, hd, group;
+  int64_t rowsPerTile, headsPerTile, queriesPerTile;
+  MaskKind kind;
+  float scale, softcap;
+
+  static constexpr int64_t kBlock = 16;
+  VectorType vecTy() { return VectorType::get({kBlock}, b.getF32Type()); }
+  Value idx(int64_t x) { return e.index(x); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value f32(double x) { return e.constant(x, b.getF32Type()); }
+  Value splat(Value x) { return e.splat(x, kBlock); }
+
+  /// Kt[((b * kvHeads + h) * hd + d) * tkPad + j] = k[b, j, h * hd + d].
+  void transposeKeys() {
+    e.parallelNest({batch, kvHeads}, batch * kvHeads, [&](ValueRange ivs) {
+      Value base = mul(add(mul(ivs[0], idx(kvHeads)), ivs[1]), idx(hd * tkPad));
+      Value col0 = mul(ivs[1], idx(hd));
+      e.loopNest({tk}, [&](ValueRange j) {
+        for (int64_t d = 0; d < hd; ++d) {
+          Value x = memref::LoadOp::create(
+              b, loc, k, ValueRange{ivs[0], j[0], add(col0, idx(d))});
+          memref::StoreOp::create(
+              b, loc, x, kt, ValueRange{add(base, add(idx(d * tkPad), j[0]))});
+        }
+      });
+      if (tkPad > tk)
+        e.loopNest({hd, tkPad - tk}, [&](ValueRange dj) {
+          Value at =
+              add(base, add(mul(dj[0], idx(tkPad)), add(dj[1], idx(tk))));
+          memref::StoreOp::create(b, loc, f32(0), kt, ValueRange{at});
         });
-    Value l = loop.getResult(1), acc = loop.getResult(2);
-    // Rows with no visible key produce zeros.
-    Value empty =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
-    Value denom =
-        arith::SelectOp::create(b, loc, empty, e.constant(1.0, elt), l);
-    Value res = arith::DivFOp::create(b, loc, acc, e.splat(denom, hd));
-    vector::StoreOp::create(b, loc, res, out, ValueRange{bi, i, qOff});
-  });
+    });
+  }
+
+  struct Row {
+    Value head, query, start, end; // key range [start, end)
+  };
+
+  /// One block of `count` keys at j0 for the tile's rows; `state` holds
+  /// per row (m, l, acc[hd / 16]).
+  SmallVector<Value> block(Value bi, Value kvh, ArrayRef<Row> rows, Value j0,
+                           int64_t count, ValueRange state) {
+    int64_t hv = hd / kBlock, per = 2 + hv;
+    Value ktBase = mul(add(mul(bi, idx(kvHeads)), kvh), idx(hd * tkPad));
+    SmallVector<int32_t> iota(kBlock);
+    for (int64_t i = 0; i < kBlock; ++i)
+      iota[i] = i;
+    Value lanes = arith::ConstantOp::create(
+        b, loc,
+        DenseIntElementsAttr::get(VectorType::get({kBlock}, b.getI32Type()),
+                                  ArrayRef<int32_t>(iota)));
+    Value keyIdx = arith::AddIOp::create(b, loc, splatIndex(j0), lanes);
+    // Key mask of the block (shared by the rows).
+    Value keep;
+    if (mask) {
+      auto mTy = cast<MemRefType>(mask.getType());
+      Type mt = mTy.getElementType();
+      Value pad = e.constant(0.0, mt);
+      Value mv = vector::TransferReadOp::create(
+          b, loc, VectorType::get({kBlock}, mt), mask, ValueRange{bi, j0}, pad,
+          ArrayRef<bool>{false});
+      Value zero = e.splat(e.constant(0.0, mt), kBlock);
+      keep = isa<FloatType>(mt)
+                 ? arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, mv,
+                                         zero)
+                       .getResult()
+                 : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, mv,
+                                         zero)
+                       .getResult();
+    }
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                          keyIdx, splatIndex(idx(tk)));
+    keep = keep ? arith::AndIOp::create(b, loc, keep, inRange).getResult()
+                : inRange;
+    Value negInf = splat(f32(-std::numeric_limits<float>::infinity()));
+    SmallVector<Value> next(state);
+    SmallVector<Value> probs;
+    for (auto [r, row] : llvm::enumerate(rows)) {
+      // Scores of this row against the block.
+      Value qCol0 = mul(row.head, idx(hd));
+      Value s = splat(f32(0));
+      for (int64_t d = 0; d < hd; ++d) {
+        Value qd = memref::LoadOp::create(
+            b, loc, q, ValueRange{bi, row.query, add(qCol0, idx(d))});
+        Value kd = vector::LoadOp::create(
+            b, loc, vecTy(), kt,
+            ValueRange{add(ktBase, add(idx(d * tkPad), j0))});
+        s = vector::FMAOp::create(b, loc, splat(qd), kd, s);
+      }
+      s = arith::MulFOp::create(b, loc, s, splat(f32(scale)));
+      if (softcap > 0) {
+        Value cap = splat(f32(softcap));
+        s = arith::MulFOp::create(
+            b, loc, cap,
+            math::TanhOp::create(b, loc,
+                                 arith::DivFOp::create(b, loc, s, cap)));
+      }
+      Value visible = keep;
+      if (kind == MaskKind::Causal || kind == MaskKind::SlidingWindow) {
+        visible = arith::AndIOp::create(
+            b, loc, visible,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, keyIdx,
+                                  splatIndex(row.end)));
+        visible = arith::AndIOp::create(
+            b, loc, visible,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, keyIdx,
+                                  splatIndex(row.start)));
+      }
+      s = arith::SelectOp::create(b, loc, visible, s, negInf);
+      Value m = state[r * per], l = state[r * per + 1];
+      Value blockMax = vector::ReductionOp::create(
+          b, loc, vector::CombiningKind::MAXIMUMF, s);
+      Value m2 = arith::MaximumFOp::create(b, loc, m, blockMax);
+      // A row that has seen no key yet keeps m = -inf; subtract 0 then.
+      Value isEmpty =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m2,
+                                f32(-std::numeric_limits<float>::infinity()));
+      Value mSafe = arith::SelectOp::create(b, loc, isEmpty, f32(0), m2);
+      Value p = math::ExpOp::create(
+          b, loc, arith::SubFOp::create(b, loc, s, splat(mSafe)));
+      Value corr =
+          math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, m, mSafe));
+      Value sum =
+          vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, p);
+      next[r * per] = m2;
+      next[r * per + 1] = arith::AddFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, l, corr), sum);
+      for (int64_t c = 0; c < hv; ++c)
+        next[r * per + 2 + c] =
+            arith::MulFOp::create(b, loc, state[r * per + 2 + c], splat(corr));
+      probs.push_back(p);
+    }
+    // Weighted values: each value row is loaded once for the tile.
+    Value vCol0 = mul(kvh, idx(hd));
+    for (int64_t jj = 0; jj < count; ++jj) {
+      Value j = add(j0, idx(jj));
+      SmallVector<Value> vrow;
+      for (int64_t c = 0; c < hv; ++c)
+        vrow.push_back(vector::LoadOp::create(
+            b, loc, vecTy(), v,
+            ValueRange{bi, j, add(vCol0, idx(c * kBlock))}));
+      for (size_t r = 0; r < rows.size(); ++r) {
+        Value pj = splat(vector::ExtractOp::create(b, loc, probs[r], jj));
+        for (int64_t c = 0; c < hv; ++c)
+          next[r * per + 2 + c] =
+              vector::FMAOp::create(b, loc, pj, vrow[c], next[r * per + 2 + c]);
+      }
+    }
+    return next;
+  }
+
+  /// An index as 16 i32 lanes (key positions fit in 32 bits).
+  Value splatIndex(Value x) {
+    Value i = arith::IndexCastOp::create(b, loc, b.getI32Type(), x);
+    return vector::BroadcastOp::create(
+        b, loc, VectorType::get({kBlock}, b.getI32Type()), i);
+  }
+
+  void emit() {
+    transposeKeys();
+    int64_t tilesPerGroup = group / headsPerTile;
+    int64_t queryTiles = (tq + queriesPerTile - 1) / queriesPerTile;
+    int64_t items = batch * kvHeads * tilesPerGroup * queryTiles;
+    e.parallelFor(items, [&](Value item) {
+      // item = ((b * kvHeads + kvh) * tilesPerGroup + g) * queryTiles + qt
+      Value qt = arith::RemUIOp::create(b, loc, item, idx(queryTiles));
+      Value rest = arith::DivUIOp::create(b, loc, item, idx(queryTiles));
+      Value g = arith::RemUIOp::create(b, loc, rest, idx(tilesPerGroup));
+      rest = arith::DivUIOp::create(b, loc, rest, idx(tilesPerGroup));
+      Value kvh = arith::RemUIOp::create(b, loc, rest, idx(kvHeads));
+      Value bi = arith::DivUIOp::create(b, loc, rest, idx(kvHeads));
+      Value head0 = add(mul(kvh, idx(group)), mul(g, idx(headsPerTile)));
+      Value query0 = mul(qt, idx(queriesPerTile));
+      bool causal = kind == MaskKind::Causal || kind == MaskKind::SlidingWindow;
+      SmallVector<Row> rows;
+      Value lo, hi;
+      for (int64_t qq = 0; qq < queriesPerTile; ++qq)
+        for (int64_t hh = 0; hh < headsPerTile; ++hh) {
+          Row row;
+          row.head = add(head0, idx(hh));
+          // Rows past the end repeat the last query (not stored).
+          row.query =
+              arith::MinSIOp::create(b, loc, add(query0, idx(qq)), idx(tq - 1));
+          row.start = idx(0);
+          row.end = idx(tk);
+          if (causal) {
+            Value pos = add(row.query, idx(tk - tq));
+            row.end = add(pos, idx(1));
+            if (kind == MaskKind::SlidingWindow)
+              row.start = arith::MaxSIOp::create(
+                  b, loc,
+                  arith::SubIOp::create(b, loc, row.end, idx(op.getWindow())),
+                  idx(0));
+          }
+          lo = lo ? arith::MinSIOp::create(b, loc, lo, row.start).getResult()
+                  : row.start;
+          hi = hi ? arith::MaxSIOp::create(b, loc, hi, row.end).getResult()
+                  : row.end;
+          rows.push_back(row);
+        }
+      int64_t hv = hd / kBlock;
+      SmallVector<Value> state;
+      for (size_t r = 0; r < rows.size(); ++r) {
+        state.push_back(f32(-std::numeric_limits<float>::infinity()));
+        state.push_back(f32(0));
+        for (int64_t c = 0; c < hv; ++c)
+          state.push_back(splat(f32(0)));
+      }
+      // Full blocks in [lo / 16, min(ceil(hi / 16), tk / 16)), then the
+      // partial last block when the tile reaches it.
+      int64_t fullBlocks = tk / kBlock, tail = tk % kBlock;
+      Value firstBlock = arith::DivUIOp::create(b, loc, lo, idx(kBlock));
+      Value lastBlock = arith::MinSIOp::create(
+          b, loc,
+          arith::DivUIOp::create(b, loc, add(hi, idx(kBlock - 1)), idx(kBlock)),
+          idx(fullBlocks));
+      auto loop = scf::ForOp::create(
+          b, loc, firstBlock,
+          arith::MaxSIOp::create(b, loc, lastBlock, firstBlock), idx(1), state,
+          [&](OpBuilder &, Location, Value jb, ValueRange it) {
+            scf::YieldOp::create(
+                b, loc, block(bi, kvh, rows, mul(jb, idx(kBlock)), kBlock, it));
+          });
+      SmallVector<Value> result(loop.getResults());
+      if (tail) {
+        Value reaches = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                              hi, idx(fullBlocks * kBlock));
+        SmallVector<Type> types;
+        for (Value x : result)
+          types.push_back(x.getType());
+        result = e.ifElse(
+            reaches, types,
+            [&] {
+              return block(bi, kvh, rows, idx(fullBlocks * kBlock), tail,
+                           result);
+            },
+            [&] { return result; });
+      }
+      // out = acc / l (zeros for a row that saw no key).
+      int64_t per = 2 + hv;
+      for (auto [r, row] : llvm::enumerate(rows)) {
+        int64_t qq = r / headsPerTile;
+        auto store = [&] {
+          Value l = result[r * per + 1];
+          Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                              l, f32(0));
+          Value inv = arith::DivFOp::create(
+              b, loc, f32(1),
+              arith::SelectOp::create(b, loc, empty, f32(1), l));
+          for (int64_t c = 0; c < hv; ++c) {
+            Value o = arith::MulFOp::create(b, loc, result[r * per + 2 + c],
+                                            splat(inv));
+            vector::StoreOp::create(
+                b, loc, o, out,
+                ValueRange{bi, row.query,
+                           add(mul(row.head, idx(hd)), idx(c * kBlock))});
+          }
+        };
+        if (tq % queriesPerTile == 0 || qq == 0) {
+          store();
+          continue;
+        }
+        Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                            add(query0, idx(qq)), idx(tq));
+        scf::IfOp::create(b, loc, valid, [&](OpBuilder &, Location) {
+          store();
+          scf::YieldOp::create(b, loc);
+        });
+      }
+    });
+  }
+};
+} // namespace
+
+LogicalResult mlir::rlx::emitAttentionKernel(KernelEmitter &e, Operation *o,
+                                             ArrayRef<KernelInput> ins,
+                                             Value out) {
+  auto op = cast<mir::AttentionOp>(o);
+  Value q = ins[0].memref, k = ins[1].memref, v = ins[2].memref;
+  Value mask = op.getMask() ? ins[3].memref : Value();
+  if (!q || !k || !v || (op.getMask() && !mask))
+    return op.emitOpError("expects tensor operands on the CPU back end");
+  for (Value m : {q, k, v, out})
+    if (KernelEmitter::innerStride(m) != 1)
+      return op.emitOpError("needs unit-stride head vectors");
+  auto qTy = cast<MemRefType>(q.getType());
+  if (!qTy.getElementType().isF32())
+    return op.emitOpError("the CPU back end computes attention in f32 only");
+  int64_t hd = op.getHeadDim();
+  bool maskOk = !mask || (cast<MemRefType>(mask.getType()).getRank() == 2 &&
+                          cast<MemRefType>(mask.getType())
+                                  .getElementType()
+                                  .getIntOrFloatBitWidth() >= 8);
+  if (hd % 16 != 0 || !maskOk)
+    return emitAttentionPerKey(e, o, ins, out);
+
+  BlockedAttention a{e, e.b, e.loc, op, q, k, v, mask, out, {}};
+  a.batch = qTy.getDimSize(0);
+  a.tq = qTy.getDimSize(1);
+  a.tk = cast<MemRefType>(k.getType()).getDimSize(1);
+  a.tkPad = (a.tk + 15) / 16 * 16;
+  a.heads = op.getNumHeads();
+  a.kvHeads = op.getNumKvHeads();
+  a.hd = hd;
+  a.group = a.heads / a.kvHeads;
+  a.kind = op.getMaskKind();
+  a.scale = op.getScale();
+  a.softcap = op.getSoftcap();
+  // Up to 16 accumulator vectors per tile.
+  a.rowsPerTile = std::clamp<int64_t>(16 / (hd / 16), 1, 4);
+  a.headsPerTile = 1;
+  for (int64_t h = std::min(a.group, a.rowsPerTile); h >= 1; --h)
+    if (a.group % h == 0) {
+      a.headsPerTile = h;
+      break;
+    }
+  a.queriesPerTile = std::max<int64_t>(1, a.rowsPerTile / a.headsPerTile);
+  a.kt = e.scratch(a.batch * a.kvHeads * hd * a.tkPad);
+  a.emit();
   return success();
 }
 
@@ -163,70 +510,72 @@ LogicalResult mlir::rlx::emitRopeKernel(KernelEmitter &e, Operation *o,
   bool posRank1 = cast<MemRefType>(positions.getType()).getRank() == 1;
   float theta = op.getTheta();
 
-  e.loopNest({batch, seq}, [&](ValueRange ivs) {
-    Value bi = ivs[0], t = ivs[1];
-    Value p =
-        posRank1 ? memref::LoadOp::create(b, loc, positions, t)
-                 : memref::LoadOp::create(b, loc, positions, ValueRange{bi, t});
-    Value pos = arith::SIToFPOp::create(b, loc, elt, p);
-    // cos/sin of pos * inv_freq[i], inv_freq[i] = 1 / theta^(2i / rot).
-    e.loopNest({half}, [&](ValueRange iv) {
-      Value i = iv[0];
-      Value inv;
-      if (invFreq) {
-        inv = memref::LoadOp::create(b, loc, invFreq, i);
-      } else {
-        Value twoI = arith::MulIOp::create(b, loc, i, e.index(2));
-        Value exponent = arith::DivFOp::create(
-            b, loc,
-            arith::SIToFPOp::create(
-                b, loc, elt,
-                arith::IndexCastOp::create(b, loc, b.getI64Type(), twoI)),
-            e.constant(rot, elt));
-        Value powv =
-            math::PowFOp::create(b, loc, e.constant(theta, elt), exponent);
-        inv = arith::DivFOp::create(b, loc, e.constant(1.0, elt), powv);
-      }
-      Value ang = arith::MulFOp::create(b, loc, pos, inv);
-      memref::StoreOp::create(b, loc, math::CosOp::create(b, loc, ang), cosT,
-                              i);
-      memref::StoreOp::create(b, loc, math::SinOp::create(b, loc, ang), sinT,
-                              i);
-    });
-    e.loopNest({width / hd}, [&](ValueRange hv) {
-      Value base = arith::MulIOp::create(b, loc, hv[0], e.index(hd));
-      auto rotate = [&](Value i1, Value i2, Value ti, int64_t w) {
-        Value x1 = e.load(x, {bi, t, i1}, w), x2 = e.load(x, {bi, t, i2}, w);
-        Value c = e.load(cosT, {ti}, w), s = e.load(sinT, {ti}, w);
-        Value o1 =
-            arith::SubFOp::create(b, loc, arith::MulFOp::create(b, loc, x1, c),
-                                  arith::MulFOp::create(b, loc, x2, s));
-        Value o2 =
-            arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, x2, c),
-                                  arith::MulFOp::create(b, loc, x1, s));
-        e.store(o1, out, {bi, t, i1}, w);
-        e.store(o2, out, {bi, t, i2}, w);
-      };
-      e.forChunks(half, vl, [&](Value i, int64_t w) {
-        if (interleaved) {
-          Value two = arith::MulIOp::create(b, loc, i, e.index(2));
-          Value i1 = arith::AddIOp::create(b, loc, base, two);
-          Value i2 = arith::AddIOp::create(b, loc, i1, e.index(1));
-          rotate(i1, i2, i, 1);
-          return;
-        }
-        Value i1 = arith::AddIOp::create(b, loc, base, i);
-        Value i2 = arith::AddIOp::create(b, loc, i1, e.index(half));
-        rotate(i1, i2, i, w);
-      });
-      // Channels past rotary_dim pass through.
-      if (rot < hd)
-        e.forChunks(hd - rot, passVl, [&](Value j, int64_t w) {
-          Value c = arith::AddIOp::create(
-              b, loc, base, arith::AddIOp::create(b, loc, j, e.index(rot)));
-          e.store(e.load(x, {bi, t, c}, w), out, {bi, t, c}, w);
+  e.parallelNest(
+      {batch, seq}, std::min<int64_t>(batch * seq, 32), [&](ValueRange ivs) {
+        Value bi = ivs[0], t = ivs[1];
+        Value p = posRank1 ? memref::LoadOp::create(b, loc, positions, t)
+                           : memref::LoadOp::create(b, loc, positions,
+                                                    ValueRange{bi, t});
+        Value pos = arith::SIToFPOp::create(b, loc, elt, p);
+        // cos/sin of pos * inv_freq[i], inv_freq[i] = 1 / theta^(2i / rot).
+        e.loopNest({half}, [&](ValueRange iv) {
+          Value i = iv[0];
+          Value inv;
+          if (invFreq) {
+            inv = memref::LoadOp::create(b, loc, invFreq, i);
+          } else {
+            Value twoI = arith::MulIOp::create(b, loc, i, e.index(2));
+            Value exponent = arith::DivFOp::create(
+                b, loc,
+                arith::SIToFPOp::create(
+                    b, loc, elt,
+                    arith::IndexCastOp::create(b, loc, b.getI64Type(), twoI)),
+                e.constant(rot, elt));
+            Value powv =
+                math::PowFOp::create(b, loc, e.constant(theta, elt), exponent);
+            inv = arith::DivFOp::create(b, loc, e.constant(1.0, elt), powv);
+          }
+          Value ang = arith::MulFOp::create(b, loc, pos, inv);
+          memref::StoreOp::create(b, loc, math::CosOp::create(b, loc, ang),
+                                  cosT, i);
+          memref::StoreOp::create(b, loc, math::SinOp::create(b, loc, ang),
+                                  sinT, i);
         });
-    });
-  });
+        e.loopNest({width / hd}, [&](ValueRange hv) {
+          Value base = arith::MulIOp::create(b, loc, hv[0], e.index(hd));
+          auto rotate = [&](Value i1, Value i2, Value ti, int64_t w) {
+            Value x1 = e.load(x, {bi, t, i1}, w),
+                  x2 = e.load(x, {bi, t, i2}, w);
+            Value c = e.load(cosT, {ti}, w), s = e.load(sinT, {ti}, w);
+            Value o1 = arith::SubFOp::create(
+                b, loc, arith::MulFOp::create(b, loc, x1, c),
+                arith::MulFOp::create(b, loc, x2, s));
+            Value o2 = arith::AddFOp::create(
+                b, loc, arith::MulFOp::create(b, loc, x2, c),
+                arith::MulFOp::create(b, loc, x1, s));
+            e.store(o1, out, {bi, t, i1}, w);
+            e.store(o2, out, {bi, t, i2}, w);
+          };
+          e.forChunks(half, vl, [&](Value i, int64_t w) {
+            if (interleaved) {
+              Value two = arith::MulIOp::create(b, loc, i, e.index(2));
+              Value i1 = arith::AddIOp::create(b, loc, base, two);
+              Value i2 = arith::AddIOp::create(b, loc, i1, e.index(1));
+              rotate(i1, i2, i, 1);
+              return;
+            }
+            Value i1 = arith::AddIOp::create(b, loc, base, i);
+            Value i2 = arith::AddIOp::create(b, loc, i1, e.index(half));
+            rotate(i1, i2, i, w);
+          });
+          // Channels past rotary_dim pass through.
+          if (rot < hd)
+            e.forChunks(hd - rot, passVl, [&](Value j, int64_t w) {
+              Value c = arith::AddIOp::create(
+                  b, loc, base, arith::AddIOp::create(b, loc, j, e.index(rot)));
+              e.store(e.load(x, {bi, t, c}, w), out, {bi, t, c}, w);
+            });
+        });
+      });
   return success();
 }

@@ -25,6 +25,12 @@ using namespace mlir::rlx;
 
 using MapBody = function_ref<Value(ValueRange values, int64_t width)>;
 
+/// Chunks for a memory-bound kernel over `elements` values: about 16K
+/// values each, at most 64.
+static int64_t parallelChunks(int64_t elements) {
+  return std::clamp<int64_t>(elements / 16384, 1, 64);
+}
+
 /// out[i] = body(ins[i]...) with numpy broadcasting of the inputs.
 static void emitMap(KernelEmitter &e, ArrayRef<KernelInput> ins, Value out,
                     MapBody body) {
@@ -78,13 +84,16 @@ static void emitMap(KernelEmitter &e, ArrayRef<KernelInput> ins, Value out,
     });
   };
   if (rank == 0) {
-    SmallVector<Value> vals;
-    for (const KernelInput &in : ins)
-      vals.push_back(in.memref ? e.load(in.memref, {}, 1) : in.scalar);
-    e.store(body(vals, 1), out, {}, 1);
+    e.serial([&] {
+      SmallVector<Value> vals;
+      for (const KernelInput &in : ins)
+        vals.push_back(in.memref ? e.load(in.memref, {}, 1) : in.scalar);
+      e.store(body(vals, 1), out, {}, 1);
+    });
     return;
   }
-  e.loopNest(shape.drop_back(), emitRow);
+  e.parallelNest(shape.drop_back(), parallelChunks(outTy.getNumElements()),
+                 emitRow);
 }
 
 static Value binaryOp(KernelEmitter &e, Operation *op, Value a, Value c) {

@@ -140,6 +140,198 @@ Value KernelEmitter::reduceChunks(
 }
 
 //===----------------------------------------------------------------------===//
+// Threads: chunked parallel loops over the execution context
+//===----------------------------------------------------------------------===//
+//
+// Every thread runs the same sequence of parallel loops. Their chunks are
+// numbered consecutively over the whole run: loop r owns [B_r, B_r + n_r),
+// and each thread keeps its own cursor B in the context. A thread claims
+// chunks by compare-and-swap on the shared claim counter while it is below
+// B + n, runs them and counts them in the shared finish counter; it leaves
+// the loop once the finish counter reaches B + n. A thread that falls behind
+// (descheduled on a busy machine) holds nobody up unless it holds a claimed
+// chunk: when it comes back the loops it missed are finished and it passes
+// through them. The runtime zeroes both counters before a run, once every
+// thread has returned from the previous one.
+
+/// Byte offsets of the context: the claim and finish counters, each on its
+/// own cache line, then one line per thread for its cursor.
+static constexpr int64_t kClaimed = 0, kFinished = 64, kCursors = 128;
+/// Polls of a waiting thread (~20 us) before it yields its core on every
+/// further poll: chunks usually finish within microseconds, but on a busy
+/// machine the thread it waits for may be queued on the same core.
+static constexpr int64_t kSpinsBeforeYield = 20000;
+
+static Value slotPointer(OpBuilder &b, Location loc, Value ctx,
+                         int64_t byteOffset) {
+  if (byteOffset == 0)
+    return ctx;
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
+  return LLVM::GEPOp::create(
+      b, loc, ptr, b.getI8Type(), ctx,
+      ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(byteOffset)});
+}
+
+static Value i64Constant(OpBuilder &b, Location loc, int64_t v) {
+  return LLVM::ConstantOp::create(b, loc, b.getI64Type(),
+                                  b.getI64IntegerAttr(v));
+}
+
+/// Spins (then yields the core) until `*counter >= target`.
+static void waitFor(KernelEmitter &e, Value counter, Value target) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  Type i64 = b.getI64Type();
+  auto yieldFn =
+      e.declareFunction("sched_yield", b.getFunctionType({}, {b.getI32Type()}));
+  Value zero = i64Constant(b, loc, 0), one = i64Constant(b, loc, 1);
+  scf::WhileOp::create(
+      b, loc, TypeRange{i64}, ValueRange{zero},
+      [&](OpBuilder &, Location, ValueRange it) {
+        Value cur =
+            LLVM::LoadOp::create(b, loc, i64, counter, 8, false, false, false,
+                                 false, LLVM::AtomicOrdering::acquire);
+        Value wait = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           cur, target);
+        scf::ConditionOp::create(b, loc, wait, it);
+      },
+      [&](OpBuilder &, Location, ValueRange it) {
+        Value next = arith::AddIOp::create(b, loc, it[0], one);
+        Value tired =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, next,
+                                  i64Constant(b, loc, kSpinsBeforeYield));
+        scf::IfOp::create(b, loc, tired, [&](OpBuilder &, Location) {
+          func::CallOp::create(b, loc, yieldFn, ValueRange{});
+          scf::YieldOp::create(b, loc);
+        });
+        scf::YieldOp::create(b, loc, next);
+      });
+}
+
+void KernelEmitter::parallelFor(int64_t n, function_ref<void(Value i)> body) {
+  if (inParallel) {
+    // Nested in another parallel loop: this thread runs it all.
+    auto loop = scf::ForOp::create(b, loc, index(0), index(n), index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    body(loop.getInductionVar());
+    return;
+  }
+  Type i64 = b.getI64Type(), ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Value claimed = slotPointer(b, loc, ctx, kClaimed);
+  Value finished = slotPointer(b, loc, ctx, kFinished);
+  Value tid64 = arith::IndexCastOp::create(b, loc, i64, tid);
+  Value cursorOff = arith::AddIOp::create(
+      b, loc, i64Constant(b, loc, kCursors),
+      arith::MulIOp::create(b, loc, tid64, i64Constant(b, loc, 64)));
+  Value cursor = LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(), ctx,
+                                     ArrayRef<LLVM::GEPArg>{cursorOff});
+  Value base = LLVM::LoadOp::create(b, loc, i64, cursor, 8);
+  Value end = arith::AddIOp::create(b, loc, base, i64Constant(b, loc, n));
+  scf::WhileOp::create(
+      b, loc, TypeRange{i64}, ValueRange{},
+      [&](OpBuilder &, Location, ValueRange) {
+        Value g =
+            LLVM::LoadOp::create(b, loc, i64, claimed, 8, false, false, false,
+                                 false, LLVM::AtomicOrdering::monotonic);
+        Value more =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, g, end);
+        scf::ConditionOp::create(b, loc, more, ValueRange{g});
+      },
+      [&](OpBuilder &, Location, ValueRange args) {
+        Value g = args[0];
+        Value next = arith::AddIOp::create(b, loc, g, i64Constant(b, loc, 1));
+        Value pair = LLVM::AtomicCmpXchgOp::create(
+            b, loc, claimed, g, next, LLVM::AtomicOrdering::acq_rel,
+            LLVM::AtomicOrdering::monotonic);
+        Value won =
+            LLVM::ExtractValueOp::create(b, loc, pair, ArrayRef<int64_t>{1});
+        scf::IfOp::create(b, loc, won, [&](OpBuilder &, Location) {
+          Value chunk = arith::IndexCastOp::create(
+              b, loc, b.getIndexType(), arith::SubIOp::create(b, loc, g, base));
+          inParallel = true;
+          body(chunk);
+          inParallel = false;
+          LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add, finished,
+                                    i64Constant(b, loc, 1),
+                                    LLVM::AtomicOrdering::release);
+          scf::YieldOp::create(b, loc);
+        });
+        scf::YieldOp::create(b, loc);
+      });
+  waitFor(*this, finished, end);
+  LLVM::StoreOp::create(b, loc, end, cursor, 8);
+}
+
+void KernelEmitter::parallelNest(ArrayRef<int64_t> ubs, int64_t maxChunks,
+                                 function_ref<void(ValueRange ivs)> body) {
+  int64_t total = 1;
+  for (int64_t u : ubs)
+    total *= u;
+  if (total <= 1 || maxChunks <= 1) {
+    serial([&] { loopNest(ubs, body); });
+    return;
+  }
+  int64_t chunks = std::min(total, maxChunks);
+  int64_t per = (total + chunks - 1) / chunks;
+  chunks = (total + per - 1) / per;
+  parallelFor(chunks, [&](Value c) {
+    Value lo = arith::MulIOp::create(b, loc, c, index(per));
+    Value hi = arith::MinSIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, lo, index(per)), index(total));
+    auto loop = scf::ForOp::create(b, loc, lo, hi, index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> ivs(ubs.size());
+    Value rest = loop.getInductionVar();
+    for (int64_t d = ubs.size() - 1; d >= 0; --d) {
+      if (d == 0) {
+        ivs[d] = rest;
+        break;
+      }
+      ivs[d] = arith::RemUIOp::create(b, loc, rest, index(ubs[d]));
+      rest = arith::DivUIOp::create(b, loc, rest, index(ubs[d]));
+    }
+    body(ivs);
+  });
+}
+
+SmallVector<Value>
+KernelEmitter::ifElse(Value cond, TypeRange types,
+                      function_ref<SmallVector<Value>()> thenFn,
+                      function_ref<SmallVector<Value>()> elseFn) {
+  auto op = scf::IfOp::create(b, loc, types, cond, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&op.getThenRegion().front());
+    scf::YieldOp::create(b, loc, thenFn());
+    b.setInsertionPointToStart(&op.getElseRegion().front());
+    scf::YieldOp::create(b, loc, elseFn());
+  }
+  return SmallVector<Value>(op.getResults());
+}
+
+void KernelEmitter::serial(function_ref<void()> body) {
+  parallelFor(1, [&](Value) { body(); });
+}
+
+Value KernelEmitter::scratch(int64_t floats) {
+  StringRef name = "__rlx_scratch";
+  state->scratchFloats = std::max(state->scratchFloats, floats);
+  auto placeholder = MemRefType::get({1}, b.getF32Type());
+  if (!module.lookupSymbol(name)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    memref::GlobalOp::create(b, loc, name, b.getStringAttr("private"),
+                             placeholder, b.getUnitAttr(), /*constant=*/false,
+                             /*alignment=*/b.getI64IntegerAttr(64));
+  }
+  Value g = memref::GetGlobalOp::create(b, loc, placeholder, name);
+  return memref::CastOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, b.getF32Type()), g);
+}
+
+//===----------------------------------------------------------------------===//
 // Memory
 //===----------------------------------------------------------------------===//
 
@@ -205,9 +397,30 @@ func::FuncOp KernelEmitter::declareFunction(StringRef name, FunctionType type) {
   return f;
 }
 
+Value KernelEmitter::offsetPointer(Value ptr, Value elements, Type type) {
+  Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), elements);
+  return LLVM::GEPOp::create(b, loc, ptr.getType(), type, ptr,
+                             ArrayRef<LLVM::GEPArg>{i64});
+}
+
+Value KernelEmitter::reinterpret(Value memref, MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  (void)type.getStridesAndOffset(strides, offset);
+  return memref::ReinterpretCastOp::create(b, loc, type, memref, 0,
+                                           type.getShape(), strides);
+}
+
 void KernelEmitter::sgemm(bool transA, bool transB, int64_t m, int64_t n,
                           int64_t k, Value a, int64_t lda, Value bm,
                           int64_t ldb, float beta, Value c, int64_t ldc) {
+  sgemmPtr(transA, transB, m, index(n), k, pointer(a), lda, pointer(bm), ldb,
+           beta, pointer(c), ldc);
+}
+
+void KernelEmitter::sgemmPtr(bool transA, bool transB, int64_t m, Value n,
+                             int64_t k, Value a, int64_t lda, Value bm,
+                             int64_t ldb, float beta, Value c, int64_t ldc) {
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
   Type ptr = LLVM::LLVMPointerType::get(b.getContext());
   auto type = b.getFunctionType(
@@ -216,11 +429,12 @@ void KernelEmitter::sgemm(bool transA, bool transB, int64_t m, int64_t n,
   func::FuncOp f = declareFunction("cblas_sgemm", type);
   auto i = [&](int64_t v) { return constant(v, i32); };
   // CBLAS enums: RowMajor = 101, NoTrans = 111, Trans = 112.
-  func::CallOp::create(
-      b, loc, f,
-      ValueRange{i(101), i(transA ? 112 : 111), i(transB ? 112 : 111), i(m),
-                 i(n), i(k), constant(1.0, f32), pointer(a), i(lda),
-                 pointer(bm), i(ldb), constant(beta, f32), pointer(c), i(ldc)});
+  func::CallOp::create(b, loc, f,
+                       ValueRange{i(101), i(transA ? 112 : 111),
+                                  i(transB ? 112 : 111), i(m),
+                                  arith::IndexCastOp::create(b, loc, i32, n),
+                                  i(k), constant(1.0, f32), a, i(lda), bm,
+                                  i(ldb), constant(beta, f32), c, i(ldc)});
 }
 
 //===----------------------------------------------------------------------===//
@@ -313,8 +527,14 @@ LogicalResult mlir::rlx::emitKernel(KernelEmitter &e, Operation *op,
     return op->emitOpError("has ")
            << outputs.size() << " results; the CPU back end expects one";
   Value out = outputs[0];
+  // Kernels without a parallel form run on one thread.
+  auto serial = [&](function_ref<LogicalResult()> fn) {
+    LogicalResult result = success();
+    e.serial([&] { result = fn(); });
+    return result;
+  };
   if (isa<mir::ReduceSumOp, mir::ReduceMeanOp, mir::ReduceMaxOp>(op))
-    return emitReduceKernel(e, op, ins, out);
+    return serial([&] { return emitReduceKernel(e, op, ins, out); });
   if (isa<mir::MatmulOp, mir::BatchMatmulOp, mir::FusedMatmulOp>(op))
     return emitMatmulKernel(e, op, ins, out);
   if (isa<mir::AttentionOp>(op))
@@ -323,6 +543,6 @@ LogicalResult mlir::rlx::emitKernel(KernelEmitter &e, Operation *op,
     return emitRopeKernel(e, op, ins, out);
   if (isa<mir::GatherOp, mir::ConcatOp, mir::SliceOp, mir::TransposeOp,
           mir::ReshapeOp, mir::IotaOp, mir::BroadcastOp>(op))
-    return emitDataMovementKernel(e, op, ins, out);
+    return serial([&] { return emitDataMovementKernel(e, op, ins, out); });
   return emitElementwiseKernel(e, op, ins, out);
 }

@@ -31,10 +31,36 @@ namespace mlir::rlx {
 struct KernelInput {
   Value memref;
   Value scalar;
+  /// The memref is a weight `[N, K]` stored as panels of 16 rows
+  /// (`[N/16][K][16]`, layout "nk16"), packed when the weights were loaded.
+  bool packed = false;
   Type elementType() const;
   ArrayRef<int64_t> shape() const;
 };
 
+/// How GEMMs are implemented (`[backend.cpu] gemm`).
+enum class GemmChoice { Auto, Blas, Generated };
+
+/// Code generation options shared by the kernels of a module.
+struct KernelOptions {
+  GemmChoice gemm = GemmChoice::Auto;
+  /// Register tile of the generated GEMM: rows and 16-lane column vectors.
+  int64_t gemmMr = 8, gemmNv = 2;
+  /// K block of the generated GEMM (0: the whole K).
+  int64_t gemmKc = 256;
+};
+
+/// Module-wide state of the kernel generator: the shared scratch buffer.
+struct KernelModuleState {
+  /// Floats of scratch the kernels need (the largest request).
+  int64_t scratchFloats = 0;
+};
+
+/// Kernels run SPMD: every thread of the runtime's pool calls the entry with
+/// its id; a kernel splits its work into chunks that threads claim from a
+/// shared counter (`parallelFor`) and waits until every chunk is done. The
+/// execution context `ctx` holds the claim and finish counters (bytes 0 and
+/// 64) and a cursor per thread (byte 128 + 64 * tid); see KernelEmitter.cpp.
 class KernelEmitter {
 public:
   KernelEmitter(OpBuilder &b, Location loc, ModuleOp module)
@@ -43,6 +69,31 @@ public:
   OpBuilder &b;
   Location loc;
   ModuleOp module;
+  /// The execution context (!llvm.ptr), this thread's id and the number of
+  /// threads (index), arguments of every kernel function.
+  Value ctx, tid, nthreads;
+  const KernelOptions *options = nullptr;
+  KernelModuleState *state = nullptr;
+  /// Inside the body of a parallel loop: nested parallel loops run on the
+  /// calling thread, without claiming chunks.
+  bool inParallel = false;
+
+  /// Runs `body(i)` for every i in [0, n), each index claimed by one
+  /// thread, then waits until every index is done.
+  void parallelFor(int64_t n, function_ref<void(Value i)> body);
+  /// The loop nest over `ubs` split between threads: the iteration space is
+  /// cut into at most `maxChunks` contiguous chunks of the flattened nest.
+  void parallelNest(ArrayRef<int64_t> ubs, int64_t maxChunks,
+                    function_ref<void(ValueRange ivs)> body);
+  /// scf.if with results: `thenFn` and `elseFn` return the yielded values.
+  SmallVector<Value> ifElse(Value cond, TypeRange types,
+                            function_ref<SmallVector<Value>()> thenFn,
+                            function_ref<SmallVector<Value>()> elseFn);
+  /// Runs `body` on one thread; the others wait until it is done.
+  void serial(function_ref<void()> body);
+  /// A shared scratch buffer of at least `floats` f32 elements, 64-byte
+  /// aligned, as memref<?xf32> (one buffer for the whole module).
+  Value scratch(int64_t floats);
 
   // Constants.
   Value index(int64_t v);
@@ -79,10 +130,18 @@ public:
 
   /// Element address of `memref`'s first element, as !llvm.ptr.
   Value pointer(Value memref);
+  /// `ptr` advanced by `elements` elements of `type`.
+  Value offsetPointer(Value ptr, Value elements, Type type);
   /// Calls cblas_sgemm (row major): C = alpha * op(A) * op(B) + beta * C.
   void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, Value a,
              int64_t lda, Value bm, int64_t ldb, float beta, Value c,
              int64_t ldc);
+  /// As above on raw pointers, with a dynamic N (index).
+  void sgemmPtr(bool transA, bool transB, int64_t m, Value n, int64_t k,
+                Value a, int64_t lda, Value bm, int64_t ldb, float beta,
+                Value c, int64_t ldc);
+  /// A memref of `type` over the same storage as `memref` (offset 0).
+  Value reinterpret(Value memref, MemRefType type);
 
   /// `act(x)` on a scalar or vector.
   Value activation(Activation act, Value x);
@@ -100,6 +159,12 @@ LogicalResult emitKernel(KernelEmitter &e, Operation *op,
                          const DenseMap<Value, KernelInput> &inputs,
                          ArrayRef<Value> outputs);
 
+/// True when operand `operand` of `kernel` (a lir.kernel) can be a weight
+/// packed as "nk16" for the generated GEMM: the right-hand side of a
+/// transposed f32 matmul whose shapes the generated kernel handles.
+bool isPackedGemmOperand(Operation *kernel, unsigned operand,
+                         const KernelOptions &options);
+
 /// Copies `in` (broadcast by numpy rules) into `out`.
 void emitCopy(KernelEmitter &e, KernelInput in, Value out);
 
@@ -114,6 +179,13 @@ LogicalResult emitReduceKernel(KernelEmitter &e, Operation *op,
                                ArrayRef<KernelInput> inputs, Value out);
 LogicalResult emitMatmulKernel(KernelEmitter &e, Operation *op,
                                ArrayRef<KernelInput> inputs, Value out);
+/// A packed GEMM into `gateUp` ([..., 2I], partial sums) whose epilogue
+/// writes `out` = act(gate) * up ([..., I]): a matmul kernel and the
+/// mir.fused_glu kernel that reads it, as one kernel. `packInput`: `out` may
+/// share storage with `lhs`, which is then copied before any write.
+LogicalResult emitGluGemmKernel(KernelEmitter &e, Value lhs, Value w,
+                                Value gateUp, Value out, Activation act,
+                                bool packInput);
 LogicalResult emitAttentionKernel(KernelEmitter &e, Operation *op,
                                   ArrayRef<KernelInput> inputs, Value out);
 LogicalResult emitRopeKernel(KernelEmitter &e, Operation *op,

@@ -41,6 +41,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::rlx {
@@ -56,34 +57,124 @@ namespace {
 
 class EntryLowering {
 public:
-  EntryLowering(ModuleOp module) : module(module) {}
+  EntryLowering(ModuleOp module, const KernelOptions &options)
+      : module(module), options(options) {}
 
   LogicalResult lower(lir::EntryOp entry);
+  /// Gives the scratch buffer its final size.
+  void finalize();
 
 private:
   FailureOr<func::FuncOp> kernelFunction(lir::KernelOp kernel,
                                          StringRef entryName);
+  /// A packed GEMM and the mir.fused_glu kernel after it as one function
+  /// (GLU in the GEMM's epilogue), when `glu` is the only reader of the
+  /// GEMM's result.
+  bool canFuseGlu(lir::KernelOp matmul, lir::KernelOp glu, lir::EntryOp entry);
+  FailureOr<func::FuncOp> gluKernelFunction(lir::KernelOp matmul,
+                                            lir::KernelOp glu,
+                                            StringRef entryName);
   Value globalFor(OpBuilder &b, Location loc, DenseElementsAttr value);
+  /// Chooses the params to pack for the generated GEMM (every use of the
+  /// param must accept the packed layout).
+  void choosePackedParams(lir::EntryOp entry);
 
   ModuleOp module;
+  const KernelOptions &options;
+  KernelModuleState state;
   llvm::StringMap<SmallVector<std::pair<lir::KernelOp, func::FuncOp>>>
       kernelCache;
+  /// Param views stored packed ("nk16").
+  llvm::DenseSet<Value> packedViews;
   unsigned kernelCount = 0, globalCount = 0;
 };
 
 } // namespace
 
 /// A bucket key for kernels that may compute the same thing: the operand
-/// types and the ops of the body. Candidates in a bucket are compared with
-/// OperationEquivalence.
-static std::string kernelKey(lir::KernelOp kernel) {
+/// types, which operands are packed and the ops of the body. Candidates in a
+/// bucket are compared with OperationEquivalence.
+static std::string kernelKey(lir::KernelOp kernel,
+                             const llvm::DenseSet<Value> &packed) {
   std::string key;
   llvm::raw_string_ostream os(key);
   for (Value v : kernel->getOperands())
-    os << v.getType() << ";";
+    os << v.getType() << (packed.contains(v) ? "P" : "") << ";";
   for (Operation &op : kernel.getBody().front())
     os << op.getName() << ";";
   return key;
+}
+
+void EntryLowering::choosePackedParams(lir::EntryOp entry) {
+  if (options.gemm == GemmChoice::Blas)
+    return;
+  llvm::DenseMap<Value, bool> candidates;
+  for (auto io : entry.getBlock().getOps<lir::IOOp>()) {
+    if (io.getKind() != lir::IOKind::Param)
+      continue;
+    bool ok = true;
+    if (auto sources = io.getSources()) {
+      // Derived params concatenated along N pack source by source.
+      auto sizes = io.getSourceSizes();
+      ok = io.getConcatAxis() && *io.getConcatAxis() == 0 && sizes &&
+           llvm::all_of(*sizes, [](int64_t s) { return s % 16 == 0; });
+    }
+    candidates[io.getView()] = ok;
+  }
+  for (Operation &op : entry.getBlock()) {
+    if (auto view = dyn_cast<lir::ViewOp>(op)) {
+      if (Value src = view.getSource())
+        if (candidates.count(src))
+          candidates[src] = false;
+      continue;
+    }
+    if (auto io = dyn_cast<lir::IOOp>(op)) {
+      if (io.getKind() != lir::IOKind::Param && candidates.count(io.getView()))
+        candidates[io.getView()] = false;
+      continue;
+    }
+    auto kernel = dyn_cast<lir::KernelOp>(op);
+    if (!kernel)
+      continue;
+    for (auto [i, v] : llvm::enumerate(kernel->getOperands())) {
+      auto it = candidates.find(v);
+      if (it == candidates.end() || !it->second)
+        continue;
+      if (i >= kernel.getIns().size() ||
+          !isPackedGemmOperand(kernel, i, options))
+        it->second = false;
+    }
+  }
+  // A param no kernel reads stays as it is.
+  llvm::DenseSet<Value> used;
+  for (auto kernel : entry.getBlock().getOps<lir::KernelOp>())
+    for (Value v : kernel->getOperands())
+      used.insert(v);
+  SmallVector<Attribute> names;
+  for (auto io : entry.getBlock().getOps<lir::IOOp>()) {
+    auto it = candidates.find(io.getView());
+    if (io.getKind() != lir::IOKind::Param || it == candidates.end() ||
+        !it->second || !used.contains(io.getView()))
+      continue;
+    packedViews.insert(io.getView());
+    names.push_back(io.getNameAttr());
+  }
+  if (!names.empty())
+    module->setAttr("rlx.packed_params",
+                    ArrayAttr::get(module.getContext(), names));
+}
+
+void EntryLowering::finalize() {
+  auto global = module.lookupSymbol<memref::GlobalOp>("__rlx_scratch");
+  if (!global)
+    return;
+  auto ty = MemRefType::get({std::max<int64_t>(state.scratchFloats, 1)},
+                            Float32Type::get(module.getContext()));
+  global.setType(ty);
+  module.walk([&](memref::GetGlobalOp get) {
+    if (get.getName() == "__rlx_scratch")
+      get.getResult().setType(ty);
+  });
 }
 
 Value EntryLowering::globalFor(OpBuilder &b, Location loc,
@@ -104,7 +195,7 @@ Value EntryLowering::globalFor(OpBuilder &b, Location loc,
 
 FailureOr<func::FuncOp> EntryLowering::kernelFunction(lir::KernelOp kernel,
                                                       StringRef entryName) {
-  std::string key = kernelKey(kernel);
+  std::string key = kernelKey(kernel, packedViews);
   for (auto &[other, fn] : kernelCache[key])
     if (OperationEquivalence::isRegionEquivalentTo(
             &other.getBody(), &kernel.getBody(),
@@ -115,6 +206,9 @@ FailureOr<func::FuncOp> EntryLowering::kernelFunction(lir::KernelOp kernel,
   b.setInsertionPointToEnd(module.getBody());
   Location loc = kernel.getLoc();
   SmallVector<Type> argTypes(kernel->getOperandTypes());
+  unsigned numViews = argTypes.size();
+  argTypes.append({LLVM::LLVMPointerType::get(b.getContext()), b.getIndexType(),
+                   b.getIndexType()});
   std::string name =
       (entryName + "_k" + Twine(kernelCount++) + "_" + kernel.getName()).str();
   auto fn = func::FuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
@@ -122,13 +216,19 @@ FailureOr<func::FuncOp> EntryLowering::kernelFunction(lir::KernelOp kernel,
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
   KernelEmitter e(b, loc, module);
+  e.ctx = entry->getArgument(numViews);
+  e.tid = entry->getArgument(numViews + 1);
+  e.nthreads = entry->getArgument(numViews + 2);
+  e.options = &options;
+  e.state = &state;
 
   Block &body = kernel.getBody().front();
   unsigned numIns = kernel.getIns().size();
   DenseMap<Value, KernelInput> inputs;
-  for (auto [arg, fnArg] :
-       llvm::zip(body.getArguments(), entry->getArguments().take_front(numIns)))
-    inputs[arg] = KernelInput{fnArg, {}};
+  for (auto [i, arg, fnArg] : llvm::enumerate(
+           body.getArguments(), entry->getArguments().take_front(numIns)))
+    inputs[arg] =
+        KernelInput{fnArg, {}, packedViews.contains(kernel.getIns()[i])};
   for (Operation &op : body.without_terminator()) {
     if (!op.hasTrait<OpTrait::ConstantLike>())
       continue;
@@ -154,7 +254,8 @@ FailureOr<func::FuncOp> EntryLowering::kernelFunction(lir::KernelOp kernel,
   // outputs) or inputs and constants (copied).
   Operation *compute = kernel.getComputeOp();
   auto yield = cast<lir::YieldOp>(body.getTerminator());
-  ArrayRef<BlockArgument> outArgs = entry->getArguments().drop_front(numIns);
+  ArrayRef<BlockArgument> outArgs =
+      entry->getArguments().slice(numIns, numViews - numIns);
   SmallVector<Value> computeOuts(compute ? compute->getNumResults() : 0);
   for (auto [value, out] : llvm::zip(yield.getValues(), outArgs)) {
     if (compute && value.getDefiningOp() == compute) {
@@ -164,36 +265,167 @@ FailureOr<func::FuncOp> EntryLowering::kernelFunction(lir::KernelOp kernel,
     emitCopy(e, inputs.lookup(value), out);
   }
   if (compute) {
+    SmallVector<Value> temporaries;
     for (Value &out : computeOuts)
       if (!out) {
-        // A result nobody reads still needs storage.
+        // A result nobody reads still needs storage (one per thread).
         auto ty = cast<RankedTensorType>(
             compute->getResult(&out - computeOuts.data()).getType());
         out = memref::AllocOp::create(
             b, loc, MemRefType::get(ty.getShape(), ty.getElementType()));
+        temporaries.push_back(out);
       }
     if (failed(emitKernel(e, compute, inputs, computeOuts)))
       return failure();
+    for (Value t : temporaries)
+      memref::DeallocOp::create(b, loc, t);
   }
   func::ReturnOp::create(b, loc);
   kernelCache[key].push_back({kernel, fn});
   return fn;
 }
 
+bool EntryLowering::canFuseGlu(lir::KernelOp mm, lir::KernelOp glu,
+                               lir::EntryOp entry) {
+  auto matmul = dyn_cast_or_null<mir::MatmulOp>(mm.getComputeOp());
+  auto gluOp = dyn_cast_or_null<mir::FusedGluOp>(glu.getComputeOp());
+  if (!matmul || !gluOp || mm.getIns().size() != 2 ||
+      mm.getOuts().size() != 1 || glu.getIns().size() != 1 ||
+      glu.getOuts().size() != 1 || !packedViews.contains(mm.getIns()[1]))
+    return false;
+  Value gateUp = mm.getOuts()[0];
+  if (glu.getIns()[0] != gateUp ||
+      gluOp.getOperand() != glu.getBody().front().getArgument(0))
+    return false;
+  // The yields are the compute ops' results.
+  auto yields = [](lir::KernelOp k, Operation *compute) {
+    auto y = cast<lir::YieldOp>(k.getBody().front().getTerminator());
+    return y.getValues().size() == 1 &&
+           y.getValues()[0].getDefiningOp() == compute;
+  };
+  if (!yields(mm, matmul) || !yields(glu, gluOp))
+    return false;
+  auto guTy = cast<MemRefType>(gateUp.getType());
+  auto outTy = cast<MemRefType>(glu.getOuts()[0].getType());
+  int64_t n = guTy.getShape().back();
+  if (n % 32 != 0 || !outTy.getElementType().isF32() ||
+      !outTy.getLayout().isIdentity() || !guTy.getLayout().isIdentity())
+    return false;
+  // Nothing else reads the [gate | up] buffer.
+  for (Operation &op : entry.getBlock()) {
+    if (&op == mm.getOperation() || &op == glu.getOperation())
+      continue;
+    if (auto view = dyn_cast<lir::ViewOp>(op)) {
+      if (view.getSource() == gateUp)
+        return false;
+      continue;
+    }
+    if (llvm::is_contained(op.getOperands(), gateUp))
+      return false;
+  }
+  return true;
+}
+
+FailureOr<func::FuncOp> EntryLowering::gluKernelFunction(lir::KernelOp mm,
+                                                         lir::KernelOp glu,
+                                                         StringRef entryName) {
+  // The planner may give the GLU's output the storage of the GEMM's input
+  // (dead after the GEMM); the fused kernel then packs the input first.
+  auto va = mm.getIns()[0].getDefiningOp<lir::ViewOp>();
+  auto vo = glu.getOuts()[0].getDefiningOp<lir::ViewOp>();
+  bool packInput =
+      !va || !vo || va.getSpace() != vo.getSpace() ||
+      (va.getByteOffset() < vo.getByteOffset() + vo.getExtentBytes() &&
+       vo.getByteOffset() < va.getByteOffset() + va.getExtentBytes());
+  std::string key = (packInput ? "glu-pack:" : "glu:") +
+                    kernelKey(mm, packedViews) + "|" +
+                    kernelKey(glu, packedViews);
+  for (auto &[other, fn] : kernelCache[key]) {
+    auto next = cast<lir::KernelOp>(other->getNextNode());
+    if (OperationEquivalence::isRegionEquivalentTo(
+            &other.getBody(), &mm.getBody(),
+            OperationEquivalence::IgnoreLocations) &&
+        OperationEquivalence::isRegionEquivalentTo(
+            &next.getBody(), &glu.getBody(),
+            OperationEquivalence::IgnoreLocations))
+      return fn;
+  }
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  Location loc = mm.getLoc();
+  SmallVector<Type> argTypes(mm->getOperandTypes());
+  argTypes.push_back(glu.getOuts()[0].getType());
+  argTypes.append({LLVM::LLVMPointerType::get(b.getContext()), b.getIndexType(),
+                   b.getIndexType()});
+  std::string name =
+      (entryName + "_k" + Twine(kernelCount++) + "_matmul_glu").str();
+  auto fn = func::FuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
+  fn.setPrivate();
+  Block *block = fn.addEntryBlock();
+  b.setInsertionPointToStart(block);
+  KernelEmitter e(b, loc, module);
+  e.ctx = block->getArgument(4);
+  e.tid = block->getArgument(5);
+  e.nthreads = block->getArgument(6);
+  e.options = &options;
+  e.state = &state;
+  auto gluOp = cast<mir::FusedGluOp>(glu.getComputeOp());
+  if (failed(emitGluGemmKernel(e, block->getArgument(0), block->getArgument(1),
+                               block->getArgument(2), block->getArgument(3),
+                               gluOp.getActivation(), packInput)))
+    return failure();
+  func::ReturnOp::create(b, loc);
+  kernelCache[key].push_back({mm, fn});
+  return fn;
+}
+
 LogicalResult EntryLowering::lower(lir::EntryOp entry) {
+  choosePackedParams(entry);
   OpBuilder b(entry);
   Location loc = entry.getLoc();
   auto bytes = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Type indexTy = b.getIndexType();
+
+  // @<entry>(arena, params): one thread, with its own context.
   auto fn = func::FuncOp::create(b, loc, entry.getSymName(),
                                  b.getFunctionType({bytes, bytes}, {}));
   fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   fn->setAttr("rlx.arena_size", entry.getArenaSizeAttr());
   fn->setAttr("rlx.param_size", entry.getParamSizeAttr());
-  Block *block = fn.addEntryBlock();
+  // @<entry>_spmd(arena, params, ctx, tid, nthreads): called by every thread.
+  std::string spmdName = (entry.getSymName() + "_spmd").str();
+  auto spmd = func::FuncOp::create(
+      b, loc, spmdName,
+      b.getFunctionType({bytes, bytes, ptr, indexTy, indexTy}, {}));
+  spmd->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *block = fn.addEntryBlock();
+    b.setInsertionPointToStart(block);
+    Type i64 = b.getI64Type();
+    Value words =
+        LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(32));
+    Value ctx = LLVM::AllocaOp::create(b, loc, ptr, i64, words, 64);
+    LLVM::MemsetOp::create(
+        b, loc, ctx,
+        LLVM::ConstantOp::create(b, loc, b.getI8Type(), b.getI8IntegerAttr(0)),
+        LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(256)),
+        /*isVolatile=*/false);
+    func::CallOp::create(b, loc, spmd,
+                         ValueRange{block->getArgument(0),
+                                    block->getArgument(1), ctx,
+                                    arith::ConstantIndexOp::create(b, loc, 0),
+                                    arith::ConstantIndexOp::create(b, loc, 1)});
+    func::ReturnOp::create(b, loc);
+  }
+  Block *block = spmd.addEntryBlock();
   b.setInsertionPointToStart(block);
   Value arena = block->getArgument(0), params = block->getArgument(1);
+  ValueRange threadArgs = block->getArguments().drop_front(2);
 
   IRMapping views;
+  llvm::DenseSet<Operation *> fusedAway;
   for (Operation &op : entry.getBlock()) {
     if (auto view = dyn_cast<lir::ViewOp>(op)) {
       MemRefType ty = view.getType();
@@ -217,12 +449,30 @@ LogicalResult EntryLowering::lower(lir::EntryOp entry) {
       continue;
     }
     if (auto kernel = dyn_cast<lir::KernelOp>(op)) {
+      if (fusedAway.contains(kernel))
+        continue;
+      auto next = dyn_cast_or_null<lir::KernelOp>(kernel->getNextNode());
+      if (next && canFuseGlu(kernel, next, entry)) {
+        FailureOr<func::FuncOp> kfn =
+            gluKernelFunction(kernel, next, entry.getSymName());
+        if (failed(kfn))
+          return failure();
+        SmallVector<Value> args;
+        for (Value v : kernel->getOperands())
+          args.push_back(views.lookup(v));
+        args.push_back(views.lookup(next.getOuts()[0]));
+        args.append(threadArgs.begin(), threadArgs.end());
+        func::CallOp::create(b, loc, *kfn, args);
+        fusedAway.insert(next);
+        continue;
+      }
       FailureOr<func::FuncOp> kfn = kernelFunction(kernel, entry.getSymName());
       if (failed(kfn))
         return failure();
       SmallVector<Value> args;
       for (Value v : kernel->getOperands())
         args.push_back(views.lookup(v));
+      args.append(threadArgs.begin(), threadArgs.end());
       func::CallOp::create(b, loc, *kfn, args);
     }
   }
@@ -237,7 +487,20 @@ struct ConvertLIRToLoopsPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    EntryLowering lowering(module);
+    KernelOptions options;
+    if (gemm == "blas")
+      options.gemm = GemmChoice::Blas;
+    else if (gemm == "generated")
+      options.gemm = GemmChoice::Generated;
+    else if (gemm != "auto") {
+      module.emitError("convert-lir-to-loops: unknown gemm '")
+          << gemm << "' (expected auto, blas or generated)";
+      return signalPassFailure();
+    }
+    options.gemmMr = gemmMr;
+    options.gemmNv = gemmNv;
+    options.gemmKc = gemmKc;
+    EntryLowering lowering(module, options);
     SmallVector<lir::EntryOp> entries(module.getOps<lir::EntryOp>());
     for (lir::EntryOp entry : entries)
       if (failed(lowering.lower(entry)))
@@ -245,6 +508,7 @@ struct ConvertLIRToLoopsPass
     // Entries go last: the kernel cache compares against their bodies.
     for (lir::EntryOp entry : entries)
       entry.erase();
+    lowering.finalize();
   }
 };
 
@@ -269,7 +533,12 @@ struct RLXApproximateMathPass
 } // namespace
 
 void mlir::rlx::buildLIRToLLVMPipeline(OpPassManager &pm) {
-  pm.addPass(createConvertLIRToLoopsPass());
+  buildLIRToLLVMPipeline(pm, ConvertLIRToLoopsPassOptions());
+}
+
+void mlir::rlx::buildLIRToLLVMPipeline(
+    OpPassManager &pm, const ConvertLIRToLoopsPassOptions &options) {
+  pm.addPass(createConvertLIRToLoopsPass(options));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createRLXApproximateMathPass());

@@ -5,19 +5,32 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// mir.matmul, mir.batch_matmul and mir.fused_matmul call OpenBLAS
-// cblas_sgemm on the views (leading dims collapsed into M when the layout
-// allows, one call per batch otherwise); the fused epilogue (bias,
-// activation, residual) is a vectorized pass over the output rows. A
-// residual without an activation is folded into the GEMM (C = residual,
-// beta = 1).
+// mir.matmul, mir.batch_matmul and mir.fused_matmul, two ways:
+//
+// - Generated: when the right-hand side is a weight the runtime packed at
+//   load time into panels of 16 rows (`[N/16][K][16]`, "nk16"), the kernel
+//   packs the rows of A into the scratch buffer (`[M/MR][K][MR]`), then
+//   threads claim chunks of columns; each register tile of MR rows by
+//   NV x 16 columns accumulates in vector<16xf32> registers over a K block
+//   with one FMA per (row, vector) and k (AVX-512 on hosts that have it).
+//   Bias, activation and residual are applied to the registers before the
+//   single store (the epilogue is fused into the GEMM). With M <= MR
+//   (decode) A is read in place and each weight is streamed once.
+// - BLAS: cblas_sgemm on the views (leading dims collapsed into M when the
+//   layout allows, one call per batch otherwise), the columns split between
+//   threads (OpenBLAS runs single-threaded under the runtime's pool); the
+//   epilogue is a vectorized pass over the output rows. A residual without
+//   an activation is folded into the GEMM (C = residual, beta = 1).
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelEmitter.h"
+#include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -46,39 +59,457 @@ static Value matrixAt(KernelEmitter &e, Value m, ValueRange lead) {
                                    offsets, sizes, strides);
 }
 
-/// True when the leading dims of `m` can be folded into its row dimension
+/// True when the leading dims of `ty` can be folded into its row dimension
 /// (each leading stride equals the next stride times the next size).
-static bool rowsCollapse(Value m) {
-  auto ty = cast<MemRefType>(m.getType());
-  SmallVector<int64_t> s = KernelEmitter::strides(m);
+static bool rowsCollapse(MemRefType ty) {
+  SmallVector<int64_t> s;
+  int64_t offset;
+  if (failed(ty.getStridesAndOffset(s, offset)))
+    return false;
   for (int64_t d = 0; d + 2 < ty.getRank(); ++d)
-    if (s[d] != s[d + 1] * ty.getDimSize(d + 1))
+    if (ShapedType::isDynamic(s[d]) || s[d] != s[d + 1] * ty.getDimSize(d + 1))
       return false;
   return true;
 }
+static bool rowsCollapse(Value m) {
+  return rowsCollapse(cast<MemRefType>(m.getType()));
+}
 
 /// The leading dimension (row stride) of a matrix view, 0 if unsupported.
-static int64_t leadingDim(Value m) {
-  SmallVector<int64_t> s = KernelEmitter::strides(m);
-  if (s.size() < 2 || s.back() != 1 || ShapedType::isDynamic(s[s.size() - 2]))
+static int64_t leadingDim(MemRefType ty) {
+  SmallVector<int64_t> s;
+  int64_t offset;
+  if (ty.getRank() < 2 || failed(ty.getStridesAndOffset(s, offset)) ||
+      s.back() != 1 || ShapedType::isDynamic(s[s.size() - 2]))
     return 0;
   return s[s.size() - 2];
 }
+static int64_t leadingDim(Value m) {
+  return leadingDim(cast<MemRefType>(m.getType()));
+}
 
-LogicalResult mlir::rlx::emitMatmulKernel(KernelEmitter &e, Operation *op,
-                                          ArrayRef<KernelInput> ins,
-                                          Value out) {
+/// `m` ([..., R, C], rows collapsible) as a 2-D [rows, C] memref with its row
+/// stride.
+static Value asMatrix(KernelEmitter &e, Value m) {
+  auto ty = cast<MemRefType>(m.getType());
+  int64_t rows = 1;
+  for (int64_t d : ty.getShape().drop_back())
+    rows *= d;
+  int64_t cols = ty.getShape().back();
+  auto layout =
+      StridedLayoutAttr::get(e.b.getContext(), 0, {leadingDim(ty), 1});
+  return e.reinterpret(
+      m, MemRefType::get({rows, cols}, ty.getElementType(), layout));
+}
+
+//===----------------------------------------------------------------------===//
+// When a weight is packed
+//===----------------------------------------------------------------------===//
+
+bool mlir::rlx::isPackedGemmOperand(Operation *kernelOp, unsigned operand,
+                                    const KernelOptions &options) {
+  auto kernel = dyn_cast<lir::KernelOp>(kernelOp);
+  if (!kernel || options.gemm == GemmChoice::Blas || operand != 1)
+    return false;
+  Operation *compute = kernel.getComputeOp();
+  if (!isa_and_nonnull<mir::MatmulOp, mir::FusedMatmulOp>(compute))
+    return false;
+  if (!compute->hasAttr("transpose_rhs") || compute->hasAttr("transpose_lhs"))
+    return false;
+  // The kernel's operands are the compute op's, in order (constants aside).
+  Block &body = kernel.getBody().front();
+  if (body.getNumArguments() < 2 ||
+      compute->getOperand(0) != body.getArgument(0) ||
+      compute->getOperand(1) != body.getArgument(1))
+    return false;
+  for (unsigned i = 2; i < compute->getNumOperands(); ++i)
+    if (compute->getOperand(i) == body.getArgument(1) ||
+        compute->getOperand(i) == body.getArgument(0))
+      return false;
+  if (kernel.getOuts().size() != 1)
+    return false;
+  auto lTy = cast<MemRefType>(kernel.getIns()[0].getType());
+  auto wTy = cast<MemRefType>(kernel.getIns()[1].getType());
+  auto oTy = cast<MemRefType>(kernel.getOuts()[0].getType());
+  if (!lTy.getElementType().isF32() || !wTy.getElementType().isF32() ||
+      !oTy.getElementType().isF32() || wTy.getRank() != 2 ||
+      !wTy.getLayout().isIdentity())
+    return false;
+  // Only properties of the weight and of the op decide: graphs of one model
+  // that share a parameter pool must agree on its layout, whatever the
+  // layouts of their activations (the generated kernel reads any of them).
+  if (wTy.getDimSize(0) % 16 != 0 || !oTy.getLayout().isIdentity())
+    return false;
+  if (auto fused = dyn_cast<mir::FusedMatmulOp>(compute)) {
+    if (Value res = fused.getResidual()) {
+      auto arg = dyn_cast<BlockArgument>(res);
+      if (!arg ||
+          cast<MemRefType>(kernel.getIns()[arg.getArgNumber()].getType())
+                  .getShape() != oTy.getShape())
+        return false;
+    }
+    if (Value bias = fused.getBias()) {
+      auto arg = dyn_cast<BlockArgument>(bias);
+      if (!arg)
+        return false;
+      auto bTy =
+          cast<MemRefType>(kernel.getIns()[arg.getArgNumber()].getType());
+      if (bTy.getRank() != 1 || !bTy.getLayout().isIdentity())
+        return false;
+    }
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// The generated GEMM
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// C[M, N] = epilogue(A[M, K] * W[N, K]^T) with W packed as [N/16][K][16].
+struct PackedGemm {
+  KernelEmitter &e;
+  OpBuilder &b;
+  Location loc;
+  int64_t m, n, k;
+  int64_t mr, nv, kc, unroll;
+  Value a; // [M, K] (row stride lda), or A itself ([..., M, K]) when its
+           // rows do not collapse (then `aRows` delinearizes a row)
+  bool aGeneral = false;
+  Value ap; // packed A, 1-D, or null (read A in place)
+  Value bp; // [N/16, K, 16]
+  Value c;  // [M, N]
+  Value bias, residual;
+  Activation act = Activation::None;
+  /// GLU epilogue: C holds [gate | up] (partial sums only) and the kernel
+  /// writes glu[m, j] = act(gate[m, j]) * up[m, j] for j < n / 2.
+  Value glu;
+
+  /// Rows of A per block (its packed K block stays in L2).
+  static constexpr int64_t kRowBlock = 256;
+
+  Value idx(int64_t v) { return e.index(v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+
+  /// A[row, kk], row counted over the collapsed leading dims.
+  Value loadA(Value row, Value kk) {
+    if (!aGeneral)
+      return memref::LoadOp::create(b, loc, a, ValueRange{row, kk});
+    ArrayRef<int64_t> shape = cast<MemRefType>(a.getType()).getShape();
+    SmallVector<Value> ivs(shape.size());
+    ivs.back() = kk;
+    for (int64_t d = shape.size() - 2; d >= 0; --d) {
+      if (d == 0) {
+        ivs[d] = row;
+        break;
+      }
+      ivs[d] = arith::RemUIOp::create(b, loc, row, idx(shape[d]));
+      row = arith::DivUIOp::create(b, loc, row, idx(shape[d]));
+    }
+    return memref::LoadOp::create(b, loc, a, ivs);
+  }
+
+  /// Packs rows [m0, m0 + rows) of A as [K][rows] at `base` of the scratch.
+  void packBlock(Value m0, int64_t rows, Value base) {
+    e.loopNest({k}, [&](ValueRange kv) {
+      Value dst = add(base, mul(kv[0], idx(rows)));
+      for (int64_t i = 0; i < rows; ++i) {
+        Value v = loadA(add(m0, idx(i)), kv[0]);
+        memref::StoreOp::create(b, loc, v, ap, ValueRange{add(dst, idx(i))});
+      }
+    });
+  }
+
+  /// One register tile: rows [m0, m0 + rows), the 16-column vectors at
+  /// `cols`, over k in [k0, k1). `aBase` is the tile's packed A (with ap) or
+  /// unused.
+  void tile(Value m0, int64_t rows, Value aBase, ArrayRef<Value> cols, Value k0,
+            Value k1, Value first, Value last) {
+    auto vecTy = VectorType::get({16}, b.getF32Type());
+    int64_t vecs = cols.size();
+    SmallVector<Type> accTypes(rows * vecs, vecTy);
+    SmallVector<Value> panels;
+    for (Value col : cols)
+      panels.push_back(
+          arith::DivUIOp::create(b, loc, col, idx(16)).getResult());
+    SmallVector<Value> rowIdx;
+    for (int64_t i = 0; i < rows; ++i)
+      rowIdx.push_back(add(m0, idx(i)));
+
+    // Accumulators: zero on the first K block, else the partial sums in C.
+    SmallVector<Value> init = e.ifElse(
+        first, accTypes,
+        [&] {
+          Value zero = arith::ConstantOp::create(
+              b, loc, DenseElementsAttr::get(vecTy, b.getF32FloatAttr(0)));
+          return SmallVector<Value>(rows * vecs, zero);
+        },
+        [&] {
+          SmallVector<Value> loaded;
+          for (int64_t i = 0; i < rows; ++i)
+            for (int64_t v = 0; v < vecs; ++v)
+              loaded.push_back(vector::LoadOp::create(
+                  b, loc, vecTy, c, ValueRange{rowIdx[i], cols[v]}));
+          return loaded;
+        });
+
+    auto loop = scf::ForOp::create(
+        b, loc, k0, k1, idx(unroll), init,
+        [&](OpBuilder &, Location, Value kk, ValueRange accs) {
+          SmallVector<Value> acc(accs);
+          for (int64_t u = 0; u < unroll; ++u) {
+            Value ku = u ? add(kk, idx(u)) : kk;
+            SmallVector<Value> bv;
+            for (int64_t v = 0; v < vecs; ++v)
+              bv.push_back(vector::LoadOp::create(
+                  b, loc, vecTy, bp, ValueRange{panels[v], ku, idx(0)}));
+            Value aRow = ap ? add(aBase, mul(ku, idx(rows))) : Value();
+            for (int64_t i = 0; i < rows; ++i) {
+              Value s = ap ? memref::LoadOp::create(
+                                 b, loc, ap, ValueRange{add(aRow, idx(i))})
+                                 .getResult()
+                           : loadA(rowIdx[i], ku);
+              Value sv = vector::BroadcastOp::create(b, loc, vecTy, s);
+              for (int64_t v = 0; v < vecs; ++v)
+                acc[i * vecs + v] =
+                    vector::FMAOp::create(b, loc, sv, bv[v], acc[i * vecs + v]);
+            }
+          }
+          scf::YieldOp::create(b, loc, acc);
+        });
+
+    // Store: the epilogue on the last K block, the partial sums otherwise.
+    auto storeAll = [&](bool epilogue) {
+      if (glu && epilogue) {
+        int64_t half = vecs / 2;
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t v = 0; v < half; ++v) {
+            Value g = e.activation(act, loop.getResult(i * vecs + v));
+            Value x = arith::MulFOp::create(
+                b, loc, g, loop.getResult(i * vecs + half + v));
+            vector::StoreOp::create(b, loc, x, glu,
+                                    ValueRange{rowIdx[i], cols[v]});
+          }
+        return;
+      }
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t v = 0; v < vecs; ++v) {
+          Value x = loop.getResult(i * vecs + v);
+          if (epilogue) {
+            if (bias)
+              x = arith::AddFOp::create(
+                  b, loc, x,
+                  vector::LoadOp::create(b, loc, vecTy, bias,
+                                         ValueRange{cols[v]}));
+            x = e.activation(act, x);
+            if (residual)
+              x = arith::AddFOp::create(
+                  b, loc, x,
+                  vector::LoadOp::create(b, loc, vecTy, residual,
+                                         ValueRange{rowIdx[i], cols[v]}));
+          }
+          vector::StoreOp::create(b, loc, x, c, ValueRange{rowIdx[i], cols[v]});
+        }
+    };
+    bool plain = !bias && !residual && act == Activation::None && !glu;
+    if (plain || kc >= k) {
+      storeAll(!plain);
+      return;
+    }
+    scf::IfOp::create(
+        b, loc, last,
+        [&](OpBuilder &, Location) {
+          storeAll(true);
+          scf::YieldOp::create(b, loc);
+        },
+        [&](OpBuilder &, Location) {
+          storeAll(false);
+          scf::YieldOp::create(b, loc);
+        });
+  }
+
+  /// The row tiles [mbLo, mbHi) (and the tail tile when `withTail`) of the
+  /// column block at n0 (`vecs` vectors wide; with a GLU, the gate columns
+  /// there and the matching up columns), K block by K block.
+  void columnBlock(Value n0, int64_t vecs, Value mbLo, Value mbHi,
+                   Value withTail) {
+    SmallVector<Value> cols;
+    for (int64_t v = 0; v < vecs; ++v)
+      cols.push_back(add(n0, idx(16 * v)));
+    if (glu)
+      for (int64_t v = 0; v < vecs; ++v)
+        cols.push_back(add(n0, idx(n / 2 + 16 * v)));
+    int64_t mFull = m / mr, mTail = m % mr;
+    auto kLoop = scf::ForOp::create(b, loc, idx(0), idx(k), idx(kc));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(kLoop.getBody());
+    Value k0 = kLoop.getInductionVar();
+    Value k1 = arith::MinSIOp::create(b, loc, add(k0, idx(kc)), idx(k));
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, k0, idx(0));
+    Value last =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, k1, idx(k));
+    if (mFull > 0) {
+      auto mLoop = scf::ForOp::create(b, loc, mbLo, mbHi, idx(1));
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(mLoop.getBody());
+      Value mb = mLoop.getInductionVar();
+      Value m0 = mul(mb, idx(mr));
+      Value aBase = ap ? mul(mb, idx(mr * k)) : Value();
+      tile(m0, mr, aBase, cols, k0, k1, first, last);
+    }
+    if (mTail > 0) {
+      scf::IfOp::create(b, loc, withTail, [&](OpBuilder &, Location) {
+        Value aBase = ap ? idx(mFull * mr * k) : Value();
+        tile(idx(mFull * mr), mTail, aBase, cols, k0, k1, first, last);
+        scf::YieldOp::create(b, loc);
+      });
+    }
+  }
+
+  void emit() {
+    // Pack A when it has several row tiles.
+    int64_t mFull = m / mr, mTail = m % mr;
+    if (ap) {
+      e.parallelFor(mFull + (mTail ? 1 : 0), [&](Value mb) {
+        if (mFull == 0) {
+          packBlock(idx(0), mTail, idx(0));
+          return;
+        }
+        Value isTail = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             mb, idx(mFull));
+        scf::IfOp::create(
+            b, loc, isTail,
+            [&](OpBuilder &, Location) {
+              if (mTail)
+                packBlock(idx(mFull * mr), mTail, idx(mFull * mr * k));
+              scf::YieldOp::create(b, loc);
+            },
+            [&](OpBuilder &, Location) {
+              packBlock(mul(mb, idx(mr)), mr, mul(mb, idx(mr * k)));
+              scf::YieldOp::create(b, loc);
+            });
+      });
+    }
+    // Column blocks of nv vectors, grouped into chunks; with many rows, also
+    // blocks of rows whose packed A stays in L2. Threads claim (row block,
+    // column chunk) pairs.
+    int64_t nr = 16 * nv, cols = glu ? n / 2 : n;
+    int64_t blocks = cols / nr, tailVecs = (cols % nr) / 16;
+    int64_t perChunk = std::max<int64_t>(1, (blocks + 63) / 64);
+    int64_t fullChunks = (blocks + perChunk - 1) / perChunk;
+    int64_t chunks = fullChunks + (tailVecs ? 1 : 0);
+    int64_t tilesPerRowBlock = std::max<int64_t>(1, kRowBlock / mr);
+    int64_t rowBlocks =
+        std::max<int64_t>(1, (mFull + tilesPerRowBlock - 1) / tilesPerRowBlock);
+    e.parallelFor(rowBlocks * chunks, [&](Value item) {
+      Value ch = arith::RemUIOp::create(b, loc, item, idx(chunks));
+      Value rb = arith::DivUIOp::create(b, loc, item, idx(chunks));
+      Value mbLo = mul(rb, idx(tilesPerRowBlock));
+      Value mbHi = arith::MinSIOp::create(
+          b, loc, add(mbLo, idx(tilesPerRowBlock)), idx(mFull));
+      Value withTail = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             rb, idx(rowBlocks - 1));
+      auto body = [&] {
+        Value lo = mul(ch, idx(perChunk));
+        Value hi =
+            arith::MinSIOp::create(b, loc, add(lo, idx(perChunk)), idx(blocks));
+        auto loop = scf::ForOp::create(b, loc, lo, hi, idx(1));
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(loop.getBody());
+        columnBlock(mul(loop.getInductionVar(), idx(nr)), nv, mbLo, mbHi,
+                    withTail);
+      };
+      if (!tailVecs) {
+        body();
+        return;
+      }
+      Value isTail = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ch,
+                                           idx(fullChunks));
+      scf::IfOp::create(
+          b, loc, isTail,
+          [&](OpBuilder &, Location) {
+            columnBlock(idx(blocks * nr), tailVecs, mbLo, mbHi, withTail);
+            scf::YieldOp::create(b, loc);
+          },
+          [&](OpBuilder &, Location) {
+            body();
+            scf::YieldOp::create(b, loc);
+          });
+    });
+  }
+};
+} // namespace
+
+static LogicalResult emitPackedGemm(KernelEmitter &e, Value lhs, Value w,
+                                    Value out, Value bias, Value residual,
+                                    Activation act, Value glu = nullptr,
+                                    bool alwaysPackA = false) {
+  OpBuilder &b = e.b;
+  auto wTy = cast<MemRefType>(w.getType());
+  int64_t n = wTy.getDimSize(0), k = wTy.getDimSize(1);
+  PackedGemm g{e, b, e.loc, 0, n, k, 0, 0, 0, 1, {}};
+  g.act = act;
+  g.m = cast<MemRefType>(out.getType()).getNumElements() / n;
+  if (rowsCollapse(lhs) && leadingDim(lhs)) {
+    g.a = asMatrix(e, lhs);
+  } else {
+    g.a = lhs;
+    g.aGeneral = true;
+  }
+  g.c = asMatrix(e, out);
+  // A residual the epilogue cannot read as rows of vectors is added after.
+  Value lateResidual;
+  if (residual && rowsCollapse(residual) && leadingDim(residual))
+    g.residual = asMatrix(e, residual);
+  else
+    lateResidual = residual;
+  if (glu)
+    g.glu = asMatrix(e, glu);
+  g.bias = bias;
+  g.bp = e.reinterpret(w, MemRefType::get({n / 16, k, 16}, b.getF32Type()));
+  const KernelOptions &o = *e.options;
+  g.mr = std::max<int64_t>(1, o.gemmMr);
+  g.nv = std::max<int64_t>(1, o.gemmNv);
+  g.kc = o.gemmKc > 0 ? std::min(o.gemmKc, k) : k;
+  if (g.m <= g.mr) {
+    // Decode-like: one row tile, A read in place, each weight streamed once.
+    g.mr = g.m;
+    g.nv = std::max<int64_t>(g.nv, glu ? 2 : 4);
+    g.kc = k;
+  } else if (glu) {
+    // Gate and up vectors share the register tile.
+    g.nv = std::max<int64_t>(1, g.nv / 2);
+  }
+  g.unroll = (g.kc % 4 == 0 && k % 4 == 0) ? 4 : 1;
+  if (g.m > g.mr || alwaysPackA) {
+    int64_t floats = (g.m / g.mr) * g.mr * k + (g.m % g.mr) * k;
+    g.ap = e.scratch(floats);
+  }
+  g.emit();
+  if (lateResidual) {
+    auto outTy = cast<MemRefType>(out.getType());
+    e.parallelNest(outTy.getShape(), 8, [&](ValueRange ivs) {
+      Value v = arith::AddFOp::create(
+          b, e.loc, memref::LoadOp::create(b, e.loc, out, ivs),
+          memref::LoadOp::create(b, e.loc, lateResidual, ivs));
+      memref::StoreOp::create(b, e.loc, v, out, ivs);
+    });
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// BLAS
+//===----------------------------------------------------------------------===//
+
+static LogicalResult emitBlasMatmul(KernelEmitter &e, Operation *op, Value lhs,
+                                    Value rhs, Value out, Value bias,
+                                    Value residual, Activation act) {
   OpBuilder &b = e.b;
   Location loc = e.loc;
-  Value lhs = ins[0].memref, rhs = ins[1].memref;
-  if (!lhs || !rhs)
-    return op->emitOpError("expects tensor operands on the CPU back end");
   auto outTy = cast<MemRefType>(out.getType());
-  if (!outTy.getElementType().isF32() ||
-      !cast<MemRefType>(lhs.getType()).getElementType().isF32() ||
-      !cast<MemRefType>(rhs.getType()).getElementType().isF32())
-    return op->emitOpError("the CPU back end multiplies f32 matrices only "
-                           "(f16/bf16 GEMM is not implemented yet)");
   bool transA = op->hasAttr("transpose_lhs");
   bool transB = op->hasAttr("transpose_rhs");
   bool batched = isa<mir::BatchMatmulOp>(op);
@@ -90,17 +521,6 @@ LogicalResult mlir::rlx::emitMatmulKernel(KernelEmitter &e, Operation *op,
   if (!lda || !ldb || !ldc)
     return op->emitOpError("needs unit-stride rows for its GEMM operands");
 
-  auto fused = dyn_cast<mir::FusedMatmulOp>(op);
-  Value bias, residual;
-  Activation act = Activation::None;
-  if (fused) {
-    unsigned next = 2;
-    if (fused.getBias())
-      bias = ins[next++].memref;
-    if (fused.getResidual())
-      residual = ins[next++].memref;
-    act = fused.getActivation();
-  }
   // C = residual; C += A*B (beta = 1) when nothing comes between them.
   float beta = 0.0f;
   if (residual && act == Activation::None && !bias) {
@@ -109,16 +529,35 @@ LogicalResult mlir::rlx::emitMatmulKernel(KernelEmitter &e, Operation *op,
     beta = 1.0f;
   }
 
+  Type f32 = b.getF32Type();
   ArrayRef<int64_t> lead = outTy.getShape().drop_back(2);
   if (!batched && !transA && rowsCollapse(lhs) && rank >= 2) {
     int64_t rows = m;
     for (int64_t d : lead)
       rows *= d;
     SmallVector<Value> zeros(lead.size(), e.index(0));
-    e.sgemm(false, transB, rows, n, k, matrixAt(e, lhs, zeros), lda, rhs, ldb,
-            beta, matrixAt(e, out, zeros), ldc);
+    Value a = e.pointer(matrixAt(e, lhs, zeros));
+    Value bm = e.pointer(rhs);
+    Value c = e.pointer(matrixAt(e, out, zeros));
+    // Columns split between threads, in multiples of 16.
+    int64_t chunks = std::clamp<int64_t>(n / 256, 1, 8);
+    int64_t width = (n + chunks - 1) / chunks;
+    width = (width + 15) / 16 * 16;
+    chunks = (n + width - 1) / width;
+    e.parallelFor(chunks, [&](Value ch) {
+      Value n0 = arith::MulIOp::create(b, loc, ch, e.index(width));
+      Value nc =
+          arith::MinSIOp::create(b, loc, e.index(width),
+                                 arith::SubIOp::create(b, loc, e.index(n), n0));
+      Value bOff =
+          transB ? arith::MulIOp::create(b, loc, n0, e.index(ldb)).getResult()
+                 : n0;
+      e.sgemmPtr(false, transB, rows, nc, k, a, lda,
+                 e.offsetPointer(bm, bOff, f32), ldb, beta,
+                 e.offsetPointer(c, n0, f32), ldc);
+    });
   } else {
-    e.loopNest(lead, [&](ValueRange ivs) {
+    e.parallelNest(lead, 64, [&](ValueRange ivs) {
       Value a = matrixAt(e, lhs, ivs);
       Value bm = batched ? matrixAt(e, rhs, ivs) : rhs;
       e.sgemm(transA, transB, m, n, k, a, lda, bm, ldb, beta,
@@ -132,18 +571,55 @@ LogicalResult mlir::rlx::emitMatmulKernel(KernelEmitter &e, Operation *op,
   int64_t vl = KernelEmitter::vectorWidth(outTy.getElementType());
   if (residual && KernelEmitter::innerStride(residual) != 1)
     vl = 1;
-  e.loopNest(outTy.getShape().drop_back(), [&](ValueRange outer) {
-    e.forChunks(n, vl, [&](Value j, int64_t width) {
-      SmallVector<Value> idx(outer);
-      idx.push_back(j);
-      Value v = e.load(out, idx, width);
-      if (bias)
-        v = arith::AddFOp::create(b, loc, v, e.load(bias, {j}, width));
-      v = e.activation(act, v);
-      if (residual)
-        v = arith::AddFOp::create(b, loc, v, e.load(residual, idx, width));
-      e.store(v, out, idx, width);
-    });
-  });
+  e.parallelNest(
+      outTy.getShape().drop_back(),
+      std::clamp<int64_t>(outTy.getNumElements() / 16384, 1, 64),
+      [&](ValueRange outer) {
+        e.forChunks(n, vl, [&](Value j, int64_t width) {
+          SmallVector<Value> idx(outer);
+          idx.push_back(j);
+          Value v = e.load(out, idx, width);
+          if (bias)
+            v = arith::AddFOp::create(b, loc, v, e.load(bias, {j}, width));
+          v = e.activation(act, v);
+          if (residual)
+            v = arith::AddFOp::create(b, loc, v, e.load(residual, idx, width));
+          e.store(v, out, idx, width);
+        });
+      });
   return success();
+}
+
+LogicalResult mlir::rlx::emitGluGemmKernel(KernelEmitter &e, Value lhs, Value w,
+                                           Value gateUp, Value out,
+                                           Activation act, bool packInput) {
+  return emitPackedGemm(e, lhs, w, gateUp, nullptr, nullptr, act, out,
+                        packInput);
+}
+
+LogicalResult mlir::rlx::emitMatmulKernel(KernelEmitter &e, Operation *op,
+                                          ArrayRef<KernelInput> ins,
+                                          Value out) {
+  Value lhs = ins[0].memref, rhs = ins[1].memref;
+  if (!lhs || !rhs)
+    return op->emitOpError("expects tensor operands on the CPU back end");
+  auto outTy = cast<MemRefType>(out.getType());
+  if (!outTy.getElementType().isF32() ||
+      !cast<MemRefType>(lhs.getType()).getElementType().isF32() ||
+      !cast<MemRefType>(rhs.getType()).getElementType().isF32())
+    return op->emitOpError("the CPU back end multiplies f32 matrices only "
+                           "(f16/bf16 GEMM is not implemented yet)");
+  Value bias, residual;
+  Activation act = Activation::None;
+  if (auto fused = dyn_cast<mir::FusedMatmulOp>(op)) {
+    unsigned next = 2;
+    if (fused.getBias())
+      bias = ins[next++].memref;
+    if (fused.getResidual())
+      residual = ins[next++].memref;
+    act = fused.getActivation();
+  }
+  if (ins[1].packed)
+    return emitPackedGemm(e, lhs, rhs, out, bias, residual, act);
+  return emitBlasMatmul(e, op, lhs, rhs, out, bias, residual, act);
 }

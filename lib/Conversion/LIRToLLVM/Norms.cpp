@@ -55,8 +55,10 @@ static int64_t rowVectorWidth(ArrayRef<Value> memrefs) {
 
 static void forEachRow(KernelEmitter &e, Value like, ArrayRef<Value> memrefs,
                        function_ref<void(RowKernel &)> body) {
-  ArrayRef<int64_t> shape = cast<MemRefType>(like.getType()).getShape();
-  e.loopNest(shape.drop_back(), [&](ValueRange ivs) {
+  auto ty = cast<MemRefType>(like.getType());
+  ArrayRef<int64_t> shape = ty.getShape();
+  int64_t chunks = std::clamp<int64_t>(ty.getNumElements() / 16384, 1, 64);
+  e.parallelNest(shape.drop_back(), chunks, [&](ValueRange ivs) {
     RowKernel row{e, shape.back(), rowVectorWidth(memrefs),
                   SmallVector<Value>(ivs)};
     body(row);

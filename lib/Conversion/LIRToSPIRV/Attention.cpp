@@ -13,6 +13,12 @@
 // accumulator (online softmax), so the [q_len, kv_len] score matrix never
 // exists. A causal workgroup stops at the last key its last query may see.
 //
+// Decode (at most 4 queries): one workgroup per (query, head, batch) whose
+// 64 threads split the keys (flash-decoding within a workgroup): each
+// thread runs the online softmax over its keys, then the partial states
+// are rescaled to the workgroup's maximum and summed through workgroup
+// memory, head_dim / 32 columns at a time.
+//
 // mir.rope is one thread per output element; the angle is reduced into
 // [-pi, pi] (Cody-Waite, two constants) before sin/cos, whose accuracy
 // Vulkan only bounds on that interval.
@@ -28,6 +34,160 @@
 
 using namespace mlir;
 using namespace mlir::rlx;
+
+namespace {
+/// What both attention kernels need to know about the op.
+struct AttentionInfo {
+  const GPUView *q, *k, *v, *mask;
+  int64_t batch, tq, tk, heads, hd, group, window;
+  bool causal;
+  float scale, softcap;
+};
+} // namespace
+
+/// True when key `j` (< tk) is not padded out by the mask.
+static Value keyKept(GPUKernelEmitter &e, const AttentionInfo &a, Value bi,
+                     Value j) {
+  if (!a.mask)
+    return arith::ConstantIntOp::create(e.b, e.loc, 1, 1);
+  Value mk = e.load(*a.mask, {bi, j});
+  Type mt = mk.getType();
+  if (isa<FloatType>(mt))
+    return arith::CmpFOp::create(e.b, e.loc, arith::CmpFPredicate::UNE, mk,
+                                 e.constant(0.0, mt));
+  return arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::ne, mk,
+                               e.constant(0.0, mt));
+}
+
+/// scale * (q . k), soft-capped.
+static Value score(GPUKernelEmitter &e, const AttentionInfo &a, Value dot) {
+  Type elt = dot.getType();
+  Value s = e.mulF(dot, e.constant(a.scale, elt));
+  if (a.softcap > 0) {
+    Value cap = e.constant(a.softcap, elt);
+    s = e.mulF(cap, math::TanhOp::create(
+                        e.b, e.loc, arith::DivFOp::create(e.b, e.loc, s, cap)));
+  }
+  return s;
+}
+
+/// One online-softmax step: folds score `s` with value row `vAt(d)` into
+/// (m, l) and `acc`; returns the new (m, l).
+static SmallVector<Value> onlineStep(GPUKernelEmitter &e, int64_t hd, Value m,
+                                     Value l, Value s, Value acc,
+                                     function_ref<Value(Value d)> vAt) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  Type elt = s.getType();
+  Value negInf = e.constant(-std::numeric_limits<float>::infinity(), elt);
+  Value m2 = arith::MaximumFOp::create(b, loc, m, s);
+  // exp(m - m2), 0 before the first visible key.
+  Value c = arith::SelectOp::create(
+      b, loc,
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf),
+      e.constant(0.0, elt),
+      math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, m, m2)));
+  Value p = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, s, m2));
+  e.forLoop(0, hd, 1, [&](Value d) {
+    Value old = e.loadLocal(acc, {d});
+    e.storeLocal(e.addF(e.mulF(old, c), e.mulF(p, vAt(d))), acc, {d});
+  });
+  return {m2, e.addF(e.mulF(l, c), p)};
+}
+
+/// Attention for at most a few queries: 64 threads of a workgroup split the
+/// keys of one (query, head, batch) and merge their softmax states.
+static void emitDecodeAttention(GPUKernelEmitter &e, const AttentionInfo &a,
+                                const GPUView &out) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  Type elt = a.q->elementType;
+  int64_t hd = a.hd;
+  constexpr int64_t kThreads = 64, kColumns = 32;
+  e.workgroupSize = {kThreads, 1, 1};
+  e.numWorkgroups = {a.tq, a.heads, a.batch};
+
+  Value qs = e.sharedAlloc({hd}, elt);
+  Value scratch = e.sharedAlloc({kThreads}, elt);
+  Value part = e.sharedAlloc({kThreads, kColumns}, elt);
+  Value acc = e.privateAlloc({hd}, elt);
+  Value t = e.threadId(0);
+  Value i = e.workgroupId(0), h = e.workgroupId(1), bi = e.workgroupId(2);
+  Value qOff = e.mulConst(h, hd);
+  Value kvOff = e.mulConst(e.divConst(h, a.group), hd);
+  Value zero = e.constant(0.0, elt);
+  Value negInf = e.constant(-std::numeric_limits<float>::infinity(), elt);
+  Value pos = e.addConst(i, a.tk - a.tq);
+
+  // The query row in workgroup memory; a zero accumulator per thread.
+  e.forLoop(t, e.index(hd), kThreads, {},
+            [&](Value d, ValueRange) -> SmallVector<Value> {
+              e.storeLocal(e.load(*a.q, {bi, i, e.add(qOff, d)}), qs, {d});
+              return {};
+            });
+  e.forLoop(0, hd, 1, [&](Value d) { e.storeLocal(zero, acc, {d}); });
+  e.barrier();
+
+  // Keys [start, end) the query sees; thread t takes t, t + 64, ...
+  Value end =
+      a.causal ? e.minIndex(e.addConst(pos, 1), e.index(a.tk)) : e.index(a.tk);
+  Value start = e.index(0);
+  if (a.window) {
+    Value lo =
+        arith::SubIOp::create(b, loc, e.addConst(pos, 1), e.index(a.window));
+    start = arith::MaxSIOp::create(b, loc, lo, e.index(0));
+  }
+  SmallVector<Value> st = e.forLoop(
+      e.add(start, t), end, kThreads, {negInf, zero},
+      [&](Value j, ValueRange cur) -> SmallVector<Value> {
+        return e.ifThenElse(
+            keyKept(e, a, bi, j), {elt, elt},
+            [&]() -> SmallVector<Value> {
+              Value dot = e.forLoop(
+                  e.index(0), e.index(hd), 1, {zero},
+                  [&](Value d, ValueRange sum) -> SmallVector<Value> {
+                    Value kv = e.load(*a.k, {bi, j, e.add(kvOff, d)});
+                    return {e.addF(sum[0], e.mulF(e.loadLocal(qs, {d}), kv))};
+                  })[0];
+              return onlineStep(e, hd, cur[0], cur[1], score(e, a, dot), acc,
+                                [&](Value d) {
+                                  return e.load(*a.v, {bi, j, e.add(kvOff, d)});
+                                });
+            },
+            [&]() -> SmallVector<Value> { return {cur[0], cur[1]}; });
+      });
+
+  // Merge: rescale every thread's state to the workgroup's maximum.
+  Value m = e.workgroupReduce(st[0], true, scratch, t, kThreads);
+  Value f = arith::SelectOp::create(
+      b, loc,
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, st[0], negInf),
+      zero,
+      math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, st[0], m)));
+  Value l = e.workgroupReduce(e.mulF(st[1], f), false, scratch, t, kThreads);
+  // Rows with no visible key produce zeros.
+  Value empty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
+  Value inv = arith::DivFOp::create(
+      b, loc, e.constant(1.0, elt),
+      arith::SelectOp::create(b, loc, empty, e.constant(1.0, elt), l));
+  for (int64_t d0 = 0; d0 < hd; d0 += kColumns) {
+    int64_t cols = std::min(kColumns, hd - d0);
+    e.forLoop(0, cols, 1, [&](Value c) {
+      Value x = e.loadLocal(acc, {e.addConst(c, d0)});
+      e.storeLocal(e.mulF(x, f), part, {t, c});
+    });
+    e.barrier();
+    e.ifThen(e.cmpLTConst(t, cols), [&] {
+      Value sum = e.forLoop(e.index(0), e.index(kThreads), 1, {zero},
+                            [&](Value r, ValueRange it) -> SmallVector<Value> {
+                              return {e.addF(it[0], e.loadLocal(part, {r, t}))};
+                            })[0];
+      e.store(e.mulF(sum, inv), out, {bi, i, e.add(qOff, e.addConst(t, d0))});
+    });
+    e.barrier();
+  }
+}
 
 LogicalResult mlir::rlx::emitGPUAttentionKernel(GPUKernelEmitter &e,
                                                 Operation *o,
@@ -52,12 +212,32 @@ LogicalResult mlir::rlx::emitGPUAttentionKernel(GPUKernelEmitter &e,
   bool window = kind == MaskKind::SlidingWindow;
   float scale = op.getScale(), softcap = op.getSoftcap();
 
+  if (heads > e.target.maxWorkgroups || batch > e.target.maxWorkgroups)
+    return op.emitOpError("is too large for one SPIR-V dispatch");
+  if (tq <= 4) {
+    AttentionInfo info;
+    info.q = &q;
+    info.k = &k;
+    info.v = &v;
+    info.mask = hasMask ? &ins[3] : nullptr;
+    info.batch = batch;
+    info.tq = tq;
+    info.tk = tk;
+    info.heads = heads;
+    info.hd = hd;
+    info.group = group;
+    info.window = window ? op.getWindow() : 0;
+    info.causal = causal;
+    info.scale = scale;
+    info.softcap = softcap;
+    emitDecodeAttention(e, info, out);
+    return success();
+  }
+
   constexpr int64_t kRows = 64;
   int64_t tile = std::clamp<int64_t>(2048 / hd, 1, 32);
   while (2 * tile * hd * 4 > e.target.sharedMemoryBytes / 2 && tile > 1)
     tile /= 2;
-  if (heads > e.target.maxWorkgroups || batch > e.target.maxWorkgroups)
-    return op.emitOpError("is too large for one SPIR-V dispatch");
   e.workgroupSize = {kRows, 1, 1};
   e.numWorkgroups = {(tq + kRows - 1) / kRows, heads, batch};
 

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include <cmath>
 
 using namespace mlir;
@@ -233,16 +234,29 @@ void GPUKernelEmitter::forEachWorkgroupItem(
 SmallVector<Value> GPUKernelEmitter::forLoop(
     Value lb, Value ub, int64_t step, ValueRange init,
     function_ref<SmallVector<Value>(Value iv, ValueRange iter)> body) {
-  auto loop = scf::ForOp::create(
-      b, loc, lb, ub, index(step), init,
-      [&](OpBuilder &nested, Location, Value iv, ValueRange iter) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nested.getInsertionBlock(),
-                            nested.getInsertionPoint());
-        SmallVector<Value> next = body(iv, iter);
-        scf::YieldOp::create(b, loc, next);
-      });
-  return SmallVector<Value>(loop.getResults());
+  auto emitLoop = [&]() -> SmallVector<Value> {
+    auto loop = scf::ForOp::create(
+        b, loc, lb, ub, index(step), init,
+        [&](OpBuilder &nested, Location, Value iv, ValueRange iter) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          SmallVector<Value> next = body(iv, iter);
+          scf::YieldOp::create(b, loc, next);
+        });
+    return SmallVector<Value>(loop.getResults());
+  };
+  std::optional<int64_t> l = getConstantIntValue(lb),
+                         u = getConstantIntValue(ub);
+  if (init.empty() || (l && u && *u > *l))
+    return emitLoop();
+  // SCFToSPIRV keeps loop results in variables written by the body only, so
+  // a loop that may run zero times must not be asked for its results: the
+  // guard gives `init` instead.
+  Value runs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub);
+  SmallVector<Value> initValues(init.begin(), init.end());
+  return ifThenElse(runs, TypeRange(init), emitLoop,
+                    [&]() -> SmallVector<Value> { return initValues; });
 }
 
 void GPUKernelEmitter::forLoop(int64_t lb, int64_t ub, int64_t step,

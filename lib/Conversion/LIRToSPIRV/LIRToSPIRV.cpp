@@ -41,10 +41,12 @@
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 #include "mlir/Dialect/SPIRV/Transforms/Passes.h"
 #include "mlir/Dialect/SPIRV/Transforms/SPIRVConversion.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/SPIRV/Serialization.h"
+#include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
@@ -437,17 +439,20 @@ struct ConvertLIRToSPIRVPass
         return signalPassFailure();
 
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
+    // Fold the index arithmetic the emitter spells out, then share it.
+    RewritePatternSet patterns(ctx);
+    for (Dialect *d : ctx->getLoadedDialects())
+      d->getCanonicalizationPatterns(patterns);
+    for (RegisteredOperationName op : ctx->getRegisteredOperations())
+      op.getCanonicalizationPatterns(patterns, ctx);
+    FrozenRewritePatternSet canonicalize(std::move(patterns));
+    IRRewriter rewriter(ctx);
     for (gpu::GPUModuleOp m : gpuModules) {
-      if (failed(approximateMath(m)))
+      if (failed(approximateMath(m)) ||
+          failed(applyPatternsGreedily(m, canonicalize)))
         return signalPassFailure();
-      // Fold the index arithmetic the emitter spells out.
-      RewritePatternSet patterns(ctx);
-      for (Dialect *d : ctx->getLoadedDialects())
-        d->getCanonicalizationPatterns(patterns);
-      for (RegisteredOperationName op : ctx->getRegisteredOperations())
-        op.getCanonicalizationPatterns(patterns, ctx);
-      if (failed(applyPatternsGreedily(m, std::move(patterns))))
-        return signalPassFailure();
+      DominanceInfo dominance(m);
+      eliminateCommonSubExpressions(rewriter, dominance, m);
     }
     if (gpuOnly)
       return;

@@ -7,18 +7,20 @@
 //
 // mir.matmul, mir.batch_matmul and mir.fused_matmul.
 //
-// GEMM: a 16x16 workgroup computes a (16*RM)x(16*RN) output tile (RM, RN in
-// {1, 2, 4}, chosen from M and N), each thread an RMxRN register tile
-// strided by 16 so that workgroup-memory reads are conflict-free and output
-// writes coalesce. K advances in steps of 16: the workgroup stages the A
-// and B tiles in workgroup memory (each thread loads along whichever
-// dimension of the operand is contiguous), synchronizes, and accumulates.
+// GEMM: a 16x16 workgroup (16x8 on devices limited to 128 invocations)
+// computes a (16*RM)x(16*RN) output tile (RM, RN in {1, 2, 4}, chosen from M
+// and N), each thread an RMxRN register tile strided by the workgroup's
+// extent so that workgroup-memory reads are conflict-free and output writes
+// coalesce. K advances in steps of 16: the workgroup stages the A and B
+// tiles in workgroup memory (each thread loads along whichever dimension of
+// the operand is contiguous), synchronizes, and accumulates (unrolled).
 // Leading dims of a matmul fold into M when the views allow it, otherwise
 // they are the z dimension of the launch.
 //
-// GEMV (M <= 4, one batch: decode steps): with an [N, K] weight each
-// workgroup reduces one output column over K (coalesced reads of a weight
-// row); with a [K, N] weight each thread owns a column.
+// GEMV (M <= 4, one batch: decode steps): with an [N, K] weight, a group
+// of min(64, K / 16) threads reduces each output column over K (consecutive
+// reads of a weight row), 64 / group columns per workgroup; with a [K, N]
+// weight each thread owns a column.
 //
 // The fused epilogue (bias, activation, residual) is applied before the
 // store.
@@ -28,6 +30,8 @@
 #include "GPUKernelEmitter.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/bit.h"
+#include <algorithm>
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -114,34 +118,37 @@ static void emitTiledGemm(GPUKernelEmitter &e, const Matrix &a, const Matrix &b,
                           ArrayRef<int64_t> batchShape, int64_t m, int64_t n,
                           int64_t k) {
   Type elt = c.view.elementType;
-  constexpr int64_t kThreads = 16, kTileK = 16;
+  // 16x16 threads; 16x8 on devices limited to 128 invocations.
+  constexpr int64_t kThreadsX = 16, kTileK = 16;
+  int64_t threadsY = e.target.maxInvocations >= 256 ? 16 : 8;
+  int64_t threads = kThreadsX * threadsY;
   int64_t rm = m >= 64 ? 4 : (m >= 32 ? 2 : 1);
   int64_t rn = n >= 64 ? 4 : (n >= 32 ? 2 : 1);
-  int64_t tm = kThreads * rm, tn = kThreads * rn;
+  int64_t tm = threadsY * rm, tn = kThreadsX * rn;
   int64_t batch = 1;
   for (int64_t d : batchShape)
     batch *= d;
-  e.workgroupSize = {kThreads, kThreads, 1};
+  e.workgroupSize = {kThreadsX, threadsY, 1};
   e.numWorkgroups = {(n + tn - 1) / tn, (m + tm - 1) / tm, batch};
 
   Value as = e.sharedAlloc({kTileK, tm}, elt);
   Value bs = e.sharedAlloc({kTileK, tn}, elt);
   Value tx = e.threadId(0), ty = e.threadId(1);
-  Value t = e.add(e.mulConst(ty, kThreads), tx);
+  Value t = e.add(e.mulConst(ty, kThreadsX), tx);
   Value m0 = e.mulConst(e.workgroupId(1), tm);
   Value n0 = e.mulConst(e.workgroupId(0), tn);
   SmallVector<Value> bc = e.delinearize(e.workgroupId(2), batchShape);
   Value zero = e.constant(0.0, elt);
   Value mBound = e.index(m), nBound = e.index(n), kBound = e.index(k);
 
-  // Stages rows x kTileK (A) or kTileK x cols (B) of an operand: each of the
-  // 256 threads loads `count / 256` elements along the contiguous dim.
+  // Stages rows x kTileK (A) or kTileK x cols (B) of an operand: each thread
+  // loads `count / threads` elements along the operand's contiguous dim.
   auto stage = [&](const Matrix &mat, Value tile, Value k0, Value base,
                    int64_t extent, Value bound, bool isA) {
     bool kFast = (isA ? mat.colStride() : mat.rowStride()) == 1;
     int64_t count = extent * kTileK;
-    for (int64_t r = 0; r < count / (kThreads * kThreads); ++r) {
-      Value idx = e.addConst(t, r * kThreads * kThreads);
+    for (int64_t r = 0; r < count / threads; ++r) {
+      Value idx = e.addConst(t, r * threads);
       Value kk, xx;
       if (kFast) {
         xx = e.divConst(idx, kTileK);
@@ -165,29 +172,28 @@ static void emitTiledGemm(GPUKernelEmitter &e, const Matrix &a, const Matrix &b,
         stage(a, as, k0, m0, tm, mBound, /*isA=*/true);
         stage(b, bs, k0, n0, tn, nBound, /*isA=*/false);
         e.barrier();
-        SmallVector<Value> next = e.forLoop(
-            e.index(0), e.index(kTileK), 1, it,
-            [&](Value kk, ValueRange cur) -> SmallVector<Value> {
-              SmallVector<Value> av, bv, out;
-              for (int64_t i = 0; i < rm; ++i)
-                av.push_back(
-                    e.loadLocal(as, {kk, e.addConst(ty, i * kThreads)}));
-              for (int64_t j = 0; j < rn; ++j)
-                bv.push_back(
-                    e.loadLocal(bs, {kk, e.addConst(tx, j * kThreads)}));
-              for (int64_t i = 0; i < rm; ++i)
-                for (int64_t j = 0; j < rn; ++j)
-                  out.push_back(e.addF(cur[i * rn + j], e.mulF(av[i], bv[j])));
-              return out;
-            });
+        // The 16 steps of the tile, unrolled: the accumulators stay in
+        // registers and the shared-memory reads are independent.
+        SmallVector<Value> next(it.begin(), it.end());
+        for (int64_t kk = 0; kk < kTileK; ++kk) {
+          Value kv = e.index(kk);
+          SmallVector<Value> av, bv;
+          for (int64_t i = 0; i < rm; ++i)
+            av.push_back(e.loadLocal(as, {kv, e.addConst(ty, i * threadsY)}));
+          for (int64_t j = 0; j < rn; ++j)
+            bv.push_back(e.loadLocal(bs, {kv, e.addConst(tx, j * kThreadsX)}));
+          for (int64_t i = 0; i < rm; ++i)
+            for (int64_t j = 0; j < rn; ++j)
+              next[i * rn + j] = e.addF(next[i * rn + j], e.mulF(av[i], bv[j]));
+        }
         e.barrier();
         return next;
       });
 
   for (int64_t i = 0; i < rm; ++i) {
-    Value gm = e.add(m0, e.addConst(ty, i * kThreads));
+    Value gm = e.add(m0, e.addConst(ty, i * threadsY));
     for (int64_t j = 0; j < rn; ++j) {
-      Value gn = e.add(n0, e.addConst(tx, j * kThreads));
+      Value gn = e.add(n0, e.addConst(tx, j * kThreadsX));
       e.ifThen(e.andI(e.cmpLT(gm, mBound), e.cmpLT(gn, nBound)), [&] {
         Value v = epi.apply(e, bc, gm, gn, acc[i * rn + j]);
         e.store(v, c.view, c.indices(bc, gm, gn));
@@ -206,34 +212,59 @@ static void emitGemv(GPUKernelEmitter &e, const Matrix &a, const Matrix &b,
   Value zero = e.constant(0.0, elt);
   SmallVector<Value> init(m, zero);
   if (b.rowStride() == 1) {
-    // [N, K] weights: a workgroup reduces one column over K.
-    int64_t threads = 64;
-    Value scratch = e.sharedAlloc({threads}, elt);
-    e.forEachWorkgroupItem(n, threads, [&](Value col, Value tid) {
-      SmallVector<Value> part =
-          e.forLoop(tid, e.index(k), threads, init,
-                    [&](Value kk, ValueRange it) -> SmallVector<Value> {
-                      Value w = b.load(e, bc, kk, col);
-                      SmallVector<Value> out;
-                      for (int64_t i = 0; i < m; ++i)
-                        out.push_back(e.addF(
-                            it[i], e.mulF(a.load(e, bc, e.index(i), kk), w)));
-                      return out;
-                    });
-      SmallVector<Value> sums;
-      for (int64_t i = 0; i < m; ++i)
-        sums.push_back(
-            e.workgroupReduce(part[i], false, scratch, tid, threads));
-      e.ifThen(arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::eq, tid,
-                                     e.index(0)),
-               [&] {
-                 for (int64_t i = 0; i < m; ++i) {
-                   Value row = e.index(i);
-                   e.store(epi.apply(e, bc, row, col, sums[i]), c.view,
-                           c.indices(bc, row, col));
-                 }
-               });
-    });
+    // [N, K] weights: `lanes` threads reduce one column over K (reading
+    // consecutive elements of a weight row), 64 / lanes columns per
+    // workgroup; the lanes meet in a tree reduction in workgroup memory.
+    constexpr int64_t kThreads = 64;
+    int64_t lanes = std::clamp<int64_t>(
+        static_cast<int64_t>(llvm::bit_floor(
+            static_cast<uint64_t>(std::max<int64_t>(k / 16, 1)))),
+        1, kThreads);
+    int64_t cols = kThreads / lanes;
+    Value scratch = e.sharedAlloc({m, kThreads}, elt);
+    e.forEachWorkgroupItem(
+        (n + cols - 1) / cols, kThreads, [&](Value group, Value tid) {
+          Value lane = e.remConst(tid, lanes);
+          Value col = e.add(e.mulConst(group, cols), e.divConst(tid, lanes));
+          Value valid = e.cmpLTConst(col, n);
+          Value safeCol = e.minIndex(col, e.index(n - 1));
+          SmallVector<Value> part = e.forLoop(
+              lane, e.index(k), lanes, init,
+              [&](Value kk, ValueRange it) -> SmallVector<Value> {
+                Value w = b.load(e, bc, kk, safeCol);
+                SmallVector<Value> out;
+                for (int64_t i = 0; i < m; ++i)
+                  out.push_back(
+                      e.addF(it[i], e.mulF(a.load(e, bc, e.index(i), kk), w)));
+                return out;
+              });
+          for (int64_t i = 0; i < m; ++i)
+            e.storeLocal(part[i], scratch, {e.index(i), tid});
+          e.barrier();
+          for (int64_t s = lanes / 2; s >= 1; s /= 2) {
+            e.ifThen(e.cmpLTConst(lane, s), [&] {
+              for (int64_t i = 0; i < m; ++i) {
+                Value row = e.index(i);
+                Value other = e.loadLocal(scratch, {row, e.addConst(tid, s)});
+                Value mine = e.loadLocal(scratch, {row, tid});
+                e.storeLocal(e.addF(mine, other), scratch, {row, tid});
+              }
+            });
+            e.barrier();
+          }
+          Value first = arith::CmpIOp::create(
+              e.b, e.loc, arith::CmpIPredicate::eq, lane, e.index(0));
+          e.ifThen(e.andI(first, valid), [&] {
+            for (int64_t i = 0; i < m; ++i) {
+              Value row = e.index(i);
+              Value sum = e.loadLocal(scratch, {row, tid});
+              e.store(epi.apply(e, bc, row, col, sum), c.view,
+                      c.indices(bc, row, col));
+            }
+          });
+          // The next item may overwrite the scratch only after the reads.
+          e.barrier();
+        });
     return;
   }
   // [K, N] weights: a thread owns a column (coalesced over N).

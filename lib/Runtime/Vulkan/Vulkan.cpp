@@ -901,7 +901,10 @@ Error VulkanExecutor::init(const Manifest &manifest) {
   VkDevice d = dev->device;
   const DeviceInfo &info = dev->info;
   // Host-visible device memory when the device shares the host's.
-  if (!info.discrete) {
+  // RLX_VULKAN_STAGING=1 forces the discrete-GPU path (device-local buffers,
+  // staging copies), to test it on any device.
+  const char *forceStaging = std::getenv("RLX_VULKAN_STAGING");
+  if (!info.discrete && !(forceStaging && StringRef(forceStaging) != "0")) {
     for (uint32_t i = 0; i < dev->memory.memoryTypeCount; ++i) {
       VkMemoryPropertyFlags f = dev->memory.memoryTypes[i].propertyFlags;
       VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |

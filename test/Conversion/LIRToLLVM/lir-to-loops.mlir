@@ -1,35 +1,48 @@
-// RUN: rlx-opt %s --convert-lir-to-loops | FileCheck %s
-// RUN: rlx-opt %s --convert-lir-to-llvm | FileCheck %s --check-prefix=LLVM
+// RUN: rlx-opt %s --split-input-file --convert-lir-to-loops | FileCheck %s
+// RUN: rlx-opt %s --split-input-file --convert-lir-to-llvm | FileCheck %s --check-prefix=LLVM
 
-/// An entry becomes a C-interface function over the arena and the parameter
-/// pool; views are memref.view (plus reinterpret_cast when strided); kernels
-/// that compute the same thing on the same types share one function; GEMMs
-/// call cblas_sgemm; elementwise kernels are vectorized with a scalar tail.
+/// An entry becomes two C-interface functions over the arena and the
+/// parameter pool: @<entry>_spmd, which every thread of the runtime's pool
+/// calls with the execution context and its id, and @<entry>, which runs it
+/// on one thread. Views are memref.view (plus reinterpret_cast when
+/// strided); kernels that compute the same thing on the same types share one
+/// function and take the thread arguments; a GEMM whose weight cannot be
+/// packed (N = 40 is not a multiple of 16) calls cblas_sgemm on a slice of
+/// the columns; elementwise kernels are vectorized with a scalar tail inside
+/// a loop whose chunks threads claim with compare-and-swap.
 
-// CHECK: func.func private @cblas_sgemm(i32, i32, i32, i32, i32, i32, f32, !llvm.ptr, i32, !llvm.ptr, i32, f32, !llvm.ptr, i32)
 // CHECK-LABEL: func.func @forward(%{{.*}}: memref<?xi8>, %{{.*}}: memref<?xi8>) attributes {llvm.emit_c_interface
+// CHECK: call @forward_spmd(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<?xi8>, memref<?xi8>, !llvm.ptr, index, index) -> ()
+// CHECK: func.func @forward_spmd(%{{.*}}: memref<?xi8>, %{{.*}}: memref<?xi8>, %[[CTX:.*]]: !llvm.ptr, %[[TID:.*]]: index, %[[N:.*]]: index) attributes {llvm.emit_c_interface}
 // CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<?xi8> to memref<4x40xf32>
 // CHECK: memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [4, 20], strides: [40, 1]
-// CHECK: call @[[MM:forward_k0_matmul]](
+// CHECK: call @[[MM:forward_k0_matmul]]({{.*}}, %[[CTX]], %[[TID]], %[[N]])
 // CHECK: call @[[EXP:forward_k1_exp]](
 // CHECK: call @[[EXP]](
 // CHECK-NOT: call
 // CHECK: return
+// CHECK-NOT: rlx.packed_params
 
 // CHECK: func.func private @[[MM]]
 // CHECK: call @cblas_sgemm
 
 // CHECK: func.func private @[[EXP]]
+// CHECK: scf.while
+// CHECK: llvm.cmpxchg
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK: vector.load {{.*}} : memref<4x20xf32, strided<[40, 1]>>, vector<16xf32>
 // CHECK: math.exp {{.*}} : vector<16xf32>
 // CHECK: vector.store
 // CHECK: memref.load
 // CHECK: math.exp {{.*}} : f32
+// CHECK: llvm.atomicrmw add
 
-// LLVM-LABEL: llvm.func @forward
+// LLVM-LABEL: llvm.func @forward(
+// LLVM: llvm.call @forward_spmd
+// LLVM-LABEL: llvm.func @_mlir_ciface_forward(
+// LLVM-LABEL: llvm.func @forward_spmd(
 // LLVM: llvm.call @forward_k0_matmul
-// LLVM-LABEL: llvm.func @_mlir_ciface_forward
+// LLVM-LABEL: llvm.func @_mlir_ciface_forward_spmd(
 // LLVM-NOT: math.
 // LLVM-NOT: scf.
 lir.entry @forward arena_size = 1536, param_size = 3200, alignment = 64 {
@@ -59,4 +72,66 @@ lir.entry @forward arena_size = 1536, param_size = 3200, alignment = 64 {
   }
   lir.io output "a" %o1 : memref<4x20xf32>
   lir.io output "b" %o2 : memref<4x20xf32>
+}
+
+// -----
+
+/// A weight [N, K] with N a multiple of 16 read only as the transposed
+/// right-hand side of matmuls is packed at load time ("nk16", listed in
+/// rlx.packed_params) and multiplied by the generated GEMM: A is packed into
+/// the shared scratch buffer, register tiles accumulate with vector.fma
+/// over the packed panels, and the fused epilogue (bias, GELU, residual) is
+/// applied before the single store. A matmul followed by the mir.fused_glu
+/// that alone reads it becomes one kernel with the GLU in the epilogue.
+
+// CHECK: module attributes {rlx.packed_params = ["w", "gu"]}
+// CHECK: memref.global "private" @__rlx_scratch : memref<{{[0-9]+}}xf32> = uninitialized
+// CHECK-LABEL: func.func @packed_gemms_spmd
+// CHECK: call @[[FM:packed_gemms_k0_fused_matmul]](
+// CHECK: call @[[GLU:packed_gemms_k1_matmul_glu]](
+// CHECK-NOT: call
+// CHECK: return
+
+// CHECK: func.func private @[[FM]]
+// CHECK-NOT: cblas_sgemm
+// CHECK: memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [2, 64, 16], strides: [1024, 16, 1]
+// CHECK: memref.get_global @__rlx_scratch
+// CHECK: vector.fma
+// CHECK: math.erf
+// CHECK: vector.store
+
+// CHECK: func.func private @[[GLU]]
+// CHECK: vector.fma
+// CHECK: arith.mulf
+// CHECK: vector.store
+lir.entry @packed_gemms arena_size = 32768, param_size = 32768, alignment = 64 {
+  %x = lir.view arena[0] : memref<1x12x64xf32>
+  %w = lir.view params[0] : memref<32x64xf32>
+  %b = lir.view params[8192] : memref<32xf32>
+  %r = lir.view arena[3072] : memref<1x12x32xf32>
+  %y = lir.view arena[4608] : memref<1x12x32xf32>
+  %gu = lir.view params[8320] : memref<64x32xf32>
+  %h = lir.view arena[6144] : memref<1x12x64xf32>
+  %o = lir.view arena[9216] : memref<1x12x32xf32>
+  lir.io input "x" %x : memref<1x12x64xf32>
+  lir.io input "r" %r : memref<1x12x32xf32>
+  lir.io param "w" %w : memref<32x64xf32>
+  lir.io param "b" %b : memref<32xf32>
+  lir.io param "gu" %gu {sources = ["g", "u"], concat_axis = 0 : i64, source_sizes = array<i64: 32, 32>} : memref<64x32xf32>
+  lir.kernel "fused_matmul" ins(%x, %w, %b, %r : memref<1x12x64xf32>, memref<32x64xf32>, memref<32xf32>, memref<1x12x32xf32>) outs(%y : memref<1x12x32xf32>) {
+  ^bb0(%t: tensor<1x12x64xf32>, %u: tensor<32x64xf32>, %v: tensor<32xf32>, %s: tensor<1x12x32xf32>):
+    %q = mir.fused_matmul %t, %u bias(%v) residual(%s) {activation = #mir<activation gelu>, transpose_rhs} : (tensor<1x12x64xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<1x12x32xf32>) -> tensor<1x12x32xf32>
+    lir.yield %q : tensor<1x12x32xf32>
+  }
+  lir.kernel "matmul" ins(%y, %gu : memref<1x12x32xf32>, memref<64x32xf32>) outs(%h : memref<1x12x64xf32>) {
+  ^bb0(%t: tensor<1x12x32xf32>, %u: tensor<64x32xf32>):
+    %q = mir.matmul %t, %u {transpose_rhs} : (tensor<1x12x32xf32>, tensor<64x32xf32>) -> tensor<1x12x64xf32>
+    lir.yield %q : tensor<1x12x64xf32>
+  }
+  lir.kernel "fused_glu" ins(%h : memref<1x12x64xf32>) outs(%o : memref<1x12x32xf32>) {
+  ^bb0(%t: tensor<1x12x64xf32>):
+    %q = mir.fused_glu %t {activation = #mir<activation silu>} : (tensor<1x12x64xf32>) -> tensor<1x12x32xf32>
+    lir.yield %q : tensor<1x12x32xf32>
+  }
+  lir.io output "o" %o : memref<1x12x32xf32>
 }

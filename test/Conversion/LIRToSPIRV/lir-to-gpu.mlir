@@ -13,15 +13,16 @@
 
 // CHECK-LABEL: lir.entry @forward
 // CHECK-SAME: rlx.spirv.constant_bytes = 256 : i64, rlx.spirv.constant_offsets = array<i64: 0>, rlx.spirv.constants = [dense<{{\[}}[1.000000e+00], [2.000000e+00], [3.000000e+00], [4.000000e+00]]> : tensor<4x1xf32>]
-// CHECK: lir.kernel "matmul" {{.*}} attributes {rlx.spirv.bindings = [array<i64: 0, 0, 320, 0, 320, 0>, array<i64: 1, 0, 3200, 0, 3200, 0>, array<i64: 0, 256, 704, 320, 640, 1>], rlx.spirv.entry_point = @forward_k0_matmul::@forward_k0_matmul, rlx.spirv.workgroups = array<i64: 40, 1, 1>}
+// CHECK: lir.kernel "matmul" {{.*}} attributes {rlx.spirv.bindings = [array<i64: 0, 0, 320, 0, 320, 0>, array<i64: 1, 0, 3200, 0, 3200, 0>, array<i64: 0, 256, 704, 320, 640, 1>], rlx.spirv.entry_point = @forward_k0_matmul::@forward_k0_matmul, rlx.spirv.workgroups = array<i64: 1, 1, 1>}
 // CHECK: lir.kernel "exp" {{.*}}rlx.spirv.bindings = [array<i64: 0, 256, 624, 320, 560, 0>, array<i64: 0, 768, 512, 960, 320, 1>], rlx.spirv.entry_point = @forward_k1_exp::@forward_k1_exp, rlx.spirv.workgroups = array<i64: 2, 1, 1>
 // CHECK: lir.kernel "exp" {{.*}}rlx.spirv.bindings = [array<i64: 0, 256, 704, 400, 560, 0>, array<i64: 0, 0, 320, 0, 320, 1>], rlx.spirv.entry_point = @forward_k2_exp::@forward_k2_exp
 // CHECK: lir.kernel "add" {{.*}}rlx.spirv.bindings = [array<i64: 0, 768, 512, 960, 320, 0>, array<i64: 0, 1280, 320, 1280, 320, 1>, array<i64: 2, 0, 16, 0, 16, 0>]
 
-// A GEMV (M = 4 rows): a workgroup of 64 threads reduces each output column.
+// A GEMV (M = 4 rows, K = 20): a thread per column of the [N, K] weight, 64
+// columns per workgroup, partial sums of the 4 rows in workgroup memory.
 // CHECK-LABEL: gpu.module @forward_k0_matmul
 // CHECK: gpu.func @forward_k0_matmul(%{{.*}}: memref<?xf32, #spirv.storage_class<StorageBuffer>>, %{{.*}}: memref<?xf32, #spirv.storage_class<StorageBuffer>>, %{{.*}}: memref<?xf32, #spirv.storage_class<StorageBuffer>>) kernel attributes {spirv.entry_point_abi = #spirv.entry_point_abi<workgroup_size = [64, 1, 1]>}
-// CHECK: memref.alloc() : memref<64xf32, #spirv.storage_class<Workgroup>>
+// CHECK: memref.alloc() : memref<4x64xf32, #spirv.storage_class<Workgroup>>
 // CHECK: gpu.barrier
 
 // The strided view at byte 320 is bound at 256: element offset 16.

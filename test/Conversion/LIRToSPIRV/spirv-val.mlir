@@ -1,7 +1,7 @@
 // REQUIRES: spirv-val
 // RUN: rm -rf %t && rlx-opt %s --convert-mir-to-lir --rlx-gpu-pipeline --rlx-serialize-spirv=output-dir=%t | FileCheck %s
 // RUN: %python %S/Inputs/validate.py %t | FileCheck %s --check-prefix=VALID
-// RUN: rm -rf %t.emul && rlx-opt %s --convert-mir-to-lir --rlx-gpu-pipeline="int8=false storage-buffer-alignment=16 workgroup-size=128" --rlx-serialize-spirv=output-dir=%t.emul > /dev/null
+// RUN: rm -rf %t.emul && rlx-opt %s --convert-mir-to-lir --rlx-gpu-pipeline="int8=false storage-buffer-alignment=16 workgroup-size=128 max-workgroup-invocations=128" --rlx-serialize-spirv=output-dir=%t.emul > /dev/null
 // RUN: %python %S/Inputs/validate.py %t.emul | FileCheck %s --check-prefix=VALID
 
 /// Every MIR op kind, primitive and fused, through the whole GPU pipeline:

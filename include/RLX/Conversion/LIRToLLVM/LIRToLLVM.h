@@ -12,10 +12,14 @@
 namespace mlir {
 class OpPassManager;
 namespace rlx {
+struct ConvertLIRToLoopsPassOptions;
 
 /// convert-lir-to-loops, math approximations and the upstream conversions
 /// from func/scf/vector/memref/math/arith to the LLVM dialect.
 void buildLIRToLLVMPipeline(OpPassManager &pm);
+/// The same with the kernel generator's options (GEMM choice and tiles).
+void buildLIRToLLVMPipeline(OpPassManager &pm,
+                            const ConvertLIRToLoopsPassOptions &options);
 
 /// Registers `convert-lir-to-llvm` (the pipeline above).
 void registerLIRToLLVMPipeline();

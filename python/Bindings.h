@@ -1,0 +1,126 @@
+//===- Bindings.h - Shared helpers of the rlx Python module -----*- C++ -*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The rlx extension is the one place in RLX built with C++ exceptions
+// (nanobind needs them). The libraries it wraps are built without: errors
+// cross the boundary as llvm::Error / llvm::Expected and become Python
+// exceptions here, and a Python callback invoked from inside RLX never lets
+// an exception unwind through RLX frames (see PendingPythonError).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_PYTHON_BINDINGS_H
+#define RLX_PYTHON_BINDINGS_H
+
+#include "RLX/Flow/ModelFlow.h"
+#include "RLX/Runtime/Tensor.h"
+#include "RLX/Weights/WeightSource.h"
+#include "llvm/Support/Error.h"
+#include <exception>
+#include <memory>
+#include <nanobind/nanobind.h>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace rlx::python {
+
+namespace nb = nanobind;
+
+/// The C++ side of `rlx.RLXError`: carries an llvm::Error's message.
+class RLXError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// An exception thrown by a Python callback that RLX called (a recipe hook,
+/// `on_token`). The callback stores it (the current exception, in a catch
+/// block) and returns normally; the binding that entered RLX re-raises it
+/// once RLX has returned.
+void setPendingPythonError(std::exception_ptr error);
+/// Re-raises the pending exception, if any.
+void rethrowPendingPythonError();
+
+/// Raises `err` as rlx.RLXError (or a pending Python exception first).
+[[noreturn]] void throwError(llvm::Error err);
+
+/// Checks `err`: success does nothing, failure raises.
+inline void check(llvm::Error err) {
+  rethrowPendingPythonError();
+  if (err)
+    throwError(std::move(err));
+}
+
+/// The value of `value`, or raises its error.
+template <typename T> T unwrap(llvm::Expected<T> value) {
+  rethrowPendingPythonError();
+  if (!value)
+    throwError(value.takeError());
+  return std::move(*value);
+}
+
+/// str(value).
+inline std::string pyStr(nb::handle value) {
+  return nb::cast<std::string>(nb::str(value));
+}
+
+/// A path argument (str or os.PathLike) as a string.
+std::string pathString(nb::handle path);
+
+//===----------------------------------------------------------------------===//
+// NumPy
+//===----------------------------------------------------------------------===//
+
+/// The numpy module.
+nb::module_ numpy();
+/// The DType of a numpy dtype, or std::nullopt for one RLX has no type for.
+std::optional<DType> dtypeOfNumpy(nb::handle dtype);
+/// The numpy dtype name of `dtype` ("float32", ...); bf16 reads "bfloat16".
+const char *numpyDTypeName(DType dtype);
+/// A DType from "f32"/"i32"/..., a numpy dtype or a numpy scalar type.
+DType parseDType(nb::handle spec);
+/// `value` as a C-contiguous numpy array (a no-op for one already).
+nb::object contiguousArray(nb::handle value);
+/// Copies a numpy array into a Tensor (one copy). `what` names it in errors.
+Tensor tensorFromArray(nb::handle array, llvm::StringRef what);
+/// A numpy array over `tensor`'s bytes, which it takes over (no copy; bf16
+/// is widened to float32).
+nb::object arrayFromTensor(Tensor tensor);
+
+//===----------------------------------------------------------------------===//
+// Weights
+//===----------------------------------------------------------------------===//
+
+/// `rlx.Weights`: a shared WeightSource.
+struct PyWeights {
+  std::shared_ptr<const WeightSource> source;
+};
+
+/// Weights from a path (model directory, .safetensors, .gguf), a mapping of
+/// names to arrays, or an rlx.Weights.
+PyWeights toWeights(nb::handle value);
+
+//===----------------------------------------------------------------------===//
+// Profiles
+//===----------------------------------------------------------------------===//
+
+/// A CompileProfile from an rlx.CompileProfile, a preset name, or a path to
+/// a `.toml` file.
+CompileProfile toProfile(nb::handle value);
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+void registerWeights(nb::module_ &m);
+void registerProfile(nb::module_ &m);
+void registerFlow(nb::module_ &m);
+void registerCompiler(nb::module_ &m);
+
+} // namespace rlx::python
+
+#endif // RLX_PYTHON_BINDINGS_H

@@ -1,0 +1,997 @@
+//===- FlowBindings.cpp - The flow API in Python --------------------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// ModelFlow and its blocks, layer stacks and stages, the layer specs, HF
+// configs and the recipes (LLaMA 3.2, Qwen3, Gemma 2, BERT) with their hooks.
+// Python callables given to `repeat_layers` and `layer` run here, before RLX
+// is entered; recipe hooks run inside RLX and go through guardedCall.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Bindings.h"
+#include "RLX/Flow/Recipes.h"
+#include "RLX/Weights/GGUF.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+using namespace rlx;
+using namespace rlx::python;
+using namespace nb::literals;
+
+namespace {
+/// `rlx.Stage`: one step of a flow.
+struct PyStage {
+  Stage fn;
+  std::string label;
+};
+} // namespace
+
+static constexpr auto ref = nb::rv_policy::reference;
+
+//===----------------------------------------------------------------------===//
+// Stages
+//===----------------------------------------------------------------------===//
+
+static Stage sequenceOf(std::vector<Stage> stages) {
+  return [stages = std::move(stages)](FlowContext &ctx) -> llvm::Error {
+    for (const Stage &s : stages)
+      if (llvm::Error err = s(ctx))
+        return err;
+    return llvm::Error::success();
+  };
+}
+
+static Stage failingStage(std::string message) {
+  return [message](FlowContext &) -> llvm::Error {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  };
+}
+
+/// A flow's stages as one stage (the flow is not modified).
+static Stage stageOfFlow(const ModelFlow &flow) {
+  ModelFlow copy = flow;
+  return sequenceOf(copy.takeStages());
+}
+
+/// A Stage from an rlx.Stage, a LayerStack, a ModelFlow fragment or a list
+/// of those.
+static Stage toStage(nb::handle value) {
+  if (nb::isinstance<PyStage>(value))
+    return nb::cast<PyStage &>(value).fn;
+  if (nb::isinstance<LayerStack>(value))
+    return sequenceOf(nb::cast<LayerStack &>(value).stages);
+  if (nb::isinstance<ModelFlow>(value))
+    return stageOfFlow(nb::cast<ModelFlow &>(value));
+  if (nb::isinstance<nb::list>(value) || nb::isinstance<nb::tuple>(value)) {
+    std::vector<Stage> stages;
+    for (nb::handle item : value)
+      stages.push_back(toStage(item));
+    return sequenceOf(std::move(stages));
+  }
+  throw nb::type_error(
+      ("expected an rlx.Stage, LayerStack, ModelFlow or a list of them, got " +
+       pyStr(value.type()))
+          .c_str());
+}
+
+/// Calls `body` (which calls Python) from inside RLX: an exception is kept
+/// for the binding that entered RLX, and `fallback` is returned instead.
+template <typename T, typename Body>
+static T guardedCall(Body body, T fallback) {
+  nb::gil_scoped_acquire gil;
+  try {
+    return body();
+  } catch (...) {
+    setPendingPythonError(std::current_exception());
+    return fallback;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Configs and specs
+//===----------------------------------------------------------------------===//
+
+static TransformerConfig loadConfig(const std::string &path) {
+  llvm::StringRef p(path);
+  if (p.ends_with(".gguf")) {
+    auto file = unwrap(GGUFFile::open(path));
+    return unwrap(TransformerConfig::fromGGUF(*file));
+  }
+  if (llvm::sys::fs::is_directory(path)) {
+    llvm::SmallString<128> json(path);
+    llvm::sys::path::append(json, "config.json");
+    return unwrap(TransformerConfig::fromFile(json));
+  }
+  return unwrap(TransformerConfig::fromFile(path));
+}
+
+static void registerSpecs(nb::module_ &m) {
+  m.attr("DYNAMIC") = kDynamic;
+
+  nb::class_<AttentionSpec>(
+      m, "AttentionSpec",
+      "Attention configuration shared by the attention blocks and layers.")
+      .def(
+          "__init__",
+          [](AttentionSpec *self, int64_t numHeads,
+             std::optional<int64_t> numKvHeads, int64_t headDim,
+             int64_t rotaryDim, float ropeTheta, bool interleavedRope,
+             float scale, float softcap, int64_t window, bool causal) {
+            auto *s = new (self) AttentionSpec();
+            s->numHeads = numHeads;
+            s->numKvHeads = numKvHeads.value_or(numHeads);
+            s->headDim = headDim;
+            s->rotaryDim = rotaryDim;
+            s->ropeTheta = ropeTheta;
+            s->interleavedRope = interleavedRope;
+            s->scale = scale;
+            s->softcap = softcap;
+            s->window = window;
+            s->causal = causal;
+          },
+          nb::kw_only(), "num_heads"_a = 1, "num_kv_heads"_a = nb::none(),
+          "head_dim"_a = 1, "rotary_dim"_a = 0, "rope_theta"_a = 10000.0f,
+          "interleaved_rope"_a = false, "scale"_a = 0.0f, "softcap"_a = 0.0f,
+          "window"_a = 0, "causal"_a = true,
+          "num_kv_heads defaults to num_heads; rotary_dim 0 means head_dim;\n"
+          "scale 0 means 1/sqrt(head_dim); window > 0 is sliding-window\n"
+          "attention.")
+      .def_rw("num_heads", &AttentionSpec::numHeads)
+      .def_rw("num_kv_heads", &AttentionSpec::numKvHeads)
+      .def_rw("head_dim", &AttentionSpec::headDim)
+      .def_rw("rotary_dim", &AttentionSpec::rotaryDim, "0: head_dim.")
+      .def_rw("rope_theta", &AttentionSpec::ropeTheta)
+      .def_rw("interleaved_rope", &AttentionSpec::interleavedRope)
+      .def_rw("scale", &AttentionSpec::scale, "0: 1/sqrt(head_dim).")
+      .def_rw("softcap", &AttentionSpec::softcap)
+      .def_rw("window", &AttentionSpec::window, "> 0: sliding window.")
+      .def_rw("causal", &AttentionSpec::causal)
+      .def("__repr__", [](const AttentionSpec &s) {
+        return "AttentionSpec(num_heads=" + std::to_string(s.numHeads) +
+               ", num_kv_heads=" + std::to_string(s.numKvHeads) +
+               ", head_dim=" + std::to_string(s.headDim) + ")";
+      });
+
+  nb::class_<DecoderLayerSpec>(
+      m, "DecoderLayerSpec",
+      "A decoder layer: its attention, norms and MLP, and the weight key\n"
+      "prefix (\"model.layers.3.\").")
+      .def(
+          "__init__",
+          [](DecoderLayerSpec *self, const AttentionSpec &attention,
+             int64_t hidden, int64_t intermediate, double rmsEpsilon,
+             std::string prefix, bool qkNorm, bool gemma,
+             std::string invFreqKey) {
+            auto *s = new (self) DecoderLayerSpec();
+            s->attention = attention;
+            s->hidden = hidden;
+            s->intermediate = intermediate;
+            s->rmsEpsilon = static_cast<float>(rmsEpsilon);
+            s->prefix = std::move(prefix);
+            s->qkNorm = qkNorm;
+            s->gemma = gemma;
+            s->invFreqKey = std::move(invFreqKey);
+          },
+          nb::kw_only(), "attention"_a = AttentionSpec(), "hidden"_a = 0,
+          "intermediate"_a = 0, "rms_epsilon"_a = 1e-5, "prefix"_a = "",
+          "qk_norm"_a = false, "gemma"_a = false, "inv_freq_key"_a = "")
+      .def_rw("attention", &DecoderLayerSpec::attention)
+      .def_rw("hidden", &DecoderLayerSpec::hidden)
+      .def_rw("intermediate", &DecoderLayerSpec::intermediate)
+      .def_rw("rms_epsilon", &DecoderLayerSpec::rmsEpsilon)
+      .def_rw("prefix", &DecoderLayerSpec::prefix,
+              "Weight key prefix, e.g. \"model.layers.3.\".")
+      .def_rw("qk_norm", &DecoderLayerSpec::qkNorm,
+              "Qwen3: per-head RMSNorm of q and k.")
+      .def_rw("gemma", &DecoderLayerSpec::gemma,
+              "Gemma 2: (1 + w) norms, sandwich norms, GeGLU.")
+      .def_rw("inv_freq_key", &DecoderLayerSpec::invFreqKey,
+              "A synthesized [rotary_dim / 2] parameter overriding theta "
+              "(LLaMA 3 scaled RoPE).")
+      .def("__repr__", [](const DecoderLayerSpec &s) {
+        return "DecoderLayerSpec(prefix='" + s.prefix +
+               "', hidden=" + std::to_string(s.hidden) +
+               ", intermediate=" + std::to_string(s.intermediate) + ")";
+      });
+
+  nb::class_<BertLayerSpec>(m, "BertLayerSpec", "A BERT encoder layer.")
+      .def(
+          "__init__",
+          [](BertLayerSpec *self, int64_t numHeads, int64_t headDim,
+             int64_t hidden, int64_t intermediate, double eps,
+             std::string prefix, bool tanhGelu) {
+            auto *s = new (self) BertLayerSpec();
+            s->numHeads = numHeads;
+            s->headDim = headDim;
+            s->hidden = hidden;
+            s->intermediate = intermediate;
+            s->layerNormEpsilon = static_cast<float>(eps);
+            s->prefix = std::move(prefix);
+            s->tanhGelu = tanhGelu;
+          },
+          nb::kw_only(), "num_heads"_a = 1, "head_dim"_a = 1, "hidden"_a = 0,
+          "intermediate"_a = 0, "layer_norm_epsilon"_a = 1e-12, "prefix"_a = "",
+          "tanh_gelu"_a = false)
+      .def_rw("num_heads", &BertLayerSpec::numHeads)
+      .def_rw("head_dim", &BertLayerSpec::headDim)
+      .def_rw("hidden", &BertLayerSpec::hidden)
+      .def_rw("intermediate", &BertLayerSpec::intermediate)
+      .def_rw("layer_norm_epsilon", &BertLayerSpec::layerNormEpsilon)
+      .def_rw("prefix", &BertLayerSpec::prefix,
+              "Weight key prefix, e.g. \"encoder.layer.3.\".")
+      .def_rw("tanh_gelu", &BertLayerSpec::tanhGelu)
+      .def("__repr__", [](const BertLayerSpec &s) {
+        return "BertLayerSpec(prefix='" + s.prefix +
+               "', hidden=" + std::to_string(s.hidden) + ")";
+      });
+
+  nb::class_<Llama3RopeScaling>(m, "Llama3RopeScaling",
+                                "LLaMA 3's frequency-dependent RoPE scaling.")
+      .def(nb::init<>())
+      .def_rw("factor", &Llama3RopeScaling::factor)
+      .def_rw("low_freq_factor", &Llama3RopeScaling::lowFreqFactor)
+      .def_rw("high_freq_factor", &Llama3RopeScaling::highFreqFactor)
+      .def_rw("original_max_positions",
+              &Llama3RopeScaling::originalMaxPositions);
+
+  nb::class_<TransformerConfig>(
+      m, "TransformerConfig",
+      "The fields of a Hugging Face config.json the recipes use (or the\n"
+      "LLaMA config a GGUF file describes).")
+      .def(nb::init<>())
+      .def_static(
+          "from_json",
+          [](const std::string &text, const std::string &fileName) {
+            return unwrap(TransformerConfig::fromJSON(text, fileName));
+          },
+          "text"_a, "file_name"_a = "<string>",
+          "Parses config.json text; a missing required key is an error "
+          "naming it.")
+      .def_static(
+          "from_file",
+          [](nb::handle path) { return loadConfig(pathString(path)); },
+          "path"_a,
+          nb::sig("def from_file(path: str | os.PathLike[str]) -> "
+                  "TransformerConfig"),
+          "Reads a config.json, a model directory's config.json, or a GGUF\n"
+          "file's metadata.")
+      .def_rw("model_type", &TransformerConfig::modelType,
+              "\"llama\", \"qwen3\", \"gemma2\" or \"bert\".")
+      .def_rw("vocab_size", &TransformerConfig::vocabSize)
+      .def_rw("hidden", &TransformerConfig::hidden)
+      .def_rw("intermediate", &TransformerConfig::intermediate)
+      .def_rw("num_layers", &TransformerConfig::numLayers)
+      .def_rw("num_heads", &TransformerConfig::numHeads)
+      .def_rw("num_kv_heads", &TransformerConfig::numKvHeads)
+      .def_rw("head_dim", &TransformerConfig::headDim)
+      .def_rw("max_positions", &TransformerConfig::maxPositions)
+      .def_rw("norm_epsilon", &TransformerConfig::normEpsilon)
+      .def_rw("rope_theta", &TransformerConfig::ropeTheta)
+      .def_rw("tie_embeddings", &TransformerConfig::tieEmbeddings)
+      .def_rw("llama3_scaling", &TransformerConfig::llama3Scaling)
+      .def_rw("query_pre_attn_scalar", &TransformerConfig::queryPreAttnScalar)
+      .def_rw("final_logit_softcap", &TransformerConfig::finalLogitSoftcap)
+      .def_rw("attn_logit_softcap", &TransformerConfig::attnLogitSoftcap)
+      .def_rw("sliding_window", &TransformerConfig::slidingWindow)
+      .def_prop_rw(
+          "sliding_layers",
+          [](const TransformerConfig &c) {
+            nb::list l;
+            for (bool b : c.slidingLayers)
+              l.append(b);
+            return l;
+          },
+          [](TransformerConfig &c, nb::handle l) {
+            c.slidingLayers.clear();
+            for (nb::handle b : l)
+              c.slidingLayers.push_back(nb::cast<bool>(b));
+          },
+          nb::for_getter(nb::sig("def sliding_layers(self) -> list[bool]")),
+          nb::for_setter(nb::sig("def sliding_layers(self, value: "
+                                 "typing.Sequence[bool], /) -> None")),
+          "Per layer: sliding-window attention (Gemma 2 alternates).")
+      .def_rw("type_vocab_size", &TransformerConfig::typeVocabSize)
+      .def_rw("hidden_act", &TransformerConfig::hiddenAct)
+      .def("inverse_frequencies", &TransformerConfig::inverseFrequencies,
+           "rotary"_a,
+           "RoPE inverse frequencies for `rotary` dims (LLaMA 3 scaling "
+           "when configured).")
+      .def("__repr__", [](const TransformerConfig &c) {
+        return "<rlx.TransformerConfig " + c.modelType + ": " +
+               std::to_string(c.numLayers) + " layers, hidden " +
+               std::to_string(c.hidden) + ", " + std::to_string(c.numHeads) +
+               "/" + std::to_string(c.numKvHeads) + " heads, vocab " +
+               std::to_string(c.vocabSize) + ">";
+      });
+
+  m.def(
+      "load_config",
+      [](nb::handle path) { return loadConfig(pathString(path)); }, "path"_a,
+      nb::sig("def load_config(path: str | os.PathLike[str]) -> "
+              "TransformerConfig"),
+      "The TransformerConfig of a model directory, a config.json or a GGUF "
+      "file.");
+}
+
+//===----------------------------------------------------------------------===//
+// ModelFlow
+//===----------------------------------------------------------------------===//
+
+static void registerModelFlow(nb::module_ &m) {
+  nb::class_<PyStage>(
+      m, "Stage",
+      "One step of a flow: a block, a whole layer, or a sequence of them.\n"
+      "Made by the layer functions (llama_prefill_layer_fused, ...),\n"
+      "LayerStack.to_stage() and ModelFlow.to_stage().")
+      .def_ro("label", &PyStage::label, "What the stage builds.")
+      .def("__repr__",
+           [](const PyStage &s) { return "<rlx.Stage " + s.label + ">"; });
+
+  auto stageFn = [&](const char *name,
+                     Stage (*fn)(unsigned, const DecoderLayerSpec &),
+                     const char *doc) {
+    m.def(
+        name,
+        [fn, name](unsigned index, const DecoderLayerSpec &spec) {
+          return PyStage{fn(index, spec),
+                         std::string(name) + "(" + std::to_string(index) + ")"};
+        },
+        "index"_a, "spec"_a, doc);
+  };
+  stageFn("llama_prefill_layer_fused", &llamaPrefillLayerFused,
+          "One fused HIR decoder layer (hir.llama_decoder_layer, or the "
+          "Qwen3 /\nGemma forms per `spec`).");
+  stageFn("llama_prefill_layer_composed", &llamaPrefillLayerComposed,
+          "The same layer from small blocks (norm, attention, residual, "
+          "MLP).");
+  stageFn("decode_layer", &decodeLayer,
+          "A KV-cache decode layer: reads inputs past_k.N / past_v.N (and "
+          "the key\nmask input \"kv_mask\" when present) and exports "
+          "present_k.N / present_v.N.");
+  m.def(
+      "bert_encoder_layer",
+      [](const BertLayerSpec &spec) {
+        ModelFlow f("bert_layer");
+        f.bertEncoderLayer(spec);
+        return PyStage{stageOfFlow(f),
+                       "bert_encoder_layer(" + spec.prefix + ")"};
+      },
+      "spec"_a, "A BERT encoder layer as a stage (for BertFlow.layer hooks).");
+
+  nb::class_<LayerStack>(
+      m, "LayerStack",
+      "A named sub-layer composer: the block methods of ModelFlow with "
+      "weight\nkeys relative to `prefix`. ModelFlow.layer(prefix, fn) hands "
+      "one to fn.")
+      .def(nb::init<std::string>(), "prefix"_a)
+      .def_rw("prefix", &LayerStack::prefix)
+      .def(
+          "rms_norm",
+          [](LayerStack &s, const std::string &key, float eps) -> LayerStack & {
+            return s.rmsNorm(key, eps);
+          },
+          "key"_a, "eps"_a, ref, "RMSNorm with weight `prefix + key`.")
+      .def(
+          "layer_norm",
+          [](LayerStack &s, const std::string &key, float eps) -> LayerStack & {
+            return s.layerNorm(key, eps);
+          },
+          "key"_a, "eps"_a, ref, "LayerNorm with `prefix + key`.weight/.bias.")
+      .def(
+          "linear",
+          [](LayerStack &s, const std::string &key, bool bias) -> LayerStack & {
+            return s.linear(key, bias);
+          },
+          "key"_a, "bias"_a = false, ref,
+          "x @ W^T (+ b) with `prefix + key`.weight (and .bias).")
+      .def(
+          "residual_save",
+          [](LayerStack &s, const std::string &slot) -> LayerStack & {
+            return s.residualSave(slot);
+          },
+          "slot"_a = "residual", ref, "Saves the active tensor in `slot`.")
+      .def(
+          "residual_add",
+          [](LayerStack &s, const std::string &slot) -> LayerStack & {
+            return s.residualAdd(slot);
+          },
+          "slot"_a = "residual", ref, "Adds `slot` to the active tensor.")
+      .def(
+          "self_attn_prefill",
+          [](LayerStack &s, const AttentionSpec &spec) -> LayerStack & {
+            return s.selfAttnPrefill(spec);
+          },
+          "spec"_a, ref,
+          "Self-attention with q/k/v/o_proj under `prefix + \"self_attn.\"`.")
+      .def(
+          "swiglu_hf_mlp",
+          [](LayerStack &s) -> LayerStack & { return s.swigluHfMlp(); }, ref,
+          "The HF SwiGLU MLP (gate/up/down_proj under `prefix + \"mlp.\"`).")
+      .def(
+          "gelu_ffn",
+          [](LayerStack &s, const std::string &in, const std::string &out)
+              -> LayerStack & { return s.geluFfn(in, out); },
+          "in_"_a = "intermediate.dense", "out"_a = "output.dense", ref,
+          "GELU feed-forward: linear `in_`, GELU, linear `out`.")
+      .def(
+          "stage",
+          [](LayerStack &s, nb::handle stage) -> LayerStack & {
+            return s.stage(toStage(stage));
+          },
+          "stage"_a, ref,
+          nb::sig("def stage(self, stage: Stage | LayerStack | ModelFlow | "
+                  "list) -> LayerStack"),
+          "Appends a stage.")
+      .def(
+          "to_stage",
+          [](const LayerStack &s) {
+            return PyStage{sequenceOf(s.stages), "layer " + s.prefix};
+          },
+          "The blocks so far as one stage.");
+
+  using MF = ModelFlow;
+  nb::class_<MF> flow(
+      m, "ModelFlow",
+      "A model as a fluent flow of blocks that builds an HIR module:\n\n"
+      "    flow = (rlx.ModelFlow(\"tiny\")\n"
+      "            .input(\"tokens\", [1, None], \"i32\")\n"
+      "            .input(\"positions\", [1, None], \"i32\")\n"
+      "            .token_embed()\n"
+      "            .repeat_layers(2, lambda i: "
+      "rlx.llama_prefill_layer_fused(i, spec(i)))\n"
+      "            .final_norm(1e-5)\n"
+      "            .lm_head(tied=True)\n"
+      "            .output(\"logits\"))\n"
+      "    built = flow.build(weights)\n\n"
+      "Weights are named by Hugging Face conventions; build() checks every\n"
+      "weight the flow uses and names a missing or mis-shaped one.");
+  flow.def(nb::init<std::string>(), "name"_a)
+      .def_prop_ro("name", &MF::getName, "The model's name.")
+      .def_prop_ro("compile_profile", &MF::getProfile,
+                   "The CompileProfile the flow carries.")
+      .def(
+          "profile",
+          [](MF &f, nb::handle p) -> MF & { return f.profile(toProfile(p)); },
+          "profile"_a, ref,
+          nb::sig("def profile(self, profile: CompileProfile | str) -> "
+                  "ModelFlow"),
+          "Sets the compile profile (an rlx.CompileProfile or a preset name).")
+      .def(
+          "profile_prefill", [](MF &f) -> MF & { return f.profilePrefill(); },
+          ref, "The LLaMA prefill preset.")
+      .def(
+          "profile_decode", [](MF &f) -> MF & { return f.profileDecode(); },
+          ref, "The LLaMA decode preset.")
+      .def(
+          "profile_encoder", [](MF &f) -> MF & { return f.profileEncoder(); },
+          ref, "The encoder preset.")
+      .def(
+          "input",
+          [](MF &f, const std::string &name, nb::handle shape,
+             nb::handle dtype) -> MF & {
+            llvm::SmallVector<int64_t, 4> dims;
+            for (nb::handle d : shape)
+              dims.push_back(d.is_none() ? kDynamic : nb::cast<int64_t>(d));
+            return f.input(name, dims, parseDType(dtype));
+          },
+          "name"_a, "shape"_a, "dtype"_a = "f32", ref,
+          nb::sig("def input(self, name: str, shape: "
+                  "typing.Sequence[int | None], dtype: str | "
+                  "numpy.typing.DTypeLike = 'f32') -> ModelFlow"),
+          "Declares a graph input; None (or rlx.DYNAMIC) is a dynamic dim.\n"
+          "The first input becomes the active tensor. Integer inputs are "
+          "token\nids, float inputs hidden states.")
+      .def(
+          "token_embed",
+          [](MF &f, const std::string &key) -> MF & {
+            return f.tokenEmbed(key);
+          },
+          "key"_a = "model.embed_tokens.weight", ref,
+          "Embeds the token ids of the active tensor.")
+      .def(
+          "gather_add",
+          [](MF &f, const std::string &ids, const std::string &table) -> MF & {
+            return f.gatherAdd(ids, table);
+          },
+          "ids_input"_a, "table_key"_a, ref,
+          "Adds rows of `table_key` gathered by input `ids_input` (position "
+          "or\ntoken-type embeddings).")
+      .def(
+          "embed_scale",
+          [](MF &f, float scale) -> MF & { return f.embedScale(scale); },
+          "scale"_a, ref, "Multiplies the active tensor by `scale`.")
+      .def(
+          "rms_norm",
+          [](MF &f, const std::string &key, float eps) -> MF & {
+            return f.rmsNorm(key, eps);
+          },
+          "key"_a, "eps"_a, ref, "RMSNorm with weight `key`.")
+      .def(
+          "gemma_rms_norm",
+          [](MF &f, const std::string &key, float eps) -> MF & {
+            return f.gemmaRmsNorm(key, eps);
+          },
+          "key"_a, "eps"_a, ref, "Gemma's (1 + w) RMSNorm.")
+      .def(
+          "layer_norm",
+          [](MF &f, const std::string &prefix, float eps) -> MF & {
+            return f.layerNorm(prefix, eps);
+          },
+          "prefix"_a, "eps"_a, ref,
+          "LayerNorm with `prefix`.weight and `prefix`.bias.")
+      .def(
+          "linear",
+          [](MF &f, const std::string &prefix, bool bias) -> MF & {
+            return f.linear(prefix, bias);
+          },
+          "prefix"_a, "bias"_a = false, ref,
+          "x @ W^T (+ b) with `prefix`.weight (and `prefix`.bias).")
+      .def(
+          "residual_save",
+          [](MF &f, const std::string &slot) -> MF & {
+            return f.residualSave(slot);
+          },
+          "slot"_a = "residual", ref, "Saves the active tensor in `slot`.")
+      .def(
+          "residual_add",
+          [](MF &f, const std::string &slot) -> MF & {
+            return f.residualAdd(slot);
+          },
+          "slot"_a = "residual", ref, "Adds `slot` to the active tensor.")
+      .def(
+          "layer_scale",
+          [](MF &f, const std::string &key) -> MF & {
+            return f.layerScale(key);
+          },
+          "key"_a, ref, "Multiplies by the per-channel weight `key`.")
+      .def(
+          "self_attn_prefill",
+          [](MF &f, const std::string &prefix, const AttentionSpec &spec)
+              -> MF & { return f.selfAttnPrefill(prefix, spec); },
+          "prefix"_a, "spec"_a, ref,
+          "Self-attention with q/k/v/o_proj under `prefix`.")
+      .def(
+          "swiglu_hf_mlp",
+          [](MF &f, const std::string &prefix) -> MF & {
+            return f.swigluHfMlp(prefix);
+          },
+          "prefix"_a, ref, "The HF SwiGLU MLP (gate/up/down_proj).")
+      .def(
+          "geglu",
+          [](MF &f, const std::string &prefix) -> MF & {
+            return f.geglu(prefix);
+          },
+          "prefix"_a, ref, "Gemma's GeGLU MLP.")
+      .def(
+          "gelu_ffn",
+          [](MF &f, const std::string &in, const std::string &out,
+             bool tanh) -> MF & { return f.geluFfn(in, out, tanh); },
+          "in_"_a, "out"_a, "tanh"_a = false, ref,
+          "GELU feed-forward: linear `in_`, GELU (tanh approximation with "
+          "`tanh`),\nlinear `out`.")
+      .def(
+          "llama_layer",
+          [](MF &f, const DecoderLayerSpec &spec) -> MF & {
+            return f.llamaLayer(spec);
+          },
+          "spec"_a, ref, "A whole LLaMA-family decoder layer.")
+      .def(
+          "bert_encoder_layer",
+          [](MF &f, const BertLayerSpec &spec) -> MF & {
+            return f.bertEncoderLayer(spec);
+          },
+          "spec"_a, ref, "A whole BERT (post-LN) encoder layer.")
+      .def(
+          "nomic_encoder_layer",
+          [](MF &f, const DecoderLayerSpec &spec) -> MF & {
+            return f.nomicEncoderLayer(spec);
+          },
+          "spec"_a, ref, "A NomicBERT encoder layer.")
+      .def(
+          "layer",
+          [](MF &f, const std::string &name, nb::callable build) -> MF & {
+            nb::object stack = nb::cast(LayerStack(name));
+            build(stack);
+            std::vector<Stage> stages = nb::cast<LayerStack &>(stack).stages;
+            return f.layer(name, [&](LayerStack &s) { s.stages = stages; });
+          },
+          "name"_a, "build"_a, ref,
+          nb::sig("def layer(self, name: str, build: "
+                  "typing.Callable[[LayerStack], object]) -> ModelFlow"),
+          "A named layer: `build` receives a LayerStack whose prefix is "
+          "`name`\n(weight keys are relative to it) and adds blocks to it.")
+      .def(
+          "repeat_layers",
+          [](MF &f, unsigned n, nb::callable layer) -> MF & {
+            std::vector<Stage> stages;
+            for (unsigned i = 0; i < n; ++i)
+              stages.push_back(toStage(layer(i)));
+            return f.repeatLayers(n, [&](unsigned i) { return stages[i]; });
+          },
+          "n"_a, "layer"_a, ref,
+          nb::sig("def repeat_layers(self, n: int, layer: "
+                  "typing.Callable[[int], Stage | LayerStack | ModelFlow]) "
+                  "-> ModelFlow"),
+          "Layers 0..n-1: `layer(i)` returns each one's stage. Errors inside "
+          "name\nthe layer.")
+      .def(
+          "sequence",
+          [](MF &f, nb::handle stages) -> MF & {
+            std::vector<Stage> seq;
+            for (nb::handle s : stages)
+              seq.push_back(toStage(s));
+            return f.sequence(std::move(seq));
+          },
+          "stages"_a, ref,
+          nb::sig("def sequence(self, stages: typing.Sequence[Stage | "
+                  "LayerStack | ModelFlow]) -> ModelFlow"),
+          "Appends the stages, in order.")
+      .def(
+          "when",
+          [](MF &f, bool condition, nb::handle stage) -> MF & {
+            return f.when(condition, toStage(stage));
+          },
+          "condition"_a, "stage"_a, ref,
+          nb::sig("def when(self, condition: bool, stage: Stage | LayerStack "
+                  "| ModelFlow) -> ModelFlow"),
+          "Appends `stage` only if `condition`.")
+      .def(
+          "stage",
+          [](MF &f, nb::handle stage) -> MF & {
+            return f.stage(toStage(stage));
+          },
+          "stage"_a, ref,
+          nb::sig("def stage(self, stage: Stage | LayerStack | ModelFlow | "
+                  "list) -> ModelFlow"),
+          "Appends a stage.")
+      .def(
+          "final_norm",
+          [](MF &f, float eps, const std::string &key) -> MF & {
+            return f.finalNorm(eps, key);
+          },
+          "eps"_a, "key"_a = "model.norm.weight", ref, "The final RMSNorm.")
+      .def(
+          "gather_last_token",
+          [](MF &f) -> MF & { return f.gatherLastToken(); }, ref,
+          "Keeps the last position only.")
+      .def(
+          "lm_head",
+          [](MF &f, bool tied, const std::string &key,
+             const std::string &embedKey) -> MF & {
+            return f.lmHead(tied, key, embedKey);
+          },
+          "tied"_a, "key"_a = "lm_head.weight",
+          "embed_key"_a = "model.embed_tokens.weight", ref,
+          "The LM head; `tied`: the embedding table is the head.")
+      .def(
+          "logit_softcap",
+          [](MF &f, float cap) -> MF & { return f.logitSoftcap(cap); }, "cap"_a,
+          ref, "cap * tanh(x / cap).")
+      .def(
+          "cls_pool", [](MF &f) -> MF & { return f.clsPool(); }, ref,
+          "Keeps the first ([CLS]) position.")
+      .def(
+          "mean_pool",
+          [](MF &f, const std::string &mask) -> MF & {
+            return f.meanPool(mask);
+          },
+          "mask_input"_a = "", ref,
+          "Mean over the sequence under the attention-mask input.")
+      .def(
+          "output",
+          [](MF &f, const std::string &name, const std::string &value) -> MF & {
+            return f.output(name, value);
+          },
+          "name"_a, "value"_a = "", ref,
+          "Marks the active tensor (or the named value `value`) as graph "
+          "output\n`name`. Without any, the final active tensor is "
+          "\"output\".")
+      .def(
+          "to_stage",
+          [](const MF &f) {
+            return PyStage{stageOfFlow(f), "flow " + f.getName()};
+          },
+          "The blocks of this flow as one stage (to compose flow fragments).")
+      .def(
+          "build",
+          [](const MF &f, nb::handle weights) {
+            PyWeights w = toWeights(weights);
+            return unwrap(f.build(*w.source));
+          },
+          "weights"_a,
+          nb::sig("def build(self, weights: Weights | str | "
+                  "os.PathLike[str] | typing.Mapping[str, "
+                  "numpy.typing.ArrayLike]) -> BuiltModel"),
+          "Builds the HIR module, checking every weight against `weights`.")
+      .def("__repr__",
+           [](const MF &f) { return "<rlx.ModelFlow " + f.getName() + ">"; });
+
+  nb::class_<BuiltModel>(
+      m, "BuiltModel",
+      "What ModelFlow.build returns: an HIR module as MLIR text, its "
+      "profile,\nits input and output names, and the parameters the flow "
+      "synthesized\n(loaded with the weights by CompiledModel.load_params).")
+      .def_ro("name", &BuiltModel::name)
+      .def_ro("mlir", &BuiltModel::mlir, "The HIR module (MLIR text).")
+      .def_ro("profile", &BuiltModel::profile)
+      .def_ro("inputs", &BuiltModel::inputs)
+      .def_ro("outputs", &BuiltModel::outputs)
+      .def_prop_ro(
+          "synthesized",
+          [](const BuiltModel &b) {
+            std::shared_ptr<const WeightSource> s = b.synthesized;
+            if (!s)
+              s = std::make_shared<TensorMap>("<synthesized>");
+            return PyWeights{s};
+          },
+          "Parameters computed by the flow (RoPE frequencies, ...).")
+      .def("__str__", [](const BuiltModel &b) { return b.mlir; })
+      .def("__repr__", [](const BuiltModel &b) {
+        std::string ins, outs;
+        for (const std::string &s : b.inputs)
+          ins += (ins.empty() ? "" : ", ") + s;
+        for (const std::string &s : b.outputs)
+          outs += (outs.empty() ? "" : ", ") + s;
+        return "<rlx.BuiltModel " + b.name + " (" + ins + ") -> (" + outs +
+               ")>";
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Recipes
+//===----------------------------------------------------------------------===//
+
+template <typename Recipe> static Recipe recipeFromPath(nb::handle path) {
+  std::string p = pathString(path);
+  if (llvm::StringRef(p).ends_with(".gguf"))
+    return Recipe(loadConfig(p));
+  return unwrap(Recipe::fromModelDir(p));
+}
+
+static std::function<Stage(LayerCtx &)> layerHook(nb::callable fn) {
+  return [fn](LayerCtx &ctx) -> Stage {
+    return guardedCall<Stage>(
+        [&] { return toStage(fn(LayerCtx(ctx))); },
+        failingStage("layer " + std::to_string(ctx.index()) +
+                     ": the Python layer hook raised an exception"));
+  };
+}
+
+static std::function<void(ModelFlow &)> flowPatch(nb::callable fn) {
+  return [fn](ModelFlow &flow) {
+    guardedCall<int>(
+        [&] {
+          nb::object copy = nb::cast(ModelFlow(flow));
+          fn(copy);
+          flow = nb::cast<ModelFlow &>(copy);
+          return 0;
+        },
+        0);
+  };
+}
+
+static void registerRecipes(nb::module_ &m) {
+  nb::class_<LayerCtx>(m, "LayerCtx", "What a decoder layer hook sees.")
+      .def_prop_ro("index", &LayerCtx::index, "The layer index.")
+      .def_prop_ro("spec", &LayerCtx::spec,
+                   "The layer's spec (attention, weight prefix, norms).")
+      .def(
+          "default_stage",
+          [](const LayerCtx &c) {
+            return PyStage{c.defaultStage(),
+                           "layer " + std::to_string(c.index())};
+          },
+          "The recipe's own stage for this layer.");
+
+  using DF = DecoderFlow;
+  nb::class_<DF>(
+      m, "DecoderFlow",
+      "A decoder-only LM recipe (LLaMA, Qwen3 and Gemma 2 share it), "
+      "built\nfrom a config, customized by hooks:\n\n"
+      "    recipe = rlx.Llama32Flow.from_model_dir(path)\n"
+      "    recipe.layer(lambda ctx: ctx.default_stage())\n"
+      "    built = recipe.build(rlx.load_weights(path))\n")
+      .def(nb::init<TransformerConfig, std::string>(), "config"_a,
+           "family"_a = "llama")
+      .def(
+          "for_prefill", [](DF &r) -> DF & { return r.forPrefill(); }, ref,
+          "Builds the prefill graph: tokens, positions -> logits.")
+      .def(
+          "for_decode", [](DF &r) -> DF & { return r.forDecode(); }, ref,
+          "Builds the KV-cache step: tokens, positions, past_k.N, past_v.N,\n"
+          "kv_mask -> logits of the last position, present_k.N, "
+          "present_v.N.")
+      .def(
+          "last_token_logits",
+          [](DF &r, bool enable) -> DF & { return r.lastTokenLogits(enable); },
+          "enable"_a = true, ref,
+          "Logits of the last position only (default for decode).")
+      .def(
+          "layer",
+          [](DF &r, nb::callable hook) -> DF & {
+            return r.layer(layerHook(hook));
+          },
+          "hook"_a, ref,
+          nb::sig("def layer(self, hook: typing.Callable[[LayerCtx], Stage "
+                  "| LayerStack | ModelFlow]) -> DecoderFlow"),
+          "Replaces each layer's stage by hook(ctx); ctx.default_stage() is "
+          "the\nrecipe's own. An exception in the hook is raised by build().")
+      .def(
+          "before_layers",
+          [](DF &r, nb::handle s) -> DF & {
+            return r.beforeLayers(toStage(s));
+          },
+          "stage"_a, ref,
+          nb::sig("def before_layers(self, stage: Stage | LayerStack | "
+                  "ModelFlow) -> DecoderFlow"),
+          "Adds a stage before the first layer.")
+      .def(
+          "after_layers",
+          [](DF &r, nb::handle s) -> DF & { return r.afterLayers(toStage(s)); },
+          "stage"_a, ref,
+          nb::sig("def after_layers(self, stage: Stage | LayerStack | "
+                  "ModelFlow) -> DecoderFlow"),
+          "Adds a stage after the last layer.")
+      .def(
+          "patch_flow",
+          [](DF &r, nb::callable patch) -> DF & {
+            return r.patchFlow(flowPatch(patch));
+          },
+          "patch"_a, ref,
+          nb::sig("def patch_flow(self, patch: typing.Callable[[ModelFlow], "
+                  "object]) -> DecoderFlow"),
+          "Edits the assembled flow: patch(flow) may call any ModelFlow "
+          "method.")
+      .def_prop_ro("config", &DF::config, "The model's config.")
+      .def_prop_ro(
+          "graph",
+          [](const DF &r) {
+            return r.graph() == DecoderGraph::Prefill ? "prefill" : "decode";
+          },
+          "\"prefill\" or \"decode\".")
+      .def("layer_spec", &DF::layerSpec, "index"_a,
+           "The spec of layer `index`.")
+      .def(
+          "flow",
+          [](const DF &r) {
+            ModelFlow f = r.flow();
+            rethrowPendingPythonError();
+            return f;
+          },
+          "The assembled ModelFlow.")
+      .def(
+          "build",
+          [](const DF &r, nb::handle weights) {
+            PyWeights w = toWeights(weights);
+            return unwrap(r.build(*w.source));
+          },
+          "weights"_a,
+          nb::sig("def build(self, weights: Weights | str | "
+                  "os.PathLike[str] | typing.Mapping[str, "
+                  "numpy.typing.ArrayLike]) -> BuiltModel"),
+          "Builds the HIR module, checking every weight.");
+
+  nb::class_<Llama32Flow, DF>(m, "Llama32Flow",
+                              "LLaMA 3.2 (and any LLaMA-architecture "
+                              "checkpoint).")
+      .def(nb::init<TransformerConfig>(), "config"_a)
+      .def_static("from_model_dir", &recipeFromPath<Llama32Flow>, "path"_a,
+                  nb::sig("def from_model_dir(path: str | os.PathLike[str]) "
+                          "-> Llama32Flow"),
+                  "The recipe for an HF model directory (config.json) or a "
+                  "LLaMA GGUF file.");
+  nb::class_<Qwen3Flow, DF>(m, "Qwen3Flow",
+                            "Qwen3: LLaMA layers with per-head QK RMSNorm.")
+      .def(nb::init<TransformerConfig>(), "config"_a)
+      .def_static("from_model_dir", &recipeFromPath<Qwen3Flow>, "path"_a,
+                  nb::sig("def from_model_dir(path: str | os.PathLike[str]) "
+                          "-> Qwen3Flow"),
+                  "The recipe for an HF model directory.");
+  nb::class_<GemmaFlow, DF>(m, "GemmaFlow",
+                            "Gemma 2: (1+w) sandwich norms, GeGLU, embedding "
+                            "scale, soft-capped\nattention and logits, "
+                            "alternating sliding-window layers.")
+      .def(nb::init<TransformerConfig>(), "config"_a)
+      .def_static("from_model_dir", &recipeFromPath<GemmaFlow>, "path"_a,
+                  nb::sig("def from_model_dir(path: str | os.PathLike[str]) "
+                          "-> GemmaFlow"),
+                  "The recipe for an HF model directory.");
+
+  m.def(
+      "decoder_flow_for",
+      [](const TransformerConfig &c) { return unwrap(decoderFlowFor(c)); },
+      "config"_a,
+      "The decoder recipe for config.model_type (llama, qwen3, gemma2).");
+
+  nb::class_<BertFlow>(
+      m, "BertFlow",
+      "BERT encoders (BertModel): embeddings, post-LN encoder layers; "
+      "outputs\nthe last hidden state and, with mean_pooled(), the "
+      "attention-masked mean.\nInputs: input_ids, attention_mask, "
+      "position_ids, token_type_ids.")
+      .def(nb::init<TransformerConfig>(), "config"_a)
+      .def_static(
+          "from_model_dir",
+          [](nb::handle path) {
+            return unwrap(BertFlow::fromModelDir(pathString(path)));
+          },
+          "path"_a,
+          nb::sig("def from_model_dir(path: str | os.PathLike[str]) -> "
+                  "BertFlow"),
+          "The recipe for an HF model directory.")
+      .def(
+          "mean_pooled",
+          [](BertFlow &r, bool enable) -> BertFlow & {
+            return r.meanPooled(enable);
+          },
+          "enable"_a = true, ref,
+          "Also output the masked mean "
+          "(sentence-transformers).")
+      .def(
+          "layer",
+          [](BertFlow &r, nb::callable fn) -> BertFlow & {
+            return r.layer([fn](unsigned i, const BertLayerSpec &spec) {
+              return guardedCall<Stage>(
+                  [&] { return toStage(fn(i, BertLayerSpec(spec))); },
+                  failingStage("layer " + std::to_string(i) +
+                               ": the Python layer hook raised an exception"));
+            });
+          },
+          "hook"_a, ref,
+          nb::sig("def layer(self, hook: typing.Callable[[int, "
+                  "BertLayerSpec], Stage | LayerStack | ModelFlow]) -> "
+                  "BertFlow"),
+          "Replaces each layer by hook(index, spec) "
+          "(rlx.bert_encoder_layer(spec)\nis the default).")
+      .def(
+          "patch_flow",
+          [](BertFlow &r, nb::callable patch) -> BertFlow & {
+            return r.patchFlow(flowPatch(patch));
+          },
+          "patch"_a, ref,
+          nb::sig("def patch_flow(self, patch: typing.Callable[[ModelFlow], "
+                  "object]) -> BertFlow"),
+          "Edits the assembled flow.")
+      .def(
+          "weight_prefix",
+          [](BertFlow &r, std::string prefix) -> BertFlow & {
+            return r.weightPrefix(std::move(prefix));
+          },
+          "prefix"_a, ref,
+          "Weight keys carry this prefix (\"bert.\"); detected when unset.")
+      .def_prop_ro("config", &BertFlow::config)
+      .def(
+          "flow",
+          [](const BertFlow &r, const std::string &prefix) {
+            ModelFlow f = r.flow(prefix);
+            rethrowPendingPythonError();
+            return f;
+          },
+          "prefix"_a = "",
+          "The assembled ModelFlow for weight prefix "
+          "`prefix`.")
+      .def(
+          "build",
+          [](const BertFlow &r, nb::handle weights) {
+            PyWeights w = toWeights(weights);
+            return unwrap(r.build(*w.source));
+          },
+          "weights"_a,
+          nb::sig("def build(self, weights: Weights | str | "
+                  "os.PathLike[str] | typing.Mapping[str, "
+                  "numpy.typing.ArrayLike]) -> BuiltModel"),
+          "Builds the HIR module, checking every weight.");
+}
+
+void python::registerFlow(nb::module_ &m) {
+  registerSpecs(m);
+  registerModelFlow(m);
+  registerRecipes(m);
+}

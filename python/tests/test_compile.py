@@ -1,0 +1,133 @@
+# Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Compiling MLIR text and files at the HIR and MIR levels: the IR of each
+stage as text, the fusion report as a dict, compile errors with the
+compiler's diagnostics, AOT libraries."""
+
+import numpy as np
+import pytest
+
+import rlx
+
+# y = x * w * 2, with a dynamic sequence dim (HIR).
+HIR = """
+func.func @scale(%x: tensor<1x?x4xf32> {rlx.name = "x"}) -> (tensor<1x?x4xf32> {rlx.name = "y"}) {
+  %w = hir.param "w" : tensor<4xf32>
+  %s = hir.layer_scale %x, %w : (tensor<1x?x4xf32>, tensor<4xf32>) -> tensor<1x?x4xf32>
+  %y = hir.embed_scale %s {scale = 2.0 : f32} : (tensor<1x?x4xf32>) -> tensor<1x?x4xf32>
+  return %y : tensor<1x?x4xf32>
+}
+"""
+
+# A residual add feeding an RMSNorm (MIR): fuses into
+# mir.fused_residual_rms_norm.
+MIR = """
+func.func @f(%x: tensor<1x8x64xf32> {rlx.name = "x"}, %a: tensor<1x8x64xf32> {rlx.name = "a"}) -> (tensor<1x8x64xf32> {rlx.name = "sum"}, tensor<1x8x64xf32> {rlx.name = "normed"}) {
+  %w = mir.param "w" : tensor<64xf32>
+  %h = mir.add %x, %a : (tensor<1x8x64xf32>, tensor<1x8x64xf32>) -> tensor<1x8x64xf32>
+  %n = mir.rms_norm %h, %w {epsilon = 1.0e-6 : f32} : (tensor<1x8x64xf32>, tensor<64xf32>) -> tensor<1x8x64xf32>
+  return %h, %n : tensor<1x8x64xf32>, tensor<1x8x64xf32>
+}
+"""
+
+W = np.array([1, 2, 3, 4], np.float32)
+
+
+def check_scale(model, t=3):
+    x = np.arange(t * 4, dtype=np.float32).reshape(1, t, 4)
+    model.set_param("w", W)
+    np.testing.assert_array_equal(model.run({"x": x})["y"], x * W * 2)
+
+
+def test_compile_hir_text():
+    session = rlx.Session()
+    model = session.compile(HIR, input_shapes={"x": [1, 3, 4]})
+    check_scale(model)
+    assert model.ir == {} and model.fusion_report is None
+    assert model.stats.kernels > 0 and session.last_stats.arena_bytes > 0
+    # compile_string takes the same text.
+    check_scale(session.compile_string(HIR, input_shapes={"x": [1, 5, 4]}), 5)
+
+
+def test_compile_file(tmp_path):
+    path = tmp_path / "scale.mlir"
+    path.write_text(HIR)
+    session = rlx.Session()
+    check_scale(session.compile(path, input_shapes={"x": [1, 3, 4]}))
+    check_scale(session.compile(str(path), input_shapes={"x": [1, 3, 4]}))
+    check_scale(session.compile_file(path, input_shapes={"x": [1, 3, 4]}))
+
+
+def test_ir_of_each_stage():
+    model = rlx.Session().compile(HIR, input_shapes={"x": [1, 3, 4]}, keep_ir=True)
+    assert list(model.ir) == ["input", "specialized", "mir", "mir-fused", "lir", "llvm"]
+    assert "hir.layer_scale" in model.ir["input"]
+    assert "tensor<1x3x4xf32>" in model.ir["specialized"]
+    assert "mir." in model.ir["mir"] and "hir." not in model.ir["mir"]
+    assert "lir.entry" in model.ir["lir"]
+    assert "llvm.func" in model.ir["llvm"]
+    check_scale(model)
+
+
+def test_compile_mir_and_fusion_report(tmp_path):
+    model = rlx.Session().compile(MIR, dump_dir=tmp_path / "dump")
+    assert (tmp_path / "dump" / "fusion-report.json").exists()
+    assert (tmp_path / "dump" / "03-mir-fused.mlir").exists()
+    assert "mir.fused_residual_rms_norm" in model.ir["mir-fused"]
+    assert "mir.fused_residual_rms_norm" not in model.ir["mir"]
+    assert "fused_residual_rms_norm: 1" in model.stats.fused_ops
+    report = model.fusion_report
+    assert isinstance(report, dict)
+    assert report["target"] == "cpu"
+    assert "residual-norm" in report["fusions"] or report["fusions"]
+    assert isinstance(report["missed"], list)
+    assert "histogram" in report
+    rng = np.random.default_rng(0)
+    x, a = rng.standard_normal((2, 1, 8, 64)).astype(np.float32)
+    w = rng.standard_normal(64).astype(np.float32)
+    model.set_param("w", w)
+    out = model.run({"x": x, "a": a})
+    h = x + a
+    np.testing.assert_allclose(out["sum"], h, 1e-6, 1e-6)
+    ref = h / np.sqrt((h * h).mean(-1, keepdims=True) + 1e-6) * w
+    np.testing.assert_allclose(out["normed"], ref, 1e-4, 1e-4)
+
+
+def test_fusion_skipped_by_profile():
+    profile = rlx.CompileProfile()
+    profile.fusion.skip = True
+    model = rlx.Session().compile(MIR, profile=profile, keep_ir=True)
+    assert "mir.fused_residual_rms_norm" not in model.ir["mir-fused"]
+    assert model.stats.fused_ops == "none"
+    # A preset by name.
+    rlx.Session().compile(MIR, profile="encoder")
+
+
+def test_compile_errors():
+    session = rlx.Session()
+    with pytest.raises(rlx.RLXError, match="parsing failed"):
+        session.compile("func.func @f(%x: tensor<4xf32>) {")
+    with pytest.raises(
+        rlx.RLXError, match=r"input 'x' has the dynamic type tensor<1x\?x4xf32>"
+    ):
+        session.compile(HIR)
+    with pytest.raises(rlx.RLXError, match="no function named 'nope'"):
+        session.compile(HIR, entry="nope", input_shapes={"x": [1, 3, 4]})
+    with pytest.raises(rlx.RLXError, match="no-such.mlir"):
+        session.compile("no-such.mlir")
+    with pytest.raises(ValueError, match="unknown profile preset"):
+        session.compile(HIR, profile="nope")
+    with pytest.raises(TypeError):
+        session.compile(42)
+    with pytest.raises(ValueError, match="unknown device"):
+        rlx.Session("tpu")
+
+
+def test_aot_library(tmp_path):
+    session = rlx.Session()
+    session.compile_to_library(HIR, tmp_path / "scale", input_shapes={"x": [1, 3, 4]})
+    assert (tmp_path / "scale.so").exists() and (tmp_path / "scale.json").exists()
+    model = rlx.CompiledModel.load_library(
+        tmp_path / "scale.so", tmp_path / "scale.json"
+    )
+    check_scale(model)

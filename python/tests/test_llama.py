@@ -1,0 +1,151 @@
+# Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""A tiny LLaMA checkpoint made by transformers (scripts/make_tiny_models.py)
+built with the Llama32Flow recipe from Python, against the transformers
+reference: prompt logits, greedy and seeded generation, GGUF weights, recipe
+hooks. Tolerance: 1e-4 relative to the logits' scale."""
+
+import numpy as np
+import pytest
+
+import rlx
+from conftest import scale_err
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+PROMPT = [1, 5, 9, 13, 21, 34, 55]
+
+
+def hf_model(path):
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(
+        path, attn_implementation="eager"
+    ).eval()
+
+
+def prompt_logits(recipe, weights, prompt=PROMPT):
+    built = recipe.for_prefill().build(weights)
+    t = len(prompt)
+    model = rlx.Session().compile(
+        built, input_shapes={"tokens": [1, t], "positions": [1, t]}
+    )
+    model.load_params(weights)  # the synthesized RoPE params come along
+    return model.run(
+        {
+            "tokens": np.array([prompt], np.int32),
+            "positions": np.arange(t, dtype=np.int32)[None],
+        }
+    )["logits"]
+
+
+@pytest.fixture(scope="module")
+def llama(tiny_models):
+    return tiny_models / "llama"
+
+
+@pytest.fixture(scope="module")
+def reference(llama):
+    m = hf_model(llama)
+    with torch.no_grad():
+        return m(torch.tensor([PROMPT])).logits.numpy()
+
+
+def test_logits_match_transformers(llama, reference):
+    recipe = rlx.Llama32Flow.from_model_dir(llama)
+    assert recipe.config.model_type == "llama" and recipe.graph == "prefill"
+    logits = prompt_logits(recipe, rlx.load_weights(llama))
+    assert logits.shape == reference.shape
+    assert scale_err(logits, reference) < 1e-4
+
+
+def test_gguf_weights_match(tiny_models, reference):
+    gguf = tiny_models / "llama.gguf"
+    recipe = rlx.Llama32Flow.from_model_dir(gguf)
+    logits = prompt_logits(recipe, rlx.load_weights(gguf))
+    assert scale_err(logits, reference) < 1e-4
+
+
+def test_hooks(llama, reference):
+    weights = rlx.load_weights(llama)
+    seen = []
+
+    def hook(ctx):
+        seen.append(ctx.index)
+        if ctx.index == 0:
+            return rlx.llama_prefill_layer_composed(ctx.index, ctx.spec)
+        return ctx.default_stage()
+
+    recipe = rlx.decoder_flow_for(rlx.load_config(llama)).layer(hook)
+    assert scale_err(prompt_logits(recipe, weights), reference) < 1e-4
+    assert seen == [0, 1]
+
+    patched = []
+    recipe = rlx.Llama32Flow.from_model_dir(llama).patch_flow(
+        lambda flow: patched.append(flow.profile("llama32_decode"))
+    )
+    built = recipe.build(weights)
+    assert patched and built.profile.fusion.policy == "fusable"
+
+    def broken(ctx):
+        raise ValueError(f"layer {ctx.index} is broken")
+
+    with pytest.raises(ValueError, match="layer 0 is broken"):
+        rlx.Llama32Flow.from_model_dir(llama).layer(broken).build(weights)
+
+
+def test_recipe_errors(llama, tmp_path):
+    with pytest.raises(rlx.RLXError, match="config.json"):
+        rlx.Llama32Flow.from_model_dir(tmp_path)
+    with pytest.raises(rlx.RLXError, match="is not one this recipe builds"):
+        rlx.Qwen3Flow.from_model_dir(llama)
+    with pytest.raises(rlx.RLXError, match="missing weight .model.embed_tokens.weight."):
+        rlx.Llama32Flow.from_model_dir(llama).build({})
+
+
+def test_greedy_generation_matches_transformers(llama):
+    result = rlx.generate(llama, PROMPT, 10)
+    m = hf_model(llama)
+    with torch.no_grad():
+        hf = m.generate(torch.tensor([PROMPT]), max_new_tokens=10, do_sample=False)
+    assert result.tokens == hf[0, len(PROMPT) :].tolist()
+    assert result.stats.new_tokens == 10 and result.stats.prompt_tokens == len(PROMPT)
+    assert result.stats.graphs_compiled >= 1
+
+
+def test_seeded_sampling(llama):
+    def sample(seed):
+        return rlx.generate(
+            llama, [2, 3], 12, temperature=0.9, top_k=40, top_p=0.95, seed=seed
+        ).tokens
+
+    assert sample(7) == sample(7)
+    assert sample(7) != sample(8) or sample(7) != sample(9)
+
+
+def test_generator(llama):
+    weights = rlx.load_weights(llama)
+    session = rlx.Session()
+    gen = rlx.Generator(
+        session, rlx.Llama32Flow.from_model_dir(llama), weights, max_context=64
+    )
+    seen = []
+    tokens, logits = gen.generate(PROMPT, 6, on_token=seen.append, return_logits=True)
+    assert seen == tokens and len(tokens) == 6
+    assert logits.shape == (6, gen.config.vocab_size)
+    assert tokens == [int(t) for t in logits.argmax(-1)]
+    assert gen.stats.decode_steps == 5
+
+    again = gen.generate(PROMPT, 6, sampling=rlx.SamplingOptions(temperature=0.0))
+    assert again == tokens
+
+    def stop(token):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        gen.generate(PROMPT, 3, on_token=stop)
+    with pytest.raises(rlx.RLXError, match="outside the vocabulary"):
+        gen.generate([10**6], 1)
+    with pytest.raises(rlx.RLXError, match="exceeds the maximum of 64"):
+        gen.generate(PROMPT, 100)

@@ -1,0 +1,91 @@
+# Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""CompileProfile from presets and TOML; errors carry file:line:col."""
+
+import pathlib
+
+import pytest
+
+import rlx
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_presets():
+    names = rlx.CompileProfile.presets()
+    assert names[0] == "llama32_prefill" and "encoder" in names
+    assert rlx.CompileProfile.preset("llama32_decode").fusion.policy == "fusable"
+    assert rlx.CompileProfile.preset("llama32_prefill") == rlx.CompileProfile()
+    with pytest.raises(
+        ValueError, match=r"unknown profile preset 'nope' \(known: llama32_prefill"
+    ):
+        rlx.CompileProfile.preset("nope")
+
+
+def test_toml_round_trip():
+    for name in rlx.CompileProfile.presets():
+        p = rlx.CompileProfile.preset(name)
+        assert rlx.CompileProfile.from_toml(p.to_toml()) == p
+
+
+def test_fields():
+    p = rlx.CompileProfile()
+    p.fusion.policy = "fusable"
+    p.fusion.disable = ["swiglu", "attention"]
+    p.backend.cpu.threads = 2
+    p.backend.spirv.device = "llvmpipe"
+    p.precision.compute = "f16"
+    p.passes.dce = False
+    d = p.to_dict()
+    assert d["fusion"]["policy"] == "fusable"
+    assert d["fusion"]["disable"] == ["swiglu", "attention"]
+    assert d["backend"]["cpu"]["threads"] == 2
+    assert d["backend"]["spirv"]["device"] == "llvmpipe"
+    assert d["precision"]["compute"] == "f16" and d["passes"]["dce"] is False
+    assert rlx.CompileProfile.from_toml(p.to_toml()) == p
+    q = p.copy()
+    q.fusion.skip = True
+    assert not p.fusion.skip and q != p
+    with pytest.raises(
+        ValueError,
+        match=r"policy: unknown value 'fast' \(expected one of: direct, fusable\)",
+    ):
+        p.fusion.policy = "fast"
+    with pytest.raises(ValueError, match="unknown fusion pattern 'nope'"):
+        p.fusion.disable = ["nope"]
+    assert "swiglu" in rlx.known_fusion_patterns()
+
+
+def test_toml_errors_have_locations():
+    with pytest.raises(rlx.RLXError) as e:
+        rlx.CompileProfile.from_toml('[fusion]\npolcy = "direct"\n', "my.rlx.toml")
+    assert (
+        str(e.value)
+        == "my.rlx.toml:2:1: unknown key 'fusion.polcy'; did you mean 'policy'?"
+    )
+    with pytest.raises(rlx.RLXError) as e:
+        rlx.CompileProfile.from_toml('[passes]\ndce = "yes"\n[fusoin]\n')
+    lines = str(e.value).splitlines()
+    assert lines[0] == "<string>:2:7: 'passes.dce' must be a boolean, got string"
+    assert lines[1].startswith("<string>:3:2: unknown table 'fusoin'")
+
+
+def test_from_file(tmp_path):
+    for path in (ROOT / "examples" / "profiles").glob("*.rlx.toml"):
+        rlx.CompileProfile.from_file(path)
+    bad = tmp_path / "bad.rlx.toml"
+    bad.write_text("[passes]\ndce = 1\n")
+    with pytest.raises(
+        rlx.RLXError,
+        match=r"bad.rlx.toml:2:7: 'passes.dce' must be a boolean, got integer",
+    ):
+        rlx.CompileProfile.from_file(bad)
+    with pytest.raises(rlx.RLXError, match="cannot read file"):
+        rlx.CompileProfile.from_file(tmp_path / "missing.rlx.toml")
+    # A .toml path works wherever a profile is taken.
+    flow = rlx.ModelFlow("m").profile(
+        str(ROOT / "examples" / "profiles" / "bert-encoder.rlx.toml")
+    )
+    assert flow.compile_profile == rlx.CompileProfile.from_file(
+        ROOT / "examples" / "profiles" / "bert-encoder.rlx.toml"
+    )

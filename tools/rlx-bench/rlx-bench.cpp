@@ -1,0 +1,1273 @@
+//===- rlx-bench.cpp - RLX side by side with OpenBLAS and the peers -------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// rlx-bench measures, in one invocation on this machine:
+//
+// - GEMMs of the LLaMA-3.2-1B and BERT-base shapes (prefill and decode) and
+//   a square n=2048 GEMM: RLX's kernel against OpenBLAS cblas_sgemm as the
+//   environment configures it and, in a subprocess with OPENBLAS_CORETYPE
+//   removed, OpenBLAS's own choice (AVX-512 here);
+// - one LLaMA-1B-shaped decoder layer (prefill T=128, decode at past=128)
+//   and one BERT-base layer (T=128), random f32 weights;
+// - a 16-layer LLaMA-1B-shaped model: compile time, prefill, decode tok/s;
+// - the peers, each a subprocess running bench/peers.py with the project's
+//   Python: PyTorch eager (its best thread setting), ONNX Runtime and IREE
+//   (llvm-cpu, host CPU) on ONNX exports of the same layers.
+//
+// Every figure is the median of repeated runs with its spread (p10-p90 as a
+// percentage of the median); ratios compare figures of the same run. A peer
+// that cannot run is listed with the reason. --json writes everything.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Compiler/Session.h"
+#include "RLX/Flow/Generate.h"
+#include "RLX/Flow/Recipes.h"
+#include "RLX/Runtime/CpuExecutor.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+#include <algorithm>
+#include <atomic>
+#include <cblas.h>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <cstdlib>
+#include <functional>
+#include <numeric>
+#include <thread>
+
+extern char **environ;
+
+using namespace rlx;
+namespace cl = llvm::cl;
+namespace json = llvm::json;
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
+
+static cl::OptionCategory category("rlx-bench options");
+static cl::opt<bool> quick("quick",
+                           cl::desc("Tiny shapes and few repetitions (a smoke "
+                                    "test, not a measurement)"),
+                           cl::cat(category));
+static cl::opt<std::string> jsonOut("json", cl::desc("Write results as JSON"),
+                                    cl::value_desc("file"), cl::cat(category));
+static cl::opt<std::string>
+    only("only",
+         cl::desc("Sections to run, comma-separated: gemm, layers, model, "
+                  "peers (default: all)"),
+         cl::init(""), cl::cat(category));
+static cl::opt<unsigned> repsOpt("reps", cl::desc("Timed runs per case"),
+                                 cl::init(0), cl::cat(category));
+static cl::opt<unsigned> threadsOpt("num-threads",
+                                    cl::desc("Threads (default: all cores)"),
+                                    cl::init(0), cl::cat(category));
+static cl::opt<std::string>
+    python("python",
+           cl::desc("Python for the peers (default: the project's .venv)"),
+           cl::init(""), cl::cat(category));
+static cl::opt<std::string> peersList("peers",
+                                      cl::desc("Peers: torch,ort,iree"),
+                                      cl::init("torch,ort,iree"),
+                                      cl::cat(category));
+static cl::opt<int64_t> vocabOpt("vocab",
+                                 cl::desc("Vocabulary of the 16-layer model"),
+                                 cl::init(32000), cl::cat(category));
+static cl::opt<std::string> gemmChoice(
+    "gemm",
+    cl::desc("[backend.cpu] gemm for RLX: auto, blas or generated (default: "
+             "the profile's, auto)"),
+    cl::init("auto"), cl::cat(category));
+static cl::opt<bool> cpuTime(
+    "cpu-time",
+    cl::desc("Time with the process CPU clock instead of the wall clock (for "
+             "tuning single-threaded kernels on a busy machine)"),
+    cl::cat(category));
+static cl::opt<std::string>
+    emitMlir("emit-mlir",
+             cl::desc("Write the layer modules (HIR) to this directory"),
+             cl::value_desc("dir"), cl::cat(category));
+static cl::opt<bool> blasChild("blas-child", cl::Hidden,
+                               cl::desc("(internal) time cblas_sgemm only"));
+static cl::opt<std::string> blasShapes("blas-shapes", cl::Hidden,
+                                       cl::desc("(internal) M,N,K;..."));
+
+static Error fail(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+//===----------------------------------------------------------------------===//
+// Timing
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct Stats {
+  double median = 0, p10 = 0, p90 = 0, min = 0;
+  unsigned runs = 0;
+  /// (p90 - p10) / median, in percent.
+  double spread() const { return median > 0 ? 100 * (p90 - p10) / median : 0; }
+  json::Object toJSON() const {
+    return json::Object{{"median_ms", median * 1e3},
+                        {"p10_ms", p10 * 1e3},
+                        {"p90_ms", p90 * 1e3},
+                        {"min_ms", min * 1e3},
+                        {"runs", runs},
+                        {"spread_pct", spread()}};
+  }
+};
+
+using Clock = std::chrono::steady_clock;
+static double seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+/// Now, by the clock measurements use (wall, or process CPU time).
+static double clockNow() {
+  if (cpuTime) {
+    timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+  }
+  return std::chrono::duration<double>(Clock::now().time_since_epoch())
+      .count();
+}
+
+static Stats summarize(std::vector<double> t) {
+  Stats s;
+  if (t.empty())
+    return s;
+  std::sort(t.begin(), t.end());
+  auto at = [&](double q) {
+    double pos = q * (t.size() - 1);
+    size_t lo = static_cast<size_t>(pos);
+    size_t hi = std::min(lo + 1, t.size() - 1);
+    return t[lo] + (t[hi] - t[lo]) * (pos - lo);
+  };
+  s.median = at(0.5);
+  s.p10 = at(0.1);
+  s.p90 = at(0.9);
+  s.min = t.front();
+  s.runs = t.size();
+  return s;
+}
+
+/// Runs `fn` `warmup` times, then `reps` timed times (stopping early past
+/// `budget` seconds once 3 runs are in).
+static Stats timeIt(const std::function<void()> &fn, unsigned warmup,
+                    unsigned reps, double budget = 20) {
+  for (unsigned i = 0; i < warmup; ++i)
+    fn();
+  std::vector<double> t;
+  auto start = Clock::now();
+  for (unsigned i = 0; i < reps; ++i) {
+    double a = clockNow();
+    fn();
+    t.push_back(clockNow() - a);
+    if (t.size() >= 3 && seconds(start, Clock::now()) > budget)
+      break;
+  }
+  return summarize(std::move(t));
+}
+
+//===----------------------------------------------------------------------===//
+// Results
+//===----------------------------------------------------------------------===//
+
+/// One implementation's figure for a case.
+struct Figure {
+  std::string who;
+  Stats stats;
+  bool ok = true;
+  std::string note;
+};
+
+/// A case: its work (flops or bytes) and every implementation's figure.
+struct Case {
+  std::string section, name;
+  double flops = 0, bytes = 0;
+  std::vector<Figure> figures;
+  /// Extra numbers (compile seconds, tokens/s).
+  json::Object extra;
+
+  void add(std::string who, Stats s, std::string note = "") {
+    figures.push_back({std::move(who), s, true, std::move(note)});
+  }
+  void missing(std::string who, std::string why) {
+    figures.push_back({std::move(who), Stats(), false, std::move(why)});
+  }
+  const Figure *find(StringRef who) const {
+    for (const Figure &f : figures)
+      if (f.who == who && f.ok)
+        return &f;
+    return nullptr;
+  }
+};
+
+struct Report {
+  json::Object machine;
+  std::vector<Case> cases;
+  std::vector<std::string> notes;
+};
+} // namespace
+
+static std::string rate(const Case &c, const Stats &s) {
+  if (s.median <= 0)
+    return "";
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  if (c.flops > 0)
+    os << llvm::format("%.1f GFLOP/s", c.flops / s.median / 1e9);
+  else if (c.bytes > 0)
+    os << llvm::format("%.1f GB/s", c.bytes / s.median / 1e9);
+  return out;
+}
+
+static void printTable(const Report &r) {
+  llvm::outs() << "\n";
+  std::string section;
+  for (const Case &c : r.cases) {
+    if (c.section != section) {
+      section = c.section;
+      llvm::outs() << "== " << section << " ==\n";
+    }
+    llvm::outs() << c.name << "\n";
+    const Figure *rlxFig = c.find("rlx");
+    for (const Figure &f : c.figures) {
+      llvm::outs() << llvm::format("  %-28s", f.who.c_str());
+      if (!f.ok) {
+        llvm::outs() << "n/a: " << f.note << "\n";
+        continue;
+      }
+      llvm::outs() << llvm::format("%10.3f ms  +-%4.1f%%  %-16s",
+                                   f.stats.median * 1e3, f.stats.spread() / 2,
+                                   rate(c, f.stats).c_str());
+      if (rlxFig && &f != rlxFig && rlxFig->stats.median > 0)
+        llvm::outs() << llvm::format("  rlx %.2fx faster",
+                                     f.stats.median / rlxFig->stats.median);
+      if (!f.note.empty())
+        llvm::outs() << "  (" << f.note << ")";
+      llvm::outs() << "\n";
+    }
+    for (const auto &kv : c.extra) {
+      llvm::outs() << "  " << kv.first << ": ";
+      if (auto d = kv.second.getAsNumber())
+        llvm::outs() << llvm::format("%.3f", *d);
+      else if (auto s = kv.second.getAsString())
+        llvm::outs() << *s;
+      llvm::outs() << "\n";
+    }
+  }
+  for (const std::string &n : r.notes)
+    llvm::outs() << "note: " << n << "\n";
+}
+
+static json::Value toJSON(const Report &r) {
+  json::Array cases;
+  for (const Case &c : r.cases) {
+    json::Array figs;
+    const Figure *rlxFig = c.find("rlx");
+    for (const Figure &f : c.figures) {
+      json::Object o{{"who", f.who}, {"ok", f.ok}};
+      if (f.ok) {
+        o["stats"] = f.stats.toJSON();
+        if (c.flops > 0 && f.stats.median > 0)
+          o["gflops"] = c.flops / f.stats.median / 1e9;
+        if (c.bytes > 0 && f.stats.median > 0)
+          o["gbytes_per_s"] = c.bytes / f.stats.median / 1e9;
+        if (rlxFig && &f != rlxFig && rlxFig->stats.median > 0)
+          o["rlx_speedup"] = f.stats.median / rlxFig->stats.median;
+      }
+      if (!f.note.empty())
+        o["note"] = f.note;
+      figs.push_back(std::move(o));
+    }
+    json::Object o{
+        {"section", c.section}, {"name", c.name}, {"figures", std::move(figs)}};
+    if (c.flops > 0)
+      o["flops"] = c.flops;
+    if (c.bytes > 0)
+      o["bytes"] = c.bytes;
+    if (!c.extra.empty())
+      o["extra"] = json::Object(c.extra);
+    cases.push_back(std::move(o));
+  }
+  json::Array notes;
+  for (const std::string &n : r.notes)
+    notes.push_back(n);
+  return json::Object{{"machine", json::Object(r.machine)},
+                      {"cases", std::move(cases)},
+                      {"notes", std::move(notes)}};
+}
+
+//===----------------------------------------------------------------------===//
+// Machine facts
+//===----------------------------------------------------------------------===//
+
+static double loadAverage() {
+  auto buf = llvm::MemoryBuffer::getFileAsStream("/proc/loadavg");
+  if (!buf)
+    return -1;
+  double v = -1;
+  std::sscanf((*buf)->getBufferStart(), "%lf", &v);
+  return v;
+}
+
+static std::string cpuModel() {
+  auto buf = llvm::MemoryBuffer::getFileAsStream("/proc/cpuinfo");
+  if (!buf)
+    return "?";
+  for (StringRef line : llvm::split((*buf)->getBuffer(), '\n'))
+    if (line.starts_with("model name"))
+      return line.split(':').second.trim().str();
+  return "?";
+}
+
+/// Read bandwidth: `threads` threads summing their part of a 1 GiB buffer.
+static double readBandwidth(unsigned threads, size_t bytes) {
+  size_t words = bytes / sizeof(uint64_t);
+  std::vector<uint64_t> data(words);
+  for (size_t i = 0; i < words; ++i)
+    data[i] = i;
+  std::atomic<uint64_t> sink{0};
+  auto pass = [&] {
+    std::vector<std::thread> ts;
+    for (unsigned t = 0; t < threads; ++t)
+      ts.emplace_back([&, t] {
+        size_t lo = words / threads * t,
+               hi = t + 1 == threads ? words : words / threads * (t + 1);
+        uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (size_t i = lo; i + 4 <= hi; i += 4) {
+          s0 += data[i];
+          s1 += data[i + 1];
+          s2 += data[i + 2];
+          s3 += data[i + 3];
+        }
+        sink += s0 + s1 + s2 + s3;
+      });
+    for (std::thread &t : ts)
+      t.join();
+  };
+  Stats s = timeIt(pass, 1, quick ? 2 : 5);
+  return bytes / s.median / 1e9;
+}
+
+//===----------------------------------------------------------------------===//
+// Random weights, generated when the runtime reads them
+//===----------------------------------------------------------------------===//
+
+namespace {
+class RandomWeights final : public WeightSource {
+public:
+  void add(StringRef name, llvm::ArrayRef<int64_t> shape, float scale,
+           float offset = 0) {
+    TensorInfo info;
+    info.name = name.str();
+    info.dtype = DType::F32;
+    info.shape.assign(shape.begin(), shape.end());
+    uint64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    info.byteSize = n * 4;
+    order.push_back(info.name);
+    entries[name] = {info, scale, offset};
+  }
+  std::vector<std::string> names() const override { return order; }
+  const TensorInfo *lookup(StringRef name) const override {
+    auto it = entries.find(name);
+    return it == entries.end() ? nullptr : &it->second.info;
+  }
+  StringRef description() const override { return "<random weights>"; }
+  Expected<llvm::ArrayRef<uint8_t>> rawBytes(StringRef name) const override {
+    return fail("random weight '" + name + "' has no stored bytes");
+  }
+  Error readF32(StringRef name,
+                llvm::MutableArrayRef<float> dst) const override {
+    auto it = entries.find(name);
+    if (it == entries.end())
+      return fail("no random weight '" + name + "'");
+    // A cheap deterministic generator (xorshift), uniform in [-1, 1).
+    uint64_t x = llvm::xxh3_64bits(name) | 1;
+    const Entry &e = it->second;
+    for (float &v : dst) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      float u = static_cast<float>((x >> 40) * (1.0 / (1ull << 23))) - 1.0f;
+      v = e.offset + e.scale * u;
+    }
+    return Error::success();
+  }
+
+private:
+  struct Entry {
+    TensorInfo info;
+    float scale, offset;
+  };
+  std::vector<std::string> order;
+  llvm::StringMap<Entry> entries;
+};
+
+/// Transformer dimensions.
+struct Dims {
+  int64_t hidden, heads, kvHeads, headDim, inter;
+};
+} // namespace
+
+static Dims llamaDims() {
+  if (quick)
+    return {256, 4, 2, 64, 512};
+  return {2048, 32, 8, 64, 8192};
+}
+static Dims bertDims() {
+  if (quick)
+    return {256, 4, 4, 64, 512};
+  return {768, 12, 12, 64, 3072};
+}
+
+static std::string tensorTy(llvm::ArrayRef<int64_t> shape,
+                            StringRef elt = "f32") {
+  std::string s = "tensor<";
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
+  return s + elt.str() + ">";
+}
+
+/// The weights of one LLaMA layer, HF names without a prefix.
+static void addLlamaLayerWeights(RandomWeights &w, const Dims &d,
+                                 StringRef prefix = "") {
+  float s = 0.02f;
+  auto name = [&](StringRef n) { return (prefix + n).str(); };
+  w.add(name("input_layernorm.weight"), {d.hidden}, 0.1f, 1.0f);
+  w.add(name("self_attn.q_proj.weight"), {d.heads * d.headDim, d.hidden}, s);
+  w.add(name("self_attn.k_proj.weight"), {d.kvHeads * d.headDim, d.hidden}, s);
+  w.add(name("self_attn.v_proj.weight"), {d.kvHeads * d.headDim, d.hidden}, s);
+  w.add(name("self_attn.o_proj.weight"), {d.hidden, d.heads * d.headDim}, s);
+  w.add(name("post_attention_layernorm.weight"), {d.hidden}, 0.1f, 1.0f);
+  w.add(name("mlp.gate_proj.weight"), {d.inter, d.hidden}, s);
+  w.add(name("mlp.up_proj.weight"), {d.inter, d.hidden}, s);
+  w.add(name("mlp.down_proj.weight"), {d.hidden, d.inter}, s);
+}
+
+static double llamaLayerWeightBytes(const Dims &d) {
+  double qkv = (d.heads + 2 * d.kvHeads) * d.headDim * d.hidden;
+  double o = d.hidden * d.heads * d.headDim;
+  double mlp = 3.0 * d.inter * d.hidden;
+  return 4 * (qkv + o + mlp + 2 * d.hidden);
+}
+
+static double llamaLayerFlops(const Dims &d, int64_t t, int64_t past) {
+  double proj = 2.0 * t *
+                ((d.heads + 2 * d.kvHeads) * d.headDim * d.hidden +
+                 d.hidden * d.heads * d.headDim + 3.0 * d.inter * d.hidden);
+  // Causal attention: each query sees past + its position + 1 keys.
+  double keys = past * t + t * (t + 1) / 2.0;
+  double attn = 4.0 * keys * d.heads * d.headDim;
+  return proj + attn;
+}
+
+static std::string llamaWeightsDecl(const Dims &d) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  auto p = [&](StringRef var, StringRef name, llvm::ArrayRef<int64_t> shape) {
+    os << "  %" << var << " = hir.param \"" << name
+       << "\" : " << tensorTy(shape) << "\n";
+  };
+  p("n1", "input_layernorm.weight", {d.hidden});
+  p("wq", "self_attn.q_proj.weight", {d.heads * d.headDim, d.hidden});
+  p("wk", "self_attn.k_proj.weight", {d.kvHeads * d.headDim, d.hidden});
+  p("wv", "self_attn.v_proj.weight", {d.kvHeads * d.headDim, d.hidden});
+  p("wo", "self_attn.o_proj.weight", {d.hidden, d.heads * d.headDim});
+  p("n2", "post_attention_layernorm.weight", {d.hidden});
+  p("wg", "mlp.gate_proj.weight", {d.inter, d.hidden});
+  p("wu", "mlp.up_proj.weight", {d.inter, d.hidden});
+  p("wd", "mlp.down_proj.weight", {d.hidden, d.inter});
+  return s;
+}
+
+static std::string llamaWeightTypes(const Dims &d) {
+  return tensorTy({d.hidden}) + ", " +
+         tensorTy({d.heads * d.headDim, d.hidden}) + ", " +
+         tensorTy({d.kvHeads * d.headDim, d.hidden}) + ", " +
+         tensorTy({d.kvHeads * d.headDim, d.hidden}) + ", " +
+         tensorTy({d.hidden, d.heads * d.headDim}) + ", " +
+         tensorTy({d.hidden}) + ", " + tensorTy({d.inter, d.hidden}) + ", " +
+         tensorTy({d.inter, d.hidden}) + ", " + tensorTy({d.hidden, d.inter});
+}
+
+static std::string llamaAttrs(const Dims &d) {
+  return "{num_heads = " + std::to_string(d.heads) +
+         " : i64, num_kv_heads = " + std::to_string(d.kvHeads) +
+         " : i64, head_dim = " + std::to_string(d.headDim) +
+         " : i64, rope_theta = 500000.0 : f32, rms_epsilon = 1.0e-5 : f32}";
+}
+
+/// One LLaMA decoder layer over T tokens.
+static std::string llamaPrefillMlir(const Dims &d, int64_t t) {
+  std::string x = tensorTy({1, t, d.hidden}), pos = tensorTy({1, t}, "i32");
+  return "func.func @llama_layer(%x: " + x +
+         " {rlx.name = \"x\"}, %pos: " + pos + " {rlx.name = \"pos\"}) -> (" +
+         x + " {rlx.name = \"out\"}) {\n" + llamaWeightsDecl(d) +
+         "  %y = hir.llama_decoder_layer %x, %pos attn(%n1, %wq, %wk, %wv, "
+         "%wo) post_norm(%n2) mlp(%wg, %wu, %wd) " +
+         llamaAttrs(d) + " : (" + x + ", " + pos + ", " + llamaWeightTypes(d) +
+         ") -> " + x + "\n  return %y : " + x + "\n}\n";
+}
+
+/// One LLaMA decode step over a KV cache of `past` positions.
+static std::string llamaDecodeMlir(const Dims &d, int64_t past) {
+  int64_t kv = d.kvHeads * d.headDim;
+  std::string x = tensorTy({1, 1, d.hidden}), pos = tensorTy({1, 1}, "i32");
+  std::string pk = tensorTy({1, past, kv}), nk = tensorTy({1, past + 1, kv});
+  return "func.func @llama_step(%x: " + x +
+         " {rlx.name = \"x\"}, %pos: " + pos +
+         " {rlx.name = \"pos\"}, %pk: " + pk +
+         " {rlx.name = \"past_k\"}, %pv: " + pk +
+         " {rlx.name = \"past_v\"}) -> (" + x + " {rlx.name = \"out\"}, " + nk +
+         " {rlx.name = \"k\"}, " + nk + " {rlx.name = \"v\"}) {\n" +
+         llamaWeightsDecl(d) +
+         "  %y, %k, %v = hir.llama_decode_layer %x, %pos past(%pk, %pv) "
+         "attn(%n1, %wq, %wk, %wv, %wo) post_norm(%n2) mlp(%wg, %wu, %wd) " +
+         llamaAttrs(d) + " : (" + x + ", " + pos + ", " + pk + ", " + pk +
+         ", " + llamaWeightTypes(d) + ") -> (" + x + ", " + nk + ", " + nk +
+         ")\n  return %y, %k, %v : " + x + ", " + nk + ", " + nk + "\n}\n";
+}
+
+static void addBertWeights(RandomWeights &w, const Dims &d) {
+  float s = 0.02f;
+  int64_t h = d.hidden;
+  for (StringRef n : {"q", "k", "v", "o"}) {
+    w.add(("attn." + n + ".weight").str(), {h, h}, s);
+    w.add(("attn." + n + ".bias").str(), {h}, s);
+  }
+  w.add("ln1.weight", {h}, 0.1f, 1.0f);
+  w.add("ln1.bias", {h}, 0.02f);
+  w.add("ffn.in.weight", {d.inter, h}, s);
+  w.add("ffn.in.bias", {d.inter}, s);
+  w.add("ffn.out.weight", {h, d.inter}, s);
+  w.add("ffn.out.bias", {h}, s);
+  w.add("ln2.weight", {h}, 0.1f, 1.0f);
+  w.add("ln2.bias", {h}, 0.02f);
+}
+
+static double bertLayerFlops(const Dims &d, int64_t t) {
+  double h = d.hidden;
+  return 2.0 * t * (4 * h * h + 2 * h * d.inter) + 4.0 * t * t * h;
+}
+
+static std::string bertMlir(const Dims &d, int64_t t) {
+  int64_t h = d.hidden;
+  std::string x = tensorTy({1, t, h});
+  std::string s = "func.func @bert_layer(%x: " + x +
+                  " {rlx.name = \"x\"}) -> (" + x +
+                  " {rlx.name = \"out\"}) {\n";
+  llvm::raw_string_ostream os(s);
+  auto p = [&](StringRef var, StringRef name, llvm::ArrayRef<int64_t> shape) {
+    os << "  %" << var << " = hir.param \"" << name
+       << "\" : " << tensorTy(shape) << "\n";
+  };
+  for (StringRef n : {"q", "k", "v", "o"}) {
+    p(("w" + n).str(), ("attn." + n + ".weight").str(), {h, h});
+    p(("b" + n).str(), ("attn." + n + ".bias").str(), {h});
+  }
+  p("g1", "ln1.weight", {h});
+  p("c1", "ln1.bias", {h});
+  p("wi", "ffn.in.weight", {d.inter, h});
+  p("bi", "ffn.in.bias", {d.inter});
+  p("wo2", "ffn.out.weight", {h, d.inter});
+  p("bo2", "ffn.out.bias", {h});
+  p("g2", "ln2.weight", {h});
+  p("c2", "ln2.bias", {h});
+  std::string hh = tensorTy({h, h}), hv = tensorTy({h});
+  os << "  %y = hir.bert_encoder_layer %x attn(%wq, %bq, %wk, %bk, %wv, %bv, "
+        "%wo, %bo) ln1(%g1, %c1) ffn(%wi, %bi, %wo2, %bo2) ln2(%g2, %c2) "
+        "{num_heads = "
+     << d.heads << " : i64, head_dim = " << d.headDim << " : i64} : (" << x;
+  for (int i = 0; i < 4; ++i)
+    os << ", " << hh << ", " << hv;
+  os << ", " << hv << ", " << hv << ", " << tensorTy({d.inter, h}) << ", "
+     << tensorTy({d.inter}) << ", " << tensorTy({h, d.inter}) << ", " << hv
+     << ", " << hv << ", " << hv << ") -> " << x << "\n  return %y : " << x
+     << "\n}\n";
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Compiling and running RLX models
+//===----------------------------------------------------------------------===//
+
+static CompileOptions rlxOptions() {
+  CompileOptions o;
+  o.profile.backend.cpu.threads = threadsOpt;
+  if (auto g = symbolizeGemmStrategy(gemmChoice))
+    o.profile.backend.cpu.gemm = *g;
+  return o;
+}
+
+static std::vector<float> randomData(size_t n, float scale, uint64_t seed) {
+  std::vector<float> v(n);
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull | 1;
+  for (float &f : v) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    f = scale * (static_cast<float>((x >> 40) * (1.0 / (1ull << 23))) - 1.0f);
+  }
+  return v;
+}
+
+/// Compiles `mlir`, loads `weights` and times runs on `inputs`.
+static Expected<Stats> timeModule(Session &session, const std::string &mlir,
+                                  const WeightSource &weights,
+                                  const TensorMap_t &inputs, unsigned warmup,
+                                  unsigned reps, CompileOptions options,
+                                  double *compileSeconds = nullptr) {
+  Expected<CompiledModel> model = session.compileString(mlir, options);
+  if (!model)
+    return model.takeError();
+  if (compileSeconds)
+    *compileSeconds = session.lastStats().compileSeconds;
+  if (Error err = model->loadParams(weights))
+    return std::move(err);
+  Error failure = Error::success();
+  bool failed = false;
+  Stats s = timeIt(
+      [&] {
+        if (failed)
+          return;
+        Expected<TensorMap_t> out = model->run(inputs);
+        if (!out) {
+          failure = out.takeError();
+          failed = true;
+        }
+      },
+      warmup, reps);
+  if (failed)
+    return std::move(failure);
+  (void)std::move(failure);
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// GEMMs
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct GemmShape {
+  std::string name;
+  int64_t m, n, k;
+};
+} // namespace
+
+static std::vector<GemmShape> gemmShapes() {
+  if (quick)
+    return {{"quick prefill 32x256x512", 32, 512, 256},
+            {"quick decode 1x256x512", 1, 512, 256}};
+  Dims l = llamaDims(), b = bertDims();
+  int64_t qkv = (l.heads + 2 * l.kvHeads) * l.headDim;
+  std::vector<GemmShape> s;
+  for (int64_t m : {int64_t(128), int64_t(1)}) {
+    std::string t = m == 1 ? "decode" : "T=128";
+    s.push_back({"llama qkv " + t, m, qkv, l.hidden});
+    s.push_back({"llama o " + t, m, l.hidden, l.hidden});
+    s.push_back({"llama gate+up " + t, m, 2 * l.inter, l.hidden});
+    s.push_back({"llama down " + t, m, l.hidden, l.inter});
+  }
+  s.push_back({"bert qkv T=128", 128, 3 * b.hidden, b.hidden});
+  s.push_back({"bert o T=128", 128, b.hidden, b.hidden});
+  s.push_back({"bert ffn-in T=128", 128, b.inter, b.hidden});
+  s.push_back({"bert ffn-out T=128", 128, b.hidden, b.inter});
+  s.push_back({"square n=2048", 2048, 2048, 2048});
+  return s;
+}
+
+/// Times cblas_sgemm(row major, A * W^T) on each shape with `threads`.
+static std::vector<Stats> timeBlas(const std::vector<GemmShape> &shapes,
+                                   unsigned threads, unsigned reps) {
+  openblas_set_num_threads(threads);
+  std::vector<Stats> out;
+  for (const GemmShape &g : shapes) {
+    std::vector<float> a = randomData(g.m * g.k, 1.0f, 1);
+    std::vector<float> w = randomData(g.n * g.k, 0.02f, 2);
+    std::vector<float> c(g.m * g.n);
+    out.push_back(timeIt(
+        [&] {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, g.m, g.n, g.k,
+                      1.0f, a.data(), g.k, w.data(), g.k, 0.0f, c.data(), g.n);
+        },
+        2, reps, 10));
+  }
+  return out;
+}
+
+static std::string selfPath;
+
+/// Runs `program args` with `env`; returns its stdout.
+static Expected<std::string>
+runCapture(StringRef program, llvm::ArrayRef<std::string> args,
+           std::optional<llvm::ArrayRef<StringRef>> env,
+           unsigned timeoutSeconds) {
+  llvm::SmallString<128> outPath, errPath;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("rlx-bench", "out", outPath))
+    return fail("temporary file: " + ec.message());
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("rlx-bench", "err", errPath))
+    return fail("temporary file: " + ec.message());
+  llvm::SmallVector<StringRef> argv = {program};
+  for (const std::string &a : args)
+    argv.push_back(a);
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(outPath),
+                                          StringRef(errPath)};
+  std::string msg;
+  int rc = llvm::sys::ExecuteAndWait(program, argv, env, redirects,
+                                     timeoutSeconds, 0, &msg);
+  auto out = llvm::MemoryBuffer::getFile(outPath);
+  auto err = llvm::MemoryBuffer::getFile(errPath);
+  std::string outText = out ? (*out)->getBuffer().str() : "";
+  std::string errText = err ? (*err)->getBuffer().str() : "";
+  llvm::sys::fs::remove(outPath);
+  llvm::sys::fs::remove(errPath);
+  if (rc != 0) {
+    StringRef tail = StringRef(errText).trim();
+    if (tail.size() > 400)
+      tail = tail.take_back(400);
+    return fail("exit " + llvm::Twine(rc) +
+                (msg.empty() ? "" : " (" + msg + ")") +
+                (tail.empty() ? "" : ": " + tail));
+  }
+  return outText;
+}
+
+/// The environment without OPENBLAS_CORETYPE.
+static std::vector<std::string> envWithoutCoretype() {
+  std::vector<std::string> env;
+  for (char **e = environ; *e; ++e)
+    if (!StringRef(*e).starts_with("OPENBLAS_CORETYPE="))
+      env.push_back(*e);
+  return env;
+}
+
+static int blasChildMain() {
+  std::vector<GemmShape> shapes;
+  for (StringRef s : llvm::split(blasShapes, ';')) {
+    llvm::SmallVector<StringRef> p;
+    s.split(p, ',');
+    if (p.size() != 3)
+      continue;
+    GemmShape g;
+    p[0].getAsInteger(10, g.m);
+    p[1].getAsInteger(10, g.n);
+    p[2].getAsInteger(10, g.k);
+    shapes.push_back(g);
+  }
+  unsigned threads = cpuThreadCount(threadsOpt);
+  std::vector<Stats> stats = timeBlas(shapes, threads, repsOpt ? repsOpt : 10);
+  json::Array arr;
+  for (const Stats &s : stats)
+    arr.push_back(s.toJSON());
+  json::Object root{{"core", openblas_get_corename()},
+                    {"results", std::move(arr)}};
+  llvm::outs() << json::Value(std::move(root)) << "\n";
+  return 0;
+}
+
+static Stats statsFromJSON(const json::Object &o) {
+  Stats s;
+  s.median = o.getNumber("median_ms").value_or(0) / 1e3;
+  s.p10 = o.getNumber("p10_ms").value_or(0) / 1e3;
+  s.p90 = o.getNumber("p90_ms").value_or(0) / 1e3;
+  s.min = o.getNumber("min_ms").value_or(0) / 1e3;
+  s.runs = o.getInteger("runs").value_or(0);
+  return s;
+}
+
+namespace {
+struct BlasRun {
+  std::string core, error;
+  std::vector<Stats> stats;
+};
+} // namespace
+
+/// Times the shapes in a child process whose OPENBLAS_CORETYPE is removed
+/// (`coretype` empty) or set to `coretype`.
+static BlasRun runBlasChild(const std::string &spec, unsigned reps,
+                            unsigned threads, StringRef coretype) {
+  BlasRun run;
+  std::vector<std::string> env = envWithoutCoretype();
+  if (!coretype.empty())
+    env.push_back(("OPENBLAS_CORETYPE=" + coretype).str());
+  llvm::SmallVector<StringRef> envRefs(env.begin(), env.end());
+  Expected<std::string> child =
+      runCapture(selfPath,
+                 {"--blas-child", "--blas-shapes=" + spec,
+                  "--reps=" + std::to_string(reps),
+                  "--num-threads=" + std::to_string(threads)},
+                 llvm::ArrayRef<StringRef>(envRefs), 600);
+  if (!child) {
+    run.error = llvm::toString(child.takeError());
+    return run;
+  }
+  Expected<json::Value> parsed = json::parse(*child);
+  if (!parsed || !parsed->getAsObject()) {
+    run.error = "unreadable output";
+    if (!parsed)
+      llvm::consumeError(parsed.takeError());
+    return run;
+  }
+  json::Object &root = *parsed->getAsObject();
+  if (auto c = root.getString("core"))
+    run.core = c->str();
+  if (json::Array *arr = root.getArray("results"))
+    for (json::Value &v : *arr)
+      if (json::Object *o = v.getAsObject())
+        run.stats.push_back(statsFromJSON(*o));
+  return run;
+}
+
+static Error benchGemms(Report &report, unsigned reps) {
+  std::vector<GemmShape> shapes = gemmShapes();
+  unsigned threads = cpuThreadCount(threadsOpt);
+  // OpenBLAS as configured, in this process, before any RLX model sets it
+  // to one thread.
+  std::string configured = openblas_get_corename();
+  std::vector<Stats> blas = timeBlas(shapes, threads, reps);
+  // OpenBLAS's own kernel choice, in a child without OPENBLAS_CORETYPE,
+  // and its AVX2 kernel (OPENBLAS_CORETYPE=Haswell) unless the environment
+  // already asks for it.
+  std::string spec;
+  for (const GemmShape &g : shapes)
+    spec += (spec.empty() ? "" : ";") + std::to_string(g.m) + "," +
+            std::to_string(g.n) + "," + std::to_string(g.k);
+  BlasRun native = runBlasChild(spec, reps, threads, "");
+  const char *envCore = std::getenv("OPENBLAS_CORETYPE");
+  std::optional<BlasRun> haswell;
+  if (!envCore || StringRef(envCore) != "Haswell")
+    haswell = runBlasChild(spec, reps, threads, "Haswell");
+  report.machine["openblas_configured_core"] = configured;
+  report.machine["openblas_native_core"] = native.core;
+
+  Session session;
+  for (auto [i, g] : llvm::enumerate(shapes)) {
+    Case c;
+    c.section =
+        "GEMM (C = A W^T, f32, " + std::to_string(threads) + " threads)";
+    c.name = g.name + " (" + std::to_string(g.m) + "x" + std::to_string(g.n) +
+             "x" + std::to_string(g.k) + ")";
+    if (g.m == 1)
+      c.bytes = 4.0 * g.n * g.k;
+    else
+      c.flops = 2.0 * g.m * g.n * g.k;
+    std::string a = tensorTy({g.m, g.k}), w = tensorTy({g.n, g.k}),
+                y = tensorTy({g.m, g.n});
+    std::string mlir =
+        "func.func @gemm(%x: " + a + " {rlx.name = \"x\"}) -> (" + y +
+        " {rlx.name = \"y\"}) {\n  %w = mir.param \"w\" : " + w +
+        "\n  %y = mir.matmul %x, %w {transpose_rhs} : (" + a + ", " + w +
+        ") -> " + y + "\n  return %y : " + y + "\n}\n";
+    RandomWeights weights;
+    weights.add("w", {g.n, g.k}, 0.02f);
+    TensorMap_t inputs;
+    inputs.emplace("x",
+                   Tensor::fromF32({g.m, g.k}, randomData(g.m * g.k, 1.0f, 3)));
+    Expected<Stats> s =
+        timeModule(session, mlir, weights, inputs, 2, reps, rlxOptions());
+    if (s)
+      c.add("rlx", *s);
+    else
+      c.missing("rlx", llvm::toString(s.takeError()));
+    c.add("openblas " + configured + " (env)", blas[i]);
+    auto addChild = [&](const BlasRun &run, StringRef label) {
+      if (i < run.stats.size())
+        c.add(("openblas " + run.core + " (" + label + ")").str(),
+              run.stats[i]);
+      else
+        c.missing(("openblas (" + label + ")").str(),
+                  run.error.empty() ? "no result" : run.error);
+    };
+    addChild(native, "native");
+    if (haswell)
+      addChild(*haswell, "CORETYPE=Haswell");
+    report.cases.push_back(std::move(c));
+  }
+  report.notes.push_back(
+      "GEMM: rlx times a compiled model run (input and output copies "
+      "included); OpenBLAS times cblas_sgemm alone. 'env' is OpenBLAS with "
+      "this environment's OPENBLAS_CORETYPE, 'native' a subprocess without "
+      "it (OpenBLAS picks its kernel for the CPU), 'CORETYPE=Haswell' a "
+      "subprocess forcing the AVX2 kernel.");
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Layers and the model
+//===----------------------------------------------------------------------===//
+
+static int64_t layerT() { return quick ? 32 : 128; }
+
+static Error benchLayers(Report &report, unsigned reps) {
+  Session session;
+  Dims l = llamaDims(), b = bertDims();
+  int64_t t = layerT();
+  if (!emitMlir.empty()) {
+    llvm::sys::fs::create_directories(emitMlir);
+    for (auto [name, text] :
+         {std::make_pair("llama_prefill.mlir", llamaPrefillMlir(l, t)),
+          std::make_pair("llama_decode.mlir", llamaDecodeMlir(l, t)),
+          std::make_pair("bert.mlir", bertMlir(b, t))}) {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(emitMlir + "/" + name, ec);
+      if (ec)
+        return fail(emitMlir + "/" + name + ": " + ec.message());
+      os << text;
+    }
+  }
+  {
+    Case c;
+    c.section = "Layers (f32, random weights)";
+    c.name = "llama layer prefill T=" + std::to_string(t);
+    c.flops = llamaLayerFlops(l, t, 0);
+    RandomWeights w;
+    addLlamaLayerWeights(w, l);
+    std::vector<int32_t> pos(t);
+    std::iota(pos.begin(), pos.end(), 0);
+    TensorMap_t in;
+    in.emplace("x", Tensor::fromF32({1, t, l.hidden},
+                                    randomData(t * l.hidden, 1.0f, 4)));
+    in.emplace("pos", Tensor::fromI32({1, t}, pos));
+    double compile = 0;
+    Expected<Stats> s = timeModule(session, llamaPrefillMlir(l, t), w, in, 2,
+                                   reps, rlxOptions(), &compile);
+    if (!s)
+      return s.takeError();
+    c.add("rlx", *s);
+    c.extra["rlx compile s"] = compile;
+    report.cases.push_back(std::move(c));
+  }
+  {
+    Case c;
+    c.section = "Layers (f32, random weights)";
+    c.name = "llama layer decode past=" + std::to_string(t);
+    c.bytes = llamaLayerWeightBytes(l);
+    RandomWeights w;
+    addLlamaLayerWeights(w, l);
+    int64_t kv = l.kvHeads * l.headDim;
+    TensorMap_t in;
+    in.emplace(
+        "x", Tensor::fromF32({1, 1, l.hidden}, randomData(l.hidden, 1.0f, 5)));
+    in.emplace("pos", Tensor::fromI32({1, 1}, {static_cast<int32_t>(t)}));
+    in.emplace("past_k", Tensor::fromF32({1, t, kv}, randomData(t * kv, 1, 6)));
+    in.emplace("past_v", Tensor::fromF32({1, t, kv}, randomData(t * kv, 1, 7)));
+    Expected<Stats> s = timeModule(session, llamaDecodeMlir(l, t), w, in, 3,
+                                   reps * 3, rlxOptions());
+    if (!s)
+      return s.takeError();
+    c.add("rlx", *s);
+    report.cases.push_back(std::move(c));
+  }
+  {
+    Case c;
+    c.section = "Layers (f32, random weights)";
+    c.name = "bert layer T=" + std::to_string(t);
+    c.flops = bertLayerFlops(b, t);
+    RandomWeights w;
+    addBertWeights(w, b);
+    TensorMap_t in;
+    in.emplace("x", Tensor::fromF32({1, t, b.hidden},
+                                    randomData(t * b.hidden, 1.0f, 8)));
+    Expected<Stats> s =
+        timeModule(session, bertMlir(b, t), w, in, 3, reps * 2, rlxOptions());
+    if (!s)
+      return s.takeError();
+    c.add("rlx", *s);
+    report.cases.push_back(std::move(c));
+  }
+  return Error::success();
+}
+
+static Error benchModel(Report &report, unsigned reps) {
+  Dims l = llamaDims();
+  int64_t layers = quick ? 2 : 16, t = layerT();
+  TransformerConfig cfg;
+  cfg.modelType = "llama";
+  cfg.vocabSize = quick ? 512 : vocabOpt;
+  cfg.hidden = l.hidden;
+  cfg.intermediate = l.inter;
+  cfg.numLayers = layers;
+  cfg.numHeads = l.heads;
+  cfg.numKvHeads = l.kvHeads;
+  cfg.headDim = l.headDim;
+  cfg.maxPositions = 2048;
+  cfg.normEpsilon = 1e-5;
+  cfg.ropeTheta = 500000.0;
+  cfg.tieEmbeddings = true;
+  RandomWeights w;
+  w.add("model.embed_tokens.weight", {cfg.vocabSize, l.hidden}, 0.02f);
+  for (int64_t i = 0; i < layers; ++i)
+    addLlamaLayerWeights(w, l, "model.layers." + std::to_string(i) + ".");
+  w.add("model.norm.weight", {l.hidden}, 0.1f, 1.0f);
+
+  Case c;
+  c.section = "Model (" + std::to_string(layers) +
+              " LLaMA-1B-shaped layers, "
+              "vocab " +
+              std::to_string(cfg.vocabSize) + ", tied head)";
+  c.name = "prefill T=" + std::to_string(t) + " (last-token logits)";
+  c.flops = layers * llamaLayerFlops(l, t, 0) + 2.0 * cfg.vocabSize * l.hidden;
+  Session session;
+  std::vector<int32_t> prompt(t), pos(t);
+  for (int64_t i = 0; i < t; ++i) {
+    prompt[i] = (i * 7919) % cfg.vocabSize;
+    pos[i] = i;
+  }
+  {
+    Llama32Flow recipe(cfg);
+    recipe.forPrefill().lastTokenLogits();
+    Expected<BuiltModel> built = recipe.build(w);
+    if (!built)
+      return built.takeError();
+    CompileOptions o = rlxOptions();
+    o.profile = built->profile;
+    o.profile.backend.cpu.threads = threadsOpt;
+    if (auto g = symbolizeGemmStrategy(gemmChoice))
+      o.profile.backend.cpu.gemm = *g;
+    o.inputShapes["tokens"] = {1, t};
+    o.inputShapes["positions"] = {1, t};
+    auto start = Clock::now();
+    Expected<CompiledModel> model = session.compileString(built->mlir, o);
+    if (!model)
+      return model.takeError();
+    double compile = seconds(start, Clock::now());
+    const CompileStats &cs = session.lastStats();
+    c.extra["compile s (prefill graph)"] = compile;
+    c.extra["kernels / kernel functions"] =
+        std::to_string(cs.kernels) + " / " + std::to_string(cs.kernelFunctions);
+    WeightSourceStack all({&w, built->synthesized.get()});
+    if (Error err = model->loadParams(all))
+      return err;
+    TensorMap_t in;
+    in.emplace("tokens", Tensor::fromI32({1, t}, prompt));
+    in.emplace("positions", Tensor::fromI32({1, t}, pos));
+    Stats s = timeIt([&] { llvm::cantFail(model->run(in)); }, 1,
+                     std::max(3u, reps / 2), 60);
+    c.add("rlx", s);
+    c.extra["prefill tok/s"] = t / s.median;
+  }
+  // Decode through the generator (KV cache, bucketed decode graphs).
+  {
+    Llama32Flow recipe(cfg);
+    CompileOptions o = rlxOptions();
+    o.profile = CompileProfile::llama32Decode();
+    o.profile.backend.cpu.threads = threadsOpt;
+    if (auto g = symbolizeGemmStrategy(gemmChoice))
+      o.profile.backend.cpu.gemm = *g;
+    int64_t newTokens = quick ? 4 : 32;
+    Expected<std::unique_ptr<Generator>> gen =
+        Generator::create(session, recipe, w, t + newTokens + 16, o);
+    if (!gen)
+      return gen.takeError();
+    SamplingOptions greedy;
+    // The first run compiles the graphs; the second is timed.
+    for (int run = 0; run < 2; ++run) {
+      Expected<std::vector<int32_t>> out =
+          (*gen)->generate(prompt, newTokens, greedy);
+      if (!out)
+        return out.takeError();
+    }
+    const GenerationStats &gs = (*gen)->stats();
+    c.extra["decode tok/s (generator, " + std::to_string(newTokens) +
+            " tokens)"] = gs.decodeTokensPerSecond();
+    c.extra["decode ms/token"] =
+        gs.decodeSteps ? gs.decodeSeconds * 1e3 / gs.decodeSteps : 0.0;
+    c.extra["decode graphs compile s"] = gs.compileSeconds;
+  }
+  report.cases.push_back(std::move(c));
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Peers
+//===----------------------------------------------------------------------===//
+
+static std::string sourceDir() { return RLX_SOURCE_DIR; }
+
+static void benchPeers(Report &report, unsigned reps) {
+  std::string py = python;
+  if (py.empty()) {
+    if (const char *env = std::getenv("RLX_PYTHON"))
+      py = env;
+    else
+      py = sourceDir() + "/.venv/bin/python";
+  }
+  std::string script = sourceDir() + "/bench/peers.py";
+  unsigned threads = cpuThreadCount(threadsOpt);
+  Dims l = llamaDims(), b = bertDims();
+  int64_t t = layerT();
+  auto findCase = [&](StringRef name) -> Case * {
+    for (Case &c : report.cases)
+      if (c.name == name)
+        return &c;
+    return nullptr;
+  };
+  std::string prefillName = "llama layer prefill T=" + std::to_string(t);
+  std::string decodeName = "llama layer decode past=" + std::to_string(t);
+  std::string bertName = "bert layer T=" + std::to_string(t);
+  for (StringRef peer : llvm::split(StringRef(peersList), ',')) {
+    peer = peer.trim();
+    if (peer.empty())
+      continue;
+    std::vector<std::string> args = {
+        script,
+        "--peer=" + peer.str(),
+        "--threads=" + std::to_string(threads),
+        "--reps=" + std::to_string(reps),
+        "--seq=" + std::to_string(t),
+        "--llama=" + std::to_string(l.hidden) + "," + std::to_string(l.heads) +
+            "," + std::to_string(l.kvHeads) + "," + std::to_string(l.headDim) +
+            "," + std::to_string(l.inter),
+        "--bert=" + std::to_string(b.hidden) + "," + std::to_string(b.heads) +
+            "," + std::to_string(b.inter)};
+    llvm::outs() << "peer " << peer << "...\n";
+    llvm::outs().flush();
+    Expected<std::string> out = runCapture(py, args, std::nullopt, 1800);
+    std::vector<std::pair<std::string, std::string>> cases = {
+        {"llama_prefill", prefillName},
+        {"llama_decode", decodeName},
+        {"bert", bertName}};
+    if (!out) {
+      std::string why = llvm::toString(out.takeError());
+      for (auto &[key, name] : cases)
+        if (Case *c = findCase(name))
+          c->missing(peer.str(), why);
+      continue;
+    }
+    // The last line is the JSON result.
+    StringRef text = StringRef(*out).trim();
+    StringRef last = text.rsplit('\n').second;
+    if (last.empty())
+      last = text;
+    Expected<json::Value> parsed = json::parse(last);
+    if (!parsed || !parsed->getAsObject()) {
+      std::string why = parsed ? "no JSON" : llvm::toString(parsed.takeError());
+      for (auto &[key, name] : cases)
+        if (Case *c = findCase(name))
+          c->missing(peer.str(), "unreadable output: " + why);
+      continue;
+    }
+    json::Object &root = *parsed->getAsObject();
+    for (auto &[key, name] : cases) {
+      Case *c = findCase(name);
+      if (!c)
+        continue;
+      json::Object *r = root.getObject(key);
+      std::string label = root.getString("label").value_or(peer).str();
+      if (!r) {
+        c->missing(label, "not measured");
+        continue;
+      }
+      if (auto err = r->getString("error")) {
+        c->missing(label, err->str());
+        continue;
+      }
+      c->add(label, statsFromJSON(*r), r->getString("note").value_or("").str());
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Main
+//===----------------------------------------------------------------------===//
+
+static bool wanted(StringRef section) {
+  if (only.empty())
+    return true;
+  for (StringRef s : llvm::split(StringRef(only), ','))
+    if (s.trim() == section)
+      return true;
+  return false;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "rlx-bench: RLX's CPU kernels, layers and model side by side with "
+      "OpenBLAS, PyTorch, ONNX Runtime and IREE\n");
+  selfPath = llvm::sys::fs::getMainExecutable(argv[0], (void *)&main);
+  if (blasChild)
+    return blasChildMain();
+
+  unsigned reps = repsOpt ? repsOpt : (quick ? 3 : 10);
+  Report report;
+  unsigned threads = cpuThreadCount(threadsOpt);
+  report.machine["cpu"] = cpuModel();
+  report.machine["threads"] = threads;
+  report.machine["load_average_start"] = loadAverage();
+  const char *core = std::getenv("OPENBLAS_CORETYPE");
+  report.machine["OPENBLAS_CORETYPE"] = core ? core : "";
+  llvm::outs() << "rlx-bench: " << cpuModel() << ", " << threads
+               << " threads, load average " << loadAverage()
+               << (quick ? " (quick)" : "") << "\n";
+  double bw = readBandwidth(threads, quick ? (64u << 20) : (1u << 30));
+  report.machine["read_bandwidth_gbps"] = bw;
+  llvm::outs() << "read bandwidth (" << threads
+               << " threads): " << llvm::format("%.1f", bw) << " GB/s\n";
+  llvm::outs().flush();
+
+  auto check = [](Error err, StringRef what) {
+    if (err) {
+      llvm::errs() << "rlx-bench: " << what << ": "
+                   << llvm::toString(std::move(err)) << "\n";
+      return false;
+    }
+    return true;
+  };
+  bool ok = true;
+  if (wanted("gemm"))
+    ok &= check(benchGemms(report, reps), "GEMMs");
+  if (wanted("layers"))
+    ok &= check(benchLayers(report, reps), "layers");
+  if (wanted("peers") && wanted("layers"))
+    benchPeers(report, reps);
+  if (wanted("model"))
+    ok &= check(benchModel(report, reps), "model");
+
+  // Decode against the memory bound.
+  Dims l = llamaDims();
+  for (Case &c : report.cases)
+    if (c.name.rfind("llama layer decode", 0) == 0)
+      if (const Figure *f = c.find("rlx")) {
+        double bound = llamaLayerWeightBytes(l) / (bw * 1e9);
+        c.extra["weights / read bandwidth ms"] = bound * 1e3;
+        c.extra["rlx / bound"] = f->stats.median / bound;
+      }
+  report.machine["load_average_end"] = loadAverage();
+  printTable(report);
+  llvm::outs() << "load average: start "
+               << report.machine.getNumber("load_average_start").value_or(-1)
+               << ", end " << loadAverage() << "\n";
+  if (!jsonOut.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(jsonOut, ec);
+    if (ec) {
+      llvm::errs() << "rlx-bench: " << jsonOut << ": " << ec.message() << "\n";
+      return 1;
+    }
+    os << llvm::formatv("{0:2}", toJSON(report)) << "\n";
+  }
+  return ok ? 0 : 1;
+}
