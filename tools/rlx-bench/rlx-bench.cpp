@@ -44,8 +44,8 @@
 #include <cblas.h>
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <cstdlib>
+#include <ctime>
 #include <functional>
 #include <numeric>
 #include <thread>
@@ -142,8 +142,7 @@ static double clockNow() {
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return t.tv_sec + t.tv_nsec * 1e-9;
   }
-  return std::chrono::duration<double>(Clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
 }
 
 static Stats summarize(std::vector<double> t) {
