@@ -1,5 +1,4 @@
-//===- Backend.h - Device back ends of the Session ---------------*- C++
-//-*-===//
+//===- Backend.h - Device back ends of the Session -------------*- C++ -*-===//
 //
 // Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
@@ -17,6 +16,7 @@
 #include "RLX/Compiler/Session.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include <chrono>
 
 namespace rlx::detail {
 
@@ -26,6 +26,24 @@ struct LIRModule {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   Manifest manifest;
   std::string dumpDir;
+};
+
+/// Appends the time since the previous mark (or construction) to
+/// CompileStats::phaseSeconds under a phase name.
+class PhaseTimer {
+public:
+  explicit PhaseTimer(CompileStats &stats)
+      : stats(stats), last(std::chrono::steady_clock::now()) {}
+  void done(llvm::StringRef phase) {
+    auto now = std::chrono::steady_clock::now();
+    stats.phaseSeconds.emplace_back(
+        phase.str(), std::chrono::duration<double>(now - last).count());
+    last = now;
+  }
+
+private:
+  CompileStats &stats;
+  std::chrono::steady_clock::time_point last;
 };
 
 /// Writes `op` to `<dumpDir>/<name>` when dumping is on.

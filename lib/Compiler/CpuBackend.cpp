@@ -94,8 +94,10 @@ static Error lowerToLLVM(detail::LIRModule &lir, const CompileProfile &profile,
 Expected<CompiledModel> detail::compileLIRForCpu(LIRModule &lir,
                                                  const CompileProfile &profile,
                                                  CompileStats &stats) {
+  PhaseTimer phase(stats);
   if (Error err = lowerToLLVM(lir, profile, stats))
     return std::move(err);
+  phase.done("lir-to-llvm");
   mlir::ExecutionEngineOptions eo;
   // ExecutionEngineOptions::transformer is a function_ref: the function it
   // refers to must outlive ExecutionEngine::create (a temporary did not).
@@ -119,6 +121,7 @@ Expected<CompiledModel> detail::compileLIRForCpu(LIRModule &lir,
   if (!addr)
     return fail("JIT: no symbol '" + symbol +
                 "': " + llvm::toString(addr.takeError()));
+  phase.done("jit");
   std::shared_ptr<mlir::ExecutionEngine> owner = std::move(*engine);
   return CompiledModel(std::move(lir.manifest),
                        std::make_unique<CpuExecutor>(
@@ -130,8 +133,10 @@ Expected<CompiledModel> detail::compileLIRForCpu(LIRModule &lir,
 Error detail::compileLIRToLibrary(LIRModule &lir, StringRef prefix,
                                   const CompileProfile &profile,
                                   CompileStats &stats) {
+  PhaseTimer phase(stats);
   if (Error err = lowerToLLVM(lir, profile, stats))
     return err;
+  phase.done("lir-to-llvm");
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       mlir::translateModuleToLLVMIR(*lir.module, llvmContext);
@@ -163,6 +168,7 @@ Error detail::compileLIRToLibrary(LIRModule &lir, StringRef prefix,
   pm.run(*llvmModule);
   out.keep();
   out.os().flush();
+  phase.done("llvm-codegen");
 
   // Link a shared library the runtime can dlopen.
   auto cc = llvm::sys::findProgramByName("cc");

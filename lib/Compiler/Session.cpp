@@ -28,6 +28,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
@@ -239,6 +240,7 @@ Expected<Session::Impl::Lowered>
 Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   auto start = std::chrono::steady_clock::now();
   stats = CompileStats();
+  detail::PhaseTimer phase(stats);
   std::string dir = dumpDirFor(options);
   DiagnosticCollector diags(context);
   mlir::OwningOpRef<mlir::ModuleOp> module(input.clone());
@@ -293,6 +295,7 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
       return diags.error("specialization");
     detail::dumpIR(dir, "01-specialized.mlir", *module);
   }
+  phase.done("specialize");
 
   // 2. HIR -> MIR, then fusion, cleanup and the fusion report, as the
   // profile says. (The compile pipeline starts with the same lowering,
@@ -310,6 +313,7 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
       return diags.error("HIR to MIR lowering");
     detail::dumpIR(dir, "02-mir.mlir", *module);
   }
+  phase.done("hir-to-mir");
   {
     mlir::PassManager pm(&context);
     std::string error;
@@ -325,6 +329,7 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
       return diags.error("fusion");
     detail::dumpIR(dir, "03-mir-fused.mlir", *module);
   }
+  phase.done("fusion");
   stats.fusionReport = diags.takeRemarks();
   stats.fusedOps = fusedHistogram(*module);
 
@@ -337,6 +342,7 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
       return diags.error("MIR to LIR conversion");
     detail::dumpIR(dir, "04-lir.mlir", *module);
   }
+  phase.done("mir-to-lir");
   auto entries = module->getOps<mlir::rlx::lir::EntryOp>();
   if (entries.empty())
     return fail("no LIR entry point was produced");
@@ -370,6 +376,15 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   return Lowered{std::move(module), std::move(*manifest), dir};
+}
+
+std::string CompileStats::phaseSummary() const {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::interleaveComma(phaseSeconds, os, [&](const auto &p) {
+    os << p.first << " " << llvm::format("%.3f", p.second) << " s";
+  });
+  return out;
 }
 
 //===----------------------------------------------------------------------===//

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Runtime/CompiledModel.h"
+#include "MemRefABI.h"
 #include "RLX/Runtime/CpuExecutor.h"
 #include "RLX/Runtime/MemoryBudget.h"
 #include "RLX/Weights/WeightSource.h"
@@ -15,8 +16,10 @@
 #include "llvm/Support/raw_ostream.h"
 #include <cstdlib>
 #include <cstring>
+#include <sys/mman.h>
 
 using namespace rlx;
+using detail::MemRef1D;
 using llvm::Error;
 using llvm::Expected;
 using llvm::StringRef;
@@ -33,30 +36,43 @@ static void copyBytes(void *dst, const void *src, size_t n) {
 
 namespace {
 /// 64-byte aligned, zero-initialized bytes; `data` is null when the
-/// allocation failed.
+/// allocation failed. Large buffers (the arena and parameter pool of a real
+/// model: gigabytes) are anonymous mappings: the kernel hands out zeroed
+/// pages as they are first written (by loadParams), instead of a memset
+/// faulting every page in at compile time, and they may use huge pages.
 struct AlignedBuffer {
+  static constexpr size_t kMapThreshold = size_t(1) << 20;
   uint8_t *data = nullptr;
   size_t size = 0;
+  bool mapped = false;
   explicit AlignedBuffer(size_t n) : size(n) {
     if (n > SIZE_MAX - 64)
       return;
     size_t rounded = (std::max<size_t>(n, 1) + 63) / 64 * 64;
+    if (rounded >= kMapThreshold) {
+      void *p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED)
+        return;
+#ifdef MADV_HUGEPAGE
+      ::madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+      data = static_cast<uint8_t *>(p);
+      mapped = true;
+      return;
+    }
     data = static_cast<uint8_t *>(std::aligned_alloc(64, rounded));
     if (data)
       std::memset(data, 0, rounded);
   }
-  ~AlignedBuffer() { std::free(data); }
+  ~AlignedBuffer() {
+    if (mapped)
+      ::munmap(data, (std::max<size_t>(size, 1) + 63) / 64 * 64);
+    else
+      std::free(data);
+  }
   AlignedBuffer(const AlignedBuffer &) = delete;
   AlignedBuffer &operator=(const AlignedBuffer &) = delete;
-};
-
-/// The layout of a rank-1 MLIR memref descriptor (StridedMemRefType<T, 1>).
-struct MemRef1D {
-  void *allocated;
-  void *aligned;
-  int64_t offset;
-  int64_t sizes[1];
-  int64_t strides[1];
 };
 } // namespace
 

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Runtime/CpuExecutor.h"
+#include "MemRefABI.h"
 #include "llvm/Support/raw_ostream.h"
 #include <atomic>
 #include <chrono>
@@ -18,6 +19,7 @@
 #include <vector>
 
 using namespace rlx;
+using detail::MemRef1D;
 
 unsigned rlx::cpuThreadCount(unsigned requested) {
   if (requested)
@@ -42,14 +44,6 @@ void rlx::packWeightsNK16(const float *src, int64_t rows, int64_t k,
 }
 
 namespace {
-/// The layout of a rank-1 MLIR memref descriptor (StridedMemRefType<T, 1>).
-struct MemRef1D {
-  void *allocated;
-  void *aligned;
-  int64_t offset;
-  int64_t sizes[1];
-  int64_t strides[1];
-};
 
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)

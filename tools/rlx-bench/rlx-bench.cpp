@@ -1052,6 +1052,7 @@ static Error benchModel(Report &report, unsigned reps) {
     double compile = seconds(start, Clock::now());
     const CompileStats &cs = session.lastStats();
     c.extra["compile s (prefill graph)"] = compile;
+    c.extra["compile phases"] = cs.phaseSummary();
     c.extra["kernels / kernel functions"] =
         std::to_string(cs.kernels) + " / " + std::to_string(cs.kernelFunctions);
     WeightSourceStack all({&w, built->synthesized.get()});

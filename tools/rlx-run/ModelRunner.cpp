@@ -68,7 +68,8 @@ static void printCompile(Session &session, llvm::StringRef what) {
                << " kernels (" << s.kernelFunctions << " functions), arena "
                << s.arenaBytes << " bytes (naive " << s.naiveBytes
                << "), params " << s.paramBytes << " bytes\n"
-               << "  fused ops: " << s.fusedOps << "\n";
+               << "  fused ops: " << s.fusedOps << "\n"
+               << "  compile phases: " << s.phaseSummary() << "\n";
   if (!s.fusionReport.empty())
     llvm::outs() << "  " << s.fusionReport << "\n";
 }
