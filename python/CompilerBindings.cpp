@@ -22,6 +22,7 @@
 #include "llvm/Support/Path.h"
 #include <mutex>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -186,6 +187,9 @@ static nb::object compile(PySession &s, nb::handle self, nb::handle source,
     return model;
   };
   CompiledModel model = unwrap(compileIt());
+  for (const std::string &w : stats.warnings)
+    if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0)
+      throw nb::python_error();
   auto *result = new PyCompiledModel(std::move(model));
   nb::object owned = nb::cast(result, nb::rv_policy::take_ownership);
   result->stats = stats;
@@ -314,6 +318,12 @@ static void registerSession(nb::module_ &m) {
               "The fusion report's remarks (missed fusions, histograms).")
       .def_ro("kernels", &CompileStats::kernels)
       .def_ro("kernel_functions", &CompileStats::kernelFunctions)
+      .def_ro("phase_seconds", &CompileStats::phaseSeconds,
+              "[(phase, seconds)] in order: specialize, hir-to-mir, fusion, "
+              "mir-to-lir, then the back end's.")
+      .def_ro("warnings", &CompileStats::warnings,
+              "Profile hints this back end did not honour (also raised as "
+              "Python warnings by Session.compile).")
       .def("__repr__", [](const CompileStats &s) {
         return "<rlx.CompileStats " + std::to_string(s.kernels) +
                " kernels, arena " + std::to_string(s.arenaBytes) +

@@ -297,6 +297,18 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   }
   phase.done("specialize");
 
+  // Profile hints no back end implements yet: said, not silently dropped.
+  const CompileProfile::BackendProfile &hints = options.profile.backend;
+  bool cpu = device == Device::Cpu;
+  if (cpu ? hints.cpu.unfuseRegions : hints.spirv.unfuseRegions)
+    stats.warnings.push_back(
+        std::string("[backend.") + (cpu ? "cpu" : "spirv") +
+        "] unfuse_regions = true is not implemented: fused ops stay fused");
+  if (!cpu && hints.spirv.cooperativeMatrix)
+    stats.warnings.push_back(
+        "[backend.spirv] cooperative_matrix = true is not implemented: GEMMs "
+        "use the tiled workgroup-memory kernel");
+
   // 2. HIR -> MIR, then fusion, cleanup and the fusion report, as the
   // profile says. (The compile pipeline starts with the same lowering,
   // a no-op by then; running it first lets the unfused MIR be dumped.)

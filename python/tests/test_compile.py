@@ -103,6 +103,22 @@ def test_fusion_skipped_by_profile():
     rlx.Session().compile(MIR, profile="encoder")
 
 
+def test_phases_and_unimplemented_hints(tmp_path):
+    model = rlx.Session().compile(HIR, input_shapes={"x": [1, 3, 4]})
+    phases = [name for name, _ in model.stats.phase_seconds]
+    assert phases == ["specialize", "hir-to-mir", "fusion", "mir-to-lir",
+                      "lir-to-llvm", "jit"]
+    assert model.stats.warnings == []
+    # A hint the CPU back end does not implement is a warning.
+    toml = tmp_path / "unfuse.rlx.toml"
+    toml.write_text("[backend.cpu]\nunfuse_regions = true\n")
+    with pytest.warns(UserWarning, match="unfuse_regions = true is not implemented"):
+        model = rlx.Session().compile(HIR, profile=str(toml),
+                                      input_shapes={"x": [1, 3, 4]})
+    assert len(model.stats.warnings) == 1
+    check_scale(model)
+
+
 def test_compile_errors():
     session = rlx.Session()
     with pytest.raises(rlx.RLXError, match="parsing failed"):

@@ -70,6 +70,8 @@ static void printCompile(Session &session, llvm::StringRef what) {
                << "), params " << s.paramBytes << " bytes\n"
                << "  fused ops: " << s.fusedOps << "\n"
                << "  compile phases: " << s.phaseSummary() << "\n";
+  for (const std::string &w : s.warnings)
+    llvm::errs() << "rlx-run: warning: " << w << "\n";
   if (!s.fusionReport.empty())
     llvm::outs() << "  " << s.fusionReport << "\n";
 }

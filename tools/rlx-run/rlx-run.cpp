@@ -287,6 +287,8 @@ int main(int argc, char **argv) {
                  << "), params " << stats.paramBytes
                  << " bytes; fused ops: " << stats.fusedOps << "\n"
                  << "device: " << compiled->deviceName() << "\n";
+  for (const std::string &w : stats.warnings)
+    llvm::errs() << "rlx-run: warning: " << w << "\n";
   if (!quiet && !stats.phaseSeconds.empty())
     llvm::outs() << "compile phases: " << stats.phaseSummary() << "\n";
   if (!quiet && !stats.fusionReport.empty())

@@ -67,6 +67,9 @@ struct CompileStats {
   /// The fusion report's remarks (missed fusions, before/after histograms).
   std::string fusionReport;
   unsigned kernels = 0, kernelFunctions = 0;
+  /// Things the compile could not honour but went on without (profile hints
+  /// this back end does not implement), one sentence each.
+  std::vector<std::string> warnings;
 
   /// "specialize 0.001 s, hir-to-mir 0.012 s, ..." from phaseSeconds.
   std::string phaseSummary() const;
