@@ -13,6 +13,7 @@
 #include "RLX/Dialect/HIR/IR/HIROps.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/Dialect/MIR/Transforms/Passes.h"
 #include "RLX/InitAllDialects.h"
 #include "RLX/Runtime/MemoryBudget.h"
 #include "RLX/Transforms/Pipelines.h"
@@ -300,10 +301,6 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   // Profile hints no back end implements yet: said, not silently dropped.
   const CompileProfile::BackendProfile &hints = options.profile.backend;
   bool cpu = device == Device::Cpu;
-  if (cpu ? hints.cpu.unfuseRegions : hints.spirv.unfuseRegions)
-    stats.warnings.push_back(
-        std::string("[backend.") + (cpu ? "cpu" : "spirv") +
-        "] unfuse_regions = true is not implemented: fused ops stay fused");
   if (!cpu && hints.spirv.cooperativeMatrix)
     stats.warnings.push_back(
         "[backend.spirv] cooperative_matrix = true is not implemented: GEMMs "
@@ -340,6 +337,14 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
     if (failed(pm.run(*module)))
       return diags.error("fusion");
     detail::dumpIR(dir, "03-mir-fused.mlir", *module);
+  }
+  // [backend.*] unfuse_regions: the fused graph run as plain ops.
+  if (cpu ? hints.cpu.unfuseRegions : hints.spirv.unfuseRegions) {
+    mlir::PassManager pm(&context);
+    pm.addPass(mlir::rlx::createMIRUnfusePass());
+    if (failed(pm.run(*module)))
+      return diags.error("unfuse");
+    detail::dumpIR(dir, "03-mir-unfused.mlir", *module);
   }
   phase.done("fusion");
   stats.fusionReport = diags.takeRemarks();

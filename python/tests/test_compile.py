@@ -4,6 +4,8 @@
 stage as text, the fusion report as a dict, compile errors with the
 compiler's diagnostics, AOT libraries."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -103,18 +105,36 @@ def test_fusion_skipped_by_profile():
     rlx.Session().compile(MIR, profile="encoder")
 
 
-def test_phases_and_unimplemented_hints(tmp_path):
+def test_phases_and_unfused_regions(tmp_path):
     model = rlx.Session().compile(HIR, input_shapes={"x": [1, 3, 4]})
     phases = [name for name, _ in model.stats.phase_seconds]
     assert phases == ["specialize", "hir-to-mir", "fusion", "mir-to-lir",
                       "lir-to-llvm", "jit"]
     assert model.stats.warnings == []
-    # A hint the CPU back end does not implement is a warning.
+    assert model.stats.fused_ops != "none"
+    # [backend.cpu] unfuse_regions: the same result from primitive kernels.
     toml = tmp_path / "unfuse.rlx.toml"
     toml.write_text("[backend.cpu]\nunfuse_regions = true\n")
-    with pytest.warns(UserWarning, match="unfuse_regions = true is not implemented"):
-        model = rlx.Session().compile(HIR, profile=str(toml),
-                                      input_shapes={"x": [1, 3, 4]})
+    plain = rlx.Session().compile(HIR, profile=str(toml),
+                                  input_shapes={"x": [1, 3, 4]})
+    assert plain.stats.fused_ops == "none" and plain.stats.warnings == []
+    assert plain.stats.kernels > model.stats.kernels
+    check_scale(plain)
+
+
+def test_unimplemented_hint_warns(tmp_path):
+    try:
+        session = rlx.Session("vulkan")
+        session.compile(HIR, input_shapes={"x": [1, 3, 4]})
+    except rlx.RLXError as e:
+        if os.environ.get("RLX_REQUIRE_VULKAN") == "1":
+            raise
+        pytest.skip(f"no Vulkan device: {e}")
+    toml = tmp_path / "coop.rlx.toml"
+    toml.write_text("[backend.spirv]\ncooperative_matrix = true\n")
+    with pytest.warns(UserWarning, match="cooperative_matrix = true is not implemented"):
+        model = session.compile(HIR, profile=str(toml),
+                                input_shapes={"x": [1, 3, 4]})
     assert len(model.stats.warnings) == 1
     check_scale(model)
 

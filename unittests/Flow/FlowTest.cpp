@@ -93,14 +93,18 @@ ModelFlow llamaFlow(unsigned layers, std::function<Stage(unsigned)> layer) {
 /// Compiles and runs a built model on `tokens`; returns the named output.
 std::vector<float> run(const BuiltModel &built, const WeightSource &w,
                        std::vector<int32_t> tokens,
-                       const std::string &out = "logits") {
+                       const std::string &out = "logits",
+                       CompileStats *stats = nullptr, bool unfuse = false) {
   Session session;
   CompileOptions o;
   o.profile = built.profile;
+  o.profile.backend.cpu.unfuseRegions = unfuse;
   int64_t t = tokens.size();
   for (const std::string &in : built.inputs)
     o.inputShapes[in] = {1, t};
   auto model = session.compileString(built.mlir, o);
+  if (stats)
+    *stats = session.lastStats();
   EXPECT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
   if (!model)
     return {};
@@ -149,6 +153,26 @@ TEST(Flow, FusedAndComposedLayersAgree) {
   EXPECT_EQ(composed->mlir.find("hir.llama_decoder_layer"), std::string::npos);
   std::vector<int32_t> tokens = {3, 17, 5, 60, 1};
   expectClose(run(*composed, w, tokens), run(*fused, w, tokens));
+}
+
+// [backend.cpu] unfuse_regions: the fused layers run as primitive ops
+// (mir-unfuse) and give the same logits.
+TEST(Flow, UnfusedRegionsMatchFused) {
+  TensorMap w = llamaWeights(2);
+  auto built = llamaFlow(2, [](unsigned l) {
+                 return llamaPrefillLayerFused(l, layerSpec(l));
+               }).build(w);
+  ASSERT_TRUE(static_cast<bool>(built)) << llvm::toString(built.takeError());
+  std::vector<int32_t> tokens = {3, 17, 5, 60, 1};
+  CompileStats fusedStats, plainStats;
+  std::vector<float> fused = run(*built, w, tokens, "logits", &fusedStats);
+  std::vector<float> plain =
+      run(*built, w, tokens, "logits", &plainStats, /*unfuse=*/true);
+  EXPECT_NE(fusedStats.fusedOps, "none");
+  EXPECT_EQ(plainStats.fusedOps, "none");
+  EXPECT_GT(plainStats.kernels, fusedStats.kernels);
+  EXPECT_TRUE(plainStats.warnings.empty());
+  expectClose(plain, fused);
 }
 
 TEST(Flow, MissingWeightNamesKeyAndLayer) {

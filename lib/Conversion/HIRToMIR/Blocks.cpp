@@ -340,25 +340,6 @@ struct CustomLowering : HIRPattern<hir::CustomOp> {
 // Attention core
 //===----------------------------------------------------------------------===//
 
-/// [B, T, n*hd] -> [B, n, T, hd].
-static Value splitHeads(MIRBuilder &mb, Value x, int64_t n, int64_t hd) {
-  auto ty = MIRBuilder::typeOf(x);
-  Value r = mb.reshape(x, {ty.getDimSize(0), ty.getDimSize(1), n, hd});
-  return mb.transpose(r, {0, 2, 1, 3});
-}
-
-/// [B, kv, T, hd] -> [B, kv*g, T, hd]: each KV head serves g query heads.
-static Value repeatKv(MIRBuilder &mb, Value x, int64_t groups) {
-  if (groups == 1)
-    return x;
-  auto ty = MIRBuilder::typeOf(x);
-  int64_t b = ty.getDimSize(0), kv = ty.getDimSize(1), t = ty.getDimSize(2),
-          hd = ty.getDimSize(3);
-  Value r = mb.reshape(x, {b, kv, 1, t, hd});
-  r = mb.broadcast(r, {b, kv, groups, t, hd});
-  return mb.reshape(r, {b, kv * groups, t, hd});
-}
-
 FailureOr<Value> mlir::rlx::lowerAttention(MIRBuilder &mb, Operation *op,
                                            LoweringPolicy policy, Value q,
                                            Value k, Value v, Value mask,
@@ -381,55 +362,12 @@ FailureOr<Value> mlir::rlx::lowerAttention(MIRBuilder &mb, Operation *op,
         ->getResult(0);
   }
 
-  auto qTy = MIRBuilder::typeOf(q);
-  auto kTy = MIRBuilder::typeOf(k);
-  Type elt = qTy.getElementType();
-  int64_t tq = qTy.getDimSize(1), tk = kTy.getDimSize(1);
-  bool positional = cfg.maskKind == MaskKind::Causal ||
-                    cfg.maskKind == MaskKind::SlidingWindow;
-  if (positional && (ShapedType::isDynamic(tq) || ShapedType::isDynamic(tk)))
+  if (!canComposeAttention(q, k, cfg.maskKind))
     return op->emitOpError("the fusable lowering of a ")
            << stringifyMaskKind(cfg.maskKind)
            << " attention needs static sequence lengths; specialize the "
               "shapes first (or use policy=direct)";
-
-  Value qh = splitHeads(mb, q, cfg.numHeads, cfg.headDim);
-  Value kh = repeatKv(mb, splitHeads(mb, k, cfg.numKvHeads, cfg.headDim),
-                      cfg.numHeads / cfg.numKvHeads);
-  Value vh = repeatKv(mb, splitHeads(mb, v, cfg.numKvHeads, cfg.headDim),
-                      cfg.numHeads / cfg.numKvHeads);
-  Value scores = mb.batchMatmul(qh, kh, /*transposeRhs=*/true);
-  scores = mb.mul(scores, mb.scalar(cfg.effectiveScale(), elt));
-  if (cfg.softcap > 0) {
-    Value cap = mb.scalar(cfg.softcap, elt);
-    scores = mb.mul(mb.unary("mir.tanh", mb.div(scores, cap)), cap);
-  }
-  // Masked scores take the lowest finite value, as Hugging Face does.
-  Value lowest = mb.scalar(std::numeric_limits<float>::lowest(), elt);
-  if (positional) {
-    auto posTy = RankedTensorType::get({tq, tk}, b.getI64Type());
-    Value qPos = mb.add(mb.iota(posTy, 0), mb.scalar(tk - tq, b.getI64Type()));
-    Value kPos = mb.iota(posTy, 1);
-    scores =
-        mb.select(mb.compare(kPos, qPos, CmpPredicate::LE), scores, lowest);
-    if (cfg.maskKind == MaskKind::SlidingWindow) {
-      Value dist = mb.sub(qPos, kPos);
-      scores = mb.select(mb.compare(dist, mb.scalar(cfg.window, b.getI64Type()),
-                                    CmpPredicate::LT),
-                         scores, lowest);
-    }
-  }
-  if (mask) {
-    auto mTy = MIRBuilder::typeOf(mask);
-    Value zero = mb.scalar(0, mTy.getElementType());
-    Value keep = mb.compare(mask, zero, CmpPredicate::NE);
-    keep = mb.reshape(keep, {mTy.getDimSize(0), 1, 1, mTy.getDimSize(1)});
-    scores = mb.select(keep, scores, lowest);
-  }
-  Value probs = mb.softmax(scores, -1);
-  Value out = mb.batchMatmul(probs, vh);
-  out = mb.transpose(out, {0, 2, 1, 3});
-  return mb.reshape(out, qTy.getShape());
+  return composeAttention(mb, q, k, v, mask, cfg);
 }
 
 void mlir::rlx::populateBlockPatterns(RewritePatternSet &patterns,

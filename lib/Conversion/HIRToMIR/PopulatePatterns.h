@@ -1,5 +1,4 @@
-//===- PopulatePatterns.h - HIR to MIR pattern groups ------------*- C++
-//-*-===//
+//===- PopulatePatterns.h - HIR to MIR pattern groups ----------*- C++ -*-===//
 //
 // Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
@@ -10,23 +9,11 @@
 #define RLX_LIB_CONVERSION_HIRTOMIR_POPULATEPATTERNS_H
 
 #include "RLX/Conversion/HIRToMIR/HIRToMIR.h"
+#include "RLX/Dialect/MIR/Utils/Compose.h"
 #include "RLX/Dialect/MIR/Utils/MIRBuilder.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::rlx {
-
-/// The attention configuration shared by hir.attention and the layers.
-struct AttentionConfig {
-  int64_t numHeads = 1, numKvHeads = 1, headDim = 1;
-  MaskKind maskKind = MaskKind::Causal;
-  int64_t window = 0;
-  /// 0 means 1/sqrt(head_dim).
-  double scale = 0;
-  double softcap = 0;
-  double effectiveScale() const {
-    return scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(headDim));
-  }
-};
 
 /// Scaled dot-product attention over [B, T, heads*hd] tensors: mir.attention
 /// under Direct, primitives (reshape, transpose, batch_matmul, mask, softmax)

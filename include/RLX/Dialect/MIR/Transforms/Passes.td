@@ -142,6 +142,28 @@ def MIRFuseAllPass : Pass<"mir-fuse-all", "ModuleOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def MIRUnfusePass : Pass<"mir-unfuse", "ModuleOp"> {
+  let summary = "Expand fused MIR ops back into the primitives they stand for";
+  let description = [{
+    The inverse of the fusions, for a back end asked to run plain ops
+    (`[backend.cpu] unfuse_regions` / `[backend.spirv] unfuse_regions`): a
+    debugging aid that keeps the fused graph's structure but executes each
+    fused op as its documented composition. `mir.fused_matmul` becomes
+    `matmul` (+ `add` bias) (+ activation) (+ `add` residual);
+    `mir.fused_residual_rms_norm` / `_layer_norm` an `add` and the norm;
+    `mir.fused_glu` two `slice`s, the activation and a `mul`;
+    `mir.attention` the primitive attention (split heads, GQA repeat,
+    `batch_matmul`, scale, softcap, masks, `softmax`, `batch_matmul`);
+    `mir.attention_block` its GEMMs, slices, QK-norm, RoPE and that
+    attention; `mir.elementwise` one MIR op per scalar op of its body.
+    An op whose composition is not expressible is left fused with a remark:
+    a causal or sliding-window attention over a dynamic sequence length (the
+    mask needs static lengths), a `fused_glu` with a dynamic last dim, an
+    elementwise body op without a MIR counterpart.
+  }];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
+}
+
 def MIRFusionReportPass : Pass<"mir-fusion-report", "ModuleOp"> {
   let summary = "Explain recognisable but unfused patterns; count fused ops";
   let description = [{

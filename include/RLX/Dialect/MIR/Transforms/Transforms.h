@@ -342,6 +342,14 @@ applyMIRFusions(Operation *root, ArrayRef<MIRFusionKind> kinds,
                 SmallVectorImpl<MIRMissedFusion> *misses = nullptr);
 
 //===----------------------------------------------------------------------===//
+// Unfusion
+//===----------------------------------------------------------------------===//
+
+/// The patterns of mir-unfuse: each fused MIR op expanded into the primitive
+/// ops it stands for (see the pass description in Passes.td).
+void populateMIRUnfusePatterns(RewritePatternSet &patterns);
+
+//===----------------------------------------------------------------------===//
 // Fusion report
 //===----------------------------------------------------------------------===//
 
