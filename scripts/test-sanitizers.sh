@@ -36,7 +36,7 @@ start=$(date +%s)
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
   -DCMAKE_C_FLAGS_RELEASE=-O1 -DCMAKE_CXX_FLAGS_RELEASE=-O1 \
-  -DRLX_ENABLE_SANITIZERS=ON -DRLX_FUZZ_MLIR=$([ "$MODE" = full ] && echo ON || echo OFF) \
+  -DRLX_ENABLE_SANITIZERS=ON -DRLX_ENABLE_PYTHON_BINDINGS=OFF -DRLX_FUZZ_MLIR=$([ "$MODE" = full ] && echo ON || echo OFF) \
   >/dev/null
 JOBS=()
 [ -n "${RLX_ASAN_JOBS:-}" ] && JOBS=(-j"$RLX_ASAN_JOBS")
