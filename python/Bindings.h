@@ -87,6 +87,18 @@ DType parseDType(nb::handle spec);
 nb::object contiguousArray(nb::handle value);
 /// Copies a numpy array into a Tensor (one copy). `what` names it in errors.
 Tensor tensorFromArray(nb::handle array, llvm::StringRef what);
+
+/// A C-contiguous numpy array (the input, or a contiguous copy of it) and a
+/// borrowed view of its bytes, valid while `array` lives.
+struct ArrayView {
+  nb::object array;
+  DType dtype = DType::F32;
+  llvm::SmallVector<int64_t, 4> shape;
+  llvm::ArrayRef<uint8_t> bytes;
+};
+/// Views `value` (array-like) without copying when it is already a
+/// C-contiguous array of an RLX dtype; errors as tensorFromArray.
+ArrayView viewArray(nb::handle value, llvm::StringRef what);
 /// A numpy array over `tensor`'s bytes, which it takes over (no copy; bf16
 /// is widened to float32).
 nb::object arrayFromTensor(Tensor tensor);

@@ -242,7 +242,10 @@ static nb::dict specsOf(const Manifest &m, IOKind kind) {
 }
 
 static nb::dict run(PyCompiledModel &m, nb::handle inputs) {
-  TensorMap_t feeds;
+  // Inputs are read in place (C-contiguous arrays of the right dtype are not
+  // copied before the model copies them into its arena).
+  std::vector<ArrayView> views;
+  TensorRefMap_t feeds;
   for (nb::handle key : nb::iter(inputs.attr("keys")())) {
     std::string name = nb::cast<std::string>(key);
     nb::object value = inputs[key];
@@ -250,12 +253,18 @@ static nb::dict run(PyCompiledModel &m, nb::handle inputs) {
     if (PyObject_IsInstance(value.ptr(), numpy().attr("ndarray").ptr()) != 1)
       if (const ManifestEntry *e = m.model.manifest().find(IOKind::Input, name))
         value = numpy().attr("asarray")(value, numpyDTypeName(e->dtype));
-    feeds.emplace(name, tensorFromArray(value, "input '" + name + "'"));
+    views.push_back(viewArray(value, "input '" + name + "'"));
+  }
+  size_t i = 0;
+  for (nb::handle key : nb::iter(inputs.attr("keys")())) {
+    const ArrayView &v = views[i++];
+    feeds.emplace(nb::cast<std::string>(key),
+                  TensorRef(v.dtype, v.shape, v.bytes));
   }
   auto execute = [&]() -> llvm::Expected<TensorMap_t> {
     nb::gil_scoped_release noGil;
     std::lock_guard<std::mutex> lock(m.mutex);
-    return m.model.run(feeds);
+    return m.model.runViews(feeds);
   };
   TensorMap_t outputs = unwrap(execute());
   nb::dict result;

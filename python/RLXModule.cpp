@@ -117,23 +117,30 @@ nb::object python::contiguousArray(nb::handle value) {
 
 using HostArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
 
-Tensor python::tensorFromArray(nb::handle value, llvm::StringRef what) {
-  nb::object array = contiguousArray(value);
-  std::optional<DType> dtype = dtypeOfNumpy(array.attr("dtype"));
-  llvm::SmallVector<int64_t, 4> shape;
-  for (nb::handle d : nb::cast<nb::tuple>(array.attr("shape")))
-    shape.push_back(nb::cast<int64_t>(d));
+ArrayView python::viewArray(nb::handle value, llvm::StringRef what) {
+  ArrayView view;
+  view.array = contiguousArray(value);
+  std::optional<DType> dtype = dtypeOfNumpy(view.array.attr("dtype"));
+  for (nb::handle d : nb::cast<nb::tuple>(view.array.attr("shape")))
+    view.shape.push_back(nb::cast<int64_t>(d));
   if (!dtype)
-    throw RLXError(
-        (what + ": numpy " + pyStr(array.attr("dtype")) + formatShape(shape) +
-         " has no RLX element type (float32, float16, float64, int8, "
-         "int32, int64, uint8, bool)")
-            .str());
-  Tensor tensor(*dtype, shape);
-  if (tensor.byteSize()) {
-    auto host = nb::cast<HostArray>(array);
-    std::memcpy(tensor.mutableBytes().data(), host.data(), tensor.byteSize());
-  }
+    throw RLXError((what + ": numpy " + pyStr(view.array.attr("dtype")) +
+                    formatShape(view.shape) +
+                    " has no RLX element type (float32, float16, float64, "
+                    "int8, int32, int64, uint8, bool)")
+                       .str());
+  view.dtype = *dtype;
+  auto host = nb::cast<HostArray>(view.array);
+  view.bytes = {static_cast<const uint8_t *>(host.data()), host.nbytes()};
+  return view;
+}
+
+Tensor python::tensorFromArray(nb::handle value, llvm::StringRef what) {
+  ArrayView view = viewArray(value, what);
+  Tensor tensor(view.dtype, view.shape);
+  if (tensor.byteSize())
+    std::memcpy(tensor.mutableBytes().data(), view.bytes.data(),
+                tensor.byteSize());
   return tensor;
 }
 

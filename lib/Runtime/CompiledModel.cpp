@@ -378,23 +378,35 @@ Error CompiledModel::loadParams(const WeightSource &source) {
 }
 
 /// Rejects integer values outside [0, bound).
-static Error checkIndices(const ManifestEntry &e, const Tensor &t) {
-  auto check = [&](auto values) -> Error {
-    for (auto [i, v] : llvm::enumerate(values))
+static Error checkIndices(const ManifestEntry &e, const TensorRef &t) {
+  auto check = [&](auto zero) -> Error {
+    using T = decltype(zero);
+    size_t n = t.bytes.size() / sizeof(T);
+    for (size_t i = 0; i < n; ++i) {
+      T v; // The view may be unaligned (a numpy slice of bytes).
+      std::memcpy(&v, t.bytes.data() + i * sizeof(T), sizeof(T));
       if (v < 0 || v >= e.indexBound)
         return fail("input '" + e.name + "': value " + llvm::Twine(int64_t(v)) +
                     " at flat index " + llvm::Twine(i) + " is outside [0, " +
                     llvm::Twine(e.indexBound) + ")");
+    }
     return Error::success();
   };
-  if (t.dtype() == DType::I32)
-    return check(t.data<int32_t>());
-  if (t.dtype() == DType::I64)
-    return check(t.data<int64_t>());
+  if (t.dtype == DType::I32)
+    return check(int32_t());
+  if (t.dtype == DType::I64)
+    return check(int64_t());
   return Error::success();
 }
 
 Expected<TensorMap_t> CompiledModel::run(const TensorMap_t &inputs) {
+  TensorRefMap_t refs;
+  for (const auto &[name, t] : inputs)
+    refs.emplace(name, TensorRef(t));
+  return runViews(refs);
+}
+
+Expected<TensorMap_t> CompiledModel::runViews(const TensorRefMap_t &inputs) {
   if (!storage)
     return storageError();
   std::vector<const ManifestEntry *> ins = info.ofKind(IOKind::Input);
@@ -411,10 +423,15 @@ Expected<TensorMap_t> CompiledModel::run(const TensorMap_t &inputs) {
     if (it == inputs.end())
       return fail("missing input '" + e->name + "' (expects " +
                   describe(e->dtype, e->shape) + ")");
-    const Tensor &t = it->second;
-    if (t.dtype() != e->dtype || t.shape() != llvm::ArrayRef<int64_t>(e->shape))
+    const TensorRef &t = it->second;
+    if (t.dtype != e->dtype || t.shape != llvm::ArrayRef<int64_t>(e->shape))
       return fail("input '" + e->name + "': expected " +
-                  describe(e->dtype, e->shape) + ", got " + t.describe());
+                  describe(e->dtype, e->shape) + ", got " +
+                  describe(t.dtype, t.shape));
+    if (t.bytes.size() != e->byteSize())
+      return fail("input '" + e->name + "': " + describe(t.dtype, t.shape) +
+                  " needs " + llvm::Twine(e->byteSize()) +
+                  " bytes, the view has " + llvm::Twine(t.bytes.size()));
     if (e->indexBound >= 0)
       if (Error err = checkIndices(*e, t))
         return std::move(err);
@@ -429,7 +446,7 @@ Expected<TensorMap_t> CompiledModel::run(const TensorMap_t &inputs) {
   }
   for (const ManifestEntry *e : ins)
     copyBytes(storage->arena.data + e->offset,
-              inputs.find(e->name)->second.bytes().data(), e->byteSize());
+              inputs.find(e->name)->second.bytes.data(), e->byteSize());
 
   if (Error err = executor->execute(
           info, {storage->arena.data, storage->arena.size},

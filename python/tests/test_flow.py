@@ -79,6 +79,10 @@ def test_run_numpy_in_and_out(norm_proj_model):
     xt = np.ascontiguousarray(x[:, ::-1])[:, ::-1]
     assert not xt.flags.c_contiguous or xt.base is not None
     np.testing.assert_array_equal(model.run({"x": xt})["y"], y)
+    # Inputs are read in place: a read-only, unaligned buffer works too.
+    raw = np.frombuffer(b"\0" + x.tobytes(), np.float32, offset=1).reshape(x.shape)
+    assert not raw.flags.aligned and not raw.flags.writeable
+    np.testing.assert_array_equal(model.run({"x": raw})["y"], y)
 
 
 def test_outputs_own_their_data():

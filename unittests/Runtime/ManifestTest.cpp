@@ -132,6 +132,43 @@ TEST(CompiledModel, AssemblesDerivedParamsAndChecksInputs) {
             "unknown input 'extra' (the model takes: ids)");
 }
 
+// Borrowed inputs: read in place, even unaligned; a view whose bytes do not
+// match its shape is refused.
+TEST(CompiledModel, RunsFromBorrowedViews) {
+  CompiledModel model(sample(), copyParam, nullptr);
+  ASSERT_FALSE(static_cast<bool>(model.setParam("a", {1.0f, 2.0f})));
+  ASSERT_FALSE(static_cast<bool>(model.setParam("b", {3, 4, 5, 6})));
+  std::vector<uint8_t> storage(1 + 4 * sizeof(int32_t));
+  int32_t ids[4] = {0, 1, 2, 3};
+  std::memcpy(storage.data() + 1, ids, sizeof(ids));
+  int64_t shape[2] = {1, 4};
+  TensorRefMap_t feeds;
+  feeds.emplace("ids",
+                TensorRef(DType::I32, shape,
+                          llvm::ArrayRef<uint8_t>(storage).drop_front()));
+  auto out = model.runViews(feeds);
+  ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
+  auto y = out->at("y").data<float>();
+  EXPECT_EQ(std::vector<float>(y.begin(), y.end()),
+            (std::vector<float>{1, 2, 3, 4, 5, 6}));
+
+  int32_t bad = 10;
+  std::memcpy(storage.data() + 1 + 8, &bad, sizeof(bad));
+  auto range = model.runViews(feeds);
+  ASSERT_FALSE(static_cast<bool>(range));
+  EXPECT_EQ(llvm::toString(range.takeError()),
+            "input 'ids': value 10 at flat index 2 is outside [0, 10)");
+
+  feeds.clear();
+  feeds.emplace("ids",
+                TensorRef(DType::I32, shape,
+                          llvm::ArrayRef<uint8_t>(storage).slice(1, 12)));
+  auto lying = model.runViews(feeds);
+  ASSERT_FALSE(static_cast<bool>(lying));
+  EXPECT_EQ(llvm::toString(lying.takeError()),
+            "input 'ids': i32[1, 4] needs 16 bytes, the view has 12");
+}
+
 TEST(CompiledModel, LoadParamsNamesTheMissingWeight) {
   CompiledModel model(sample(), copyParam, nullptr);
   TensorMap source("weights.safetensors");

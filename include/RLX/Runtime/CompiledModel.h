@@ -31,6 +31,8 @@ class WeightSource;
 
 /// Named tensors, ordered by name.
 using TensorMap_t = std::map<std::string, Tensor>;
+/// Named borrowed tensors.
+using TensorRefMap_t = std::map<std::string, TensorRef>;
 
 /// Runs a compiled entry point on a device. The CompiledModel owns the host
 /// copies of the arena and the parameter pool; an executor moves what it
@@ -95,6 +97,9 @@ public:
   /// Runs the model. Every input must be given with its exact shape and
   /// dtype; all parameters must be set.
   llvm::Expected<TensorMap_t> run(const TensorMap_t &inputs);
+  /// The same from borrowed inputs, copied straight into the arena; each
+  /// view's byte size must match its dtype and shape.
+  llvm::Expected<TensorMap_t> runViews(const TensorRefMap_t &inputs);
 
   /// Loads an AOT shared object written by Session::compileToLibrary with
   /// its manifest (JSON); no MLIR involved.

@@ -67,6 +67,21 @@ private:
   std::vector<uint8_t> storage;
 };
 
+/// A borrowed, read-only view of a dense row-major tensor owned elsewhere
+/// (a Tensor, a numpy array): what CompiledModel::run reads its inputs from
+/// without copying them first.
+struct TensorRef {
+  DType dtype = DType::F32;
+  llvm::ArrayRef<int64_t> shape;
+  llvm::ArrayRef<uint8_t> bytes;
+
+  TensorRef(DType dtype, llvm::ArrayRef<int64_t> shape,
+            llvm::ArrayRef<uint8_t> bytes)
+      : dtype(dtype), shape(shape), bytes(bytes) {}
+  /*implicit*/ TensorRef(const Tensor &t)
+      : dtype(t.dtype()), shape(t.shape()), bytes(t.bytes()) {}
+};
+
 /// Reads a `.npy` file (f32, f16, i32, i64, bool, u8) into a Tensor.
 llvm::Expected<Tensor> readTensorNpy(llvm::StringRef path);
 /// Writes an f32, i32 or i64 tensor as `.npy`.
