@@ -161,6 +161,7 @@ detail::compileLIRForVulkan(LIRModule &lir, const CompileProfile &profile,
   options.int8 = info.int8Storage;
   options.float16 = info.float16Storage;
 
+  PhaseTimer phase(stats);
   mlir::MLIRContext *ctx = lir.module->getContext();
   std::string diags;
   {
@@ -174,6 +175,7 @@ detail::compileLIRForVulkan(LIRModule &lir, const CompileProfile &profile,
     if (failed(pm.run(*lir.module)))
       return fail("SPIR-V code generation failed:" + diags);
   }
+  phase.done("lir-to-spirv");
   detail::dumpIR(lir.dumpDir, "05-spirv.mlir", *lir.module);
 
   Expected<vulkan::Program> program = extractProgram(*lir.module, entry);
@@ -184,6 +186,7 @@ detail::compileLIRForVulkan(LIRModule &lir, const CompileProfile &profile,
       vulkan::createExecutor(*device, std::move(*program), lir.manifest);
   if (!executor)
     return executor.takeError();
+  phase.done("vulkan-pipelines");
   return CompiledModel(std::move(lir.manifest), std::move(*executor));
 }
 

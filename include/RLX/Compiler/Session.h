@@ -59,7 +59,8 @@ struct CompileStats {
   double compileSeconds = 0;
   /// Where compileSeconds went, in order: "specialize", "hir-to-mir",
   /// "fusion", "mir-to-lir", then on the CPU "lir-to-llvm" and "jit" (or
-  /// "llvm-codegen" for AOT libraries).
+  /// "llvm-codegen" for AOT libraries), on Vulkan "lir-to-spirv" and
+  /// "vulkan-pipelines" (shader modules, pipelines, the command buffer).
   std::vector<std::pair<std::string, double>> phaseSeconds;
   uint64_t arenaBytes = 0, naiveBytes = 0, peakLiveBytes = 0, paramBytes = 0;
   /// Fused-op histogram of the MIR that was planned ("attention: 2, ...").
