@@ -344,23 +344,8 @@ FailureOr<Value> mlir::rlx::lowerAttention(MIRBuilder &mb, Operation *op,
                                            LoweringPolicy policy, Value q,
                                            Value k, Value v, Value mask,
                                            const AttentionConfig &cfg) {
-  OpBuilder &b = mb.builder();
-  if (policy == LoweringPolicy::Direct) {
-    SmallVector<Value> operands = {q, k, v};
-    if (mask)
-      operands.push_back(mask);
-    return mb
-        .create("mir.attention", q.getType(), operands,
-                {mb.i64("num_heads", cfg.numHeads),
-                 mb.i64("num_kv_heads", cfg.numKvHeads),
-                 mb.i64("head_dim", cfg.headDim),
-                 mb.f32("scale", cfg.effectiveScale()),
-                 mb.f32("softcap", cfg.softcap),
-                 mb.attr("mask_kind",
-                         mir::MaskKindAttr::get(b.getContext(), cfg.maskKind)),
-                 mb.i64("window", cfg.window)})
-        ->getResult(0);
-  }
+  if (policy == LoweringPolicy::Direct)
+    return createAttentionOp(mb, q, k, v, mask, cfg);
 
   if (!canComposeAttention(q, k, cfg.maskKind))
     return op->emitOpError("the fusable lowering of a ")

@@ -11,7 +11,8 @@
 using namespace mlir;
 using namespace mlir::rlx;
 
-AttentionConfig AttentionConfig::of(mir::AttentionOp op) {
+/// The attention attributes mir.attention and mir.attention_block share.
+template <typename OpTy> static AttentionConfig configOf(OpTy op) {
   AttentionConfig cfg;
   cfg.numHeads = op.getNumHeads();
   cfg.numKvHeads = op.getNumKvHeads();
@@ -21,6 +22,33 @@ AttentionConfig AttentionConfig::of(mir::AttentionOp op) {
   cfg.scale = op.getScale();
   cfg.softcap = op.getSoftcap();
   return cfg;
+}
+
+AttentionConfig AttentionConfig::of(mir::AttentionOp op) {
+  return configOf(op);
+}
+
+AttentionConfig AttentionConfig::of(mir::AttentionBlockOp op) {
+  return configOf(op);
+}
+
+Value mlir::rlx::createAttentionOp(MIRBuilder &mb, Value q, Value k, Value v,
+                                   Value mask, const AttentionConfig &cfg) {
+  SmallVector<Value> operands = {q, k, v};
+  if (mask)
+    operands.push_back(mask);
+  return mb
+      .create(
+          "mir.attention", q.getType(), operands,
+          {mb.i64("num_heads", cfg.numHeads),
+           mb.i64("num_kv_heads", cfg.numKvHeads),
+           mb.i64("head_dim", cfg.headDim),
+           mb.f32("scale", cfg.effectiveScale()),
+           mb.f32("softcap", cfg.softcap),
+           mb.attr("mask_kind", mir::MaskKindAttr::get(
+                                    mb.builder().getContext(), cfg.maskKind)),
+           mb.i64("window", cfg.window)})
+      ->getResult(0);
 }
 
 /// [B, T, n*hd] -> [B, n, T, hd].
@@ -139,28 +167,8 @@ Value mlir::rlx::expandAttentionBlock(MIRBuilder &mb, mir::AttentionBlockOp op,
     k = mb.rope(k, op.getPositions(), op.getInvFreq(), hd, op.getRotaryDim(),
                 op.getRopeTheta(), op.getRopeStyle());
   }
-  Value attn;
-  if (composeCore) {
-    AttentionConfig cfg;
-    cfg.numHeads = heads;
-    cfg.numKvHeads = kv;
-    cfg.headDim = hd;
-    cfg.maskKind = op.getMaskKind();
-    cfg.window = op.getWindow();
-    cfg.scale = op.getScale();
-    cfg.softcap = op.getSoftcap();
-    attn = composeAttention(mb, q, k, v, op.getMask(), cfg);
-  } else {
-    SmallVector<Value> operands = {q, k, v};
-    if (op.getMask())
-      operands.push_back(op.getMask());
-    attn = mb.create("mir.attention", q.getType(), operands,
-                     {mb.i64("num_heads", heads), mb.i64("num_kv_heads", kv),
-                      mb.i64("head_dim", hd), mb.f32("scale", op.getScale()),
-                      mb.f32("softcap", op.getSoftcap()),
-                      mb.attr("mask_kind", op.getMaskKindAttr()),
-                      mb.i64("window", op.getWindow())})
-               ->getResult(0);
-  }
+  AttentionConfig cfg = AttentionConfig::of(op);
+  Value attn = composeCore ? composeAttention(mb, q, k, v, op.getMask(), cfg)
+                           : createAttentionOp(mb, q, k, v, op.getMask(), cfg);
   return linear(mb, attn, op.getWO(), op.getOutBias(), composeCore);
 }

@@ -34,7 +34,13 @@ struct AttentionConfig {
     return scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(headDim));
   }
   static AttentionConfig of(mir::AttentionOp op);
+  static AttentionConfig of(mir::AttentionBlockOp op);
 };
+
+/// One mir.attention with `cfg`'s attributes; `mask` is the optional
+/// padding mask [B, Tk].
+Value createAttentionOp(MIRBuilder &mb, Value query, Value key, Value value,
+                        Value mask, const AttentionConfig &cfg);
 
 /// Whether composeAttention can build the primitive form of an attention
 /// over `query` [B, Tq, .] and `key` [B, Tk, .]: the positional masks
