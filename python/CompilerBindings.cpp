@@ -244,8 +244,8 @@ static nb::dict specsOf(const Manifest &m, IOKind kind) {
 static nb::dict run(PyCompiledModel &m, nb::handle inputs) {
   // Inputs are read in place (C-contiguous arrays of the right dtype are not
   // copied before the model copies them into its arena).
-  std::vector<ArrayView> views;
-  TensorRefMap_t feeds;
+  // The views own the arrays (and the shapes the TensorRefs point into).
+  std::vector<std::pair<std::string, ArrayView>> views;
   for (nb::handle key : nb::iter(inputs.attr("keys")())) {
     std::string name = nb::cast<std::string>(key);
     nb::object value = inputs[key];
@@ -253,14 +253,12 @@ static nb::dict run(PyCompiledModel &m, nb::handle inputs) {
     if (PyObject_IsInstance(value.ptr(), numpy().attr("ndarray").ptr()) != 1)
       if (const ManifestEntry *e = m.model.manifest().find(IOKind::Input, name))
         value = numpy().attr("asarray")(value, numpyDTypeName(e->dtype));
-    views.push_back(viewArray(value, "input '" + name + "'"));
+    ArrayView view = viewArray(value, "input '" + name + "'");
+    views.emplace_back(std::move(name), std::move(view));
   }
-  size_t i = 0;
-  for (nb::handle key : nb::iter(inputs.attr("keys")())) {
-    const ArrayView &v = views[i++];
-    feeds.emplace(nb::cast<std::string>(key),
-                  TensorRef(v.dtype, v.shape, v.bytes));
-  }
+  TensorRefMap_t feeds;
+  for (const auto &[name, v] : views)
+    feeds.emplace(name, TensorRef(v.dtype, v.shape, v.bytes));
   auto execute = [&]() -> llvm::Expected<TensorMap_t> {
     nb::gil_scoped_release noGil;
     std::lock_guard<std::mutex> lock(m.mutex);

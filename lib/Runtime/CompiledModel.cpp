@@ -44,7 +44,8 @@ struct AlignedBuffer {
   static constexpr size_t kMapThreshold = size_t(1) << 20;
   uint8_t *data = nullptr;
   size_t size = 0;
-  bool mapped = false;
+  /// The length of the mapping; 0 for a heap allocation.
+  size_t mappedBytes = 0;
   explicit AlignedBuffer(size_t n) : size(n) {
     if (n > SIZE_MAX - 64)
       return;
@@ -58,7 +59,7 @@ struct AlignedBuffer {
       ::madvise(p, rounded, MADV_HUGEPAGE);
 #endif
       data = static_cast<uint8_t *>(p);
-      mapped = true;
+      mappedBytes = rounded;
       return;
     }
     data = static_cast<uint8_t *>(std::aligned_alloc(64, rounded));
@@ -66,8 +67,8 @@ struct AlignedBuffer {
       std::memset(data, 0, rounded);
   }
   ~AlignedBuffer() {
-    if (mapped)
-      ::munmap(data, (std::max<size_t>(size, 1) + 63) / 64 * 64);
+    if (mappedBytes)
+      ::munmap(data, mappedBytes);
     else
       std::free(data);
   }
