@@ -409,7 +409,7 @@ static void enumField(nb::class_<T> &cls, const char *name, E T::*field,
 static nb::dict profileDict(const CompileProfile &p) {
   nb::dict fusion, passes, precision, cpu, spirv, backend, all;
   fusion["policy"] = stringifyFusionPolicy(p.fusion.policy).str();
-  fusion["target"] = stringifyFusionTarget(p.fusion.target).str();
+  fusion["target"] = stringifyTargetChoice(p.fusion.target).str();
   fusion["assert_clean"] = p.fusion.assertClean;
   fusion["skip"] = p.fusion.skip;
   nb::list disable;
@@ -485,8 +485,8 @@ void python::registerProfile(nb::module_ &m) {
   enumField(fusion, "policy", &CP::FusionProfile::policy, stringifyFusionPolicy,
             symbolizeFusionPolicy, 2,
             "HIR-to-MIR lowering policy: 'direct' or 'fusable'.");
-  enumField(fusion, "target", &CP::FusionProfile::target, stringifyFusionTarget,
-            symbolizeFusionTarget, 3,
+  enumField(fusion, "target", &CP::FusionProfile::target, stringifyTargetChoice,
+            symbolizeTargetChoice, 3,
             "Backend whose fusion rules apply: 'auto', 'cpu' or 'spirv'.");
   fusion
       .def_rw("assert_clean", &CP::FusionProfile::assertClean,
@@ -608,7 +608,7 @@ void python::registerProfile(nb::module_ &m) {
       .def("__repr__", [](const CP &p) {
         return "<rlx.CompileProfile policy=" +
                stringifyFusionPolicy(p.fusion.policy).str() +
-               " target=" + stringifyFusionTarget(p.fusion.target).str() +
+               " target=" + stringifyTargetChoice(p.fusion.target).str() +
                (p.fusion.skip ? " skip" : "") + ">";
       });
   valueSemantics(profile);

@@ -9,6 +9,7 @@
 #include "RLX/Conversion/LIRToLLVM/LIRToLLVM.h"
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Runtime/CpuExecutor.h"
+#include "RLX/Support/KernelABI.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -41,7 +42,7 @@ static Error fail(const llvm::Twine &msg) {
 static mlir::rlx::ConvertLIRToLoopsPassOptions
 kernelOptions(const CompileProfile &profile) {
   mlir::rlx::ConvertLIRToLoopsPassOptions o;
-  o.gemm = stringifyGemmStrategy(profile.backend.cpu.gemm).str();
+  o.gemm = profile.backend.cpu.gemm;
   if (const char *tile = std::getenv("RLX_GEMM_TILE")) {
     long mr = 0, nv = 0, kc = 0;
     if (std::sscanf(tile, "%ld,%ld,%ld", &mr, &nv, &kc) == 3 && mr > 0 &&
@@ -116,7 +117,8 @@ Expected<CompiledModel> detail::compileLIRForCpu(LIRModule &lir,
         llvm::JITSymbolFlags::Exported};
     return map;
   });
-  std::string symbol = "_mlir_ciface_" + lir.manifest.entry + "_spmd";
+  std::string symbol =
+      spmd::kCInterfacePrefix + lir.manifest.entry + spmd::kSpmdSuffix;
   auto addr = (*engine)->lookup(symbol);
   if (!addr)
     return fail("JIT: no symbol '" + symbol +

@@ -311,12 +311,12 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   // a no-op by then; running it first lets the unfused MIR be dumped.)
   // Fusion target `auto` follows the device.
   CompileProfile profile = options.profile;
-  if (profile.fusion.target == FusionTarget::Auto && device == Device::Vulkan)
-    profile.fusion.target = FusionTarget::Spirv;
+  if (profile.fusion.target == TargetChoice::Auto && device == Device::Vulkan)
+    profile.fusion.target = TargetChoice::Spirv;
   {
     mlir::PassManager pm(&context);
     mlir::rlx::ConvertHIRToMIRPassOptions lowering;
-    lowering.policy = stringifyFusionPolicy(profile.fusion.policy).str();
+    lowering.policy = profile.fusion.policy;
     pm.addPass(mlir::rlx::createConvertHIRToMIRPass(lowering));
     if (failed(pm.run(*module)))
       return diags.error("HIR to MIR lowering");

@@ -51,57 +51,9 @@ using namespace rlx;
 // Enumerations
 //===----------------------------------------------------------------------===//
 
-static constexpr StringRef fusionPolicyNames[] = {"direct", "fusable"};
-static constexpr StringRef fusionTargetNames[] = {"auto", "cpu", "spirv"};
-static constexpr StringRef computePrecisionNames[] = {"f32", "f16", "bf16"};
-static constexpr StringRef mixedPrecisionNames[] = {"none", "auto"};
-static constexpr StringRef gemmStrategyNames[] = {"auto", "blas", "generated"};
-
 static constexpr StringRef fusionPatternNames[] = {
     "matmul-epilogue", "residual-norm",   "shared-input-matmul", "swiglu",
     "attention",       "attention-block", "elementwise-region"};
-
-/// Looks `str` up in an enum's spelling table (indexed by enumerator value).
-template <typename EnumT, size_t N>
-static std::optional<EnumT> lookupEnum(const StringRef (&names)[N],
-                                       StringRef str) {
-  for (size_t i = 0; i < N; ++i)
-    if (names[i] == str)
-      return static_cast<EnumT>(i);
-  return std::nullopt;
-}
-
-StringRef rlx::stringifyFusionPolicy(FusionPolicy value) {
-  return fusionPolicyNames[static_cast<unsigned>(value)];
-}
-StringRef rlx::stringifyFusionTarget(FusionTarget value) {
-  return fusionTargetNames[static_cast<unsigned>(value)];
-}
-StringRef rlx::stringifyComputePrecision(ComputePrecision value) {
-  return computePrecisionNames[static_cast<unsigned>(value)];
-}
-StringRef rlx::stringifyMixedPrecision(MixedPrecision value) {
-  return mixedPrecisionNames[static_cast<unsigned>(value)];
-}
-StringRef rlx::stringifyGemmStrategy(GemmStrategy value) {
-  return gemmStrategyNames[static_cast<unsigned>(value)];
-}
-
-std::optional<FusionPolicy> rlx::symbolizeFusionPolicy(StringRef str) {
-  return lookupEnum<FusionPolicy>(fusionPolicyNames, str);
-}
-std::optional<FusionTarget> rlx::symbolizeFusionTarget(StringRef str) {
-  return lookupEnum<FusionTarget>(fusionTargetNames, str);
-}
-std::optional<ComputePrecision> rlx::symbolizeComputePrecision(StringRef str) {
-  return lookupEnum<ComputePrecision>(computePrecisionNames, str);
-}
-std::optional<MixedPrecision> rlx::symbolizeMixedPrecision(StringRef str) {
-  return lookupEnum<MixedPrecision>(mixedPrecisionNames, str);
-}
-std::optional<GemmStrategy> rlx::symbolizeGemmStrategy(StringRef str) {
-  return lookupEnum<GemmStrategy>(gemmStrategyNames, str);
-}
 
 ArrayRef<StringRef> rlx::knownFusionPatterns() { return fusionPatternNames; }
 
@@ -265,9 +217,8 @@ private:
 
   void readBool(const toml::node &node, StringRef path, bool &out);
   void readString(const toml::node &node, StringRef path, std::string &out);
-  template <typename EnumT, size_t N>
-  void readEnum(const toml::node &node, StringRef path,
-                const StringRef (&names)[N], EnumT &out);
+  template <typename EnumT>
+  void readEnum(const toml::node &node, StringRef path, EnumT &out);
   /// Reads an integer in [lo, hi]; with `powerOfTwo`, also a power of two.
   void readUnsigned(const toml::node &node, StringRef path, int64_t lo,
                     int64_t hi, bool powerOfTwo, unsigned &out);
@@ -362,9 +313,10 @@ void ProfileReader::readString(const toml::node &node, StringRef path,
         "'" + path + "' must be a string, got " + typeName(node));
 }
 
-template <typename EnumT, size_t N>
+template <typename EnumT>
 void ProfileReader::readEnum(const toml::node &node, StringRef path,
-                             const StringRef (&names)[N], EnumT &out) {
+                             EnumT &out) {
+  ArrayRef<StringRef> names = enumSpellings<EnumT>();
   const toml::value<std::string> *value = node.as_string();
   if (!value) {
     error(node.source().begin,
@@ -372,7 +324,7 @@ void ProfileReader::readEnum(const toml::node &node, StringRef path,
     return;
   }
   StringRef str = value->get();
-  if (std::optional<EnumT> parsed = lookupEnum<EnumT>(names, str)) {
+  if (std::optional<EnumT> parsed = symbolizeEnum<EnumT>(str)) {
     out = *parsed;
     return;
   }
@@ -444,9 +396,9 @@ void ProfileReader::readFusion(const toml::table &table,
   forEachKey(table, "fusion", fusionKeys,
              [&](StringRef key, const toml::node &node, StringRef path) {
                if (key == "policy")
-                 readEnum(node, path, fusionPolicyNames, out.policy);
+                 readEnum(node, path, out.policy);
                else if (key == "target")
-                 readEnum(node, path, fusionTargetNames, out.target);
+                 readEnum(node, path, out.target);
                else if (key == "assert_clean")
                  readBool(node, path, out.assertClean);
                else if (key == "skip")
@@ -474,9 +426,9 @@ void ProfileReader::readPrecision(const toml::table &table,
   forEachKey(table, "precision", precisionKeys,
              [&](StringRef key, const toml::node &node, StringRef path) {
                if (key == "compute")
-                 readEnum(node, path, computePrecisionNames, out.compute);
+                 readEnum(node, path, out.compute);
                else
-                 readEnum(node, path, mixedPrecisionNames, out.mixed);
+                 readEnum(node, path, out.mixed);
              });
 }
 
@@ -496,7 +448,7 @@ void ProfileReader::readBackend(const toml::table &table,
                 if (key == "unfuse_regions")
                   readBool(node, path, cpu.unfuseRegions);
                 else if (key == "gemm")
-                  readEnum(node, path, gemmStrategyNames, cpu.gemm);
+                  readEnum(node, path, cpu.gemm);
                 else
                   readUnsigned(node, path, 0, maxCpuThreads,
                                /*powerOfTwo=*/false, cpu.threads);
@@ -621,7 +573,7 @@ std::string CompileProfile::toToml() const {
   raw_string_ostream os(text);
   os << "[fusion]\n"
      << "policy = \"" << stringifyFusionPolicy(fusion.policy) << "\"\n"
-     << "target = \"" << stringifyFusionTarget(fusion.target) << "\"\n"
+     << "target = \"" << stringifyTargetChoice(fusion.target) << "\"\n"
      << "assert_clean = " << boolText(fusion.assertClean) << "\n"
      << "skip = " << boolText(fusion.skip) << "\n"
      << "disable = [";
@@ -662,7 +614,7 @@ std::string CompileProfile::toToml() const {
 CompileProfile CompileProfile::llama32Prefill() {
   CompileProfile profile;
   profile.fusion.policy = FusionPolicy::Direct;
-  profile.fusion.target = FusionTarget::Auto;
+  profile.fusion.target = TargetChoice::Auto;
   profile.fusion.assertClean = false;
   profile.fusion.skip = false;
   return profile;

@@ -481,9 +481,9 @@ CompiledModel::loadLibrary(StringRef libPath, StringRef manifestPath,
       libPath.str().c_str(), &err);
   if (!lib.isValid())
     return fail(libPath + ": cannot load: " + err);
-  std::string symbol = "_mlir_ciface_" + manifest->entry;
+  std::string symbol = spmd::kCInterfacePrefix + manifest->entry;
   // SPMD code runs on a thread pool.
-  if (void *spmd = lib.getAddressOfSymbol((symbol + "_spmd").c_str()))
+  if (void *spmd = lib.getAddressOfSymbol((symbol + spmd::kSpmdSuffix).c_str()))
     return create(std::move(*manifest),
                   std::make_unique<CpuExecutor>(
                       reinterpret_cast<CpuExecutor::SpmdFn>(spmd), nullptr,

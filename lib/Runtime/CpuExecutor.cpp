@@ -64,9 +64,10 @@ struct CpuExecutor::Pool {
     unsigned pending = 0;
   };
 
-  explicit Pool(unsigned n) : n(n), contextBytes(128 + 64 * n) {
+  explicit Pool(unsigned n) : n(n), contextBytes(spmd::contextBytes(n)) {
     for (Job &j : jobs) {
-      j.ctx = static_cast<uint8_t *>(std::aligned_alloc(64, contextBytes));
+      j.ctx = static_cast<uint8_t *>(
+          std::aligned_alloc(spmd::kContextAlignment, contextBytes));
       std::memset(j.ctx, 0, contextBytes);
     }
   }

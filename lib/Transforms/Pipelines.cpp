@@ -19,31 +19,31 @@ using namespace mlir;
 using namespace mlir::rlx;
 
 /// The fusion target a profile selects; `auto` compiles for the CPU.
-static MIRFusionTarget getFusionTarget(const ::rlx::CompileProfile &profile) {
-  return profile.fusion.target == ::rlx::FusionTarget::Spirv
-             ? MIRFusionTarget::Spirv
-             : MIRFusionTarget::Cpu;
+static ::rlx::Target getFusionTarget(const ::rlx::CompileProfile &profile) {
+  return profile.fusion.target == ::rlx::TargetChoice::Spirv
+             ? ::rlx::Target::Spirv
+             : ::rlx::Target::Cpu;
 }
 
 LogicalResult mlir::rlx::buildCompilePipeline(
     OpPassManager &pm, const ::rlx::CompileProfile &profile, std::string *error,
     llvm::StringRef reportJsonFile) {
   const ::rlx::CompileProfile::FusionProfile &fusion = profile.fusion;
-  MIRFusionTarget target = getFusionTarget(profile);
+  ::rlx::Target target = getFusionTarget(profile);
   SmallVector<std::string> disable(fusion.disable.begin(),
                                    fusion.disable.end());
   if (failed(getMIRFusionKinds(target, disable, error)))
     return failure();
 
   ConvertHIRToMIRPassOptions lowering;
-  lowering.policy = ::rlx::stringifyFusionPolicy(fusion.policy).str();
+  lowering.policy = fusion.policy;
   pm.addPass(createConvertHIRToMIRPass(lowering));
   if (!fusion.skip) {
     MIRFusionReportPassOptions baseline;
     baseline.recordBaseline = true;
     pm.addPass(createMIRFusionReportPass(baseline));
     MIRFuseAllPassOptions fuse;
-    fuse.target = stringifyMIRFusionTarget(target).str();
+    fuse.target = target;
     fuse.disable = disable;
     pm.addPass(createMIRFuseAllPass(fuse));
   }
@@ -53,7 +53,7 @@ LogicalResult mlir::rlx::buildCompilePipeline(
   }
   if (!fusion.skip) {
     MIRFusionReportPassOptions report;
-    report.target = stringifyMIRFusionTarget(target).str();
+    report.target = target;
     report.disable = disable;
     report.assertClean = fusion.assertClean;
     report.jsonFile = reportJsonFile.str();

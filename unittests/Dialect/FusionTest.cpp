@@ -110,17 +110,16 @@ TEST_F(FusionTest, MatchersReportReasons) {
 
 TEST_F(FusionTest, TargetTable) {
   for (MIRFusionKind kind : getMIRFusionOrder())
-    EXPECT_TRUE(doesMIRFusionTargetClaim(MIRFusionTarget::Cpu, kind));
-  EXPECT_FALSE(doesMIRFusionTargetClaim(MIRFusionTarget::Spirv,
+    EXPECT_TRUE(doesMIRFusionTargetClaim(::rlx::Target::Cpu, kind));
+  EXPECT_FALSE(doesMIRFusionTargetClaim(::rlx::Target::Spirv,
                                         MIRFusionKind::AttentionBlock));
   FailureOr<SmallVector<MIRFusionKind>> spirv =
-      getMIRFusionKinds(MIRFusionTarget::Spirv, {"swiglu"});
+      getMIRFusionKinds(::rlx::Target::Spirv, {"swiglu"});
   ASSERT_TRUE(succeeded(spirv));
   EXPECT_EQ(spirv->size(), getMIRFusionOrder().size() - 2);
   EXPECT_FALSE(llvm::is_contained(*spirv, MIRFusionKind::Swiglu));
   std::string error;
-  EXPECT_TRUE(
-      failed(getMIRFusionKinds(MIRFusionTarget::Cpu, {"nope"}, &error)));
+  EXPECT_TRUE(failed(getMIRFusionKinds(::rlx::Target::Cpu, {"nope"}, &error)));
   EXPECT_NE(error.find("unknown fusion 'nope'"), std::string::npos);
 }
 

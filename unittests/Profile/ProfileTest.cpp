@@ -57,7 +57,7 @@ std::string examplePath(StringRef name) {
 CompileProfile nonDefaultProfile() {
   CompileProfile profile;
   profile.fusion.policy = FusionPolicy::Fusable;
-  profile.fusion.target = FusionTarget::Spirv;
+  profile.fusion.target = TargetChoice::Spirv;
   profile.fusion.assertClean = true;
   profile.fusion.skip = true;
   profile.fusion.disable = {"swiglu", "attention-block"};
@@ -83,7 +83,7 @@ CompileProfile nonDefaultProfile() {
 TEST(CompileProfileTest, DefaultsMatchSeed) {
   CompileProfile profile;
   EXPECT_EQ(profile.fusion.policy, FusionPolicy::Direct);
-  EXPECT_EQ(profile.fusion.target, FusionTarget::Auto);
+  EXPECT_EQ(profile.fusion.target, TargetChoice::Auto);
   EXPECT_FALSE(profile.fusion.assertClean);
   EXPECT_FALSE(profile.fusion.skip);
   EXPECT_TRUE(profile.fusion.disable.empty());
@@ -105,9 +105,9 @@ TEST(CompileProfileTest, DefaultsMatchSeed) {
 TEST(CompileProfileTest, EnumSpellingsRoundTrip) {
   for (FusionPolicy v : {FusionPolicy::Direct, FusionPolicy::Fusable})
     EXPECT_EQ(symbolizeFusionPolicy(stringifyFusionPolicy(v)), v);
-  for (FusionTarget v :
-       {FusionTarget::Auto, FusionTarget::Cpu, FusionTarget::Spirv})
-    EXPECT_EQ(symbolizeFusionTarget(stringifyFusionTarget(v)), v);
+  for (TargetChoice v :
+       {TargetChoice::Auto, TargetChoice::Cpu, TargetChoice::Spirv})
+    EXPECT_EQ(symbolizeTargetChoice(stringifyTargetChoice(v)), v);
   for (ComputePrecision v :
        {ComputePrecision::F32, ComputePrecision::F16, ComputePrecision::BF16})
     EXPECT_EQ(symbolizeComputePrecision(stringifyComputePrecision(v)), v);
@@ -117,8 +117,8 @@ TEST(CompileProfileTest, EnumSpellingsRoundTrip) {
        {GemmStrategy::Auto, GemmStrategy::Blas, GemmStrategy::Generated})
     EXPECT_EQ(symbolizeGemmStrategy(stringifyGemmStrategy(v)), v);
   EXPECT_EQ(stringifyComputePrecision(ComputePrecision::BF16), "bf16");
-  EXPECT_EQ(stringifyFusionTarget(FusionTarget::Spirv), "spirv");
-  EXPECT_FALSE(symbolizeFusionTarget("metal"));
+  EXPECT_EQ(stringifyTargetChoice(TargetChoice::Spirv), "spirv");
+  EXPECT_FALSE(symbolizeTargetChoice("metal"));
   EXPECT_FALSE(symbolizeFusionPolicy("Direct"));
 }
 
@@ -192,7 +192,7 @@ compute = "f16"
 mixed = "auto"
 )toml");
   EXPECT_EQ(profile.fusion.policy, FusionPolicy::Direct);
-  EXPECT_EQ(profile.fusion.target, FusionTarget::Cpu);
+  EXPECT_EQ(profile.fusion.target, TargetChoice::Cpu);
   EXPECT_TRUE(profile.fusion.assertClean);
   EXPECT_FALSE(profile.fusion.skip);
   EXPECT_TRUE(profile.passes.dce);

@@ -9,6 +9,7 @@
 #ifndef RLX_CONVERSION_PASSES_H
 #define RLX_CONVERSION_PASSES_H
 
+#include "RLX/Support/Enums.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {

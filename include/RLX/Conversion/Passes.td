@@ -31,9 +31,14 @@ def ConvertHIRToMIRPass : Pass<"convert-hir-to-mir", "ModuleOp"> {
     mask is built from `mir.iota`): specialize the shapes first.
   }];
   let options = [
-    Option<"policy", "policy", "std::string", /*default=*/"\"direct\"",
-           "Lowering policy: `direct` (fused MIR ops) or `fusable` "
-           "(primitives for the fusion patterns)">
+    Option<"policy", "policy", "::rlx::FusionPolicy",
+           /*default=*/"::rlx::FusionPolicy::Direct",
+           "Lowering policy",
+           [{::llvm::cl::values(
+             clEnumValN(::rlx::FusionPolicy::Direct, "direct",
+                        "the fused MIR ops"),
+             clEnumValN(::rlx::FusionPolicy::Fusable, "fusable",
+                        "MIR primitives for the fusion patterns"))}]>
   ];
   let dependentDialects = ["::mlir::rlx::mir::MIRDialect",
                            "::mlir::func::FuncDialect"];
@@ -100,9 +105,14 @@ def ConvertLIRToLoopsPass : Pass<"convert-lir-to-loops", "ModuleOp"> {
     same types share one function.
   }];
   let options = [
-    Option<"gemm", "gemm", "std::string", /*default=*/"\"auto\"",
-           "GEMM implementation: auto (generated where the weight can be "
-           "packed, else BLAS), blas, or generated">,
+    Option<"gemm", "gemm", "::rlx::GemmStrategy",
+           /*default=*/"::rlx::GemmStrategy::Auto", "GEMM implementation",
+           [{::llvm::cl::values(
+             clEnumValN(::rlx::GemmStrategy::Auto, "auto",
+                        "generated where the weight can be packed, else BLAS"),
+             clEnumValN(::rlx::GemmStrategy::Blas, "blas", "cblas_sgemm"),
+             clEnumValN(::rlx::GemmStrategy::Generated, "generated",
+                        "the generated register-tiled GEMM"))}]>,
     Option<"gemmMr", "gemm-mr", "int64_t", /*default=*/"8",
            "Rows of the generated GEMM's register tile">,
     Option<"gemmNv", "gemm-nv", "int64_t", /*default=*/"2",

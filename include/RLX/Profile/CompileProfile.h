@@ -18,6 +18,7 @@
 #ifndef RLX_PROFILE_COMPILEPROFILE_H
 #define RLX_PROFILE_COMPILEPROFILE_H
 
+#include "RLX/Support/Enums.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -31,37 +32,6 @@ namespace rlx {
 //===----------------------------------------------------------------------===//
 // Enumerations
 //===----------------------------------------------------------------------===//
-
-/// How HIR is lowered to MIR. `Direct` lowers each HIR op straight to its MIR
-/// form; `Fusable` keeps the shapes the fusion patterns match (e.g. KV-cache
-/// concatenations in decode graphs).
-enum class FusionPolicy { Direct, Fusable };
-
-/// Which backend's fusion rules apply. `Auto` follows the compilation target.
-enum class FusionTarget { Auto, Cpu, Spirv };
-
-/// Element type used for computation.
-enum class ComputePrecision { F32, F16, BF16 };
-
-/// Whether mixed precision (e.g. f32 accumulation for f16 compute) is used.
-enum class MixedPrecision { None, Auto };
-
-/// How the CPU backend implements GEMMs.
-enum class GemmStrategy { Auto, Blas, Generated };
-
-/// Each enum's TOML spelling ("direct", "fusable", ...).
-llvm::StringRef stringifyFusionPolicy(FusionPolicy value);
-llvm::StringRef stringifyFusionTarget(FusionTarget value);
-llvm::StringRef stringifyComputePrecision(ComputePrecision value);
-llvm::StringRef stringifyMixedPrecision(MixedPrecision value);
-llvm::StringRef stringifyGemmStrategy(GemmStrategy value);
-
-/// Parse an enum from its TOML spelling; std::nullopt when it is not one.
-std::optional<FusionPolicy> symbolizeFusionPolicy(llvm::StringRef str);
-std::optional<FusionTarget> symbolizeFusionTarget(llvm::StringRef str);
-std::optional<ComputePrecision> symbolizeComputePrecision(llvm::StringRef str);
-std::optional<MixedPrecision> symbolizeMixedPrecision(llvm::StringRef str);
-std::optional<GemmStrategy> symbolizeGemmStrategy(llvm::StringRef str);
 
 /// The fusion pattern names accepted in `fusion.disable`: matmul-epilogue,
 /// residual-norm, shared-input-matmul, swiglu, attention, attention-block,
@@ -79,8 +49,9 @@ struct CompileProfile {
   struct FusionProfile {
     /// `policy`: HIR-to-MIR lowering policy.
     FusionPolicy policy = FusionPolicy::Direct;
-    /// `target`: backend whose fusion rules apply.
-    FusionTarget target = FusionTarget::Auto;
+    /// `target`: the code generator whose fusion rules apply; `auto`
+    /// follows the device compiled for.
+    TargetChoice target = TargetChoice::Auto;
     /// `assert_clean`: fail compilation if fusable patterns remain unfused.
     bool assertClean = false;
     /// `skip`: run no fusion pass at all.

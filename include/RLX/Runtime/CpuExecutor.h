@@ -26,6 +26,7 @@
 #define RLX_RUNTIME_CPUEXECUTOR_H
 
 #include "RLX/Runtime/CompiledModel.h"
+#include "RLX/Support/KernelABI.h"
 #include <cstdint>
 #include <memory>
 
@@ -37,8 +38,7 @@ unsigned cpuThreadCount(unsigned requested);
 
 class CpuExecutor : public Executor {
 public:
-  using SpmdFn = void (*)(void *arena, void *params, void *ctx, int64_t tid,
-                          int64_t nthreads);
+  using SpmdFn = spmd::SpmdFn;
   /// `owner` keeps the code alive; `threads` >= 1.
   CpuExecutor(SpmdFn fn, std::shared_ptr<void> owner, unsigned threads);
   ~CpuExecutor() override;

@@ -24,10 +24,10 @@ namespace {
 
 /// Base for the HIR lowering patterns: carries the policy.
 template <typename OpTy> struct HIRPattern : public OpRewritePattern<OpTy> {
-  HIRPattern(MLIRContext *ctx, LoweringPolicy policy)
+  HIRPattern(MLIRContext *ctx, ::rlx::FusionPolicy policy)
       : OpRewritePattern<OpTy>(ctx), policy(policy) {}
-  bool fusable() const { return policy == LoweringPolicy::Fusable; }
-  LoweringPolicy policy;
+  bool fusable() const { return policy == ::rlx::FusionPolicy::Fusable; }
+  ::rlx::FusionPolicy policy;
 };
 
 //===----------------------------------------------------------------------===//
@@ -218,9 +218,9 @@ struct LinearLowering : HIRPattern<hir::LinearOp> {
 };
 
 /// down(act(gate(x)) * up(x)) for SwiGLU and GeGLU.
-static Value lowerGatedFfn(MIRBuilder &mb, LoweringPolicy policy, Value x,
+static Value lowerGatedFfn(MIRBuilder &mb, ::rlx::FusionPolicy policy, Value x,
                            Value gate, Value up, Value down, Activation act) {
-  if (policy == LoweringPolicy::Direct) {
+  if (policy == ::rlx::FusionPolicy::Direct) {
     Value gateUp = mb.matmul(x, mb.concatParams({gate, up}, 0));
     return mb.matmul(mb.fusedGlu(gateUp, act), down);
   }
@@ -341,10 +341,10 @@ struct CustomLowering : HIRPattern<hir::CustomOp> {
 //===----------------------------------------------------------------------===//
 
 FailureOr<Value> mlir::rlx::lowerAttention(MIRBuilder &mb, Operation *op,
-                                           LoweringPolicy policy, Value q,
+                                           ::rlx::FusionPolicy policy, Value q,
                                            Value k, Value v, Value mask,
                                            const AttentionConfig &cfg) {
-  if (policy == LoweringPolicy::Direct)
+  if (policy == ::rlx::FusionPolicy::Direct)
     return createAttentionOp(mb, q, k, v, mask, cfg);
 
   if (!canComposeAttention(q, k, cfg.maskKind))
@@ -356,7 +356,7 @@ FailureOr<Value> mlir::rlx::lowerAttention(MIRBuilder &mb, Operation *op,
 }
 
 void mlir::rlx::populateBlockPatterns(RewritePatternSet &patterns,
-                                      LoweringPolicy policy) {
+                                      ::rlx::FusionPolicy policy) {
   patterns
       .add<ParamLowering, EmbedLowering, EmbedScaleLowering,
            GatherLastTokenLowering, LmHeadLowering, LogitSoftcapLowering,

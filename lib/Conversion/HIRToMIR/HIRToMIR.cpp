@@ -21,16 +21,8 @@ namespace mlir::rlx {
 using namespace mlir;
 using namespace mlir::rlx;
 
-std::optional<LoweringPolicy> mlir::rlx::parseLoweringPolicy(StringRef name) {
-  if (name == "direct")
-    return LoweringPolicy::Direct;
-  if (name == "fusable")
-    return LoweringPolicy::Fusable;
-  return std::nullopt;
-}
-
 void mlir::rlx::populateHIRToMIRPatterns(RewritePatternSet &patterns,
-                                         LoweringPolicy policy) {
+                                         ::rlx::FusionPolicy policy) {
   populateBlockPatterns(patterns, policy);
   populateLayerPatterns(patterns, policy);
 }
@@ -41,14 +33,8 @@ struct ConvertHIRToMIRPass
   using Base::Base;
 
   void runOnOperation() override {
-    std::optional<LoweringPolicy> p = parseLoweringPolicy(policy);
-    if (!p) {
-      getOperation().emitError("convert-hir-to-mir: unknown policy '")
-          << policy << "' (expected 'direct' or 'fusable')";
-      return signalPassFailure();
-    }
     RewritePatternSet patterns(&getContext());
-    populateHIRToMIRPatterns(patterns, *p);
+    populateHIRToMIRPatterns(patterns, policy);
     // Each HIR op is replaced once, in program order; no fixed point needed.
     walkAndApplyPatterns(getOperation(), std::move(patterns));
     // Anything left is an op no pattern could lower (it emitted why).

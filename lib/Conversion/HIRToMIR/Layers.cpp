@@ -78,10 +78,10 @@ static Value headNorm(MIRBuilder &mb, Value x, Value w, int64_t n, int64_t hd,
 
 /// The MLP half of a layer after attention: `attnOut` is the projected
 /// attention output, `x` the layer input.
-static Value lowerMlpHalf(MIRBuilder &mb, LoweringPolicy policy,
+static Value lowerMlpHalf(MIRBuilder &mb, ::rlx::FusionPolicy policy,
                           const LayerParts &p, const LayerConfig &c,
                           Value attnOut) {
-  bool direct = policy == LoweringPolicy::Direct;
+  bool direct = policy == ::rlx::FusionPolicy::Direct;
   Activation act = c.gemma ? Activation::GeluTanh : Activation::Silu;
   if (c.gemma)
     attnOut = mb.rmsNorm(attnOut, p.postAttnNorm, c.eps, true);
@@ -108,10 +108,10 @@ static Value lowerMlpHalf(MIRBuilder &mb, LoweringPolicy policy,
 }
 
 static FailureOr<LayerResults> lowerDecoderLayer(MIRBuilder &mb, Operation *op,
-                                                 LoweringPolicy policy,
+                                                 ::rlx::FusionPolicy policy,
                                                  const LayerParts &p,
                                                  const LayerConfig &c) {
-  bool direct = policy == LoweringPolicy::Direct;
+  bool direct = policy == ::rlx::FusionPolicy::Direct;
   int64_t qDim = c.numHeads * c.headDim, kvDim = c.numKvHeads * c.headDim;
   Value n = mb.rmsNorm(p.x, p.inputNorm, c.eps, c.gemma);
   LayerResults r;
@@ -182,7 +182,7 @@ static FailureOr<LayerResults> lowerDecoderLayer(MIRBuilder &mb, Operation *op,
 
 template <typename OpTy>
 struct DecoderLayerLowering : public OpRewritePattern<OpTy> {
-  DecoderLayerLowering(MLIRContext *ctx, LoweringPolicy policy)
+  DecoderLayerLowering(MLIRContext *ctx, ::rlx::FusionPolicy policy)
       : OpRewritePattern<OpTy>(ctx), policy(policy) {}
 
   LogicalResult matchAndRewrite(OpTy op,
@@ -227,12 +227,12 @@ struct DecoderLayerLowering : public OpRewritePattern<OpTy> {
     return success();
   }
 
-  LoweringPolicy policy;
+  ::rlx::FusionPolicy policy;
 };
 
 struct BertEncoderLayerLowering
     : public OpRewritePattern<hir::BertEncoderLayerOp> {
-  BertEncoderLayerLowering(MLIRContext *ctx, LoweringPolicy policy)
+  BertEncoderLayerLowering(MLIRContext *ctx, ::rlx::FusionPolicy policy)
       : OpRewritePattern(ctx), policy(policy) {}
 
   LogicalResult matchAndRewrite(hir::BertEncoderLayerOp op,
@@ -248,7 +248,7 @@ struct BertEncoderLayerLowering
     cfg.headDim = op.getHeadDim();
     cfg.maskKind = mask ? MaskKind::Padding : MaskKind::None;
 
-    if (policy == LoweringPolicy::Direct) {
+    if (policy == ::rlx::FusionPolicy::Direct) {
       Value wqkv = mb.concatParams({op.getWq(), op.getWk(), op.getWv()}, 0);
       Value bqkv = mb.concatParams({op.getBq(), op.getBk(), op.getBv()}, 0);
       SmallVector<Value> operands = {x, wqkv, op.getWo(), bqkv, op.getBo()};
@@ -297,13 +297,13 @@ struct BertEncoderLayerLowering
     return success();
   }
 
-  LoweringPolicy policy;
+  ::rlx::FusionPolicy policy;
 };
 
 } // namespace
 
 void mlir::rlx::populateLayerPatterns(RewritePatternSet &patterns,
-                                      LoweringPolicy policy) {
+                                      ::rlx::FusionPolicy policy) {
   patterns.add<DecoderLayerLowering<hir::LlamaDecoderLayerOp>,
                DecoderLayerLowering<hir::LlamaDecodeLayerOp>,
                DecoderLayerLowering<hir::Qwen3DecoderLayerOp>,

@@ -20,12 +20,14 @@ namespace mlir::rlx {
 /// under Fusable. Fails (with a diagnostic on `op`) when the primitive form
 /// needs static sequence lengths it does not have.
 FailureOr<Value> lowerAttention(MIRBuilder &mb, Operation *op,
-                                LoweringPolicy policy, Value q, Value k,
+                                ::rlx::FusionPolicy policy, Value q, Value k,
                                 Value v, Value mask,
                                 const AttentionConfig &cfg);
 
-void populateBlockPatterns(RewritePatternSet &patterns, LoweringPolicy policy);
-void populateLayerPatterns(RewritePatternSet &patterns, LoweringPolicy policy);
+void populateBlockPatterns(RewritePatternSet &patterns,
+                           ::rlx::FusionPolicy policy);
+void populateLayerPatterns(RewritePatternSet &patterns,
+                           ::rlx::FusionPolicy policy);
 
 } // namespace mlir::rlx
 

@@ -7,6 +7,7 @@
 
 #include "KernelEmitter.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/Support/KernelABI.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -154,9 +155,6 @@ Value KernelEmitter::reduceChunks(
 // through them. The runtime zeroes both counters before a run, once every
 // thread has returned from the previous one.
 
-/// Byte offsets of the context: the claim and finish counters, each on its
-/// own cache line, then one line per thread for its cursor.
-static constexpr int64_t kClaimed = 0, kFinished = 64, kCursors = 128;
 /// Polls of a waiting thread (~20 us) before it yields its core on every
 /// further poll: chunks usually finish within microseconds, but on a busy
 /// machine the thread it waits for may be queued on the same core.
@@ -218,12 +216,13 @@ void KernelEmitter::parallelFor(int64_t n, function_ref<void(Value i)> body) {
     return;
   }
   Type i64 = b.getI64Type(), ptr = LLVM::LLVMPointerType::get(b.getContext());
-  Value claimed = slotPointer(b, loc, ctx, kClaimed);
-  Value finished = slotPointer(b, loc, ctx, kFinished);
+  Value claimed = slotPointer(b, loc, ctx, ::rlx::spmd::kClaimedOffset);
+  Value finished = slotPointer(b, loc, ctx, ::rlx::spmd::kFinishedOffset);
   Value tid64 = arith::IndexCastOp::create(b, loc, i64, tid);
   Value cursorOff = arith::AddIOp::create(
-      b, loc, i64Constant(b, loc, kCursors),
-      arith::MulIOp::create(b, loc, tid64, i64Constant(b, loc, 64)));
+      b, loc, i64Constant(b, loc, ::rlx::spmd::kCursorsOffset),
+      arith::MulIOp::create(b, loc, tid64,
+                            i64Constant(b, loc, ::rlx::spmd::kCursorStride)));
   Value cursor = LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(), ctx,
                                      ArrayRef<LLVM::GEPArg>{cursorOff});
   Value base = LLVM::LoadOp::create(b, loc, i64, cursor, 8);

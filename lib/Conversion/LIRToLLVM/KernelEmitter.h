@@ -19,6 +19,7 @@
 #define RLX_LIB_CONVERSION_LIRTOLLVM_KERNELEMITTER_H
 
 #include "RLX/Dialect/Common/RLXEnums.h"
+#include "RLX/Support/Enums.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
@@ -38,12 +39,9 @@ struct KernelInput {
   ArrayRef<int64_t> shape() const;
 };
 
-/// How GEMMs are implemented (`[backend.cpu] gemm`).
-enum class GemmChoice { Auto, Blas, Generated };
-
 /// Code generation options shared by the kernels of a module.
 struct KernelOptions {
-  GemmChoice gemm = GemmChoice::Auto;
+  ::rlx::GemmStrategy gemm = ::rlx::GemmStrategy::Auto;
   /// Register tile of the generated GEMM: rows and 16-lane column vectors.
   int64_t gemmMr = 8, gemmNv = 2;
   /// K block of the generated GEMM (0: the whole K).

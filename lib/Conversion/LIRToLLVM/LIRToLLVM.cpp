@@ -26,6 +26,7 @@
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/Support/KernelABI.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -106,7 +107,7 @@ static std::string kernelKey(lir::KernelOp kernel,
 }
 
 void EntryLowering::choosePackedParams(lir::EntryOp entry) {
-  if (options.gemm == GemmChoice::Blas)
+  if (options.gemm == ::rlx::GemmStrategy::Blas)
     return;
   llvm::DenseMap<Value, bool> candidates;
   for (auto io : entry.getBlock().getOps<lir::IOOp>()) {
@@ -394,7 +395,7 @@ LogicalResult EntryLowering::lower(lir::EntryOp entry) {
   fn->setAttr("rlx.arena_size", entry.getArenaSizeAttr());
   fn->setAttr("rlx.param_size", entry.getParamSizeAttr());
   // @<entry>_spmd(arena, params, ctx, tid, nthreads): called by every thread.
-  std::string spmdName = (entry.getSymName() + "_spmd").str();
+  std::string spmdName = (entry.getSymName() + ::rlx::spmd::kSpmdSuffix).str();
   auto spmd = func::FuncOp::create(
       b, loc, spmdName,
       b.getFunctionType({bytes, bytes, ptr, indexTy, indexTy}, {}));
@@ -404,13 +405,15 @@ LogicalResult EntryLowering::lower(lir::EntryOp entry) {
     Block *block = fn.addEntryBlock();
     b.setInsertionPointToStart(block);
     Type i64 = b.getI64Type();
-    Value words =
-        LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(32));
-    Value ctx = LLVM::AllocaOp::create(b, loc, ptr, i64, words, 64);
+    int64_t ctxBytes = ::rlx::spmd::contextBytes(1);
+    Value words = LLVM::ConstantOp::create(b, loc, i64,
+                                           b.getI64IntegerAttr(ctxBytes / 8));
+    Value ctx = LLVM::AllocaOp::create(b, loc, ptr, i64, words,
+                                       ::rlx::spmd::kContextAlignment);
     LLVM::MemsetOp::create(
         b, loc, ctx,
         LLVM::ConstantOp::create(b, loc, b.getI8Type(), b.getI8IntegerAttr(0)),
-        LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(256)),
+        LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(ctxBytes)),
         /*isVolatile=*/false);
     func::CallOp::create(b, loc, spmd,
                          ValueRange{block->getArgument(0),
@@ -488,15 +491,7 @@ struct ConvertLIRToLoopsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     KernelOptions options;
-    if (gemm == "blas")
-      options.gemm = GemmChoice::Blas;
-    else if (gemm == "generated")
-      options.gemm = GemmChoice::Generated;
-    else if (gemm != "auto") {
-      module.emitError("convert-lir-to-loops: unknown gemm '")
-          << gemm << "' (expected auto, blas or generated)";
-      return signalPassFailure();
-    }
+    options.gemm = gemm;
     options.gemmMr = gemmMr;
     options.gemmNv = gemmNv;
     options.gemmKc = gemmKc;

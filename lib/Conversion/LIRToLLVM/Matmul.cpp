@@ -109,7 +109,7 @@ static Value asMatrix(KernelEmitter &e, Value m) {
 bool mlir::rlx::isPackedGemmOperand(Operation *kernelOp, unsigned operand,
                                     const KernelOptions &options) {
   auto kernel = dyn_cast<lir::KernelOp>(kernelOp);
-  if (!kernel || options.gemm == GemmChoice::Blas || operand != 1)
+  if (!kernel || options.gemm == ::rlx::GemmStrategy::Blas || operand != 1)
     return false;
   Operation *compute = kernel.getComputeOp();
   if (!isa_and_nonnull<mir::MatmulOp, mir::FusedMatmulOp>(compute))

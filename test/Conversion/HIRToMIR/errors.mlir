@@ -1,7 +1,7 @@
 // RUN: rlx-opt %s --convert-hir-to-mir=policy=fusable -split-input-file -verify-diagnostics
 // RUN: not rlx-opt %s --convert-hir-to-mir=policy=eager 2>&1 | FileCheck %s --check-prefix=POLICY
 
-// POLICY: convert-hir-to-mir: unknown policy 'eager' (expected 'direct' or 'fusable')
+// POLICY: for the --policy option: Cannot find option named 'eager'!
 
 /// The fusable form of a causal attention builds its mask from iota, which
 /// needs static sequence lengths.

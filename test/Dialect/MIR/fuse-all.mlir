@@ -9,7 +9,7 @@
 /// elementwise-region), those the target claims and not disabled.
 
 // BAD: error: mir-fuse-all: unknown fusion 'nope' (expected one of shared-input-matmul, swiglu, attention, attention-block, residual-norm, matmul-epilogue, elementwise-region)
-// BADTARGET: error: mir-fuse-all: unknown target 'gpu' (expected 'cpu' or 'spirv')
+// BADTARGET: for the --target option: Cannot find option named 'gpu'!
 
 /// A SwiGLU MLP: the gate/up matmuls merge first, then the GLU fuses on the
 /// slices, then the down projection takes the residual. The epilogue must not

@@ -9,6 +9,7 @@
 #ifndef RLX_CONVERSION_HIRTOMIR_HIRTOMIR_H
 #define RLX_CONVERSION_HIRTOMIR_HIRTOMIR_H
 
+#include "RLX/Support/Enums.h"
 #include "llvm/ADT/StringRef.h"
 #include <optional>
 
@@ -16,20 +17,9 @@ namespace mlir {
 class RewritePatternSet;
 namespace rlx {
 
-/// How HIR blocks lower to MIR.
-enum class LoweringPolicy {
-  /// Straight to the fused MIR ops.
-  Direct,
-  /// To MIR primitives, for the fusion patterns to collapse.
-  Fusable,
-};
-
-/// Parses "direct" / "fusable".
-std::optional<LoweringPolicy> parseLoweringPolicy(llvm::StringRef name);
-
 /// Adds one rewrite pattern per HIR op, lowering it to MIR under `policy`.
 void populateHIRToMIRPatterns(RewritePatternSet &patterns,
-                              LoweringPolicy policy);
+                              ::rlx::FusionPolicy policy);
 
 } // namespace rlx
 } // namespace mlir

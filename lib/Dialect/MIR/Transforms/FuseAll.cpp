@@ -122,33 +122,14 @@ ArrayRef<StringRef> mlir::rlx::getMIRFusedOpNames() {
 // Targets
 //===----------------------------------------------------------------------===//
 
-StringRef mlir::rlx::stringifyMIRFusionTarget(MIRFusionTarget target) {
-  switch (target) {
-  case MIRFusionTarget::Cpu:
-    return "cpu";
-  case MIRFusionTarget::Spirv:
-    return "spirv";
-  }
-  llvm_unreachable("unknown fusion target");
-}
-
-std::optional<MIRFusionTarget>
-mlir::rlx::symbolizeMIRFusionTarget(StringRef name) {
-  if (name == "cpu")
-    return MIRFusionTarget::Cpu;
-  if (name == "spirv")
-    return MIRFusionTarget::Spirv;
-  return std::nullopt;
-}
-
-bool mlir::rlx::doesMIRFusionTargetClaim(MIRFusionTarget target,
+bool mlir::rlx::doesMIRFusionTargetClaim(::rlx::Target target,
                                          MIRFusionKind kind) {
   switch (target) {
-  case MIRFusionTarget::Cpu:
+  case ::rlx::Target::Cpu:
     // The CPU back end implements every fused op: one kernel per op, and
     // the attention block reuses the attention kernel between two GEMMs.
     return true;
-  case MIRFusionTarget::Spirv:
+  case ::rlx::Target::Spirv:
     // A whole attention block is two GEMMs, RoPE and attention: on a GPU
     // these are separate dispatches with different workgroup shapes, so
     // SPIR-V keeps mir.attention and the projections apart.
@@ -157,10 +138,8 @@ bool mlir::rlx::doesMIRFusionTargetClaim(MIRFusionTarget target,
   llvm_unreachable("unknown fusion target");
 }
 
-FailureOr<SmallVector<MIRFusionKind>>
-mlir::rlx::getMIRFusionKinds(MIRFusionTarget target,
-                             ArrayRef<std::string> disabled,
-                             std::string *error) {
+FailureOr<SmallVector<MIRFusionKind>> mlir::rlx::getMIRFusionKinds(
+    ::rlx::Target target, ArrayRef<std::string> disabled, std::string *error) {
   SmallVector<MIRFusionKind> off;
   for (const std::string &name : disabled) {
     std::optional<MIRFusionKind> kind = symbolizeMIRFusionKind(name);
@@ -234,15 +213,10 @@ struct MIRFuseAllPass
     : public mlir::rlx::impl::MIRFuseAllPassBase<MIRFuseAllPass> {
   using Base::Base;
   void runOnOperation() override {
-    std::optional<MIRFusionTarget> t = symbolizeMIRFusionTarget(target);
-    if (!t) {
-      mlir::emitError(getOperation().getLoc(), "mir-fuse-all: unknown target '")
-          << target << "' (expected 'cpu' or 'spirv')";
-      return signalPassFailure();
-    }
+    ::rlx::Target t = target;
     std::string error;
     FailureOr<SmallVector<MIRFusionKind>> kinds =
-        getMIRFusionKinds(*t, disable, &error);
+        getMIRFusionKinds(t, disable, &error);
     if (failed(kinds)) {
       mlir::emitError(getOperation().getLoc(), "mir-fuse-all: ") << error;
       return signalPassFailure();

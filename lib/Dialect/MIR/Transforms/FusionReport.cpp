@@ -229,15 +229,10 @@ struct MIRFusionReportPass
       return markAllAnalysesPreserved();
     }
 
-    std::optional<MIRFusionTarget> t = symbolizeMIRFusionTarget(target);
-    if (!t) {
-      mlir::emitError(module.getLoc(), "mir-fusion-report: unknown target '")
-          << target << "' (expected 'cpu' or 'spirv')";
-      return signalPassFailure();
-    }
+    ::rlx::Target t = target;
     std::string error;
     FailureOr<SmallVector<MIRFusionKind>> kinds =
-        getMIRFusionKinds(*t, disable, &error);
+        getMIRFusionKinds(t, disable, &error);
     if (failed(kinds)) {
       mlir::emitError(module.getLoc(), "mir-fusion-report: ") << error;
       return signalPassFailure();
@@ -274,9 +269,9 @@ struct MIRFusionReportPass
       diag << "; hint: " << m.miss.hint;
     }
 
-    std::string summary = "fusion report (" + target +
-                          "): " + std::to_string(misses.size()) +
-                          " missed; fused ops";
+    std::string summary =
+        "fusion report (" + ::rlx::stringifyTarget(target).str() +
+        "): " + std::to_string(misses.size()) + " missed; fused ops";
     if (before)
       summary += " before: " + formatHistogram(fusedOnly(*before)) + ";";
     summary += " after: " + formatHistogram(fusedOnly(after));
@@ -293,12 +288,12 @@ struct MIRFusionReportPass
     }
 
     if (!jsonFile.empty() &&
-        failed(writeJson(*t, *kinds, misses, before, after)))
+        failed(writeJson(t, *kinds, misses, before, after)))
       signalPassFailure();
     markAllAnalysesPreserved();
   }
 
-  LogicalResult writeJson(MIRFusionTarget t, ArrayRef<MIRFusionKind> kinds,
+  LogicalResult writeJson(::rlx::Target t, ArrayRef<MIRFusionKind> kinds,
                           ArrayRef<MIRMissedFusion> misses,
                           const std::optional<Histogram> &before,
                           const Histogram &after) {
@@ -311,7 +306,7 @@ struct MIRFusionReportPass
     {
       llvm::json::OStream json(file->os(), /*IndentSize=*/2);
       json.objectBegin();
-      json.attribute("target", stringifyMIRFusionTarget(t));
+      json.attribute("target", ::rlx::stringifyTarget(t));
       json.attributeArray("fusions", [&] {
         for (MIRFusionKind kind : kinds)
           json.value(stringifyMIRFusionKind(kind));

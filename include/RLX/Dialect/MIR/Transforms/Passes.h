@@ -8,6 +8,7 @@
 #ifndef RLX_DIALECT_MIR_TRANSFORMS_PASSES_H
 #define RLX_DIALECT_MIR_TRANSFORMS_PASSES_H
 
+#include "RLX/Support/Enums.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {

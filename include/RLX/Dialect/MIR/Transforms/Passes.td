@@ -132,8 +132,13 @@ def MIRFuseAllPass : Pass<"mir-fuse-all", "ModuleOp"> {
     `disable` (the names of `[fusion].disable` in a compile profile).
   }];
   let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
-           "Back end whose fused ops are produced: `cpu` or `spirv`">,
+    Option<"target", "target", "::rlx::Target",
+           /*default=*/"::rlx::Target::Cpu",
+           "Code generator whose fused ops are produced",
+           [{::llvm::cl::values(
+             clEnumValN(::rlx::Target::Cpu, "cpu", "the CPU code generator"),
+             clEnumValN(::rlx::Target::Spirv, "spirv",
+                        "the SPIR-V code generator"))}]>,
     ListOption<"disable", "disable", "std::string",
                "Fusions not to run (e.g. `attention-block,swiglu`)">
   ];
@@ -188,8 +193,13 @@ def MIRFusionReportPass : Pass<"mir-fusion-report", "ModuleOp"> {
            "Fail, as errors, if any fusion was missed">,
     Option<"recordBaseline", "record-baseline", "bool", /*default=*/"false",
            "Only record the op histogram as the baseline for a later report">,
-    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
-           "Report only the fusions this target claims: `cpu` or `spirv`">,
+    Option<"target", "target", "::rlx::Target",
+           /*default=*/"::rlx::Target::Cpu",
+           "Report only the fusions this code generator claims",
+           [{::llvm::cl::values(
+             clEnumValN(::rlx::Target::Cpu, "cpu", "the CPU code generator"),
+             clEnumValN(::rlx::Target::Spirv, "spirv",
+                        "the SPIR-V code generator"))}]>,
     ListOption<"disable", "disable", "std::string",
                "Fusions not to report (disabled in the pipeline)">
   ];

@@ -22,6 +22,7 @@
 
 #include "RLX/Dialect/Common/RLXEnums.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/Support/Enums.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <functional>
@@ -69,21 +70,15 @@ ArrayRef<StringRef> getMIRFusionResultOps(MIRFusionKind kind);
 /// Every fused MIR op name, sorted.
 ArrayRef<StringRef> getMIRFusedOpNames();
 
-/// A back end whose fused ops fusion produces.
-enum class MIRFusionTarget { Cpu, Spirv };
-
-StringRef stringifyMIRFusionTarget(MIRFusionTarget target);
-std::optional<MIRFusionTarget> symbolizeMIRFusionTarget(StringRef name);
-
 /// True if `target` claims the fused ops of `kind`, i.e. its back end
 /// implements them and wants them formed. `cpu` claims every fusion;
 /// `spirv` all but attention-block (see docs/Fusion.md).
-bool doesMIRFusionTargetClaim(MIRFusionTarget target, MIRFusionKind kind);
+bool doesMIRFusionTargetClaim(::rlx::Target target, MIRFusionKind kind);
 
 /// The fusions to run for `target`, in run order, without those named in
 /// `disabled`. Fails, with a message in `error`, on an unknown name.
 FailureOr<SmallVector<MIRFusionKind>>
-getMIRFusionKinds(MIRFusionTarget target, ArrayRef<std::string> disabled,
+getMIRFusionKinds(::rlx::Target target, ArrayRef<std::string> disabled,
                   std::string *error = nullptr);
 
 //===----------------------------------------------------------------------===//
