@@ -12,6 +12,7 @@
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Dialect/HIR/IR/HIROps.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Dialect/LIR/Transforms/Passes.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 #include "RLX/InitAllDialects.h"
@@ -355,6 +356,7 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
     mlir::PassManager pm(&context);
     mlir::rlx::ConvertMIRToLIRPassOptions o;
     pm.addPass(mlir::rlx::createConvertMIRToLIRPass(o));
+    pm.addPass(mlir::rlx::lir::createLIRPlanArenaPass());
     if (failed(pm.run(*module)))
       return diags.error("MIR to LIR conversion");
     detail::dumpIR(dir, "04-lir.mlir", *module);

@@ -34,7 +34,7 @@ def test_llama_layer_plan(tmp_path, policy):
     proc = subprocess.run(
         [str(BUILD / "bin" / "rlx-opt"), str(src),
          f"--convert-hir-to-mir=policy={policy}", "--mir-fuse-all",
-         "--canonicalize", "--convert-mir-to-lir=stats", "--lir-verify-plan",
+         "--canonicalize", "--convert-mir-to-lir", "--lir-plan-arena=stats", "--lir-verify-plan",
          "-o", "/dev/null"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     m = re.search(r"arena (\d+) bytes \(naive (\d+), peak live (\d+)\)", proc.stderr)

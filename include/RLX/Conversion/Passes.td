@@ -49,32 +49,26 @@ def ConvertHIRToMIRPass : Pass<"convert-hir-to-mir", "ModuleOp"> {
 //===----------------------------------------------------------------------===//
 
 def ConvertMIRToLIRPass : Pass<"convert-mir-to-lir", "ModuleOp"> {
-  let summary = "Bufferize MIR functions into planned LIR entry points";
+  let summary = "Bufferize MIR functions into LIR entry points";
   let description = [{
     Turns every `func.func` whose body is MIR on static shapes into an
     `lir.entry`: each MIR op becomes a `lir.kernel` in program order, each
-    tensor a `lir.view`. Parameters are packed into the parameter pool;
-    activations share one arena planned by liveness (best fit, `alignment`
-    aligned, offsets reused once a buffer is dead). Reshapes and slices of
-    a buffer become aliasing views (no copy); with `inplace`, an
-    elementwise kernel writes over an input it reads last. Inputs, params
-    and outputs are listed in the I/O manifest (`lir.io`); their names come
-    from the `rlx.name` argument/result attributes (default `inputN` /
-    `outputN`).
+    tensor a view. Parameters are packed into the parameter pool
+    (`alignment`-aligned offsets); every other tensor that owns storage
+    gets an unplanned arena buffer (`lir.alloc`) that `lir-plan-arena`
+    places later. Reshapes and slices of a buffer become aliasing views (no
+    copy). Inputs, params and outputs are listed in the I/O manifest
+    (`lir.io`); their names come from the `rlx.name` argument/result
+    attributes (default `inputN` / `outputN`).
 
-    With `stats`, a remark on each entry reports the arena size against the
-    naive sum of all buffers and the peak live set. With `expand-fused`
-    (default), `mir.attention_block` is first rewritten into the kernels
-    the CPU runs it as (QKV GEMM, views, QK-norm, RoPE, attention, output
-    GEMM).
+    With `expand-fused` (default), `mir.attention_block` is first rewritten
+    into the kernels the CPU runs it as (QKV GEMM, views, QK-norm, RoPE,
+    attention, output GEMM).
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"64",
-           "Byte alignment of every planned buffer (a power of two)">,
-    Option<"inplace", "inplace", "bool", /*default=*/"true",
-           "Let elementwise kernels write over an input they read last">,
-    Option<"stats", "stats", "bool", /*default=*/"false",
-           "Report arena bytes, the naive sum and the peak live set">,
+           "Byte alignment of parameters and, through the entry's "
+           "`alignment`, of the planned arena buffers (a power of two)">,
     Option<"expandFused", "expand-fused", "bool", /*default=*/"true",
            "First rewrite fused ops the CPU runs as kernel sequences "
            "(mir.attention_block)">

@@ -25,6 +25,7 @@
 #include "KernelEmitter.h"
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Dialect/LIR/Transforms/Passes.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/Support/KernelABI.h"
 #include "mlir/Conversion/Passes.h"
@@ -533,6 +534,7 @@ void mlir::rlx::buildLIRToLLVMPipeline(OpPassManager &pm) {
 
 void mlir::rlx::buildLIRToLLVMPipeline(
     OpPassManager &pm, const ConvertLIRToLoopsPassOptions &options) {
+  pm.addPass(lir::createLIRPlanArenaPass());
   pm.addPass(createConvertLIRToLoopsPass(options));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -24,6 +24,7 @@
 #include "GPUKernelEmitter.h"
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Dialect/LIR/Transforms/Passes.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "mlir/Conversion/ArithToSPIRV/ArithToSPIRV.h"
 #include "mlir/Conversion/GPUToSPIRV/GPUToSPIRV.h"
@@ -508,6 +509,7 @@ struct RLXSerializeSPIRVPass
 
 void mlir::rlx::buildGPUPipeline(OpPassManager &pm,
                                  const ConvertLIRToSPIRVPassOptions &options) {
+  pm.addPass(lir::createLIRPlanArenaPass());
   pm.addPass(createConvertLIRToSPIRVPass(options));
   if (options.gpuOnly)
     return;

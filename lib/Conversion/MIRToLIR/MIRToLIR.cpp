@@ -1,4 +1,4 @@
-//===- MIRToLIR.cpp - Bufferize and plan MIR into LIR ---------------------===//
+//===- MIRToLIR.cpp - Bufferize MIR into LIR -----------------------------===//
 //
 // Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
@@ -7,8 +7,8 @@
 //
 // convert-mir-to-lir: every MIR op of a static-shaped function becomes a
 // lir.kernel over views; tensors get storage in the parameter pool (params)
-// or in one arena planned by liveness (everything else). Reshapes and slices
-// become aliasing views.
+// or an unplanned arena buffer (lir.alloc: everything else), which
+// lir-plan-arena places later. Reshapes and slices become aliasing views.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,8 +35,6 @@ namespace mlir::rlx {
 using namespace mlir;
 using namespace mlir::rlx;
 
-static constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
-
 static int64_t elementBytes(Type t) {
   return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
 }
@@ -60,10 +58,7 @@ struct ViewInfo {
 
 /// One arena buffer (a root of storage) and its users.
 struct BufferInfo {
-  PlannedBuffer plan;
   bool isInput = false, isOutput = false;
-  /// Merged into another buffer's storage (in-place), or -1.
-  int mergedInto = -1;
 };
 
 class FuncConverter {
@@ -72,7 +67,7 @@ public:
                 const MIRToLIROptions &options)
       : rewriter(rewriter), func(func), options(options) {}
 
-  FailureOr<lir::EntryOp> run(ArenaStats *stats);
+  FailureOr<lir::EntryOp> run();
 
 private:
   LogicalResult checkSupported();
@@ -80,13 +75,9 @@ private:
     views.push_back(std::move(info));
     return views.size() - 1;
   }
-  int newBuffer(Type type, int64_t start) {
+  int newBuffer(Type type) {
     auto ty = cast<ShapedType>(type);
-    BufferInfo buf;
-    buf.plan.size = ty.getNumElements() * elementBytes(ty.getElementType());
-    buf.plan.start = start;
-    buf.plan.end = start;
-    buffers.push_back(buf);
+    buffers.push_back(BufferInfo());
     ViewInfo info;
     info.buffer = buffers.size() - 1;
     info.shape = ty;
@@ -102,15 +93,8 @@ private:
   bool isContiguous(const ViewInfo &v) {
     return v.strides == identityStrides(v.shape);
   }
-  int rootBuffer(int view) {
-    int b = views[view].buffer;
-    while (b >= 0 && buffers[b].mergedInto >= 0)
-      b = buffers[b].mergedInto;
-    return b;
-  }
   FailureOr<int> tryAlias(Operation *op);
   MemRefType memrefType(const ViewInfo &v);
-  static bool isElementwise(Operation *op);
 
   RewriterBase &rewriter;
   func::FuncOp func;
@@ -161,15 +145,6 @@ LogicalResult FuncConverter::checkSupported() {
                << t << "; specialize the shapes first";
   }
   return success();
-}
-
-bool FuncConverter::isElementwise(Operation *op) {
-  if (op->getNumResults() != 1 || op->getNumRegions() > 0)
-    return isa<mir::ElementwiseOp>(op);
-  return isa<mir::AddOp, mir::SubOp, mir::MulOp, mir::DivOp, mir::MaxOp,
-             mir::MinOp, mir::PowOp, mir::ExpOp, mir::LogOp, mir::SqrtOp,
-             mir::RsqrtOp, mir::TanhOp, mir::ErfOp, mir::SigmoidOp, mir::SiluOp,
-             mir::GeluOp, mir::ReluOp, mir::NegOp, mir::ElementwiseOp>(op);
 }
 
 /// Reshapes of contiguous views and slices become aliases.
@@ -237,14 +212,14 @@ static std::string ioName(func::FuncOp func, bool isResult, unsigned i) {
   return (isResult ? "output" : "input") + std::to_string(i);
 }
 
-FailureOr<lir::EntryOp> FuncConverter::run(ArenaStats *stats) {
+FailureOr<lir::EntryOp> FuncConverter::run() {
   if (failed(checkSupported()))
     return failure();
   Block &body = func.getBody().front();
 
   // Inputs: arena buffers live from the start.
   for (BlockArgument arg : body.getArguments()) {
-    int v = newBuffer(arg.getType(), -1);
+    int v = newBuffer(arg.getType());
     buffers[views[v].buffer].isInput = true;
     viewOf[arg] = v;
     inputs.push_back({ioName(func, false, arg.getArgNumber()), v});
@@ -297,7 +272,7 @@ FailureOr<lir::EntryOp> FuncConverter::run(ArenaStats *stats) {
       k.inViews.push_back(viewOf.lookup(operand));
     }
     for (Value result : op.getResults()) {
-      int v = newBuffer(result.getType(), index);
+      int v = newBuffer(result.getType());
       viewOf[result] = v;
       k.outViews.push_back(v);
     }
@@ -324,7 +299,7 @@ FailureOr<lir::EntryOp> FuncConverter::run(ArenaStats *stats) {
       } else {
         k.constant = value;
       }
-      v = newBuffer(value.getType(), kernels.size());
+      v = newBuffer(value.getType());
       k.outViews.push_back(v);
       kernels.push_back(std::move(k));
     }
@@ -332,71 +307,25 @@ FailureOr<lir::EntryOp> FuncConverter::run(ArenaStats *stats) {
     outputs.push_back({ioName(func, true, i), v});
   }
 
-  // Liveness: a buffer lives until the last kernel that reads it (through
-  // any alias); outputs live to the end.
-  for (auto [index, k] : llvm::enumerate(kernels))
-    for (int v : k.inViews)
-      if (int b = views[v].buffer; b >= 0)
-        buffers[b].plan.end = std::max<int64_t>(buffers[b].plan.end, index);
-  for (BufferInfo &b : buffers)
-    if (b.isOutput)
-      b.plan.end = kForever;
-
-  // In place: an elementwise kernel writes over a same-sized input buffer
-  // that it reads last.
-  if (options.inplace) {
-    for (auto [index, k] : llvm::enumerate(kernels)) {
-      if (!k.op || !isElementwise(k.op) || k.outViews.size() != 1)
-        continue;
-      BufferInfo &out = buffers[views[k.outViews[0]].buffer];
-      for (int v : k.inViews) {
-        const ViewInfo &in = views[v];
-        int b = rootBuffer(v);
-        if (b < 0 || in.source >= 0 || buffers[b].isInput ||
-            buffers[b].isOutput || buffers[b].plan.end != (int64_t)index ||
-            buffers[b].plan.size != out.plan.size)
-          continue;
-        out.mergedInto = b;
-        buffers[b].plan.end = out.plan.end;
-        buffers[b].isOutput = out.isOutput;
-        break;
-      }
-    }
-  }
-
-  // Plan the root buffers.
-  SmallVector<PlannedBuffer> plans;
-  SmallVector<int> planOf(buffers.size(), -1);
-  for (auto [i, b] : llvm::enumerate(buffers)) {
-    if (b.mergedInto >= 0)
-      continue;
-    planOf[i] = plans.size();
-    plans.push_back(b.plan);
-  }
-  ArenaStats s = planArena(plans, options.alignment);
-  if (stats)
-    *stats = s;
-
   // Emit the entry.
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(func);
   Location loc = func.getLoc();
+  // The arena is planned later (lir-plan-arena): a buffer that owns storage
+  // is a lir.alloc, an alias a view at an offset relative to its buffer.
   auto entry =
-      lir::EntryOp::create(rewriter, loc, func.getSymName(), s.arenaBytes,
-                           paramBytes, options.alignment);
+      lir::EntryOp::create(rewriter, loc, func.getSymName(),
+                           /*arena_size=*/0, paramBytes, options.alignment);
   Block *block = rewriter.createBlock(&entry.getBody());
   rewriter.setInsertionPointToStart(block);
   for (ViewInfo &info : views) {
-    int64_t base = 0;
-    if (info.space == lir::MemorySpace::Arena) {
-      int b = info.buffer;
-      while (buffers[b].mergedInto >= 0)
-        b = buffers[b].mergedInto;
-      base = plans[planOf[b]].offset;
+    if (info.space == lir::MemorySpace::Arena && info.source < 0) {
+      info.view = lir::AllocOp::create(rewriter, loc, memrefType(info));
+      continue;
     }
     Value source = info.source >= 0 ? views[info.source].view : Value();
     info.view = lir::ViewOp::create(rewriter, loc, memrefType(info), info.space,
-                                    info.offset + base, source);
+                                    info.offset, source);
   }
   auto emitIO = [&](lir::IOKind kind, ArrayRef<std::pair<std::string, int>> l) {
     for (auto &[name, v] : l)
@@ -430,12 +359,9 @@ FailureOr<lir::EntryOp> FuncConverter::run(ArenaStats *stats) {
       ins.push_back(views[v].view);
     for (int v : k.outViews)
       outs.push_back(views[v].view);
-    bool inplace = k.op && llvm::any_of(k.outViews, [&](int v) {
-                     return buffers[views[v].buffer].mergedInto >= 0;
-                   });
     StringRef name = k.op ? k.op->getName().stripDialect() : "copy";
     auto kernel = lir::KernelOp::create(rewriter, loc, name, ins, outs,
-                                        /*library=*/nullptr, inplace);
+                                        /*library=*/nullptr, /*inplace=*/false);
     SmallVector<Type> argTypes;
     for (Value v : k.inputs)
       argTypes.push_back(v.getType());
@@ -468,8 +394,8 @@ FailureOr<lir::EntryOp> FuncConverter::run(ArenaStats *stats) {
 
 FailureOr<lir::EntryOp>
 mlir::rlx::convertFuncToLIR(RewriterBase &rewriter, func::FuncOp func,
-                            const MIRToLIROptions &options, ArenaStats *stats) {
-  return FuncConverter(rewriter, func, options).run(stats);
+                            const MIRToLIROptions &options) {
+  return FuncConverter(rewriter, func, options).run();
 }
 
 namespace {
@@ -491,21 +417,13 @@ struct ConvertMIRToLIRPass
     }
     MIRToLIROptions opts;
     opts.alignment = alignment;
-    opts.inplace = inplace;
     IRRewriter rewriter(&getContext());
     SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
     for (func::FuncOp f : funcs) {
       if (f.isDeclaration())
         continue;
-      ArenaStats s;
-      FailureOr<lir::EntryOp> entry = convertFuncToLIR(rewriter, f, opts, &s);
-      if (failed(entry))
+      if (failed(convertFuncToLIR(rewriter, f, opts)))
         return signalPassFailure();
-      if (stats)
-        entry->emitRemark()
-            << "arena " << s.arenaBytes << " bytes (naive " << s.naiveBytes
-            << ", peak live " << s.peakLiveBytes << "), params "
-            << entry->getParamSize() << " bytes";
     }
   }
 };

@@ -1,5 +1,5 @@
-// RUN: rlx-opt %s -split-input-file --convert-mir-to-lir --lir-verify-plan | FileCheck %s
-// RUN: rlx-opt %s -split-input-file --convert-mir-to-lir=stats -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
+// RUN: rlx-opt %s -split-input-file --convert-mir-to-lir --lir-plan-arena --lir-verify-plan | FileCheck %s
+// RUN: rlx-opt %s -split-input-file --convert-mir-to-lir --lir-plan-arena=stats -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
 
 /// Each op becomes a kernel over views; inputs, params (derived ones with
 /// their sources) and outputs are in the manifest; ids that feed a gather

@@ -176,3 +176,35 @@ lir.entry @io_c4_index_bound_on_float arena_size = 64, param_size = 0, alignment
   // expected-error @+1 {{index_bound must be positive and set on an integer input}}
   lir.io input "x" %a {index_bound = 10 : i64} : memref<4xf32>
 }
+
+// -----
+
+lir.entry @alloc_c1_layout arena_size = 0, param_size = 0, alignment = 64 {
+  // expected-error @+1 {{must have the identity layout, got 'memref<4x4xf32, strided<[8, 1]>>'}}
+  %a = lir.alloc : memref<4x4xf32, strided<[8, 1]>>
+}
+
+// -----
+
+lir.entry @view_c5_alias_outside_buffer arena_size = 0, param_size = 0, alignment = 64 {
+  %a = lir.alloc : memref<4x8xf32>
+  // expected-error @+1 {{alias [64, 192) must lie in the arena, inside its unplanned buffer of 128 bytes}}
+  %b = lir.view arena[64] source(%a : memref<4x8xf32>) : memref<4x8xf32>
+}
+
+// -----
+
+lir.entry @view_c5_alias_of_alias arena_size = 0, param_size = 0, alignment = 64 {
+  %a = lir.alloc : memref<4x8xf32>
+  %b = lir.view arena[64] source(%a : memref<4x8xf32>) : memref<2x8xf32>
+  // expected-error @+1 {{alias [96, 160) must lie in the arena, inside its unplanned buffer of 128 bytes}}
+  %c = lir.view arena[96] source(%b : memref<2x8xf32>) : memref<2x8xf32>
+}
+
+// -----
+
+lir.entry @io_c1_param_alloc arena_size = 0, param_size = 0, alignment = 64 {
+  %a = lir.alloc : memref<4xf32>
+  // expected-error @+1 {{param 'w' must live in the params}}
+  lir.io param "w" %a : memref<4xf32>
+}

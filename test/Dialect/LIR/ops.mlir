@@ -50,3 +50,22 @@ lir.entry @constant_only arena_size = 64, param_size = 0, alignment = 64 {
     lir.yield %c : tensor<4xf32>
   }
 }
+
+// An unplanned entry (before lir-plan-arena): buffers are lir.alloc, an
+// alias of one has its offset relative to the buffer.
+// CHECK-LABEL: lir.entry @unplanned arena_size = 0
+lir.entry @unplanned arena_size = 0, param_size = 0, alignment = 64 {
+  // CHECK: %[[B:.*]] = lir.alloc : memref<8x96xf32>
+  %qkv = lir.alloc : memref<8x96xf32>
+  // CHECK: lir.view arena[128] source(%[[B]] : memref<8x96xf32>) : memref<8x32xf32, strided<[96, 1]>>
+  %k = lir.view arena[128] source(%qkv : memref<8x96xf32>) : memref<8x32xf32, strided<[96, 1]>>
+  %y = lir.alloc : memref<8x32xf32>
+  // CHECK: lir.io input "qkv" %[[B]] : memref<8x96xf32>
+  lir.io input "qkv" %qkv : memref<8x96xf32>
+  lir.io output "y" %y : memref<8x32xf32>
+  lir.kernel "neg" ins(%k : memref<8x32xf32, strided<[96, 1]>>) outs(%y : memref<8x32xf32>) {
+  ^bb0(%a: tensor<8x32xf32>):
+    %r = mir.neg %a : (tensor<8x32xf32>) -> tensor<8x32xf32>
+    lir.yield %r : tensor<8x32xf32>
+  }
+}

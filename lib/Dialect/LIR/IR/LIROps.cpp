@@ -79,6 +79,23 @@ LogicalResult EntryOp::verify() {
   return success();
 }
 
+/// Bytes of an unplanned buffer.
+static int64_t allocBytes(AllocOp alloc) {
+  MemRefType ty = alloc.getType();
+  return ty.getNumElements() * elementBytes(ty.getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// AllocOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllocOp::verify() {
+  // lir_alloc_c1: a contiguous buffer.
+  if (!getType().getLayout().isIdentity())
+    return emitOpError("must have the identity layout, got ") << getType();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // ViewOp
 //===----------------------------------------------------------------------===//
@@ -127,21 +144,37 @@ LogicalResult ViewOp::verify() {
     return emitOpError("layout must be static strides with a zero offset, "
                        "got ")
            << ty;
-  // lir_view_c3: the view lies inside its storage.
-  auto entry = (*this)->getParentOfType<EntryOp>();
-  int64_t capacity = getSpace() == MemorySpace::Arena ? entry.getArenaSize()
-                                                      : entry.getParamSize();
+  // lir_view_c5: an alias of an unplanned buffer (a lir.alloc at the root
+  // of its sources) lies inside that buffer, its offset relative to it.
+  Value root = getSource();
+  while (root && root.getDefiningOp<ViewOp>())
+    root = root.getDefiningOp<ViewOp>().getSource();
   int64_t end = getByteOffset() + getExtentBytes();
-  if (end > capacity)
-    return emitOpError("view [")
-           << getByteOffset() << ", " << end << ") exceeds the "
-           << stringifyMemorySpace(getSpace()) << " of " << capacity
-           << " bytes";
-  // lir_view_c4: an alias lies inside its source, in the same space.
+  if (auto alloc = root ? root.getDefiningOp<AllocOp>() : AllocOp()) {
+    int64_t capacity = allocBytes(alloc);
+    if (getSpace() != MemorySpace::Arena || end > capacity)
+      return emitOpError("alias [")
+             << getByteOffset() << ", " << end
+             << ") must lie in the arena, inside its unplanned buffer of "
+             << capacity << " bytes";
+  } else {
+    // lir_view_c3: the view lies inside its storage.
+    auto entry = (*this)->getParentOfType<EntryOp>();
+    int64_t capacity = getSpace() == MemorySpace::Arena ? entry.getArenaSize()
+                                                        : entry.getParamSize();
+    if (end > capacity)
+      return emitOpError("view [")
+             << getByteOffset() << ", " << end << ") exceeds the "
+             << stringifyMemorySpace(getSpace()) << " of " << capacity
+             << " bytes";
+  }
+  // lir_view_c4: an alias of a view lies inside it, in the same space.
   if (Value src = getSource()) {
+    if (src.getDefiningOp<AllocOp>())
+      return success();
     auto parent = src.getDefiningOp<ViewOp>();
     if (!parent)
-      return emitOpError("source must be a lir.view");
+      return emitOpError("source must be a lir.view or a lir.alloc");
     int64_t pEnd = parent.getByteOffset() + parent.getExtentBytes();
     if (parent.getSpace() != getSpace() ||
         getByteOffset() < parent.getByteOffset() || end > pEnd)
@@ -158,13 +191,14 @@ LogicalResult ViewOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult IOOp::verify() {
-  // lir_io_c1: the view is a lir.view in the right space.
-  auto view = getView().getDefiningOp<ViewOp>();
-  if (!view)
-    return emitOpError("expects a lir.view operand");
+  // lir_io_c1: the view is a lir.view in the right space (or, for inputs
+  // and outputs, an unplanned arena buffer).
   MemorySpace expected =
       getKind() == IOKind::Param ? MemorySpace::Params : MemorySpace::Arena;
-  if (view.getSpace() != expected)
+  auto view = getView().getDefiningOp<ViewOp>();
+  if (!view && !getView().getDefiningOp<AllocOp>())
+    return emitOpError("expects a lir.view or lir.alloc operand");
+  if (view ? view.getSpace() != expected : expected != MemorySpace::Arena)
     return emitOpError() << stringifyIOKind(getKind()) << " '" << getName()
                          << "' must live in the "
                          << stringifyMemorySpace(expected);
@@ -177,7 +211,8 @@ LogicalResult IOOp::verify() {
     if (getSources()->size() < 2)
       return emitOpError("a derived param needs at least two sources");
     int64_t axis = *getConcatAxis();
-    if (axis < 0 || axis >= view.getType().getRank())
+    auto viewTy = cast<MemRefType>(getView().getType());
+    if (axis < 0 || axis >= viewTy.getRank())
       return emitOpError("concat_axis ") << axis << " is out of range";
     // lir_io_c3: the source sizes tile the concatenated dimension.
     if (auto sizes = getSourceSizes()) {
@@ -185,18 +220,20 @@ LogicalResult IOOp::verify() {
       for (int64_t s : *sizes)
         total += s;
       if (sizes->size() != getSources()->size() ||
-          total != view.getType().getDimSize(axis))
+          total != viewTy.getDimSize(axis))
         return emitOpError("source_sizes must have one entry per source and "
                            "add up to dimension ")
-               << axis << " (" << view.getType().getDimSize(axis) << ")";
+               << axis << " (" << viewTy.getDimSize(axis) << ")";
     }
   } else if (getSourceSizes()) {
     return emitOpError("source_sizes needs sources");
   }
   // lir_io_c4: index bounds are for integer inputs.
-  if (getIndexBound() && (getKind() != IOKind::Input ||
-                          !isa<IntegerType>(view.getType().getElementType()) ||
-                          *getIndexBound() <= 0))
+  if (getIndexBound() &&
+      (getKind() != IOKind::Input ||
+       !isa<IntegerType>(
+           cast<MemRefType>(getView().getType()).getElementType()) ||
+       *getIndexBound() <= 0))
     return emitOpError("index_bound must be positive and set on an integer "
                        "input");
   return success();
@@ -238,10 +275,10 @@ LogicalResult KernelOp::verify() {
     if (v.getType() != tensorOf(out.getType()))
       return emitOpError("yielded type ")
              << v.getType() << " does not match output " << out.getType();
-  // lir_kernel_c3: operands are views of the plan.
+  // lir_kernel_c3: operands are views of the plan (or unplanned buffers).
   for (Value v : getOperands())
-    if (!v.getDefiningOp<ViewOp>())
-      return emitOpError("operands must be lir.view results");
+    if (!v.getDefiningOp<ViewOp>() && !v.getDefiningOp<AllocOp>())
+      return emitOpError("operands must be lir.view or lir.alloc results");
   return success();
 }
 

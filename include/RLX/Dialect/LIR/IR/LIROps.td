@@ -50,6 +50,27 @@ def LIR_EntryOp : LIR_Op<"entry", [Symbol, IsolatedFromAbove,
   }];
 }
 
+def LIR_AllocOp : LIR_Op<"alloc", [HasParent<"EntryOp">]> {
+  let summary = "an activation buffer the arena planner has not placed yet";
+  let description = [{
+    A buffer of the activation arena whose byte offset is still to be
+    chosen: `convert-mir-to-lir` gives every tensor that owns storage (an
+    input, a kernel result, an output) one `lir.alloc`, and `lir-plan-arena`
+    replaces each with a `lir.view arena[offset]` once it has computed the
+    live ranges and placed the buffers. A `lir.view` whose source is a
+    `lir.alloc` (a reshape or slice of the buffer) has its `byte_offset`
+    relative to the start of the buffer.
+
+    ```mlir
+    %qkv = lir.alloc : memref<8x96xf32>
+    %k = lir.view arena[128] source(%qkv : memref<8x96xf32>) : memref<8x32xf32, strided<[96, 1]>>
+    ```
+  }];
+  let results = (outs AnyStaticShapeMemRef:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def LIR_ViewOp : LIR_Op<"view", [Pure, HasParent<"EntryOp">]> {
   let summary = "a typed view at a byte offset of the arena or parameter pool";
   let description = [{
@@ -123,7 +144,8 @@ def LIR_KernelOp : LIR_Op<"kernel", [HasParent<"EntryOp">,
     SingleBlockImplicitTerminator<"YieldOp">, AttrSizedOperandSegments]> {
   let summary = "one kernel: read the `ins` views, write the `outs` views";
   let description = [{
-    The body states what the kernel computes on value semantics: its block
+    Operands are `lir.view` results (or `lir.alloc` results before the
+    arena is planned). The body states what the kernel computes on value semantics: its block
     arguments are the tensor values of `ins`, it holds one MIR op (plus the
     constants that op reads), and `lir.yield` gives the tensors written to
     `outs`, in order. Kernels run in program order. `library`, when set,

@@ -10,6 +10,37 @@
 
 include "mlir/Pass/PassBase.td"
 
+def LIRPlanArenaPass : Pass<"lir-plan-arena", "ModuleOp"> {
+  let summary = "Place the unplanned buffers of each entry in one arena";
+  let description = [{
+    Computes the live range of every `lir.alloc` over the kernel schedule
+    (from the kernel that writes it, or the start for inputs, to the last
+    kernel that reads it or any view aliasing it, or the end for outputs),
+    lets an elementwise kernel write over a same-sized input buffer it is
+    the last to read (`inplace`), places the buffers best-fit at the
+    entry's alignment, replaces each `lir.alloc` by a `lir.view arena[...]`
+    (views aliasing it move with it) and sets the entry's `arena_size`.
+    Entries without `lir.alloc` are left unchanged. With `stats`, a remark
+    per entry gives the arena size, the naive sum of all buffers and the
+    peak live set.
+
+    ```mlir
+    // Before:
+    %x = lir.alloc : memref<4x16xf32>
+    %y = lir.alloc : memref<4x16xf32>
+    // After (%x dies when %y is written, so they share storage):
+    %x = lir.view arena[0] : memref<4x16xf32>
+    %y = lir.view arena[0] : memref<4x16xf32>
+    ```
+  }];
+  let options = [
+    Option<"inplace", "inplace", "bool", /*default=*/"true",
+           "Let elementwise kernels write over an input they read last">,
+    Option<"stats", "stats", "bool", /*default=*/"false",
+           "Report arena bytes, the naive sum and the peak live set">
+  ];
+}
+
 def LIRVerifyPlanPass : Pass<"lir-verify-plan", "ModuleOp"> {
   let summary = "Check that no two simultaneously live buffers overlap";
   let description = [{

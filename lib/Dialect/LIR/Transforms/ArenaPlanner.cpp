@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "RLX/Conversion/MIRToLIR/MIRToLIR.h"
+#include "RLX/Dialect/LIR/Transforms/Transforms.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
@@ -20,13 +20,14 @@
 
 using namespace mlir;
 using namespace mlir::rlx;
+using namespace mlir::rlx::lir;
 
 static bool liveTogether(const PlannedBuffer &a, const PlannedBuffer &b) {
   return a.start <= b.end && b.start <= a.end;
 }
 
-ArenaStats mlir::rlx::planArena(MutableArrayRef<PlannedBuffer> buffers,
-                                int64_t alignment) {
+ArenaStats mlir::rlx::lir::planArena(MutableArrayRef<PlannedBuffer> buffers,
+                                     int64_t alignment) {
   ArenaStats stats;
   SmallVector<unsigned> order;
   for (unsigned i = 0, e = buffers.size(); i < e; ++i)

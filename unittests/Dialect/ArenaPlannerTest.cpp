@@ -5,11 +5,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "RLX/Conversion/MIRToLIR/MIRToLIR.h"
+#include "RLX/Dialect/LIR/Transforms/Transforms.h"
 #include "gtest/gtest.h"
 #include <random>
 
-using namespace mlir::rlx;
+using namespace mlir::rlx::lir;
 
 namespace {
 

@@ -1,0 +1,76 @@
+//===- Transforms.h - LIR transformations ----------------------*- C++ -*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The decisions made on LIR before code generation, each callable on one
+// entry: the arena plan (liveness, in-place reuse, offsets), the packing of
+// GEMM weights, the fusion of a GEMM with the GLU that reads it, and the
+// choice of each kernel's lowering strategy. The passes of Passes.td are thin
+// shells around these functions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_DIALECT_LIR_TRANSFORMS_TRANSFORMS_H
+#define RLX_DIALECT_LIR_TRANSFORMS_TRANSFORMS_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/ArrayRef.h"
+#include <cstdint>
+
+namespace mlir::rlx::lir {
+
+class EntryOp;
+
+//===----------------------------------------------------------------------===//
+// Arena planning
+//===----------------------------------------------------------------------===//
+
+/// A buffer to place: `size` bytes live over the kernels [start, end]
+/// (inclusive; start -1 for inputs, end INT64_MAX for outputs).
+struct PlannedBuffer {
+  int64_t size = 0;
+  int64_t start = 0;
+  int64_t end = 0;
+  /// Filled in by planArena.
+  int64_t offset = -1;
+};
+
+/// What a plan costs.
+struct ArenaStats {
+  /// Bytes of the arena.
+  int64_t arenaBytes = 0;
+  /// Bytes if every buffer had its own storage.
+  int64_t naiveBytes = 0;
+  /// The largest sum of simultaneously live buffer sizes (a lower bound).
+  int64_t peakLiveBytes = 0;
+};
+
+/// Places `buffers` in one arena: buffers whose live ranges intersect never
+/// overlap; among the gaps that fit, the smallest is taken (best fit),
+/// largest buffers first. Offsets are multiples of `alignment`.
+ArenaStats planArena(MutableArrayRef<PlannedBuffer> buffers, int64_t alignment);
+
+struct ArenaPlanOptions {
+  /// Let an elementwise kernel write its result over an input buffer it is
+  /// the last to read (same byte size, not an input or output of the entry).
+  bool inplace = true;
+};
+
+/// Plans the unplanned buffers (`lir.alloc`) of `entry`: computes each
+/// buffer's live range over the schedule (from the kernel that writes it, or
+/// the start for inputs, to the last kernel that reads it or a view aliasing
+/// it, or the end for outputs), merges in-place candidates (marking their
+/// kernels `inplace`), places the buffers with planArena at the entry's
+/// alignment, replaces every `lir.alloc` by a `lir.view arena[offset]`,
+/// rebases the views that alias them and sets `arena_size`. An entry without
+/// `lir.alloc` is left as it is (`stats` is then empty). Fails with a
+/// diagnostic on a buffer that no kernel writes and no input provides.
+LogicalResult planEntryArena(EntryOp entry, const ArenaPlanOptions &options,
+                             ArenaStats *stats = nullptr);
+
+} // namespace mlir::rlx::lir
+
+#endif // RLX_DIALECT_LIR_TRANSFORMS_TRANSFORMS_H
