@@ -18,6 +18,10 @@
 #include "mlir/IR/OwningOpRef.h"
 #include <chrono>
 
+namespace mlir::rlx::lir {
+class EntryOp;
+} // namespace mlir::rlx::lir
+
 namespace rlx::detail {
 
 /// A module holding one planned lir.entry, its manifest, and where to dump
@@ -45,6 +49,10 @@ private:
   CompileStats &stats;
   std::chrono::steady_clock::time_point last;
 };
+
+/// The binding manifest of a planned entry, read off its views and `lir.io`
+/// ops (names, roles, offsets, shapes, dtypes, derivations, layouts).
+llvm::Expected<Manifest> readManifest(mlir::rlx::lir::EntryOp entry);
 
 /// Writes `op` to `<dumpDir>/<name>` when dumping is on.
 void dumpIR(llvm::StringRef dumpDir, llvm::StringRef name, mlir::Operation *op);

@@ -8,6 +8,7 @@
 #include "Backend.h"
 #include "RLX/Conversion/LIRToLLVM/LIRToLLVM.h"
 #include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Runtime/CpuExecutor.h"
 #include "RLX/Support/KernelABI.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -37,36 +38,12 @@ static Error fail(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-/// The kernel generator's options for `profile`; $RLX_GEMM_TILE
-/// ("mr,nv,kc") overrides the generated GEMM's tile (for tuning).
-static mlir::rlx::ConvertLIRToLoopsPassOptions
-kernelOptions(const CompileProfile &profile) {
-  mlir::rlx::ConvertLIRToLoopsPassOptions o;
+/// The kernel generator's options for `profile`.
+static mlir::rlx::CPUCodegenOptions
+codegenOptions(const CompileProfile &profile) {
+  mlir::rlx::CPUCodegenOptions o;
   o.gemm = profile.backend.cpu.gemm;
-  if (const char *tile = std::getenv("RLX_GEMM_TILE")) {
-    long mr = 0, nv = 0, kc = 0;
-    if (std::sscanf(tile, "%ld,%ld,%ld", &mr, &nv, &kc) == 3 && mr > 0 &&
-        nv > 0 && kc >= 0) {
-      o.gemmMr = mr;
-      o.gemmNv = nv;
-      o.gemmKc = kc;
-    }
-  }
   return o;
-}
-
-/// Marks the params the generated code reads packed ("nk16") in the
-/// manifest, so the runtime packs them when it loads them.
-static void recordPackedParams(mlir::ModuleOp module, Manifest &manifest) {
-  auto names = module->getAttrOfType<mlir::ArrayAttr>("rlx.packed_params");
-  if (!names)
-    return;
-  for (mlir::Attribute a : names) {
-    StringRef name = mlir::cast<mlir::StringAttr>(a).getValue();
-    for (ManifestEntry &e : manifest.entries)
-      if (e.kind == IOKind::Param && e.name == name)
-        e.layout = kLayoutNK16;
-  }
 }
 
 /// Runs convert-lir-to-llvm on the module, with its diagnostics as the error.
@@ -79,12 +56,25 @@ static Error lowerToLLVM(detail::LIRModule &lir, const CompileProfile &profile,
     os << "\n" << d.getLocation() << ": " << d;
     return mlir::success();
   });
+  // The decisions on LIR, then the manifest as they left it (param
+  // layouts), then the code.
+  mlir::PassManager decide(ctx);
+  mlir::rlx::buildCPULIRPipeline(decide, codegenOptions(profile));
+  if (failed(decide.run(*lir.module)))
+    return fail("code generation failed:" + diags);
+  auto entries = lir.module->getOps<mlir::rlx::lir::EntryOp>();
+  if (entries.empty())
+    return fail("code generation failed: no LIR entry point");
+  Expected<Manifest> manifest = detail::readManifest(*entries.begin());
+  if (!manifest)
+    return manifest.takeError();
+  lir.manifest = std::move(*manifest);
+  detail::dumpIR(lir.dumpDir, "05-lir-decided.mlir", *lir.module);
   mlir::PassManager pm(ctx);
-  mlir::rlx::buildLIRToLLVMPipeline(pm, kernelOptions(profile));
+  mlir::rlx::buildLIRToLLVMPipeline(pm);
   if (failed(pm.run(*lir.module)))
     return fail("code generation failed:" + diags);
-  recordPackedParams(*lir.module, lir.manifest);
-  detail::dumpIR(lir.dumpDir, "05-llvm.mlir", *lir.module);
+  detail::dumpIR(lir.dumpDir, "06-llvm.mlir", *lir.module);
   for (auto f : lir.module->getOps<mlir::LLVM::LLVMFuncOp>())
     if (f.getSymName().contains("_k") && !f.isExternal() &&
         !f.getSymName().starts_with("_mlir"))

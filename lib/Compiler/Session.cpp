@@ -10,6 +10,7 @@
 #include "RLX/Compiler/Specialize.h"
 #include "RLX/Conversion/MIRToLIR/MIRToLIR.h"
 #include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/Common/RLXDialect.h"
 #include "RLX/Dialect/HIR/IR/HIROps.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/LIR/Transforms/Passes.h"
@@ -155,7 +156,7 @@ static Expected<DType> dtypeOf(mlir::Type t) {
   return fail("element type " + s + " has no runtime dtype");
 }
 
-static Expected<Manifest> extractManifest(mlir::rlx::lir::EntryOp entry) {
+Expected<Manifest> detail::readManifest(mlir::rlx::lir::EntryOp entry) {
   Manifest m;
   m.entry = entry.getSymName().str();
   m.arenaSize = entry.getArenaSize();
@@ -182,6 +183,10 @@ static Expected<Manifest> extractManifest(mlir::rlx::lir::EntryOp entry) {
     }
     if (auto bound = io.getIndexBound())
       e.indexBound = *bound;
+    if (auto layout = io.getLayout())
+      e.layout = *layout == mlir::rlx::lir::ParamLayout::NK16
+                     ? ParamLayout::NK16
+                     : ParamLayout::RowMajor;
     m.entries.push_back(std::move(e));
   }
   return m;
@@ -229,7 +234,7 @@ static Expected<mlir::func::FuncOp> entryFunction(mlir::ModuleOp module,
 }
 
 static std::string inputName(mlir::func::FuncOp f, unsigned i) {
-  if (auto a = f.getArgAttrOfType<mlir::StringAttr>(i, "rlx.name"))
+  if (auto a = f.getArgAttrOfType<mlir::StringAttr>(i, mlir::rlx::kNameAttr))
     return a.str();
   return "input" + std::to_string(i);
 }
@@ -366,7 +371,7 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   if (entries.empty())
     return fail("no LIR entry point was produced");
   mlir::rlx::lir::EntryOp entry = *entries.begin();
-  Expected<Manifest> manifest = extractManifest(entry);
+  Expected<Manifest> manifest = detail::readManifest(entry);
   if (!manifest)
     return manifest.takeError();
   stats.arenaBytes = manifest->arenaSize;

@@ -58,6 +58,14 @@ static Error checkFeatures(mlir::rlx::lir::EntryOp entry,
   return Error::success();
 }
 
+// The runtime's buffer spaces are the IR's memory spaces.
+static_assert(static_cast<int>(mlir::rlx::lir::MemorySpace::Arena) ==
+                  static_cast<int>(BufferSpace::Arena) &&
+              static_cast<int>(mlir::rlx::lir::MemorySpace::Params) ==
+                  static_cast<int>(BufferSpace::Params) &&
+              static_cast<int>(mlir::rlx::lir::MemorySpace::Constants) ==
+                  static_cast<int>(BufferSpace::Constants));
+
 /// The kernels and the dispatch schedule convert-lir-to-spirv produced.
 static Expected<vulkan::Program> extractProgram(mlir::ModuleOp module,
                                                 mlir::rlx::lir::EntryOp entry) {
@@ -80,33 +88,28 @@ static Expected<vulkan::Program> extractProgram(mlir::ModuleOp module,
     kernelIndex[m.getName().value_or("")] = program.kernels.size();
     program.kernels.push_back(std::move(k));
   }
-  namespace rs = mlir::rlx;
-  for (auto kernel : entry.getBlock().getOps<rs::lir::KernelOp>()) {
-    auto ref =
-        kernel->getAttrOfType<mlir::SymbolRefAttr>(rs::kSpirvEntryPointAttr);
-    auto groups = kernel->getAttrOfType<mlir::DenseI64ArrayAttr>(
-        rs::kSpirvWorkgroupsAttr);
-    auto bindings =
-        kernel->getAttrOfType<mlir::ArrayAttr>(rs::kSpirvBindingsAttr);
-    if (!ref || !groups || !bindings)
+  namespace lir = mlir::rlx::lir;
+  for (auto kernel : entry.getBlock().getOps<lir::KernelOp>()) {
+    lir::DispatchAttr dispatch = kernel.getDispatchAttr();
+    if (!dispatch)
       return fail("kernel '" + kernel.getName() +
                   "' has no SPIR-V dispatch information");
-    auto it = kernelIndex.find(ref.getRootReference().getValue());
+    auto it = kernelIndex.find(
+        dispatch.getEntryPoint().getRootReference().getValue());
     if (it == kernelIndex.end())
       return fail("kernel '" + kernel.getName() + "' names a missing module");
     vulkan::Dispatch dp;
     dp.kernel = it->second;
     for (int i = 0; i < 3; ++i)
-      dp.workgroups[i] = groups[i];
-    for (mlir::Attribute a : bindings) {
-      llvm::ArrayRef<int64_t> f = mlir::cast<mlir::DenseI64ArrayAttr>(a);
+      dp.workgroups[i] = dispatch.getWorkgroups()[i];
+    for (lir::BindingAttr a : dispatch.getBindings()) {
       vulkan::Binding b;
-      b.space = static_cast<vulkan::BufferSpace>(f[0]);
-      b.offset = f[1];
-      b.range = f[2];
-      b.viewOffset = f[3];
-      b.viewBytes = f[4];
-      b.writes = f[5] != 0;
+      b.space = static_cast<BufferSpace>(a.getSpace());
+      b.offset = a.getOffset();
+      b.range = a.getRange();
+      b.viewOffset = a.getViewOffset();
+      b.viewBytes = a.getViewBytes();
+      b.writes = a.getWrites();
       dp.bindings.push_back(b);
     }
     program.kernels[dp.kernel].numBindings = dp.bindings.size();
@@ -114,14 +117,10 @@ static Expected<vulkan::Program> extractProgram(mlir::ModuleOp module,
   }
 
   // The constant pool.
-  auto bytes =
-      entry->getAttrOfType<mlir::IntegerAttr>(rs::kSpirvConstantBytesAttr);
-  auto values = entry->getAttrOfType<mlir::ArrayAttr>(rs::kSpirvConstantsAttr);
-  auto offsets = entry->getAttrOfType<mlir::DenseI64ArrayAttr>(
-      rs::kSpirvConstantOffsetsAttr);
-  if (bytes && values && offsets) {
-    program.constants.assign(bytes.getInt(), 0);
-    for (auto [value, offset] : llvm::zip(values, offsets.asArrayRef())) {
+  if (lir::ConstantPoolAttr pool = entry.getConstantPoolAttr()) {
+    program.constants.assign(pool.getBytes(), 0);
+    for (auto [value, offset] :
+         llvm::zip(pool.getValues(), pool.getOffsets())) {
       auto dense = mlir::cast<mlir::DenseElementsAttr>(value);
       uint8_t *dst = program.constants.data() + offset;
       if (dense.getElementType().isInteger(1)) {

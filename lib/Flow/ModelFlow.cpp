@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FlowContext.h"
+#include "RLX/Dialect/Common/RLXDialect.h"
 #include "RLX/Dialect/HIR/IR/HIROps.h"
 #include "RLX/InitAllDialects.h"
 #include "mlir/IR/Verifier.h"
@@ -271,7 +272,7 @@ Expected<BuiltModel> ModelFlow::build(const WeightSource &weights) const {
                                          b.getFunctionType(argTypes, {}));
   mlir::Block *entry = impl.func.addEntryBlock();
   for (auto [i, in] : llvm::enumerate(inputs)) {
-    impl.func.setArgAttr(i, "rlx.name", b.getStringAttr(in.name));
+    impl.func.setArgAttr(i, mlir::rlx::kNameAttr, b.getStringAttr(in.name));
     impl.named[in.name] = entry->getArgument(i);
   }
   if (!inputs.empty())
@@ -298,7 +299,7 @@ Expected<BuiltModel> ModelFlow::build(const WeightSource &weights) const {
   impl.func.setType(
       b.getFunctionType(argTypes, mlir::ValueRange(results).getTypes()));
   for (auto [i, n] : llvm::enumerate(built.outputs))
-    impl.func.setResultAttr(i, "rlx.name", b.getStringAttr(n));
+    impl.func.setResultAttr(i, mlir::rlx::kNameAttr, b.getStringAttr(n));
 
   std::string diag;
   {

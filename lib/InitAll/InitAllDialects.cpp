@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/InitAllDialects.h"
+#include "RLX/Dialect/Common/RLXDialect.h"
 #include "RLX/Dialect/HIR/IR/HIRDialect.h"
 #include "RLX/Dialect/LIR/IR/LIRDialect.h"
 #include "RLX/Dialect/MIR/IR/MIRDialect.h"
@@ -22,7 +23,8 @@
 #include "mlir/IR/DialectRegistry.h"
 
 void mlir::rlx::registerRLXDialects(DialectRegistry &registry) {
-  registry.insert<hir::HIRDialect, mir::MIRDialect, lir::LIRDialect>();
+  registry
+      .insert<RLXDialect, hir::HIRDialect, mir::MIRDialect, lir::LIRDialect>();
 }
 
 void mlir::rlx::registerAllRLXDialects(DialectRegistry &registry) {

@@ -249,7 +249,7 @@ static void scatterSource(const ManifestEntry &entry, size_t index,
     inner *= entry.shape[d];
   int64_t mine = entry.sourceSizes[index], full = entry.shape[axis];
   auto *dst = reinterpret_cast<float *>(pool + entry.offset);
-  if (entry.layout == kLayoutNK16) {
+  if (entry.layout == ParamLayout::NK16) {
     packWeightsNK16(src.data(), mine, entry.shape[1], before, dst);
     return;
   }
@@ -274,7 +274,7 @@ Error CompiledModel::setParam(StringRef name, llvm::ArrayRef<float> values) {
                     llvm::Twine(e.numElements()) + " values for " +
                     describe(e.dtype, e.shape) + ", got " +
                     llvm::Twine(values.size()));
-      if (e.layout == kLayoutNK16)
+      if (e.layout == ParamLayout::NK16)
         packWeightsNK16(
             values.data(), e.shape[0], e.shape[1], 0,
             reinterpret_cast<float *>(storage->paramPool->data + e.offset));

@@ -68,8 +68,8 @@ std::string Manifest::toJSON() const {
     }
     if (e.indexBound >= 0)
       o["index_bound"] = e.indexBound;
-    if (!e.layout.empty())
-      o["layout"] = e.layout;
+    if (e.layout != ParamLayout::RowMajor)
+      o["layout"] = stringifyParamLayout(e.layout);
     list.push_back(std::move(o));
   }
   json::Object root{{"entry", entry},
@@ -188,7 +188,8 @@ llvm::Expected<Manifest> Manifest::fromJSON(llvm::StringRef text,
     e.indexBound = o->getInteger("index_bound").value_or(-1);
     if (std::optional<llvm::StringRef> layout = o->getString("layout")) {
       // nk16: an f32 [N, K] param, N a multiple of 16 (each source's too).
-      bool ok = *layout == "nk16" && e.kind == IOKind::Param &&
+      std::optional<ParamLayout> parsed = symbolizeParamLayout(*layout);
+      bool ok = parsed == ParamLayout::NK16 && e.kind == IOKind::Param &&
                 e.dtype == DType::F32 && e.shape.size() == 2 &&
                 e.shape[0] % 16 == 0 &&
                 (e.sources.empty() || e.concatAxis == 0);
@@ -197,7 +198,7 @@ llvm::Expected<Manifest> Manifest::fromJSON(llvm::StringRef text,
       if (!ok)
         return bad(fileName, "entry '" + e.name + "': unsupported layout '" +
                                  *layout + "'");
-      e.layout = layout->str();
+      e.layout = *parsed;
     }
     uint64_t limit = e.kind == IOKind::Param ? m.paramSize : m.arenaSize;
     llvm::Expected<uint64_t> bytes = storageBytes(e.dtype, e.shape);

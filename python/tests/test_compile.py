@@ -62,7 +62,7 @@ def test_compile_file(tmp_path):
 
 def test_ir_of_each_stage():
     model = rlx.Session().compile(HIR, input_shapes={"x": [1, 3, 4]}, keep_ir=True)
-    assert list(model.ir) == ["input", "specialized", "mir", "mir-fused", "lir", "llvm"]
+    assert list(model.ir) == ["input", "specialized", "mir", "mir-fused", "lir", "lir-decided", "llvm"]
     assert "hir.layer_scale" in model.ir["input"]
     assert "tensor<1x3x4xf32>" in model.ir["specialized"]
     assert "mir." in model.ir["mir"] and "hir." not in model.ir["mir"]

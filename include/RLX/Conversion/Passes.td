@@ -89,31 +89,16 @@ def ConvertLIRToLoopsPass : Pass<"convert-lir-to-loops", "ModuleOp"> {
     function per `lir.kernel`, in schedule order. Kernel functions are
     written in the scf, vector, memref, arith and math dialects from the MIR
     op of the kernel body: elementwise ops, norms, softmax and reductions
-    are vectorized (512-bit vectors, scalar tails); matmuls whose weight can
-    be packed at load time ("nk16" panels, listed in the module attribute
-    `rlx.packed_params`) use a generated register-tiled GEMM with fused
-    epilogues, others call OpenBLAS `cblas_sgemm`; attention is one
-    flash-style kernel over blocks of keys. Kernels run SPMD on the
+    are vectorized (512-bit vectors, scalar tails); matmuls follow their
+    `config` (`lir-select-strategy`): `gemm_generated` is a register-tiled
+    GEMM with fused epilogues over a weight stored nk16 (`lir-pack-params`),
+    `glu_gemm` the same with the GLU in its epilogue (`lir-fuse-glu-gemm`),
+    anything else calls OpenBLAS `cblas_sgemm`; attention is one flash-style
+    kernel over blocks of keys. The entry must be planned (`lir-plan-arena`). Kernels run SPMD on the
     runtime's threads (`@<entry>_spmd`), splitting their work into chunks
     and ending with a barrier. Kernels that compute the same thing on the
     same types share one function.
   }];
-  let options = [
-    Option<"gemm", "gemm", "::rlx::GemmStrategy",
-           /*default=*/"::rlx::GemmStrategy::Auto", "GEMM implementation",
-           [{::llvm::cl::values(
-             clEnumValN(::rlx::GemmStrategy::Auto, "auto",
-                        "generated where the weight can be packed, else BLAS"),
-             clEnumValN(::rlx::GemmStrategy::Blas, "blas", "cblas_sgemm"),
-             clEnumValN(::rlx::GemmStrategy::Generated, "generated",
-                        "the generated register-tiled GEMM"))}]>,
-    Option<"gemmMr", "gemm-mr", "int64_t", /*default=*/"8",
-           "Rows of the generated GEMM's register tile">,
-    Option<"gemmNv", "gemm-nv", "int64_t", /*default=*/"2",
-           "16-lane column vectors of the generated GEMM's register tile">,
-    Option<"gemmKc", "gemm-kc", "int64_t", /*default=*/"256",
-           "K block of the generated GEMM (0: all of K)">,
-  ];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",

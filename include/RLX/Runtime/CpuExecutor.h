@@ -58,9 +58,6 @@ private:
   std::unique_ptr<Pool> pool;
 };
 
-/// Layout name of the packed weights of the generated GEMM.
-inline constexpr const char *kLayoutNK16 = "nk16";
-
 /// Writes rows [row0, row0 + rows) of a `[n, k]` row-major matrix `src`
 /// (`rows` and `row0` multiples of 16) into `dst`, the "nk16" storage of
 /// the whole `[n, k]` matrix: element (r, c) at ((r / 16) * k + c) * 16 +

@@ -15,6 +15,7 @@
 #ifndef RLX_RUNTIME_MANIFEST_H
 #define RLX_RUNTIME_MANIFEST_H
 
+#include "RLX/Support/Enums.h"
 #include "RLX/Weights/Tensor.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -42,11 +43,10 @@ struct ManifestEntry {
   /// For integer inputs used as gather indices: values must lie in
   /// [0, indexBound). -1 when unbounded.
   int64_t indexBound = -1;
-  /// How a param is stored: "" (row-major) or "nk16" (a `[N, K]` f32 weight
-  /// as N/16 panels of `[K][16]`, for the CPU's generated GEMM; see
-  /// RLX/Runtime/CpuExecutor.h). The runtime writes this layout when it
-  /// loads the param.
-  std::string layout;
+  /// How a param is stored (RLX/Support/Enums.h; the code generator's
+  /// lir-pack-params chose it). The runtime writes this layout when it loads
+  /// the param.
+  ParamLayout layout = ParamLayout::RowMajor;
 
   uint64_t numElements() const;
   uint64_t byteSize() const;

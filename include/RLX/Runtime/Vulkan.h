@@ -22,6 +22,7 @@
 #define RLX_RUNTIME_VULKAN_H
 
 #include "RLX/Runtime/CompiledModel.h"
+#include "RLX/Support/Enums.h"
 #include "llvm/Support/Error.h"
 #include <array>
 #include <cstdint>
@@ -70,9 +71,6 @@ class Device;
 /// second call for the same device returns the open one.
 llvm::Expected<std::shared_ptr<Device>> openDevice(llvm::StringRef preference);
 const DeviceInfo &getDeviceInfo(const Device &device);
-
-/// Where a binding points.
-enum class BufferSpace : uint8_t { Arena = 0, Params = 1, Constants = 2 };
 
 /// One storage buffer of a dispatch (descriptor set 0, binding = index).
 struct Binding {

@@ -19,7 +19,7 @@
 #define RLX_LIB_CONVERSION_LIRTOLLVM_KERNELEMITTER_H
 
 #include "RLX/Dialect/Common/RLXEnums.h"
-#include "RLX/Support/Enums.h"
+#include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
@@ -37,15 +37,6 @@ struct KernelInput {
   bool packed = false;
   Type elementType() const;
   ArrayRef<int64_t> shape() const;
-};
-
-/// Code generation options shared by the kernels of a module.
-struct KernelOptions {
-  ::rlx::GemmStrategy gemm = ::rlx::GemmStrategy::Auto;
-  /// Register tile of the generated GEMM: rows and 16-lane column vectors.
-  int64_t gemmMr = 8, gemmNv = 2;
-  /// K block of the generated GEMM (0: the whole K).
-  int64_t gemmKc = 256;
 };
 
 /// Module-wide state of the kernel generator: the shared scratch buffer.
@@ -70,8 +61,9 @@ public:
   /// The execution context (!llvm.ptr), this thread's id and the number of
   /// threads (index), arguments of every kernel function.
   Value ctx, tid, nthreads;
-  const KernelOptions *options = nullptr;
   KernelModuleState *state = nullptr;
+  /// The lowering the kernel follows (lir-select-strategy), if any.
+  lir::LoweringConfigAttr config;
   /// Inside the body of a parallel loop: nested parallel loops run on the
   /// calling thread, without claiming chunks.
   bool inParallel = false;
@@ -156,12 +148,6 @@ public:
 LogicalResult emitKernel(KernelEmitter &e, Operation *op,
                          const DenseMap<Value, KernelInput> &inputs,
                          ArrayRef<Value> outputs);
-
-/// True when operand `operand` of `kernel` (a lir.kernel) can be a weight
-/// packed as "nk16" for the generated GEMM: the right-hand side of a
-/// transposed f32 matmul whose shapes the generated kernel handles.
-bool isPackedGemmOperand(Operation *kernel, unsigned operand,
-                         const KernelOptions &options);
 
 /// Copies `in` (broadcast by numpy rules) into `out`.
 void emitCopy(KernelEmitter &e, KernelInput in, Value out);

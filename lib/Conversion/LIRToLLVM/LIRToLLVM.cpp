@@ -59,8 +59,7 @@ namespace {
 
 class EntryLowering {
 public:
-  EntryLowering(ModuleOp module, const KernelOptions &options)
-      : module(module), options(options) {}
+  explicit EntryLowering(ModuleOp module) : module(module) {}
 
   LogicalResult lower(lir::EntryOp entry);
   /// Gives the scratch buffer its final size.
@@ -69,20 +68,15 @@ public:
 private:
   FailureOr<func::FuncOp> kernelFunction(lir::KernelOp kernel,
                                          StringRef entryName);
-  /// A packed GEMM and the mir.fused_glu kernel after it as one function
-  /// (GLU in the GEMM's epilogue), when `glu` is the only reader of the
-  /// GEMM's result.
-  bool canFuseGlu(lir::KernelOp matmul, lir::KernelOp glu, lir::EntryOp entry);
-  FailureOr<func::FuncOp> gluKernelFunction(lir::KernelOp matmul,
-                                            lir::KernelOp glu,
+  /// A kernel of strategy glu_gemm: the packed GEMM with the GLU in its
+  /// epilogue.
+  FailureOr<func::FuncOp> gluKernelFunction(lir::KernelOp kernel,
                                             StringRef entryName);
   Value globalFor(OpBuilder &b, Location loc, DenseElementsAttr value);
-  /// Chooses the params to pack for the generated GEMM (every use of the
-  /// param must accept the packed layout).
-  void choosePackedParams(lir::EntryOp entry);
+  /// Reads which params are stored packed (lir-pack-params).
+  void collectPackedParams(lir::EntryOp entry);
 
   ModuleOp module;
-  const KernelOptions &options;
   KernelModuleState state;
   llvm::StringMap<SmallVector<std::pair<lir::KernelOp, func::FuncOp>>>
       kernelCache;
@@ -102,68 +96,20 @@ static std::string kernelKey(lir::KernelOp kernel,
   llvm::raw_string_ostream os(key);
   for (Value v : kernel->getOperands())
     os << v.getType() << (packed.contains(v) ? "P" : "") << ";";
+  if (lir::LoweringConfigAttr config = kernel.getConfigAttr())
+    os << config << ";";
+  if (kernel.getInplace())
+    os << "inplace;";
   for (Operation &op : kernel.getBody().front())
     os << op.getName() << ";";
   return key;
 }
 
-void EntryLowering::choosePackedParams(lir::EntryOp entry) {
-  if (options.gemm == ::rlx::GemmStrategy::Blas)
-    return;
-  llvm::DenseMap<Value, bool> candidates;
-  for (auto io : entry.getBlock().getOps<lir::IOOp>()) {
-    if (io.getKind() != lir::IOKind::Param)
-      continue;
-    bool ok = true;
-    if (auto sources = io.getSources()) {
-      // Derived params concatenated along N pack source by source.
-      auto sizes = io.getSourceSizes();
-      ok = io.getConcatAxis() && *io.getConcatAxis() == 0 && sizes &&
-           llvm::all_of(*sizes, [](int64_t s) { return s % 16 == 0; });
-    }
-    candidates[io.getView()] = ok;
-  }
-  for (Operation &op : entry.getBlock()) {
-    if (auto view = dyn_cast<lir::ViewOp>(op)) {
-      if (Value src = view.getSource())
-        if (candidates.count(src))
-          candidates[src] = false;
-      continue;
-    }
-    if (auto io = dyn_cast<lir::IOOp>(op)) {
-      if (io.getKind() != lir::IOKind::Param && candidates.count(io.getView()))
-        candidates[io.getView()] = false;
-      continue;
-    }
-    auto kernel = dyn_cast<lir::KernelOp>(op);
-    if (!kernel)
-      continue;
-    for (auto [i, v] : llvm::enumerate(kernel->getOperands())) {
-      auto it = candidates.find(v);
-      if (it == candidates.end() || !it->second)
-        continue;
-      if (i >= kernel.getIns().size() ||
-          !isPackedGemmOperand(kernel, i, options))
-        it->second = false;
-    }
-  }
-  // A param no kernel reads stays as it is.
-  llvm::DenseSet<Value> used;
-  for (auto kernel : entry.getBlock().getOps<lir::KernelOp>())
-    for (Value v : kernel->getOperands())
-      used.insert(v);
-  SmallVector<Attribute> names;
-  for (auto io : entry.getBlock().getOps<lir::IOOp>()) {
-    auto it = candidates.find(io.getView());
-    if (io.getKind() != lir::IOKind::Param || it == candidates.end() ||
-        !it->second || !used.contains(io.getView()))
-      continue;
-    packedViews.insert(io.getView());
-    names.push_back(io.getNameAttr());
-  }
-  if (!names.empty())
-    module->setAttr("rlx.packed_params",
-                    ArrayAttr::get(module.getContext(), names));
+void EntryLowering::collectPackedParams(lir::EntryOp entry) {
+  for (auto io : entry.getBlock().getOps<lir::IOOp>())
+    if (io.getKind() == lir::IOKind::Param &&
+        io.getLayout() == lir::ParamLayout::NK16)
+      packedViews.insert(io.getView());
 }
 
 void EntryLowering::finalize() {
@@ -221,8 +167,8 @@ FailureOr<func::FuncOp> EntryLowering::kernelFunction(lir::KernelOp kernel,
   e.ctx = entry->getArgument(numViews);
   e.tid = entry->getArgument(numViews + 1);
   e.nthreads = entry->getArgument(numViews + 2);
-  e.options = &options;
   e.state = &state;
+  e.config = kernel.getConfigAttr();
 
   Block &body = kernel.getBody().front();
   unsigned numIns = kernel.getIns().size();
@@ -287,76 +233,26 @@ FailureOr<func::FuncOp> EntryLowering::kernelFunction(lir::KernelOp kernel,
   return fn;
 }
 
-bool EntryLowering::canFuseGlu(lir::KernelOp mm, lir::KernelOp glu,
-                               lir::EntryOp entry) {
-  auto matmul = dyn_cast_or_null<mir::MatmulOp>(mm.getComputeOp());
-  auto gluOp = dyn_cast_or_null<mir::FusedGluOp>(glu.getComputeOp());
-  if (!matmul || !gluOp || mm.getIns().size() != 2 ||
-      mm.getOuts().size() != 1 || glu.getIns().size() != 1 ||
-      glu.getOuts().size() != 1 || !packedViews.contains(mm.getIns()[1]))
-    return false;
-  Value gateUp = mm.getOuts()[0];
-  if (glu.getIns()[0] != gateUp ||
-      gluOp.getOperand() != glu.getBody().front().getArgument(0))
-    return false;
-  // The yields are the compute ops' results.
-  auto yields = [](lir::KernelOp k, Operation *compute) {
-    auto y = cast<lir::YieldOp>(k.getBody().front().getTerminator());
-    return y.getValues().size() == 1 &&
-           y.getValues()[0].getDefiningOp() == compute;
-  };
-  if (!yields(mm, matmul) || !yields(glu, gluOp))
-    return false;
-  auto guTy = cast<MemRefType>(gateUp.getType());
-  auto outTy = cast<MemRefType>(glu.getOuts()[0].getType());
-  int64_t n = guTy.getShape().back();
-  if (n % 32 != 0 || !outTy.getElementType().isF32() ||
-      !outTy.getLayout().isIdentity() || !guTy.getLayout().isIdentity())
-    return false;
-  // Nothing else reads the [gate | up] buffer.
-  for (Operation &op : entry.getBlock()) {
-    if (&op == mm.getOperation() || &op == glu.getOperation())
-      continue;
-    if (auto view = dyn_cast<lir::ViewOp>(op)) {
-      if (view.getSource() == gateUp)
-        return false;
-      continue;
-    }
-    if (llvm::is_contained(op.getOperands(), gateUp))
-      return false;
-  }
-  return true;
-}
-
-FailureOr<func::FuncOp> EntryLowering::gluKernelFunction(lir::KernelOp mm,
-                                                         lir::KernelOp glu,
+FailureOr<func::FuncOp> EntryLowering::gluKernelFunction(lir::KernelOp kernel,
                                                          StringRef entryName) {
-  // The planner may give the GLU's output the storage of the GEMM's input
-  // (dead after the GEMM); the fused kernel then packs the input first.
-  auto va = mm.getIns()[0].getDefiningOp<lir::ViewOp>();
-  auto vo = glu.getOuts()[0].getDefiningOp<lir::ViewOp>();
-  bool packInput =
-      !va || !vo || va.getSpace() != vo.getSpace() ||
-      (va.getByteOffset() < vo.getByteOffset() + vo.getExtentBytes() &&
-       vo.getByteOffset() < va.getByteOffset() + va.getExtentBytes());
-  std::string key = (packInput ? "glu-pack:" : "glu:") +
-                    kernelKey(mm, packedViews) + "|" +
-                    kernelKey(glu, packedViews);
-  for (auto &[other, fn] : kernelCache[key]) {
-    auto next = cast<lir::KernelOp>(other->getNextNode());
+  Block &body = kernel.getBody().front();
+  auto matmul = dyn_cast<mir::MatmulOp>(&body.front());
+  auto glu = dyn_cast_or_null<mir::FusedGluOp>(kernel.getComputeOp());
+  if (!matmul || !glu || kernel.getIns().size() != 2 ||
+      kernel.getOuts().size() != 2 || !packedViews.contains(kernel.getIns()[1]))
+    return kernel.emitOpError("a glu_gemm kernel needs a mir.matmul over an "
+                              "nk16 weight followed by the mir.fused_glu "
+                              "that reads it (lir-fuse-glu-gemm)");
+  std::string key = "glu:" + kernelKey(kernel, packedViews);
+  for (auto &[other, fn] : kernelCache[key])
     if (OperationEquivalence::isRegionEquivalentTo(
-            &other.getBody(), &mm.getBody(),
-            OperationEquivalence::IgnoreLocations) &&
-        OperationEquivalence::isRegionEquivalentTo(
-            &next.getBody(), &glu.getBody(),
+            &other.getBody(), &kernel.getBody(),
             OperationEquivalence::IgnoreLocations))
       return fn;
-  }
   OpBuilder b(module.getContext());
   b.setInsertionPointToEnd(module.getBody());
-  Location loc = mm.getLoc();
-  SmallVector<Type> argTypes(mm->getOperandTypes());
-  argTypes.push_back(glu.getOuts()[0].getType());
+  Location loc = kernel.getLoc();
+  SmallVector<Type> argTypes(kernel->getOperandTypes());
   argTypes.append({LLVM::LLVMPointerType::get(b.getContext()), b.getIndexType(),
                    b.getIndexType()});
   std::string name =
@@ -369,20 +265,21 @@ FailureOr<func::FuncOp> EntryLowering::gluKernelFunction(lir::KernelOp mm,
   e.ctx = block->getArgument(4);
   e.tid = block->getArgument(5);
   e.nthreads = block->getArgument(6);
-  e.options = &options;
   e.state = &state;
-  auto gluOp = cast<mir::FusedGluOp>(glu.getComputeOp());
+  e.config = kernel.getConfigAttr();
+  // An in-place kernel writes the GLU's result over the GEMM's input: the
+  // input is copied before any write.
   if (failed(emitGluGemmKernel(e, block->getArgument(0), block->getArgument(1),
                                block->getArgument(2), block->getArgument(3),
-                               gluOp.getActivation(), packInput)))
+                               glu.getActivation(), kernel.getInplace())))
     return failure();
   func::ReturnOp::create(b, loc);
-  kernelCache[key].push_back({mm, fn});
+  kernelCache[key].push_back({kernel, fn});
   return fn;
 }
 
 LogicalResult EntryLowering::lower(lir::EntryOp entry) {
-  choosePackedParams(entry);
+  collectPackedParams(entry);
   OpBuilder b(entry);
   Location loc = entry.getLoc();
   auto bytes = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
@@ -393,8 +290,6 @@ LogicalResult EntryLowering::lower(lir::EntryOp entry) {
   auto fn = func::FuncOp::create(b, loc, entry.getSymName(),
                                  b.getFunctionType({bytes, bytes}, {}));
   fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  fn->setAttr("rlx.arena_size", entry.getArenaSizeAttr());
-  fn->setAttr("rlx.param_size", entry.getParamSizeAttr());
   // @<entry>_spmd(arena, params, ctx, tid, nthreads): called by every thread.
   std::string spmdName = (entry.getSymName() + ::rlx::spmd::kSpmdSuffix).str();
   auto spmd = func::FuncOp::create(
@@ -429,8 +324,9 @@ LogicalResult EntryLowering::lower(lir::EntryOp entry) {
   ValueRange threadArgs = block->getArguments().drop_front(2);
 
   IRMapping views;
-  llvm::DenseSet<Operation *> fusedAway;
   for (Operation &op : entry.getBlock()) {
+    if (isa<lir::AllocOp>(op))
+      return op.emitOpError("is not planned: run lir-plan-arena first");
     if (auto view = dyn_cast<lir::ViewOp>(op)) {
       MemRefType ty = view.getType();
       Value base = view.getSpace() == lir::MemorySpace::Arena ? arena : params;
@@ -452,33 +348,21 @@ LogicalResult EntryLowering::lower(lir::EntryOp entry) {
       views.map(view.getResult(), v);
       continue;
     }
-    if (auto kernel = dyn_cast<lir::KernelOp>(op)) {
-      if (fusedAway.contains(kernel))
-        continue;
-      auto next = dyn_cast_or_null<lir::KernelOp>(kernel->getNextNode());
-      if (next && canFuseGlu(kernel, next, entry)) {
-        FailureOr<func::FuncOp> kfn =
-            gluKernelFunction(kernel, next, entry.getSymName());
-        if (failed(kfn))
-          return failure();
-        SmallVector<Value> args;
-        for (Value v : kernel->getOperands())
-          args.push_back(views.lookup(v));
-        args.push_back(views.lookup(next.getOuts()[0]));
-        args.append(threadArgs.begin(), threadArgs.end());
-        func::CallOp::create(b, loc, *kfn, args);
-        fusedAway.insert(next);
-        continue;
-      }
-      FailureOr<func::FuncOp> kfn = kernelFunction(kernel, entry.getSymName());
-      if (failed(kfn))
-        return failure();
-      SmallVector<Value> args;
-      for (Value v : kernel->getOperands())
-        args.push_back(views.lookup(v));
-      args.append(threadArgs.begin(), threadArgs.end());
-      func::CallOp::create(b, loc, *kfn, args);
-    }
+    auto kernel = dyn_cast<lir::KernelOp>(op);
+    if (!kernel)
+      continue;
+    lir::LoweringConfigAttr config = kernel.getConfigAttr();
+    FailureOr<func::FuncOp> kfn =
+        config && config.getStrategy() == lir::KernelStrategy::GluGemm
+            ? gluKernelFunction(kernel, entry.getSymName())
+            : kernelFunction(kernel, entry.getSymName());
+    if (failed(kfn))
+      return failure();
+    SmallVector<Value> args;
+    for (Value v : kernel->getOperands())
+      args.push_back(views.lookup(v));
+    args.append(threadArgs.begin(), threadArgs.end());
+    func::CallOp::create(b, loc, *kfn, args);
   }
   func::ReturnOp::create(b, loc);
   return success();
@@ -491,12 +375,7 @@ struct ConvertLIRToLoopsPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    KernelOptions options;
-    options.gemm = gemm;
-    options.gemmMr = gemmMr;
-    options.gemmNv = gemmNv;
-    options.gemmKc = gemmKc;
-    EntryLowering lowering(module, options);
+    EntryLowering lowering(module);
     SmallVector<lir::EntryOp> entries(module.getOps<lir::EntryOp>());
     for (lir::EntryOp entry : entries)
       if (failed(lowering.lower(entry)))
@@ -528,14 +407,22 @@ struct RLXApproximateMathPass
 
 } // namespace
 
-void mlir::rlx::buildLIRToLLVMPipeline(OpPassManager &pm) {
-  buildLIRToLLVMPipeline(pm, ConvertLIRToLoopsPassOptions());
+void mlir::rlx::buildCPULIRPipeline(OpPassManager &pm,
+                                    const CPUCodegenOptions &options) {
+  pm.addPass(lir::createLIRPlanArenaPass());
+  if (options.gemm != ::rlx::GemmStrategy::Blas) {
+    pm.addPass(lir::createLIRPackParamsPass());
+    pm.addPass(lir::createLIRFuseGluGemmPass());
+  }
+  lir::LIRSelectStrategyPassOptions select;
+  select.gemmMr = options.tile.mr;
+  select.gemmNv = options.tile.nv;
+  select.gemmKc = options.tile.kc;
+  pm.addPass(lir::createLIRSelectStrategyPass(select));
 }
 
-void mlir::rlx::buildLIRToLLVMPipeline(
-    OpPassManager &pm, const ConvertLIRToLoopsPassOptions &options) {
-  pm.addPass(lir::createLIRPlanArenaPass());
-  pm.addPass(createConvertLIRToLoopsPass(options));
+void mlir::rlx::buildLIRToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertLIRToLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createRLXApproximateMathPass());

@@ -103,65 +103,6 @@ static Value asMatrix(KernelEmitter &e, Value m) {
 }
 
 //===----------------------------------------------------------------------===//
-// When a weight is packed
-//===----------------------------------------------------------------------===//
-
-bool mlir::rlx::isPackedGemmOperand(Operation *kernelOp, unsigned operand,
-                                    const KernelOptions &options) {
-  auto kernel = dyn_cast<lir::KernelOp>(kernelOp);
-  if (!kernel || options.gemm == ::rlx::GemmStrategy::Blas || operand != 1)
-    return false;
-  Operation *compute = kernel.getComputeOp();
-  if (!isa_and_nonnull<mir::MatmulOp, mir::FusedMatmulOp>(compute))
-    return false;
-  if (!compute->hasAttr("transpose_rhs") || compute->hasAttr("transpose_lhs"))
-    return false;
-  // The kernel's operands are the compute op's, in order (constants aside).
-  Block &body = kernel.getBody().front();
-  if (body.getNumArguments() < 2 ||
-      compute->getOperand(0) != body.getArgument(0) ||
-      compute->getOperand(1) != body.getArgument(1))
-    return false;
-  for (unsigned i = 2; i < compute->getNumOperands(); ++i)
-    if (compute->getOperand(i) == body.getArgument(1) ||
-        compute->getOperand(i) == body.getArgument(0))
-      return false;
-  if (kernel.getOuts().size() != 1)
-    return false;
-  auto lTy = cast<MemRefType>(kernel.getIns()[0].getType());
-  auto wTy = cast<MemRefType>(kernel.getIns()[1].getType());
-  auto oTy = cast<MemRefType>(kernel.getOuts()[0].getType());
-  if (!lTy.getElementType().isF32() || !wTy.getElementType().isF32() ||
-      !oTy.getElementType().isF32() || wTy.getRank() != 2 ||
-      !wTy.getLayout().isIdentity())
-    return false;
-  // Only properties of the weight and of the op decide: graphs of one model
-  // that share a parameter pool must agree on its layout, whatever the
-  // layouts of their activations (the generated kernel reads any of them).
-  if (wTy.getDimSize(0) % 16 != 0 || !oTy.getLayout().isIdentity())
-    return false;
-  if (auto fused = dyn_cast<mir::FusedMatmulOp>(compute)) {
-    if (Value res = fused.getResidual()) {
-      auto arg = dyn_cast<BlockArgument>(res);
-      if (!arg ||
-          cast<MemRefType>(kernel.getIns()[arg.getArgNumber()].getType())
-                  .getShape() != oTy.getShape())
-        return false;
-    }
-    if (Value bias = fused.getBias()) {
-      auto arg = dyn_cast<BlockArgument>(bias);
-      if (!arg)
-        return false;
-      auto bTy =
-          cast<MemRefType>(kernel.getIns()[arg.getArgNumber()].getType());
-      if (bTy.getRank() != 1 || !bTy.getLayout().isIdentity())
-        return false;
-    }
-  }
-  return true;
-}
-
-//===----------------------------------------------------------------------===//
 // The generated GEMM
 //===----------------------------------------------------------------------===//
 
@@ -469,19 +410,16 @@ static LogicalResult emitPackedGemm(KernelEmitter &e, Value lhs, Value w,
     g.glu = asMatrix(e, glu);
   g.bias = bias;
   g.bp = e.reinterpret(w, MemRefType::get({n / 16, k, 16}, b.getF32Type()));
-  const KernelOptions &o = *e.options;
-  g.mr = std::max<int64_t>(1, o.gemmMr);
-  g.nv = std::max<int64_t>(1, o.gemmNv);
-  g.kc = o.gemmKc > 0 ? std::min(o.gemmKc, k) : k;
-  if (g.m <= g.mr) {
-    // Decode-like: one row tile, A read in place, each weight streamed once.
-    g.mr = g.m;
-    g.nv = std::max<int64_t>(g.nv, glu ? 2 : 4);
-    g.kc = k;
-  } else if (glu) {
-    // Gate and up vectors share the register tile.
-    g.nv = std::max<int64_t>(1, g.nv / 2);
-  }
+  // The tile lir-select-strategy chose for this shape.
+  ArrayRef<int64_t> tile;
+  if (e.config)
+    tile = e.config.getTile();
+  if (tile.size() != 3)
+    return emitError(e.loc, "a generated GEMM needs its tile (run "
+                            "lir-select-strategy)");
+  g.mr = tile[0];
+  g.nv = tile[1];
+  g.kc = tile[2] > 0 ? std::min(tile[2], k) : k;
   g.unroll = (g.kc % 4 == 0 && k % 4 == 0) ? 4 : 1;
   if (g.m > g.mr || alwaysPackA) {
     int64_t floats = (g.m / g.mr) * g.mr * k + (g.m % g.mr) * k;
@@ -619,7 +557,15 @@ LogicalResult mlir::rlx::emitMatmulKernel(KernelEmitter &e, Operation *op,
       residual = ins[next++].memref;
     act = fused.getActivation();
   }
-  if (ins[1].packed)
+  if (e.config &&
+      e.config.getStrategy() == lir::KernelStrategy::GemmGenerated) {
+    if (!ins[1].packed)
+      return op->emitOpError("the generated GEMM needs its weight stored nk16 "
+                             "(lir-pack-params)");
     return emitPackedGemm(e, lhs, rhs, out, bias, residual, act);
+  }
+  if (ins[1].packed)
+    return op->emitOpError("reads an nk16 weight but is not lowered as a "
+                           "generated GEMM (lir-select-strategy)");
   return emitBlasMatmul(e, op, lhs, rhs, out, bias, residual, act);
 }

@@ -74,7 +74,7 @@ namespace {
 
 /// One storage buffer of a dispatch.
 struct Binding {
-  SpirvBufferSpace space = SpirvBufferSpace::Arena;
+  lir::MemorySpace space = lir::MemorySpace::Arena;
   /// Descriptor offset and range, in bytes.
   int64_t offset = 0, range = 0;
   /// The exact bytes the kernel may touch (for the runtime's hazards).
@@ -128,9 +128,7 @@ FailureOr<Binding> EntryLowering::viewBinding(Value value, bool writes) {
     return failure();
   MemRefType ty = view.getType();
   Binding bd;
-  bd.space = view.getSpace() == lir::MemorySpace::Arena
-                 ? SpirvBufferSpace::Arena
-                 : SpirvBufferSpace::Params;
+  bd.space = view.getSpace();
   bd.writes = writes;
   bd.elementType = ty.getElementType();
   int64_t eb = elementBytes(bd.elementType);
@@ -149,7 +147,7 @@ FailureOr<Binding> EntryLowering::viewBinding(Value value, bool writes) {
 Binding EntryLowering::constantBinding(DenseElementsAttr value) {
   auto ty = cast<RankedTensorType>(value.getType());
   Binding bd;
-  bd.space = SpirvBufferSpace::Constants;
+  bd.space = lir::MemorySpace::Constants;
   bd.elementType = ty.getElementType();
   int64_t bytes = ty.getNumElements() * elementBytes(bd.elementType);
   auto [it, inserted] = constantOffsetOf.try_emplace(value, constantBytes);
@@ -335,23 +333,19 @@ LogicalResult EntryLowering::lower(lir::EntryOp entry) {
         kernelFunction(kernel, bindings, entry.getSymName());
     if (failed(gen))
       return failure();
-    SmallVector<Attribute> bindingAttrs;
+    SmallVector<lir::BindingAttr> bindingAttrs;
     for (const Binding &bd : bindings)
-      bindingAttrs.push_back(b.getDenseI64ArrayAttr(
-          {static_cast<int64_t>(bd.space), bd.offset, bd.range, bd.viewOffset,
-           bd.viewBytes, bd.writes ? 1 : 0}));
-    kernel->setAttr(
-        kSpirvEntryPointAttr,
+      bindingAttrs.push_back(lir::BindingAttr::get(ctx, bd.space, bd.offset,
+                                                   bd.range, bd.viewOffset,
+                                                   bd.viewBytes, bd.writes));
+    kernel.setDispatchAttr(lir::DispatchAttr::get(
+        ctx,
         SymbolRefAttr::get(ctx, (*gen)->symbol,
-                           {FlatSymbolRefAttr::get(ctx, (*gen)->symbol)}));
-    kernel->setAttr(kSpirvWorkgroupsAttr,
-                    b.getDenseI64ArrayAttr((*gen)->workgroups));
-    kernel->setAttr(kSpirvBindingsAttr, b.getArrayAttr(bindingAttrs));
+                           {FlatSymbolRefAttr::get(ctx, (*gen)->symbol)}),
+        (*gen)->workgroups, bindingAttrs));
   }
-  entry->setAttr(kSpirvConstantsAttr, b.getArrayAttr(constants));
-  entry->setAttr(kSpirvConstantOffsetsAttr,
-                 b.getDenseI64ArrayAttr(constantOffsets));
-  entry->setAttr(kSpirvConstantBytesAttr, b.getI64IntegerAttr(constantBytes));
+  entry.setConstantPoolAttr(lir::ConstantPoolAttr::get(
+      ctx, constantBytes, b.getArrayAttr(constants), constantOffsets));
   return success();
 }
 
@@ -465,11 +459,13 @@ struct ConvertLIRToSPIRVPass
     // The schedule names the SPIR-V modules (`__spv__<gpu module>`).
     for (lir::EntryOp entry : entries)
       for (auto kernel : entry.getBlock().getOps<lir::KernelOp>()) {
-        auto ref = kernel->getAttrOfType<SymbolRefAttr>(kSpirvEntryPointAttr);
-        kernel->setAttr(
-            kSpirvEntryPointAttr,
+        lir::DispatchAttr d = kernel.getDispatchAttr();
+        SymbolRefAttr ref = d.getEntryPoint();
+        kernel.setDispatchAttr(lir::DispatchAttr::get(
+            ctx,
             SymbolRefAttr::get(ctx, ("__spv__" + ref.getRootReference().str()),
-                               ref.getNestedReferences()));
+                               ref.getNestedReferences()),
+            d.getWorkgroups(), d.getBindings()));
       }
   }
 };

@@ -14,6 +14,7 @@
 
 #include "RLX/Conversion/MIRToLIR/MIRToLIR.h"
 #include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/Common/RLXDialect.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -205,8 +206,8 @@ MemRefType FuncConverter::memrefType(const ViewInfo &v) {
 }
 
 static std::string ioName(func::FuncOp func, bool isResult, unsigned i) {
-  auto attr = isResult ? func.getResultAttrOfType<StringAttr>(i, "rlx.name")
-                       : func.getArgAttrOfType<StringAttr>(i, "rlx.name");
+  auto attr = isResult ? func.getResultAttrOfType<StringAttr>(i, kNameAttr)
+                       : func.getArgAttrOfType<StringAttr>(i, kNameAttr);
   if (attr)
     return attr.str();
   return (isResult ? "output" : "input") + std::to_string(i);
@@ -315,7 +316,8 @@ FailureOr<lir::EntryOp> FuncConverter::run() {
   // is a lir.alloc, an alias a view at an offset relative to its buffer.
   auto entry =
       lir::EntryOp::create(rewriter, loc, func.getSymName(),
-                           /*arena_size=*/0, paramBytes, options.alignment);
+                           /*arena_size=*/0, paramBytes, options.alignment,
+                           /*constant_pool=*/nullptr);
   Block *block = rewriter.createBlock(&entry.getBody());
   rewriter.setInsertionPointToStart(block);
   for (ViewInfo &info : views) {
@@ -330,7 +332,7 @@ FailureOr<lir::EntryOp> FuncConverter::run() {
   auto emitIO = [&](lir::IOKind kind, ArrayRef<std::pair<std::string, int>> l) {
     for (auto &[name, v] : l)
       lir::IOOp::create(rewriter, loc, kind, name, views[v].view, nullptr,
-                        nullptr, nullptr, nullptr);
+                        nullptr, nullptr, nullptr, /*layout=*/nullptr);
   };
   // Integer inputs that index a table (embedding ids) carry its row count
   // so the runtime can reject out-of-range ids.
@@ -344,14 +346,14 @@ FailureOr<lir::EntryOp> FuncConverter::run() {
           bound = rewriter.getI64IntegerAttr(
               gather.getTable().getType().getDimSize(0));
     lir::IOOp::create(rewriter, loc, lir::IOKind::Input, name, views[v].view,
-                      nullptr, nullptr, nullptr, bound);
+                      nullptr, nullptr, nullptr, bound, /*layout=*/nullptr);
   }
   for (auto &[name, v] : params) {
     mir::ParamOp param = paramOps.lookup(name);
     DenseI64ArrayAttr sizes = param.getSourceSizesAttr();
     lir::IOOp::create(rewriter, loc, lir::IOKind::Param, name, views[v].view,
                       param.getSourcesAttr(), param.getConcatAxisAttr(), sizes,
-                      nullptr);
+                      nullptr, /*layout=*/nullptr);
   }
   for (Kernel &k : kernels) {
     SmallVector<Value> ins, outs;
@@ -361,7 +363,9 @@ FailureOr<lir::EntryOp> FuncConverter::run() {
       outs.push_back(views[v].view);
     StringRef name = k.op ? k.op->getName().stripDialect() : "copy";
     auto kernel = lir::KernelOp::create(rewriter, loc, name, ins, outs,
-                                        /*library=*/nullptr, /*inplace=*/false);
+                                        /*library=*/nullptr, /*inplace=*/false,
+                                        /*config=*/nullptr,
+                                        /*dispatch=*/nullptr);
     SmallVector<Type> argTypes;
     for (Value v : k.inputs)
       argTypes.push_back(v.getType());

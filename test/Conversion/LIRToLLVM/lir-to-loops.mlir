@@ -76,15 +76,15 @@ lir.entry @forward arena_size = 1536, param_size = 3200, alignment = 64 {
 
 // -----
 
-/// A weight [N, K] with N a multiple of 16 read only as the transposed
-/// right-hand side of matmuls is packed at load time ("nk16", listed in
-/// rlx.packed_params) and multiplied by the generated GEMM: A is packed into
-/// the shared scratch buffer, register tiles accumulate with vector.fma
-/// over the packed panels, and the fused epilogue (bias, GELU, residual) is
-/// applied before the single store. A matmul followed by the mir.fused_glu
-/// that alone reads it becomes one kernel with the GLU in the epilogue.
+/// The decisions made on LIR are followed: a weight stored nk16
+/// (lir-pack-params) is multiplied by the generated GEMM with the tile of its
+/// `config` (lir-select-strategy): A is packed into the shared scratch
+/// buffer, register tiles accumulate with vector.fma over the packed panels,
+/// and the fused epilogue (bias, GELU, residual) is applied before the
+/// single store. A `glu_gemm` kernel (lir-fuse-glu-gemm) is one function
+/// with the GLU in the GEMM's epilogue.
 
-// CHECK: module attributes {rlx.packed_params = ["w", "gu"]}
+// CHECK-NOT: rlx.packed_params
 // CHECK: memref.global "private" @__rlx_scratch : memref<{{[0-9]+}}xf32> = uninitialized
 // CHECK-LABEL: func.func @packed_gemms_spmd
 // CHECK: call @[[FM:packed_gemms_k0_fused_matmul]](
@@ -115,23 +115,19 @@ lir.entry @packed_gemms arena_size = 32768, param_size = 32768, alignment = 64 {
   %o = lir.view arena[9216] : memref<1x12x32xf32>
   lir.io input "x" %x : memref<1x12x64xf32>
   lir.io input "r" %r : memref<1x12x32xf32>
-  lir.io param "w" %w : memref<32x64xf32>
+  lir.io param "w" %w {layout = #lir.layout<nk16>} : memref<32x64xf32>
   lir.io param "b" %b : memref<32xf32>
-  lir.io param "gu" %gu {sources = ["g", "u"], concat_axis = 0 : i64, source_sizes = array<i64: 32, 32>} : memref<64x32xf32>
-  lir.kernel "fused_matmul" ins(%x, %w, %b, %r : memref<1x12x64xf32>, memref<32x64xf32>, memref<32xf32>, memref<1x12x32xf32>) outs(%y : memref<1x12x32xf32>) {
+  lir.io param "gu" %gu {sources = ["g", "u"], concat_axis = 0 : i64, source_sizes = array<i64: 32, 32>, layout = #lir.layout<nk16>} : memref<64x32xf32>
+  lir.kernel "fused_matmul" ins(%x, %w, %b, %r : memref<1x12x64xf32>, memref<32x64xf32>, memref<32xf32>, memref<1x12x32xf32>) outs(%y : memref<1x12x32xf32>) attributes {config = #lir.config<gemm_generated, tile = [8, 2, 64]>} {
   ^bb0(%t: tensor<1x12x64xf32>, %u: tensor<32x64xf32>, %v: tensor<32xf32>, %s: tensor<1x12x32xf32>):
     %q = mir.fused_matmul %t, %u bias(%v) residual(%s) {activation = #mir<activation gelu>, transpose_rhs} : (tensor<1x12x64xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<1x12x32xf32>) -> tensor<1x12x32xf32>
     lir.yield %q : tensor<1x12x32xf32>
   }
-  lir.kernel "matmul" ins(%y, %gu : memref<1x12x32xf32>, memref<64x32xf32>) outs(%h : memref<1x12x64xf32>) {
+  lir.kernel "matmul_glu" ins(%y, %gu : memref<1x12x32xf32>, memref<64x32xf32>) outs(%h, %o : memref<1x12x64xf32>, memref<1x12x32xf32>) attributes {config = #lir.config<glu_gemm, tile = [8, 1, 32]>} {
   ^bb0(%t: tensor<1x12x32xf32>, %u: tensor<64x32xf32>):
     %q = mir.matmul %t, %u {transpose_rhs} : (tensor<1x12x32xf32>, tensor<64x32xf32>) -> tensor<1x12x64xf32>
-    lir.yield %q : tensor<1x12x64xf32>
-  }
-  lir.kernel "fused_glu" ins(%h : memref<1x12x64xf32>) outs(%o : memref<1x12x32xf32>) {
-  ^bb0(%t: tensor<1x12x64xf32>):
-    %q = mir.fused_glu %t {activation = #mir<activation silu>} : (tensor<1x12x64xf32>) -> tensor<1x12x32xf32>
-    lir.yield %q : tensor<1x12x32xf32>
+    %g = mir.fused_glu %q {activation = #mir<activation silu>} : (tensor<1x12x64xf32>) -> tensor<1x12x32xf32>
+    lir.yield %q, %g : tensor<1x12x64xf32>, tensor<1x12x32xf32>
   }
   lir.io output "o" %o : memref<1x12x32xf32>
 }

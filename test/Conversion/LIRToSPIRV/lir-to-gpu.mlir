@@ -4,19 +4,19 @@
 /// Each kernel becomes a gpu.func over flat storage-buffer memrefs in a
 /// gpu.module of its own, with its workgroup size in spirv.entry_point_abi;
 /// the lir.kernel keeps the dispatch: entry point, workgroup count and one
-/// binding per view [space, offset, range, view offset, view bytes, writes].
+/// binding per view (#lir.dispatch, #lir.binding).
 /// A view whose byte offset is not a multiple of the storage-buffer
 /// alignment is bound at the offset rounded down and read at an element
 /// offset compiled into the kernel; kernels with equal bodies, types and
 /// element offsets share one function. Non-splat constants go to the
-/// constant pool (space 2).
+/// constant pool (#lir.constant_pool, bindings in space `constants`).
 
 // CHECK-LABEL: lir.entry @forward
-// CHECK-SAME: rlx.spirv.constant_bytes = 256 : i64, rlx.spirv.constant_offsets = array<i64: 0>, rlx.spirv.constants = [dense<{{\[}}[1.000000e+00], [2.000000e+00], [3.000000e+00], [4.000000e+00]]> : tensor<4x1xf32>]
-// CHECK: lir.kernel "matmul" {{.*}} attributes {rlx.spirv.bindings = [array<i64: 0, 0, 320, 0, 320, 0>, array<i64: 1, 0, 3200, 0, 3200, 0>, array<i64: 0, 256, 704, 320, 640, 1>], rlx.spirv.entry_point = @forward_k0_matmul::@forward_k0_matmul, rlx.spirv.workgroups = array<i64: 1, 1, 1>}
-// CHECK: lir.kernel "exp" {{.*}}rlx.spirv.bindings = [array<i64: 0, 256, 624, 320, 560, 0>, array<i64: 0, 768, 512, 960, 320, 1>], rlx.spirv.entry_point = @forward_k1_exp::@forward_k1_exp, rlx.spirv.workgroups = array<i64: 2, 1, 1>
-// CHECK: lir.kernel "exp" {{.*}}rlx.spirv.bindings = [array<i64: 0, 256, 704, 400, 560, 0>, array<i64: 0, 0, 320, 0, 320, 1>], rlx.spirv.entry_point = @forward_k2_exp::@forward_k2_exp
-// CHECK: lir.kernel "add" {{.*}}rlx.spirv.bindings = [array<i64: 0, 768, 512, 960, 320, 0>, array<i64: 0, 1280, 320, 1280, 320, 1>, array<i64: 2, 0, 16, 0, 16, 0>]
+// CHECK-SAME: constant_pool = #lir.constant_pool<bytes = 256, values = [dense<{{\[}}[1.000000e+00], [2.000000e+00], [3.000000e+00], [4.000000e+00]]> : tensor<4x1xf32>], offsets = [0]>
+// CHECK: lir.kernel "matmul" {{.*}} attributes {dispatch = #lir.dispatch<@forward_k0_matmul::@forward_k0_matmul, workgroups = [1, 1, 1], bindings = [<space = arena, offset = 0, range = 320, view_offset = 0, view_bytes = 320, writes = false>, <space = params, offset = 0, range = 3200, view_offset = 0, view_bytes = 3200, writes = false>, <space = arena, offset = 256, range = 704, view_offset = 320, view_bytes = 640, writes = true>]>}
+// CHECK: lir.kernel "exp" {{.*}}dispatch = #lir.dispatch<@forward_k1_exp::@forward_k1_exp, workgroups = [2, 1, 1], bindings = [<space = arena, offset = 256, range = 624, view_offset = 320, view_bytes = 560, writes = false>, <space = arena, offset = 768, range = 512, view_offset = 960, view_bytes = 320, writes = true>]>
+// CHECK: lir.kernel "exp" {{.*}}dispatch = #lir.dispatch<@forward_k2_exp::@forward_k2_exp, workgroups = [2, 1, 1], bindings = [<space = arena, offset = 256, range = 704, view_offset = 400, view_bytes = 560, writes = false>, <space = arena, offset = 0, range = 320, view_offset = 0, view_bytes = 320, writes = true>]>
+// CHECK: lir.kernel "add" {{.*}}bindings = [<space = arena, offset = 768, range = 512, view_offset = 960, view_bytes = 320, writes = false>, <space = arena, offset = 1280, range = 320, view_offset = 1280, view_bytes = 320, writes = true>, <space = constants, offset = 0, range = 16, view_offset = 0, view_bytes = 16, writes = false>]>
 
 // A GEMV (M = 4 rows, K = 20): a thread per column of the [N, K] weight, 64
 // columns per workgroup, partial sums of the 4 rows in workgroup memory.
@@ -36,8 +36,8 @@
 // CHECK-LABEL: gpu.module @forward_k3_add
 
 // With 16-byte descriptor offsets both slices are aligned: one exp kernel.
-// ALIGN16: rlx.spirv.entry_point = @forward_k1_exp::@forward_k1_exp
-// ALIGN16: rlx.spirv.entry_point = @forward_k1_exp::@forward_k1_exp
+// ALIGN16: #lir.dispatch<@forward_k1_exp::@forward_k1_exp
+// ALIGN16: #lir.dispatch<@forward_k1_exp::@forward_k1_exp
 // ALIGN16: gpu.module @forward_k1_exp
 // ALIGN16-NOT: gpu.module @forward_k{{[0-9]+}}_exp
 // ALIGN16: gpu.module @forward_k2_add

@@ -9,8 +9,8 @@
 /// workgroup per row.
 
 // CHECK-LABEL: lir.entry @forward
-// CHECK: lir.kernel "matmul" {{.*}}rlx.spirv.entry_point = @__spv__forward_k0_matmul::@forward_k0_matmul, rlx.spirv.workgroups = array<i64: 2, 1, 1>
-// CHECK: lir.kernel "softmax" {{.*}}rlx.spirv.entry_point = @__spv__forward_k1_softmax::@forward_k1_softmax, rlx.spirv.workgroups = array<i64: 32, 1, 1>
+// CHECK: lir.kernel "matmul" {{.*}}#lir.dispatch<@__spv__forward_k0_matmul::@forward_k0_matmul, workgroups = [2, 1, 1]
+// CHECK: lir.kernel "softmax" {{.*}}#lir.dispatch<@__spv__forward_k1_softmax::@forward_k1_softmax, workgroups = [32, 1, 1]
 
 // CHECK-LABEL: spirv.module @__spv__forward_k0_matmul Logical GLSL450 requires #spirv.vce<v1.0, [Shader, Matrix], [SPV_KHR_storage_buffer_storage_class]>
 // CHECK-COUNT-2: spirv.GlobalVariable @{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<512 x f32>)>, Workgroup>

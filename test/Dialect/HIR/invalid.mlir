@@ -569,3 +569,25 @@ func.func @custom_c3_no_hir_inside(%x: tensor<4xf32>) {
   }
   return
 }
+
+// -----
+
+/// rlx.* attributes belong to the rlx dialect: rlx.name is a non-empty
+/// string on function arguments and results; nothing else exists.
+// expected-error @+1 {{rlx.name on argument 0 must be a non-empty string, got 3 : i64}}
+func.func @rlx_name_not_a_string(%x: tensor<4xf32> {rlx.name = 3}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown RLX attribute 'rlx.nme' on result 0 (RLX knows rlx.name on function arguments and results)}}
+func.func @rlx_unknown_result_attr(%x: tensor<4xf32>) -> (tensor<4xf32> {rlx.nme = "y"}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{unknown RLX attribute 'rlx.packed_params' (RLX knows rlx.name on function arguments and results)}}
+module attributes {rlx.packed_params = ["w"]} {
+}

@@ -208,3 +208,47 @@ lir.entry @io_c1_param_alloc arena_size = 0, param_size = 0, alignment = 64 {
   // expected-error @+1 {{param 'w' must live in the params}}
   lir.io param "w" %a : memref<4xf32>
 }
+
+// -----
+
+lir.entry @io_c5_layout_shape arena_size = 0, param_size = 4096, alignment = 64 {
+  %w = lir.view params[0] : memref<40x16xf32>
+  // expected-error @+1 {{layout nk16 needs an f32 [N, K] param with N (and every concatenated source's N) a multiple of 16}}
+  lir.io param "w" %w {layout = #lir.layout<nk16>} : memref<40x16xf32>
+}
+
+// -----
+
+lir.entry @config_c1_tile arena_size = 64, param_size = 0, alignment = 64 {
+  %a = lir.view arena[0] : memref<4xf32>
+  // expected-error @+1 {{a gemm_generated kernel needs tile = [rows > 0, column vectors > 0, K block >= 0]}}
+  lir.kernel "k" ins(%a : memref<4xf32>) outs(%a : memref<4xf32>) attributes {config = #lir.config<gemm_generated, tile = [8, 0, 16]>} {
+  ^bb0(%t: tensor<4xf32>):
+    lir.yield %t : tensor<4xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{binding [0, 16) must be non-empty and contain the view [0, 32)}}
+func.func private @binding_c1_range() attributes {b = #lir.binding<space = arena, offset = 0, range = 16, view_offset = 0, view_bytes = 32, writes = false>}
+
+// -----
+
+// expected-error @+1 {{only arena bindings may be written}}
+func.func private @binding_c1_writes_params() attributes {b = #lir.binding<space = params, offset = 0, range = 16, view_offset = 0, view_bytes = 16, writes = true>}
+
+// -----
+
+// expected-error @+1 {{workgroups must be three positive counts}}
+func.func private @dispatch_c1_workgroups() attributes {d = #lir.dispatch<@m::@f, workgroups = [1, 0, 1], bindings = [<space = arena, offset = 0, range = 16, view_offset = 0, view_bytes = 16, writes = true>]>}
+
+// -----
+
+// expected-error @+1 {{constant at 8 (16 bytes) exceeds the pool of 16 bytes}}
+func.func private @constant_pool_c1() attributes {c = #lir.constant_pool<bytes = 16, values = [dense<1.0> : tensor<4xf32>], offsets = [8]>}
+
+// -----
+
+// expected-error @+1 {{tile sizes are only for generated GEMMs}}
+func.func private @config_c1_tile_on_default() attributes {c = #lir.config<default, tile = [1, 1, 1]>}

@@ -9,17 +9,29 @@
 #ifndef RLX_CONVERSION_LIRTOLLVM_LIRTOLLVM_H
 #define RLX_CONVERSION_LIRTOLLVM_LIRTOLLVM_H
 
+#include "RLX/Dialect/LIR/Transforms/Transforms.h"
+#include "RLX/Support/Enums.h"
+
 namespace mlir {
 class OpPassManager;
 namespace rlx {
-struct ConvertLIRToLoopsPassOptions;
 
-/// convert-lir-to-loops, math approximations and the upstream conversions
-/// from func/scf/vector/memref/math/arith to the LLVM dialect.
+/// The CPU code generator's options (`[backend.cpu]` of the profile).
+struct CPUCodegenOptions {
+  /// `gemm`: blas keeps every weight row major and calls cblas_sgemm.
+  ::rlx::GemmStrategy gemm = ::rlx::GemmStrategy::Auto;
+  /// The generated GEMM's base register tile.
+  lir::GemmTile tile;
+};
+
+/// The decisions on LIR for the CPU: lir-plan-arena, lir-pack-params and
+/// lir-fuse-glu-gemm (unless gemm = blas), lir-select-strategy.
+void buildCPULIRPipeline(OpPassManager &pm, const CPUCodegenOptions &options);
+
+/// Decided LIR to the LLVM dialect: convert-lir-to-loops, math
+/// approximations and the upstream conversions from
+/// func/scf/vector/memref/math/arith to the LLVM dialect.
 void buildLIRToLLVMPipeline(OpPassManager &pm);
-/// The same with the kernel generator's options (GEMM choice and tiles).
-void buildLIRToLLVMPipeline(OpPassManager &pm,
-                            const ConvertLIRToLoopsPassOptions &options);
 
 /// Registers `convert-lir-to-llvm` (the pipeline above).
 void registerLIRToLLVMPipeline();

@@ -23,24 +23,6 @@ class OpPassManager;
 namespace rlx {
 struct ConvertLIRToSPIRVPassOptions;
 
-/// On each lir.kernel: the SPIR-V entry point (`@module::@function`).
-constexpr llvm::StringLiteral kSpirvEntryPointAttr = "rlx.spirv.entry_point";
-/// On each lir.kernel: `array<i64: x, y, z>` workgroups to dispatch.
-constexpr llvm::StringLiteral kSpirvWorkgroupsAttr = "rlx.spirv.workgroups";
-/// On each lir.kernel: one `array<i64: space, offset, range, view_offset,
-/// view_bytes, writes>` per binding (descriptor set 0, binding = index).
-constexpr llvm::StringLiteral kSpirvBindingsAttr = "rlx.spirv.bindings";
-/// On each lir.entry: the non-splat constants the kernels read, their byte
-/// offsets in the constant pool, and the pool's size.
-constexpr llvm::StringLiteral kSpirvConstantsAttr = "rlx.spirv.constants";
-constexpr llvm::StringLiteral kSpirvConstantOffsetsAttr =
-    "rlx.spirv.constant_offsets";
-constexpr llvm::StringLiteral kSpirvConstantBytesAttr =
-    "rlx.spirv.constant_bytes";
-
-/// Binding spaces (the first field of a binding).
-enum class SpirvBufferSpace : int64_t { Arena = 0, Params = 1, Constants = 2 };
-
 /// convert-lir-to-spirv, then per spirv.module: ABI lowering (storage
 /// buffers at set 0, binding = argument), minimal version / capabilities /
 /// extensions, canonicalization.

@@ -58,6 +58,79 @@ static int64_t elementBytes(Type t) {
 }
 
 //===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+LoweringConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                           KernelStrategy strategy, ArrayRef<int64_t> tile,
+                           ArrayRef<int64_t> workgroup) {
+  // lir_config_c1: GEMM tiles are [rows, column vectors, K block] (absent
+  // until lir-select-strategy chooses them).
+  bool gemm = strategy == KernelStrategy::GemmGenerated ||
+              strategy == KernelStrategy::GluGemm;
+  if (gemm && !tile.empty() &&
+      (tile.size() != 3 || tile[0] <= 0 || tile[1] <= 0 || tile[2] < 0))
+    return emitError() << "a " << stringifyKernelStrategy(strategy)
+                       << " kernel needs tile = [rows > 0, column vectors > "
+                          "0, K block >= 0]";
+  if (!gemm && !tile.empty())
+    return emitError() << "tile sizes are only for generated GEMMs";
+  // lir_config_c2: a workgroup has three positive sizes.
+  if (!workgroup.empty() &&
+      (workgroup.size() != 3 ||
+       llvm::any_of(workgroup, [](int64_t v) { return v <= 0; })))
+    return emitError() << "workgroup must be three positive sizes";
+  return success();
+}
+
+LogicalResult BindingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  MemorySpace space, int64_t offset,
+                                  int64_t range, int64_t viewOffset,
+                                  int64_t viewBytes, bool writes) {
+  // lir_binding_c1: the touched bytes lie inside the bound range.
+  if (offset < 0 || range <= 0 || viewBytes < 0 || viewOffset < offset ||
+      viewOffset + viewBytes > offset + range)
+    return emitError() << "binding [" << offset << ", " << offset + range
+                       << ") must be non-empty and contain the view ["
+                       << viewOffset << ", " << viewOffset + viewBytes << ")";
+  if (writes && space != MemorySpace::Arena)
+    return emitError() << "only arena bindings may be written";
+  return success();
+}
+
+LogicalResult DispatchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   SymbolRefAttr entryPoint,
+                                   ArrayRef<int64_t> workgroups,
+                                   ArrayRef<BindingAttr> bindings) {
+  // lir_dispatch_c1: three positive workgroup counts.
+  if (workgroups.size() != 3 ||
+      llvm::any_of(workgroups, [](int64_t v) { return v <= 0; }))
+    return emitError() << "workgroups must be three positive counts";
+  return success();
+}
+
+LogicalResult
+ConstantPoolAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         int64_t bytes, ArrayAttr values,
+                         ArrayRef<int64_t> offsets) {
+  // lir_constant_pool_c1: one offset per dense constant, inside the pool.
+  if (values.size() != offsets.size())
+    return emitError() << "needs one offset per constant";
+  for (auto [value, offset] : llvm::zip(values, offsets)) {
+    auto dense = dyn_cast<DenseElementsAttr>(value);
+    if (!dense)
+      return emitError() << "constants must be dense elements";
+    int64_t size =
+        dense.getNumElements() * elementBytes(dense.getElementType());
+    if (offset < 0 || offset + size > bytes)
+      return emitError() << "constant at " << offset << " (" << size
+                         << " bytes) exceeds the pool of " << bytes << " bytes";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // EntryOp
 //===----------------------------------------------------------------------===//
 
@@ -135,6 +208,8 @@ LogicalResult ViewOp::verify() {
     return emitOpError("byte_offset ")
            << offset0 << " must be a non-negative multiple of the "
            << "element size (" << elem << ")";
+  if (getSpace() == MemorySpace::Constants)
+    return emitOpError("views live in the arena or the params");
   // lir_view_c2: identity or strided layout with a zero offset.
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -227,6 +302,20 @@ LogicalResult IOOp::verify() {
     }
   } else if (getSourceSizes()) {
     return emitOpError("source_sizes needs sources");
+  }
+  // lir_io_c5: a packed layout is for f32 [N, K] params with N a multiple of
+  // 16 (of every source, for a param concatenated along N).
+  if (getLayout() && *getLayout() == ParamLayout::NK16) {
+    auto ty = cast<MemRefType>(getView().getType());
+    bool ok = getKind() == IOKind::Param && ty.getRank() == 2 &&
+              ty.getElementType().isF32() && ty.getDimSize(0) % 16 == 0;
+    if (ok && getSources())
+      ok = *getConcatAxis() == 0 && getSourceSizes() &&
+           llvm::all_of(*getSourceSizes(),
+                        [](int64_t s) { return s % 16 == 0; });
+    if (!ok)
+      return emitOpError("layout nk16 needs an f32 [N, K] param with N (and "
+                         "every concatenated source's N) a multiple of 16");
   }
   // lir_io_c4: index bounds are for integer inputs.
   if (getIndexBound() &&

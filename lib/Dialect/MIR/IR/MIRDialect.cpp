@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Dialect/MIR/IR/MIRDialect.h"
+#include "RLX/Dialect/Common/RLXDialect.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"

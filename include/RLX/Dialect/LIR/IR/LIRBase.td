@@ -30,9 +30,13 @@ def LIR_Dialect : Dialect {
 class LIR_Op<string mnemonic, list<Trait> traits = []>
     : Op<LIR_Dialect, mnemonic, traits>;
 
-def LIR_MemorySpace : I32Enum<"MemorySpace", "storage a view points into", [
+// The values mirror rlx::BufferSpace (RLX/Support/Enums.h): the runtime reads
+// them off the IR.
+def LIR_MemorySpace : I32Enum<"MemorySpace", "storage a view or binding points into", [
     I32EnumCase<"Arena", 0, "arena">,
-    I32EnumCase<"Params", 1, "params">
+    I32EnumCase<"Params", 1, "params">,
+    // The constants the SPIR-V code generator pools (bindings only).
+    I32EnumCase<"Constants", 2, "constants">
   ]> {
   let cppNamespace = "::mlir::rlx::lir";
 }
@@ -49,6 +53,125 @@ def LIR_IOKind : I32Enum<"IOKind", "role of a manifest entry", [
 }
 def LIR_IOKindAttr : EnumAttr<LIR_Dialect, LIR_IOKind, "io"> {
   let assemblyFormat = "$value";
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes: the decisions made on LIR before code generation
+//===----------------------------------------------------------------------===//
+
+class LIR_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<LIR_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+// The values mirror rlx::ParamLayout (RLX/Support/Enums.h).
+def LIR_ParamLayout : I32Enum<"ParamLayout", "how a parameter is stored", [
+    // As the weight file has it.
+    I32EnumCase<"RowMajor", 0, "row_major">,
+    // A [N, K] f32 matrix as N/16 panels of [K][16] (the generated GEMM's
+    // weight operand), packed when the parameter is loaded.
+    I32EnumCase<"NK16", 1, "nk16">
+  ]> {
+  let cppNamespace = "::mlir::rlx::lir";
+}
+def LIR_ParamLayoutAttr : EnumAttr<LIR_Dialect, LIR_ParamLayout, "layout"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def LIR_KernelStrategy : I32Enum<"KernelStrategy",
+    "how the code generator implements a kernel", [
+    // The back end's one implementation of the kernel's op.
+    I32EnumCase<"Default", 0, "default">,
+    // A register-tiled GEMM over a weight in the nk16 layout (CPU);
+    // `tile` = [rows, 16-lane column vectors, K block].
+    I32EnumCase<"GemmGenerated", 1, "gemm_generated">,
+    // cblas_sgemm (CPU).
+    I32EnumCase<"GemmBlas", 2, "gemm_blas">,
+    // A generated GEMM whose epilogue applies the GLU of the kernel's second
+    // op (lir-fuse-glu-gemm; CPU); `tile` as for gemm_generated.
+    I32EnumCase<"GluGemm", 3, "glu_gemm">
+  ]> {
+  let cppNamespace = "::mlir::rlx::lir";
+}
+def LIR_KernelStrategyAttr
+    : EnumAttr<LIR_Dialect, LIR_KernelStrategy, "kernel_strategy">;
+
+def LIR_LoweringConfigAttr : LIR_Attr<"LoweringConfig", "config"> {
+  let summary = "how one kernel is lowered: strategy, tile sizes, workgroup";
+  let description = [{
+    Set on a `lir.kernel` by `lir-select-strategy` (and `lir-fuse-glu-gemm`)
+    before code generation, read by the code generator: the strategy, its
+    tile sizes and, for the SPIR-V code generator, the workgroup size.
+
+    ```mlir
+    config = #lir.config<gemm_generated, tile = [8, 2, 256]>
+    config = #lir.config<default, workgroup = [64, 1, 1]>
+    ```
+  }];
+  let parameters = (ins "KernelStrategy":$strategy,
+                        OptionalArrayRefParameter<"int64_t">:$tile,
+                        OptionalArrayRefParameter<"int64_t">:$workgroup);
+  let assemblyFormat = [{
+    `<` $strategy (`,` `tile` `=` `[` $tile^ `]`)?
+    (`,` `workgroup` `=` `[` $workgroup^ `]`)? `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
+def LIR_BindingAttr : LIR_Attr<"Binding", "binding"> {
+  let summary = "one storage buffer of a SPIR-V dispatch";
+  let description = [{
+    A byte range of the arena, the parameter pool or the constant pool bound
+    as one storage buffer: `offset` is the view's byte offset rounded down
+    to the device's storage-buffer alignment, `range` the bound bytes;
+    `view_offset` and `view_bytes` are the bytes the kernel may touch (for
+    the runtime's hazard tracking), `writes` whether it writes them.
+
+    ```mlir
+    #lir.binding<space = arena, offset = 0, range = 512, view_offset = 128, view_bytes = 256, writes = true>
+    ```
+  }];
+  let parameters = (ins "MemorySpace":$space, "int64_t":$offset,
+                        "int64_t":$range, "int64_t":$view_offset,
+                        "int64_t":$view_bytes, "bool":$writes);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def LIR_DispatchAttr : LIR_Attr<"Dispatch", "dispatch"> {
+  let summary = "how the Vulkan runtime launches one kernel";
+  let description = [{
+    Set on each `lir.kernel` by `convert-lir-to-spirv`: the SPIR-V entry
+    point (`@module::@function`), the workgroup count and one binding per
+    storage buffer, in descriptor order.
+
+    ```mlir
+    dispatch = #lir.dispatch<@k0::@k0, workgroups = [4, 1, 1], bindings = [<space = arena, offset = 0, range = 256, view_offset = 0, view_bytes = 256, writes = true>]>
+    ```
+  }];
+  let parameters = (ins "SymbolRefAttr":$entry_point,
+                        ArrayRefParameter<"int64_t">:$workgroups,
+                        ArrayRefParameter<"BindingAttr">:$bindings);
+  let assemblyFormat = [{
+    `<` $entry_point `,` `workgroups` `=` `[` $workgroups `]` `,`
+    `bindings` `=` `[` $bindings `]` `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
+def LIR_ConstantPoolAttr : LIR_Attr<"ConstantPool", "constant_pool"> {
+  let summary = "the non-splat constants the SPIR-V kernels read";
+  let description = [{
+    Set on the `lir.entry` by `convert-lir-to-spirv`: the pool's size in
+    bytes, the constants and the byte offset of each.
+  }];
+  let parameters = (ins "int64_t":$bytes, "ArrayAttr":$values,
+                        OptionalArrayRefParameter<"int64_t">:$offsets);
+  let assemblyFormat = [{
+    `<` `bytes` `=` $bytes `,` `values` `=` $values `,`
+    `offsets` `=` `[` (`]`) : ($offsets^ `]`)? `>`
+  }];
+  let genVerifyDecl = 1;
 }
 
 #endif // RLX_DIALECT_LIR_IR_LIRBASE_TD

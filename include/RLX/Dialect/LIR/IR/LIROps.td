@@ -25,7 +25,8 @@ def LIR_EntryOp : LIR_Op<"entry", [Symbol, IsolatedFromAbove,
     activation storage are reused across the schedule by liveness;
     `param_size` bytes hold the parameters, loaded once. The body lists
     views, the I/O manifest (`lir.io`) and the kernels (`lir.kernel`) in
-    execution order. Every offset is a multiple of `alignment` (a power of
+    execution order. `constant_pool` lists the constants the SPIR-V kernels
+    read (`convert-lir-to-spirv`). Every offset is a multiple of `alignment` (a power of
     two) unless a view aliases into another (a slice).
 
     ```mlir
@@ -37,7 +38,8 @@ def LIR_EntryOp : LIR_Op<"entry", [Symbol, IsolatedFromAbove,
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$arena_size,
                    I64Attr:$param_size,
-                   DefaultValuedAttr<I64Attr, "64">:$alignment);
+                   DefaultValuedAttr<I64Attr, "64">:$alignment,
+                   OptionalAttr<LIR_ConstantPoolAttr>:$constant_pool);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `arena_size` `=` $arena_size `,` `param_size` `=` $param_size
@@ -116,7 +118,9 @@ def LIR_IOOp : LIR_Op<"io", [HasParent<"EntryOp">]> {
     `source_sizes`: each source's extent along the axis) is computed once at
     load time by concatenating the named source params. `index_bound` on an
     integer input says its values index a table of that many rows; the
-    runtime rejects values outside `[0, index_bound)`.
+    runtime rejects values outside `[0, index_bound)`. `layout` on a param
+    says how the runtime stores it (`lir-pack-params` chooses it; row major
+    when absent).
     Together the `lir.io` ops form the binding manifest the runtime reads:
     name, role, byte offset, shape and element type.
 
@@ -130,7 +134,8 @@ def LIR_IOOp : LIR_Op<"io", [HasParent<"EntryOp">]> {
                    OptionalAttr<StrArrayAttr>:$sources,
                    OptionalAttr<I64Attr>:$concat_axis,
                    OptionalAttr<DenseI64ArrayAttr>:$source_sizes,
-                   OptionalAttr<I64Attr>:$index_bound);
+                   OptionalAttr<I64Attr>:$index_bound,
+                   OptionalAttr<LIR_ParamLayoutAttr>:$layout);
   let assemblyFormat =
       "custom<Keyword>($kind) $name $view attr-dict `:` type($view)";
   let hasVerifier = 1;
@@ -151,7 +156,13 @@ def LIR_KernelOp : LIR_Op<"kernel", [HasParent<"EntryOp">,
     `outs`, in order. Kernels run in program order. `library`, when set,
     names a runtime routine that implements the body (e.g. `cblas_sgemm`).
     `inplace` marks a kernel that may write an output over an input it
-    reads last (elementwise kernels).
+    reads last (elementwise kernels). `config` is the lowering strategy the
+    code generator follows (`lir-select-strategy`); `dispatch` the launch
+    of the SPIR-V kernel (`convert-lir-to-spirv`).
+
+    A kernel of strategy `glu_gemm` (`lir-fuse-glu-gemm`) holds two ops: a
+    `mir.matmul` whose result (the `[gate | up]` buffer, its first output)
+    the `mir.fused_glu` after it reads; it yields both results.
 
     ```mlir
     lir.kernel "silu" ins(%x : memref<8x32xf32>) outs(%y : memref<8x32xf32>) {
@@ -164,7 +175,9 @@ def LIR_KernelOp : LIR_Op<"kernel", [HasParent<"EntryOp">,
   let arguments = (ins StrAttr:$name,
                    Variadic<AnyStaticShapeMemRef>:$ins,
                    Variadic<AnyStaticShapeMemRef>:$outs,
-                   OptionalAttr<StrAttr>:$library, UnitAttr:$inplace);
+                   OptionalAttr<StrAttr>:$library, UnitAttr:$inplace,
+                   OptionalAttr<LIR_LoweringConfigAttr>:$config,
+                   OptionalAttr<LIR_DispatchAttr>:$dispatch);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $name (`ins` `(` $ins^ `:` type($ins) `)`)? `outs` `(` $outs `:` type($outs) `)`

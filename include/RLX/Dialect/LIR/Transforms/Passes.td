@@ -10,6 +10,42 @@
 
 include "mlir/Pass/PassBase.td"
 
+def LIRFuseGluGemmPass : Pass<"lir-fuse-glu-gemm", "ModuleOp"> {
+  let summary = "Make a GEMM and the GLU that reads its result one kernel";
+  let description = [{
+    When a `mir.fused_glu` kernel directly follows the `mir.matmul` kernel
+    that writes its `[gate | up]` input, nothing else reads that buffer and
+    the matmul's weight is stored `nk16` (`lir-pack-params`), both become
+    one `matmul_glu` kernel of strategy `glu_gemm`: the generated GEMM
+    applies `act(gate) * up` in its epilogue. The kernel writes both
+    buffers (`[gate | up]` as scratch) and is `inplace` when the GLU's
+    result shares bytes with the matmul's input. CPU only.
+
+    ```mlir
+    // Before:
+    lir.kernel "matmul" ins(%x, %w : ...) outs(%gu : ...) { mir.matmul ... }
+    lir.kernel "fused_glu" ins(%gu : ...) outs(%h : ...) { mir.fused_glu ... }
+    // After:
+    lir.kernel "matmul_glu" ins(%x, %w : ...) outs(%gu, %h : ...)
+        attributes {config = #lir.config<glu_gemm>} { mir.matmul; mir.fused_glu }
+    ```
+  }];
+}
+
+def LIRPackParamsPass : Pass<"lir-pack-params", "ModuleOp"> {
+  let summary = "Store GEMM weights as the generated GEMM reads them";
+  let description = [{
+    Sets `layout = #lir.layout<nk16>` on each param that only the
+    right-hand side of transposed f32 matmuls reads (`[N, K]` with N a
+    multiple of 16; a param concatenated along N with every source a
+    multiple of 16): the runtime stores it as N/16 panels of `[K][16]` when
+    it loads it, and the generated GEMM streams it. A param read any other
+    way, through an alias, or by no kernel keeps its row-major layout. CPU
+    only; run it after `lir-plan-arena`, before `lir-fuse-glu-gemm` and
+    `lir-select-strategy`.
+  }];
+}
+
 def LIRPlanArenaPass : Pass<"lir-plan-arena", "ModuleOp"> {
   let summary = "Place the unplanned buffers of each entry in one arena";
   let description = [{
@@ -38,6 +74,29 @@ def LIRPlanArenaPass : Pass<"lir-plan-arena", "ModuleOp"> {
            "Let elementwise kernels write over an input they read last">,
     Option<"stats", "stats", "bool", /*default=*/"false",
            "Report arena bytes, the naive sum and the peak live set">
+  ];
+}
+
+def LIRSelectStrategyPass : Pass<"lir-select-strategy", "ModuleOp"> {
+  let summary = "Annotate each kernel with how the CPU code generator lowers it";
+  let description = [{
+    Sets `config = #lir.config<...>` on the kernels whose lowering is a
+    choice: a matmul whose weight is stored `nk16` gets the generated GEMM
+    with its register tile (`gemm_generated`, `tile = [rows, 16-lane column
+    vectors, K block]`: the pass options, adapted to the shape: a GEMM of
+    at most `gemm-mr` rows streams each weight once with one row tile and
+    K whole), any other matmul `gemm_blas`; a `glu_gemm` kernel gets its
+    tile (gate and up share the register tile). `convert-lir-to-loops`
+    follows the annotations; kernels without one have a single
+    implementation.
+  }];
+  let options = [
+    Option<"gemmMr", "gemm-mr", "int64_t", /*default=*/"8",
+           "Rows of the generated GEMM's register tile">,
+    Option<"gemmNv", "gemm-nv", "int64_t", /*default=*/"2",
+           "16-lane column vectors of the generated GEMM's register tile">,
+    Option<"gemmKc", "gemm-kc", "int64_t", /*default=*/"256",
+           "K block of the generated GEMM (0: all of K)">
   ];
 }
 

@@ -18,11 +18,13 @@
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 #include <cstdint>
 
 namespace mlir::rlx::lir {
 
 class EntryOp;
+class KernelOp;
 
 //===----------------------------------------------------------------------===//
 // Arena planning
@@ -70,6 +72,59 @@ struct ArenaPlanOptions {
 /// diagnostic on a buffer that no kernel writes and no input provides.
 LogicalResult planEntryArena(EntryOp entry, const ArenaPlanOptions &options,
                              ArenaStats *stats = nullptr);
+
+//===----------------------------------------------------------------------===//
+// Weight packing
+//===----------------------------------------------------------------------===//
+
+/// True when operand `operand` of `kernel` can be a weight stored nk16 for
+/// the generated GEMM: the right-hand side of a transposed f32 matmul (or
+/// fused matmul) with N a multiple of 16, whose other operands do not alias
+/// it. Only properties of the weight and the op decide, so graphs sharing a
+/// parameter pool agree on the layout.
+bool isPackableGemmWeight(KernelOp kernel, unsigned operand);
+
+/// Sets `layout = #lir.layout<nk16>` on every param of `entry` that some
+/// kernel reads and every reader accepts packed (isPackableGemmWeight; no
+/// view aliases it; a derived param concatenated along N with every source a
+/// multiple of 16).
+void packGemmParams(EntryOp entry);
+
+//===----------------------------------------------------------------------===//
+// GLU GEMM fusion
+//===----------------------------------------------------------------------===//
+
+/// True when `glu` (a mir.fused_glu kernel) directly follows `matmul` (a
+/// mir.matmul kernel whose weight is stored nk16), reads only its result,
+/// and nothing else reads that result.
+bool isFusableGluGemm(EntryOp entry, KernelOp matmul, KernelOp glu);
+
+/// Replaces the two kernels by one `matmul_glu` kernel of strategy
+/// `glu_gemm`: ins of the matmul, outs ([gate | up], the GLU's result), a
+/// body holding both ops. Marks it `inplace` when the GLU's result shares
+/// bytes with the matmul's left operand (dead after it).
+KernelOp fuseGluGemm(KernelOp matmul, KernelOp glu);
+
+//===----------------------------------------------------------------------===//
+// Lowering strategies
+//===----------------------------------------------------------------------===//
+
+/// The generated GEMM's base register tile: rows, 16-lane column vectors and
+/// K block (0: all of K), from the profile or the pass options.
+struct GemmTile {
+  int64_t mr = 8, nv = 2, kc = 256;
+};
+
+/// The tile [mr, nv, kc] of a generated GEMM of M rows and depth K (`glu`:
+/// gate and up vectors share it): decode-like GEMMs (M <= mr) take one row
+/// tile, stream each weight once and keep K whole.
+SmallVector<int64_t, 3> selectGemmTile(int64_t m, int64_t k, bool glu,
+                                       const GemmTile &base);
+
+/// Annotates the kernels of `entry` for the CPU: matmuls over an nk16
+/// weight `#lir.config<gemm_generated, tile = ...>`, other matmuls
+/// `#lir.config<gemm_blas>`, GLU GEMMs their tile.
+void selectCPUStrategies(EntryOp entry, const GemmTile &base);
 
 } // namespace mlir::rlx::lir
 

@@ -28,7 +28,8 @@ def MIR_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
   let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect",
+                           "::mlir::rlx::RLXDialect"];
 }
 
 class MIR_Op<string mnemonic, list<Trait> traits = []>

@@ -1,0 +1,32 @@
+//===- RLXDialect.td - The rlx dialect of shared attributes -*- tablegen -*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_DIALECT_COMMON_RLXDIALECT_TD
+#define RLX_DIALECT_COMMON_RLXDIALECT_TD
+
+include "mlir/IR/DialectBase.td"
+
+def RLX_Dialect : Dialect {
+  let name = "rlx";
+  let cppNamespace = "::mlir::rlx";
+  let summary = "The discardable attributes every RLX level shares";
+  let description = [{
+    No ops: the dialect owns and verifies the `rlx.*` attributes that
+    outlive one level of IR.
+
+    - `rlx.name` (string, on the arguments and results of the function
+      that is compiled): the name of that input or output in the binding
+      manifest (`lir.io`), the runtime and the tools.
+
+    Any other `rlx.*` attribute is an error.
+  }];
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
+}
+
+#endif // RLX_DIALECT_COMMON_RLXDIALECT_TD

@@ -1,0 +1,140 @@
+//===- PackParams.cpp - Choose the storage layout of GEMM weights ---------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// lir-pack-params: a weight that only the right-hand side of transposed f32
+// matmuls reads is stored as nk16 panels (the generated GEMM's operand), a
+// layout the runtime writes when it loads the parameter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Dialect/LIR/Transforms/Passes.h"
+#include "RLX/Dialect/LIR/Transforms/Transforms.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::rlx::lir {
+#define GEN_PASS_DEF_LIRPACKPARAMSPASS
+#include "RLX/Dialect/LIR/Transforms/Passes.h.inc"
+} // namespace mlir::rlx::lir
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::lir;
+
+bool mlir::rlx::lir::isPackableGemmWeight(KernelOp kernel, unsigned operand) {
+  if (operand != 1)
+    return false;
+  Operation *compute = kernel.getComputeOp();
+  if (!isa_and_nonnull<mir::MatmulOp, mir::FusedMatmulOp>(compute))
+    return false;
+  if (!compute->hasAttr("transpose_rhs") || compute->hasAttr("transpose_lhs"))
+    return false;
+  // The kernel's operands are the compute op's, in order (constants aside).
+  Block &body = kernel.getBody().front();
+  if (body.getNumArguments() < 2 ||
+      compute->getOperand(0) != body.getArgument(0) ||
+      compute->getOperand(1) != body.getArgument(1))
+    return false;
+  for (unsigned i = 2; i < compute->getNumOperands(); ++i)
+    if (compute->getOperand(i) == body.getArgument(1) ||
+        compute->getOperand(i) == body.getArgument(0))
+      return false;
+  if (kernel.getOuts().size() != 1)
+    return false;
+  auto lTy = cast<MemRefType>(kernel.getIns()[0].getType());
+  auto wTy = cast<MemRefType>(kernel.getIns()[1].getType());
+  auto oTy = cast<MemRefType>(kernel.getOuts()[0].getType());
+  if (!lTy.getElementType().isF32() || !wTy.getElementType().isF32() ||
+      !oTy.getElementType().isF32() || wTy.getRank() != 2 ||
+      !wTy.getLayout().isIdentity())
+    return false;
+  // Only properties of the weight and of the op decide: graphs of one model
+  // that share a parameter pool must agree on its layout, whatever the
+  // layouts of their activations (the generated kernel reads any of them).
+  if (wTy.getDimSize(0) % 16 != 0 || !oTy.getLayout().isIdentity())
+    return false;
+  if (auto fused = dyn_cast<mir::FusedMatmulOp>(compute)) {
+    if (Value res = fused.getResidual()) {
+      auto arg = dyn_cast<BlockArgument>(res);
+      if (!arg ||
+          cast<MemRefType>(kernel.getIns()[arg.getArgNumber()].getType())
+                  .getShape() != oTy.getShape())
+        return false;
+    }
+    if (Value bias = fused.getBias()) {
+      auto arg = dyn_cast<BlockArgument>(bias);
+      if (!arg)
+        return false;
+      auto bTy =
+          cast<MemRefType>(kernel.getIns()[arg.getArgNumber()].getType());
+      if (bTy.getRank() != 1 || !bTy.getLayout().isIdentity())
+        return false;
+    }
+  }
+  return true;
+}
+
+void mlir::rlx::lir::packGemmParams(EntryOp entry) {
+  Block &block = entry.getBlock();
+  llvm::DenseMap<Value, bool> candidates;
+  for (IOOp io : block.getOps<IOOp>()) {
+    if (io.getKind() != IOKind::Param)
+      continue;
+    bool ok = true;
+    if (io.getSources()) {
+      // Derived params concatenated along N pack source by source.
+      auto sizes = io.getSourceSizes();
+      ok = io.getConcatAxis() && *io.getConcatAxis() == 0 && sizes &&
+           llvm::all_of(*sizes, [](int64_t s) { return s % 16 == 0; });
+    }
+    candidates[io.getView()] = ok;
+  }
+  // Every reader must accept the packed layout; aliases never do.
+  llvm::DenseSet<Value> used;
+  for (Operation &op : block) {
+    if (auto view = dyn_cast<ViewOp>(op)) {
+      if (Value src = view.getSource())
+        if (candidates.count(src))
+          candidates[src] = false;
+      continue;
+    }
+    auto kernel = dyn_cast<KernelOp>(op);
+    if (!kernel)
+      continue;
+    for (auto [i, v] : llvm::enumerate(kernel->getOperands())) {
+      auto it = candidates.find(v);
+      if (it == candidates.end())
+        continue;
+      used.insert(v);
+      if (i >= kernel.getIns().size() || !isPackableGemmWeight(kernel, i))
+        it->second = false;
+    }
+  }
+  // A param no kernel reads stays as it is.
+  for (IOOp io : block.getOps<IOOp>()) {
+    auto it = candidates.find(io.getView());
+    if (io.getKind() != IOKind::Param || it == candidates.end() ||
+        !it->second || !used.contains(io.getView()))
+      continue;
+    io.setLayoutAttr(
+        ParamLayoutAttr::get(entry.getContext(), ParamLayout::NK16));
+  }
+}
+
+namespace {
+struct LIRPackParamsPass
+    : public mlir::rlx::lir::impl::LIRPackParamsPassBase<LIRPackParamsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    for (EntryOp entry : getOperation().getOps<EntryOp>())
+      packGemmParams(entry);
+  }
+};
+} // namespace

@@ -1,0 +1,98 @@
+//===- SelectStrategy.cpp - Choose how each kernel is lowered -------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// lir-select-strategy: annotates each kernel with the lowering the code
+// generator follows (`#lir.config`), as IREE's lowering_config does, so the
+// choice is visible in the IR and testable on its own.
+//
+// CPU: a matmul whose weight is stored nk16 runs the generated GEMM with a
+// register tile chosen from its shape, any other matmul calls BLAS; a fused
+// GLU GEMM gets the generated GEMM's tile with the gate and up vectors
+// sharing the register tile.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Dialect/LIR/Transforms/Passes.h"
+#include "RLX/Dialect/LIR/Transforms/Transforms.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::rlx::lir {
+#define GEN_PASS_DEF_LIRSELECTSTRATEGYPASS
+#include "RLX/Dialect/LIR/Transforms/Passes.h.inc"
+} // namespace mlir::rlx::lir
+
+using namespace mlir;
+using namespace mlir::rlx;
+using namespace mlir::rlx::lir;
+
+SmallVector<int64_t, 3> mlir::rlx::lir::selectGemmTile(int64_t m, int64_t k,
+                                                       bool glu,
+                                                       const GemmTile &base) {
+  int64_t mr = std::max<int64_t>(1, base.mr);
+  int64_t nv = std::max<int64_t>(1, base.nv);
+  int64_t kc = base.kc > 0 ? std::min(base.kc, k) : k;
+  if (m <= mr) {
+    // Decode-like: one row tile, A read in place, each weight streamed once.
+    mr = m;
+    nv = std::max<int64_t>(nv, glu ? 2 : 4);
+    kc = k;
+  } else if (glu) {
+    // Gate and up vectors share the register tile.
+    nv = std::max<int64_t>(1, nv / 2);
+  }
+  return {mr, nv, kc};
+}
+
+void mlir::rlx::lir::selectCPUStrategies(EntryOp entry, const GemmTile &base) {
+  MLIRContext *ctx = entry.getContext();
+  DenseMap<Value, ParamLayout> layouts;
+  for (IOOp io : entry.getBlock().getOps<IOOp>())
+    if (io.getKind() == IOKind::Param)
+      layouts[io.getView()] = io.getLayout().value_or(ParamLayout::RowMajor);
+  auto gemmTile = [&](KernelOp kernel, bool glu) {
+    auto wTy = cast<MemRefType>(kernel.getIns()[1].getType());
+    int64_t n = wTy.getDimSize(0), k = wTy.getDimSize(1);
+    auto outTy = cast<MemRefType>(kernel.getOuts()[0].getType());
+    int64_t m = outTy.getNumElements() / n;
+    return selectGemmTile(m, k, glu, base);
+  };
+  for (KernelOp kernel : entry.getBlock().getOps<KernelOp>()) {
+    if (LoweringConfigAttr config = kernel.getConfigAttr()) {
+      if (config.getStrategy() == KernelStrategy::GluGemm &&
+          config.getTile().empty())
+        kernel.setConfigAttr(LoweringConfigAttr::get(
+            ctx, KernelStrategy::GluGemm, gemmTile(kernel, true), {}));
+      continue;
+    }
+    Operation *compute = kernel.getComputeOp();
+    if (!isa_and_nonnull<mir::MatmulOp, mir::FusedMatmulOp, mir::BatchMatmulOp>(
+            compute))
+      continue;
+    bool packed = kernel.getIns().size() > 1 &&
+                  layouts.lookup(kernel.getIns()[1]) == ParamLayout::NK16;
+    kernel.setConfigAttr(
+        packed
+            ? LoweringConfigAttr::get(ctx, KernelStrategy::GemmGenerated,
+                                      gemmTile(kernel, false), {})
+            : LoweringConfigAttr::get(ctx, KernelStrategy::GemmBlas, {}, {}));
+  }
+}
+
+namespace {
+struct LIRSelectStrategyPass
+    : public mlir::rlx::lir::impl::LIRSelectStrategyPassBase<
+          LIRSelectStrategyPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    GemmTile base{gemmMr, gemmNv, gemmKc};
+    for (EntryOp entry : getOperation().getOps<EntryOp>())
+      selectCPUStrategies(entry, base);
+  }
+};
+} // namespace

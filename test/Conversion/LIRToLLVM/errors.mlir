@@ -1,0 +1,45 @@
+// RUN: rlx-opt %s --split-input-file --convert-lir-to-loops -verify-diagnostics
+
+/// The code generator follows the decisions made on LIR and refuses
+/// inconsistent ones: a generated GEMM over a row-major weight, an nk16
+/// weight lowered through BLAS, an unplanned entry.
+
+lir.entry @negative_generated_row_major arena_size = 1024, param_size = 4096, alignment = 64 {
+  %x = lir.view arena[0] : memref<4x16xf32>
+  %w = lir.view params[0] : memref<32x16xf32>
+  %y = lir.view arena[256] : memref<4x32xf32>
+  lir.io input "x" %x : memref<4x16xf32>
+  lir.io param "w" %w : memref<32x16xf32>
+  lir.kernel "matmul" ins(%x, %w : memref<4x16xf32>, memref<32x16xf32>) outs(%y : memref<4x32xf32>) attributes {config = #lir.config<gemm_generated, tile = [4, 2, 16]>} {
+  ^bb0(%t: tensor<4x16xf32>, %s: tensor<32x16xf32>):
+    // expected-error @+1 {{the generated GEMM needs its weight stored nk16 (lir-pack-params)}}
+    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<4x16xf32>, tensor<32x16xf32>) -> tensor<4x32xf32>
+    lir.yield %q : tensor<4x32xf32>
+  }
+  lir.io output "y" %y : memref<4x32xf32>
+}
+
+// -----
+
+lir.entry @negative_packed_blas arena_size = 1024, param_size = 4096, alignment = 64 {
+  %x = lir.view arena[0] : memref<4x16xf32>
+  %w = lir.view params[0] : memref<32x16xf32>
+  %y = lir.view arena[256] : memref<4x32xf32>
+  lir.io input "x" %x : memref<4x16xf32>
+  lir.io param "w" %w {layout = #lir.layout<nk16>} : memref<32x16xf32>
+  lir.kernel "matmul" ins(%x, %w : memref<4x16xf32>, memref<32x16xf32>) outs(%y : memref<4x32xf32>) attributes {config = #lir.config<gemm_blas>} {
+  ^bb0(%t: tensor<4x16xf32>, %s: tensor<32x16xf32>):
+    // expected-error @+1 {{reads an nk16 weight but is not lowered as a generated GEMM (lir-select-strategy)}}
+    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<4x16xf32>, tensor<32x16xf32>) -> tensor<4x32xf32>
+    lir.yield %q : tensor<4x32xf32>
+  }
+  lir.io output "y" %y : memref<4x32xf32>
+}
+
+// -----
+
+lir.entry @negative_unplanned arena_size = 0, param_size = 0, alignment = 64 {
+  // expected-error @+1 {{is not planned: run lir-plan-arena first}}
+  %x = lir.alloc : memref<4xf32>
+  lir.io input "x" %x : memref<4xf32>
+}

@@ -1,0 +1,66 @@
+// RUN: rlx-opt %s -split-input-file --lir-select-strategy | FileCheck %s
+// RUN: rlx-opt %s -split-input-file --lir-select-strategy="gemm-mr=4 gemm-nv=4 gemm-kc=0" | FileCheck %s --check-prefix=TILE
+
+/// lir-select-strategy: a matmul over an nk16 weight gets the generated
+/// GEMM and its register tile (prefill: the options, K block capped at K;
+/// decode-like M <= mr: one row tile, four vectors, K whole); a glu_gemm
+/// kernel gets its tile with gate and up sharing the vectors; a matmul over
+/// a row-major weight calls BLAS; other kernels are left alone.
+
+// CHECK-LABEL: lir.entry @strategies
+// CHECK: lir.kernel "prefill" {{.*}}config = #lir.config<gemm_generated, tile = [8, 2, 64]>
+// TILE: lir.kernel "prefill" {{.*}}config = #lir.config<gemm_generated, tile = [4, 4, 64]>
+// CHECK: lir.kernel "decode" {{.*}}config = #lir.config<gemm_generated, tile = [1, 4, 64]>
+// CHECK: lir.kernel "glu" {{.*}}config = #lir.config<glu_gemm, tile = [8, 1, 64]>
+// TILE: lir.kernel "glu" {{.*}}config = #lir.config<glu_gemm, tile = [4, 2, 64]>
+// CHECK: lir.kernel "blas" {{.*}}config = #lir.config<gemm_blas>
+// CHECK: lir.kernel "exp"
+// CHECK-NOT: config
+lir.entry @strategies arena_size = 65536, param_size = 65536, alignment = 64 {
+  %x = lir.view arena[0] : memref<12x64xf32>
+  %x1 = lir.view arena[4096] : memref<1x64xf32>
+  %w = lir.view params[0] : memref<32x64xf32>
+  %gu = lir.view params[8192] : memref<64x64xf32>
+  %r = lir.view params[32768] : memref<24x64xf32>
+  %y = lir.view arena[8192] : memref<12x32xf32>
+  %y1 = lir.view arena[12288] : memref<1x32xf32>
+  %g = lir.view arena[16384] : memref<12x64xf32>
+  %h = lir.view arena[20480] : memref<12x32xf32>
+  %z = lir.view arena[24576] : memref<12x24xf32>
+  %e = lir.view arena[28672] : memref<12x24xf32>
+  lir.io input "x" %x : memref<12x64xf32>
+  lir.io input "x1" %x1 : memref<1x64xf32>
+  lir.io param "w" %w {layout = #lir.layout<nk16>} : memref<32x64xf32>
+  lir.io param "gu" %gu {layout = #lir.layout<nk16>} : memref<64x64xf32>
+  lir.io param "r" %r : memref<24x64xf32>
+  lir.kernel "prefill" ins(%x, %w : memref<12x64xf32>, memref<32x64xf32>) outs(%y : memref<12x32xf32>) {
+  ^bb0(%t: tensor<12x64xf32>, %s: tensor<32x64xf32>):
+    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<12x64xf32>, tensor<32x64xf32>) -> tensor<12x32xf32>
+    lir.yield %q : tensor<12x32xf32>
+  }
+  lir.kernel "decode" ins(%x1, %w : memref<1x64xf32>, memref<32x64xf32>) outs(%y1 : memref<1x32xf32>) {
+  ^bb0(%t: tensor<1x64xf32>, %s: tensor<32x64xf32>):
+    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<1x64xf32>, tensor<32x64xf32>) -> tensor<1x32xf32>
+    lir.yield %q : tensor<1x32xf32>
+  }
+  lir.kernel "glu" ins(%x, %gu : memref<12x64xf32>, memref<64x64xf32>) outs(%g, %h : memref<12x64xf32>, memref<12x32xf32>) attributes {config = #lir.config<glu_gemm>} {
+  ^bb0(%t: tensor<12x64xf32>, %s: tensor<64x64xf32>):
+    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<12x64xf32>, tensor<64x64xf32>) -> tensor<12x64xf32>
+    %o = mir.fused_glu %q {activation = #mir<activation silu>} : (tensor<12x64xf32>) -> tensor<12x32xf32>
+    lir.yield %q, %o : tensor<12x64xf32>, tensor<12x32xf32>
+  }
+  lir.kernel "blas" ins(%x, %r : memref<12x64xf32>, memref<24x64xf32>) outs(%z : memref<12x24xf32>) {
+  ^bb0(%t: tensor<12x64xf32>, %s: tensor<24x64xf32>):
+    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<12x64xf32>, tensor<24x64xf32>) -> tensor<12x24xf32>
+    lir.yield %q : tensor<12x24xf32>
+  }
+  lir.kernel "exp" ins(%z : memref<12x24xf32>) outs(%e : memref<12x24xf32>) {
+  ^bb0(%t: tensor<12x24xf32>):
+    %q = mir.exp %t : (tensor<12x24xf32>) -> tensor<12x24xf32>
+    lir.yield %q : tensor<12x24xf32>
+  }
+  lir.io output "y" %y : memref<12x32xf32>
+  lir.io output "y1" %y1 : memref<1x32xf32>
+  lir.io output "h" %h : memref<12x32xf32>
+  lir.io output "e" %e : memref<12x24xf32>
+}
