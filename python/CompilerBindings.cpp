@@ -20,6 +20,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include <cstdlib>
 #include <mutex>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -164,8 +165,11 @@ static nb::object compile(PySession &s, nb::handle self, nb::handle source,
   CompileSource src = compileSource(source);
   CompileOptions o = compileOptions(src, profile, inputShapes, entry);
   DumpDir dir;
+  const char *env = std::getenv("RLX_IR_DUMP");
   if (!dumpDir.is_none()) {
     dir.path = pathString(dumpDir);
+  } else if (env && *env && !keepIR) {
+    dir.path = env;
   } else if (keepIR) {
     llvm::SmallString<128> tmp;
     if (std::error_code ec =

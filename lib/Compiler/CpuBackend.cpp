@@ -38,14 +38,6 @@ static Error fail(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-/// The kernel generator's options for `profile`.
-static mlir::rlx::CPUCodegenOptions
-codegenOptions(const CompileProfile &profile) {
-  mlir::rlx::CPUCodegenOptions o;
-  o.gemm = profile.backend.cpu.gemm;
-  return o;
-}
-
 /// Runs convert-lir-to-llvm on the module, with its diagnostics as the error.
 static Error lowerToLLVM(detail::LIRModule &lir, const CompileProfile &profile,
                          CompileStats &stats) {
@@ -56,20 +48,8 @@ static Error lowerToLLVM(detail::LIRModule &lir, const CompileProfile &profile,
     os << "\n" << d.getLocation() << ": " << d;
     return mlir::success();
   });
-  // The decisions on LIR, then the manifest as they left it (param
-  // layouts), then the code.
-  mlir::PassManager decide(ctx);
-  mlir::rlx::buildCPULIRPipeline(decide, codegenOptions(profile));
-  if (failed(decide.run(*lir.module)))
-    return fail("code generation failed:" + diags);
-  auto entries = lir.module->getOps<mlir::rlx::lir::EntryOp>();
-  if (entries.empty())
-    return fail("code generation failed: no LIR entry point");
-  Expected<Manifest> manifest = detail::readManifest(*entries.begin());
-  if (!manifest)
-    return manifest.takeError();
-  lir.manifest = std::move(*manifest);
-  detail::dumpIR(lir.dumpDir, "05-lir-decided.mlir", *lir.module);
+  // The decisions on LIR were made with the front end (Session): what is
+  // left is code generation.
   mlir::PassManager pm(ctx);
   mlir::rlx::buildLIRToLLVMPipeline(pm);
   if (failed(pm.run(*lir.module)))

@@ -7,7 +7,7 @@
 
 #include "RLX/Compiler/Session.h"
 #include "Backend.h"
-#include "RLX/Compiler/Specialize.h"
+#include "RLX/Conversion/LIRToLLVM/LIRToLLVM.h"
 #include "RLX/Conversion/MIRToLIR/MIRToLIR.h"
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Dialect/Common/RLXDialect.h"
@@ -19,6 +19,7 @@
 #include "RLX/InitAllDialects.h"
 #include "RLX/Runtime/MemoryBudget.h"
 #include "RLX/Transforms/Pipelines.h"
+#include "RLX/Transforms/Specialize.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -113,14 +114,6 @@ private:
 };
 } // namespace
 
-static std::string dumpDirFor(const CompileOptions &options) {
-  if (!options.dumpDir.empty())
-    return options.dumpDir;
-  if (const char *env = std::getenv("RLX_IR_DUMP"))
-    return env;
-  return "";
-}
-
 void detail::dumpIR(StringRef dir, StringRef name, mlir::Operation *op) {
   if (dir.empty())
     return;
@@ -129,8 +122,11 @@ void detail::dumpIR(StringRef dir, StringRef name, mlir::Operation *op) {
   llvm::sys::path::append(path, name);
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
-  if (!ec)
-    op->print(os);
+  if (ec)
+    return;
+  // As rlx-opt prints it, so the two can be compared.
+  op->print(os);
+  os << "\n";
 }
 
 static Expected<DType> dtypeOf(mlir::Type t) {
@@ -212,83 +208,113 @@ static std::string fusedHistogram(mlir::ModuleOp module) {
   return s.empty() ? "none" : s;
 }
 
-/// The function to compile.
+/// The function to compile, with the diagnostics as the error.
 static Expected<mlir::func::FuncOp> entryFunction(mlir::ModuleOp module,
                                                   StringRef name) {
-  mlir::func::FuncOp found;
-  for (auto f : module.getOps<mlir::func::FuncOp>()) {
-    if (f.isDeclaration() || (!name.empty() && f.getSymName() != name) ||
-        (name.empty() && f.isPrivate()))
-      continue;
-    if (found)
-      return fail("the module has several public functions ('" +
-                  found.getSymName() + "', '" + f.getSymName() +
-                  "'); name the entry to compile");
-    found = f;
-  }
-  if (!found)
-    return fail(name.empty() ? llvm::Twine("the module has no function to "
-                                           "compile")
-                             : "no function named '" + name + "'");
-  return found;
-}
-
-static std::string inputName(mlir::func::FuncOp f, unsigned i) {
-  if (auto a = f.getArgAttrOfType<mlir::StringAttr>(i, mlir::rlx::kNameAttr))
-    return a.str();
-  return "input" + std::to_string(i);
+  std::string text;
+  mlir::ScopedDiagnosticHandler handler(module.getContext(),
+                                        [&](mlir::Diagnostic &d) {
+                                          text = d.str();
+                                          return mlir::success();
+                                        });
+  mlir::FailureOr<mlir::func::FuncOp> f =
+      mlir::rlx::findEntryFunction(module, name);
+  if (failed(f))
+    return fail(text);
+  return *f;
 }
 
 //===----------------------------------------------------------------------===//
 // The pipeline
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// Watches the front-end pipeline: writes the IR of each stage to the dump
+/// directory, closes a compile phase at each stage boundary, and takes the
+/// fused-op histogram of the MIR that is lowered. Stages are recognised by
+/// the pass that ends them, so Session and `rlx-opt` run the same pipeline.
+class StageInstrumentation : public mlir::PassInstrumentation {
+public:
+  StageInstrumentation(std::string dir, detail::PhaseTimer &phase,
+                       CompileStats &stats)
+      : dir(std::move(dir)), phase(phase), stats(stats) {}
+
+  void runBeforePass(mlir::Pass *pass, mlir::Operation *op) override {
+    if (pass->getArgument() != "convert-mir-to-lir")
+      return;
+    // The MIR as it is lowered (fused, or unfused by the profile).
+    if (!unfused)
+      detail::dumpIR(dir, "03-mir-fused.mlir", op);
+    stats.fusedOps = fusedHistogram(mlir::cast<mlir::ModuleOp>(op));
+    phase.done("fusion");
+  }
+
+  void runAfterPass(mlir::Pass *pass, mlir::Operation *op) override {
+    StringRef arg = pass->getArgument();
+    if (arg == "rlx-specialize-shapes") {
+      detail::dumpIR(dir, "01-specialized.mlir", op);
+      phase.done("specialize");
+    } else if (arg == "convert-hir-to-mir") {
+      detail::dumpIR(dir, "02-mir.mlir", op);
+      phase.done("hir-to-mir");
+    } else if (arg == "mir-unfuse") {
+      unfused = true;
+      detail::dumpIR(dir, "03-mir-fused.mlir", op);
+      detail::dumpIR(dir, "03-mir-unfused.mlir", op);
+    } else if (arg == "lir-plan-arena") {
+      detail::dumpIR(dir, "04-lir.mlir", op);
+      phase.done("mir-to-lir");
+    } else if (arg == "lir-select-strategy") {
+      detail::dumpIR(dir, "05-lir-decided.mlir", op);
+    }
+  }
+
+private:
+  std::string dir;
+  detail::PhaseTimer &phase;
+  CompileStats &stats;
+  bool unfused = false;
+};
+} // namespace
+
+/// `name:d0xd1x...` for rlx-specialize-shapes.
+static std::string shapeOption(StringRef name, llvm::ArrayRef<int64_t> shape) {
+  std::string s = (name + ":").str();
+  llvm::raw_string_ostream os(s);
+  llvm::interleave(shape, os, "x");
+  return s;
+}
+
 Expected<Session::Impl::Lowered>
 Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   auto start = std::chrono::steady_clock::now();
   stats = CompileStats();
   detail::PhaseTimer phase(stats);
-  std::string dir = dumpDirFor(options);
+  std::string dir = options.dumpDir;
   DiagnosticCollector diags(context);
   mlir::OwningOpRef<mlir::ModuleOp> module(input.clone());
   detail::dumpIR(dir, "00-input.mlir", *module);
 
-  // 1. Specialize: bind the dynamic dims of the inputs.
+  // The shapes to specialize the entry with, checked here so the message
+  // names the input and the shape as the caller gave them.
   Expected<mlir::func::FuncOp> fn = entryFunction(*module, options.entry);
   if (!fn)
     return fn.takeError();
-  bool dynamic = llvm::any_of(fn->getArgumentTypes(), [](mlir::Type t) {
+  mlir::rlx::FrontendOptions frontend;
+  frontend.entry = options.entry;
+  frontend.fusionRemarks = true;
+  for (auto [i, t] : llvm::enumerate(fn->getArgumentTypes())) {
+    std::string name = mlir::rlx::inputName(*fn, i);
     auto ty = mlir::dyn_cast<mlir::RankedTensorType>(t);
-    return ty && !ty.hasStaticShape();
-  });
-  if (dynamic) {
-    llvm::SmallVector<llvm::SmallVector<int64_t, 4>> shapes;
-    for (auto [i, t] : llvm::enumerate(fn->getArgumentTypes())) {
-      std::string name = inputName(*fn, i);
-      auto ty = mlir::dyn_cast<mlir::RankedTensorType>(t);
-      if (!ty) {
-        std::string s;
-        llvm::raw_string_ostream os(s);
-        os << t;
-        return fail("input '" + name + "' has the type " + s +
-                    "; only ranked tensors can be specialized");
-      }
-      auto it = options.inputShapes.find(name);
-      if (it != options.inputShapes.end()) {
-        llvm::ArrayRef<int64_t> shape = it->second;
-        bool fits = shape.size() == static_cast<size_t>(ty.getRank());
-        for (auto [d, s] : llvm::zip(ty.getShape(), shape))
-          fits = fits && s >= 0 && (mlir::ShapedType::isDynamic(d) || d == s);
-        if (!fits) {
-          std::string s;
-          llvm::raw_string_ostream os(s);
-          os << ty;
-          return fail("input '" + name + "' of type " + s +
-                      " cannot take the shape " + formatShape(shape));
-        }
-        shapes.push_back(it->second);
-        continue;
-      }
+    if (!ty) {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      os << t;
+      return fail("input '" + name + "' has the type " + s +
+                  "; only ranked tensors can be specialized");
+    }
+    auto it = options.inputShapes.find(name);
+    if (it == options.inputShapes.end()) {
       if (!ty.hasStaticShape()) {
         std::string s;
         llvm::raw_string_ostream os(s);
@@ -296,77 +322,56 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
         return fail("input '" + name + "' has the dynamic type " + s +
                     "; give its concrete shape to specialize the template");
       }
-      shapes.push_back(llvm::SmallVector<int64_t, 4>(ty.getShape()));
+      continue;
     }
-    if (failed(mlir::rlx::specializeFunction(*fn, shapes)))
-      return diags.error("specialization");
-    detail::dumpIR(dir, "01-specialized.mlir", *module);
+    llvm::ArrayRef<int64_t> shape = it->second;
+    bool fits = shape.size() == static_cast<size_t>(ty.getRank());
+    for (auto [d, s] : llvm::zip(ty.getShape(), shape))
+      fits = fits && s >= 0 && (mlir::ShapedType::isDynamic(d) || d == s);
+    if (!fits) {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      os << ty;
+      return fail("input '" + name + "' of type " + s +
+                  " cannot take the shape " + formatShape(shape));
+    }
+    if (!ty.hasStaticShape())
+      frontend.shapes.push_back(shapeOption(name, shape));
   }
-  phase.done("specialize");
 
   // Profile hints no back end implements yet: said, not silently dropped.
-  const CompileProfile::BackendProfile &hints = options.profile.backend;
+  const CompileProfile &profile = options.profile;
   bool cpu = device == Device::Cpu;
-  if (!cpu && hints.spirv.cooperativeMatrix)
+  if (!cpu && profile.backend.spirv.cooperativeMatrix)
     stats.warnings.push_back(
         "[backend.spirv] cooperative_matrix = true is not implemented: GEMMs "
         "use the tiled workgroup-memory kernel");
 
-  // 2. HIR -> MIR, then fusion, cleanup and the fusion report, as the
-  // profile says. (The compile pipeline starts with the same lowering,
-  // a no-op by then; running it first lets the unfused MIR be dumped.)
-  // Fusion target `auto` follows the device.
-  CompileProfile profile = options.profile;
-  if (profile.fusion.target == TargetChoice::Auto && device == Device::Vulkan)
-    profile.fusion.target = TargetChoice::Spirv;
-  {
-    mlir::PassManager pm(&context);
-    mlir::rlx::ConvertHIRToMIRPassOptions lowering;
-    lowering.policy = profile.fusion.policy;
-    pm.addPass(mlir::rlx::createConvertHIRToMIRPass(lowering));
-    if (failed(pm.run(*module)))
-      return diags.error("HIR to MIR lowering");
-    detail::dumpIR(dir, "02-mir.mlir", *module);
+  // The front end and the target's decisions on LIR: one pipeline, the same
+  // passes rlx-cpu-pipeline / rlx-gpu-pipeline run.
+  if (!dir.empty()) {
+    llvm::sys::fs::create_directories(dir);
+    frontend.reportJsonFile = (llvm::Twine(dir) + "/fusion-report.json").str();
   }
-  phase.done("hir-to-mir");
   {
     mlir::PassManager pm(&context);
     std::string error;
-    std::string json;
-    if (!dir.empty()) {
-      llvm::sys::fs::create_directories(dir);
-      json = (llvm::Twine(dir) + "/fusion-report.json").str();
-    }
-    if (failed(mlir::rlx::buildCompilePipeline(pm, profile, &error, json)))
+    if (failed(mlir::rlx::buildFrontendPipeline(
+            pm, profile, cpu ? Target::Cpu : Target::Spirv, frontend, &error)))
       return fail("compile profile: " + error);
+    if (cpu)
+      mlir::rlx::buildCPULIRPipeline(pm,
+                                     mlir::rlx::getCPUCodegenOptions(profile));
     mlir::rlx::configureCompilePassManager(pm, profile);
+    pm.addInstrumentation(
+        std::make_unique<StageInstrumentation>(dir, phase, stats));
     if (failed(pm.run(*module)))
-      return diags.error("fusion");
-    detail::dumpIR(dir, "03-mir-fused.mlir", *module);
+      return diags.error("compilation");
   }
-  // [backend.*] unfuse_regions: the fused graph run as plain ops.
-  if (cpu ? hints.cpu.unfuseRegions : hints.spirv.unfuseRegions) {
-    mlir::PassManager pm(&context);
-    pm.addPass(mlir::rlx::createMIRUnfusePass());
-    if (failed(pm.run(*module)))
-      return diags.error("unfuse");
-    detail::dumpIR(dir, "03-mir-unfused.mlir", *module);
-  }
-  phase.done("fusion");
   stats.fusionReport = diags.takeRemarks();
-  stats.fusedOps = fusedHistogram(*module);
+  if (cpu)
+    phase.done("lir-decisions");
 
-  // 3. MIR -> LIR: kernels over one planned arena.
-  {
-    mlir::PassManager pm(&context);
-    mlir::rlx::ConvertMIRToLIRPassOptions o;
-    pm.addPass(mlir::rlx::createConvertMIRToLIRPass(o));
-    pm.addPass(mlir::rlx::lir::createLIRPlanArenaPass());
-    if (failed(pm.run(*module)))
-      return diags.error("MIR to LIR conversion");
-    detail::dumpIR(dir, "04-lir.mlir", *module);
-  }
-  phase.done("mir-to-lir");
   auto entries = module->getOps<mlir::rlx::lir::EntryOp>();
   if (entries.empty())
     return fail("no LIR entry point was produced");

@@ -170,7 +170,7 @@ detail::compileLIRForVulkan(LIRModule &lir, const CompileProfile &profile,
       return mlir::success();
     });
     mlir::PassManager pm(ctx);
-    mlir::rlx::buildGPUPipeline(pm, options);
+    mlir::rlx::buildLIRToSPIRVPipeline(pm, options);
     if (failed(pm.run(*lir.module)))
       return fail("SPIR-V code generation failed:" + diags);
   }

@@ -11,16 +11,17 @@
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Dialect/LIR/Transforms/Passes.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
+#include "RLX/Transforms/Passes.h"
 #include "RLX/Transforms/Pipelines.h"
 #include "mlir/Transforms/Passes.h"
 
 void mlir::rlx::registerAllRLXPasses() {
   registerRLXConversionPasses();
+  registerRLXTransformsPasses();
   registerRLXMIRTransformsPasses();
   lir::registerLIRPasses();
   registerRLXPipelines();
   registerLIRToLLVMPipeline();
-  registerGPUPipeline();
   // Upstream passes used in RLX pipelines and tests.
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();

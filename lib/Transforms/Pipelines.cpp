@@ -6,10 +6,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Transforms/Pipelines.h"
+#include "RLX/Conversion/LIRToLLVM/LIRToLLVM.h"
+#include "RLX/Conversion/LIRToSPIRV/LIRToSPIRV.h"
 #include "RLX/Conversion/Passes.h"
+#include "RLX/Dialect/LIR/Transforms/Passes.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 #include "RLX/Dialect/MIR/Transforms/Transforms.h"
 #include "RLX/Profile/CompileProfile.h"
+#include "RLX/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -18,18 +23,16 @@
 using namespace mlir;
 using namespace mlir::rlx;
 
-/// The fusion target a profile selects; `auto` compiles for the CPU.
-static ::rlx::Target getFusionTarget(const ::rlx::CompileProfile &profile) {
-  return profile.fusion.target == ::rlx::TargetChoice::Spirv
-             ? ::rlx::Target::Spirv
-             : ::rlx::Target::Cpu;
-}
+//===----------------------------------------------------------------------===//
+// Builders
+//===----------------------------------------------------------------------===//
 
 LogicalResult mlir::rlx::buildCompilePipeline(
-    OpPassManager &pm, const ::rlx::CompileProfile &profile, std::string *error,
-    llvm::StringRef reportJsonFile) {
+    OpPassManager &pm, const ::rlx::CompileProfile &profile,
+    ::rlx::Target pipelineTarget, std::string *error,
+    llvm::StringRef reportJsonFile, bool fusionRemarks) {
   const ::rlx::CompileProfile::FusionProfile &fusion = profile.fusion;
-  ::rlx::Target target = getFusionTarget(profile);
+  ::rlx::Target target = ::rlx::resolveTarget(fusion.target, pipelineTarget);
   SmallVector<std::string> disable(fusion.disable.begin(),
                                    fusion.disable.end());
   if (failed(getMIRFusionKinds(target, disable, error)))
@@ -48,8 +51,11 @@ LogicalResult mlir::rlx::buildCompilePipeline(
     pm.addPass(createMIRFuseAllPass(fuse));
   }
   if (profile.passes.dce || profile.passes.constantFolding) {
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createCSEPass());
+    // On functions only: kernels of LIR that a later-level input already
+    // holds keep their constants.
+    OpPassManager &fpm = pm.nest<func::FuncOp>();
+    fpm.addPass(createCanonicalizerPass());
+    fpm.addPass(createCSEPass());
   }
   if (!fusion.skip) {
     MIRFusionReportPassOptions report;
@@ -57,8 +63,61 @@ LogicalResult mlir::rlx::buildCompilePipeline(
     report.disable = disable;
     report.assertClean = fusion.assertClean;
     report.jsonFile = reportJsonFile.str();
+    report.remarks = fusionRemarks;
     pm.addPass(createMIRFusionReportPass(report));
   }
+  return success();
+}
+
+LogicalResult mlir::rlx::buildFrontendPipeline(
+    OpPassManager &pm, const ::rlx::CompileProfile &profile,
+    ::rlx::Target target, const FrontendOptions &options, std::string *error) {
+  RLXSpecializeShapesPassOptions specialize;
+  specialize.shapes = options.shapes;
+  specialize.entry = options.entry;
+  pm.addPass(createRLXSpecializeShapesPass(specialize));
+  if (failed(buildCompilePipeline(pm, profile, target, error,
+                                  options.reportJsonFile,
+                                  options.fusionRemarks)))
+    return failure();
+  bool unfuse = target == ::rlx::Target::Cpu
+                    ? profile.backend.cpu.unfuseRegions
+                    : profile.backend.spirv.unfuseRegions;
+  if (unfuse)
+    pm.addPass(createMIRUnfusePass());
+  pm.addPass(createConvertMIRToLIRPass());
+  pm.addPass(lir::createLIRPlanArenaPass());
+  return success();
+}
+
+CPUCodegenOptions
+mlir::rlx::getCPUCodegenOptions(const ::rlx::CompileProfile &profile) {
+  CPUCodegenOptions o;
+  o.gemm = profile.backend.cpu.gemm;
+  return o;
+}
+
+LogicalResult mlir::rlx::buildCPUPipeline(OpPassManager &pm,
+                                          const ::rlx::CompileProfile &profile,
+                                          const FrontendOptions &frontend,
+                                          const CPUCodegenOptions &codegen,
+                                          std::string *error) {
+  if (failed(buildFrontendPipeline(pm, profile, ::rlx::Target::Cpu, frontend,
+                                   error)))
+    return failure();
+  buildCPULIRPipeline(pm, codegen);
+  buildLIRToLLVMPipeline(pm);
+  return success();
+}
+
+LogicalResult mlir::rlx::buildGPUPipeline(
+    OpPassManager &pm, const ::rlx::CompileProfile &profile,
+    const FrontendOptions &frontend,
+    const ConvertLIRToSPIRVPassOptions &codegen, std::string *error) {
+  if (failed(buildFrontendPipeline(pm, profile, ::rlx::Target::Spirv, frontend,
+                                   error)))
+    return failure();
+  buildLIRToSPIRVPipeline(pm, codegen);
   return success();
 }
 
@@ -76,27 +135,120 @@ std::string &mlir::rlx::getDefaultCompileProfilePath() {
 }
 
 llvm::Expected<::rlx::CompileProfile>
-mlir::rlx::resolveCompileProfile(const CompilePipelineOptions &options) {
-  if (!options.profile.empty() && !options.preset.empty())
-    return llvm::createStringError(
-        "rlx-compile-pipeline: give either 'profile' or 'preset', not both");
-  if (!options.profile.empty())
-    return ::rlx::CompileProfile::fromTomlFile(options.profile);
-  if (!options.preset.empty()) {
-    if (std::optional<::rlx::CompileProfile> preset =
-            ::rlx::CompileProfile::preset(options.preset))
-      return *preset;
+mlir::rlx::resolveCompileProfile(StringRef profileFile, StringRef preset,
+                                 StringRef pipeline) {
+  if (!profileFile.empty() && !preset.empty())
+    return llvm::createStringError(pipeline +
+                                   ": give either 'profile' or 'preset', "
+                                   "not both");
+  if (!profileFile.empty())
+    return ::rlx::CompileProfile::fromTomlFile(profileFile);
+  if (!preset.empty()) {
+    if (std::optional<::rlx::CompileProfile> p =
+            ::rlx::CompileProfile::preset(preset))
+      return *p;
     std::string names;
     for (StringRef name : ::rlx::CompileProfile::presetNames())
       names += (names.empty() ? "" : ", ") + name.str();
-    return llvm::createStringError("rlx-compile-pipeline: unknown preset '" +
-                                   options.preset + "' (expected one of " +
-                                   names + ")");
+    return llvm::createStringError(pipeline + ": unknown preset '" + preset +
+                                   "' (expected one of " + names + ")");
   }
   if (!getDefaultCompileProfilePath().empty())
     return ::rlx::CompileProfile::fromTomlFile(getDefaultCompileProfilePath());
   return ::rlx::CompileProfile();
 }
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Options every back-end pipeline takes.
+template <typename Derived>
+struct TargetPipelineOptions : public PassPipelineOptions<Derived> {
+  using Base = PassPipelineOptions<Derived>;
+  typename Base::template Option<std::string> profile{
+      *this, "profile",
+      llvm::cl::desc("Compile profile to follow (a *.rlx.toml file)")};
+  typename Base::template Option<std::string> preset{
+      *this, "preset", llvm::cl::desc("Compile profile preset to follow")};
+  typename Base::template ListOption<std::string> shapes{
+      *this, "shapes",
+      llvm::cl::desc("Concrete input shapes, name:d0xd1x... each "
+                     "(rlx-specialize-shapes)")};
+  typename Base::template Option<std::string> entry{
+      *this, "entry",
+      llvm::cl::desc("The function to compile (default: the only public "
+                     "one)")};
+  typename Base::template Option<bool> fusionReport{
+      *this, "fusion-report",
+      llvm::cl::desc("Print the fusion report (misses, fused-op histograms) "
+                     "as remarks"),
+      llvm::cl::init(false)};
+
+  FrontendOptions frontend() const {
+    FrontendOptions o;
+    o.shapes.assign(shapes.begin(), shapes.end());
+    o.entry = entry;
+    o.fusionRemarks = fusionReport;
+    return o;
+  }
+};
+
+struct CPUPipelineOptions : public TargetPipelineOptions<CPUPipelineOptions> {
+  Option<::rlx::GemmStrategy> gemm{
+      *this, "gemm",
+      llvm::cl::desc("GEMM implementation (default: the profile's [backend."
+                     "cpu] gemm)"),
+      llvm::cl::values(
+          clEnumValN(::rlx::GemmStrategy::Auto, "auto",
+                     "generated where the weight can be packed, else BLAS"),
+          clEnumValN(::rlx::GemmStrategy::Blas, "blas", "cblas_sgemm"),
+          clEnumValN(::rlx::GemmStrategy::Generated, "generated",
+                     "the generated register-tiled GEMM"))};
+  Option<int64_t> gemmMr{*this, "gemm-mr",
+                         llvm::cl::desc("Rows of the generated GEMM's "
+                                        "register tile"),
+                         llvm::cl::init(8)};
+  Option<int64_t> gemmNv{*this, "gemm-nv",
+                         llvm::cl::desc("16-lane column vectors of the "
+                                        "generated GEMM's register tile"),
+                         llvm::cl::init(2)};
+  Option<int64_t> gemmKc{*this, "gemm-kc",
+                         llvm::cl::desc("K block of the generated GEMM (0: "
+                                        "all of K)"),
+                         llvm::cl::init(256)};
+};
+
+struct GPUPipelineOptions : public TargetPipelineOptions<GPUPipelineOptions> {
+  Option<int64_t> workgroupSize{
+      *this, "workgroup-size",
+      llvm::cl::desc("Threads per workgroup of elementwise kernels (default: "
+                     "the profile's [backend.spirv] workgroup_size)")};
+  Option<int64_t> storageBufferAlignment{
+      *this, "storage-buffer-alignment",
+      llvm::cl::desc("Alignment of descriptor offsets"), llvm::cl::init(256)};
+  Option<int64_t> maxWorkgroupInvocations{
+      *this, "max-workgroup-invocations",
+      llvm::cl::desc("The device's maxComputeWorkGroupInvocations"),
+      llvm::cl::init(256)};
+  Option<int64_t> maxSharedMemory{
+      *this, "max-shared-memory",
+      llvm::cl::desc("The device's maxComputeSharedMemorySize"),
+      llvm::cl::init(32768)};
+  Option<bool> int64{*this, "int64", llvm::cl::desc("shaderInt64"),
+                     llvm::cl::init(true)};
+  Option<bool> int8{*this, "int8",
+                    llvm::cl::desc("shaderInt8 + storageBuffer8BitAccess"),
+                    llvm::cl::init(true)};
+  Option<bool> float16{*this, "float16",
+                       llvm::cl::desc("shaderFloat16 + "
+                                      "storageBuffer16BitAccess"),
+                       llvm::cl::init(false)};
+};
+
+} // namespace
 
 void mlir::rlx::registerRLXPipelines() {
   // Registered by hand rather than with PassPipelineRegistration so that a
@@ -104,22 +256,87 @@ void mlir::rlx::registerRLXPipelines() {
   registerPassPipeline(
       "rlx-compile-pipeline",
       "Lower HIR to fused MIR as a compile profile says (profile=file.rlx.toml "
-      "or preset=name; rlx-opt's --rlx-profile gives the default file)",
+      "or preset=name; rlx-opt's --rlx-profile gives the default file); the "
+      "fusion target `auto` is the CPU",
       [](OpPassManager &pm, StringRef text,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         CompilePipelineOptions options;
         if (failed(options.parseFromString(text)))
           return failure();
-        llvm::Expected<::rlx::CompileProfile> profile =
-            resolveCompileProfile(options);
+        llvm::Expected<::rlx::CompileProfile> profile = resolveCompileProfile(
+            options.profile, options.preset, "rlx-compile-pipeline");
         if (!profile)
           return errorHandler(llvm::toString(profile.takeError()));
         std::string error;
-        if (failed(buildCompilePipeline(pm, *profile, &error)))
+        if (failed(
+                buildCompilePipeline(pm, *profile, ::rlx::Target::Cpu, &error)))
           return errorHandler("rlx-compile-pipeline: " + error);
         return success();
       },
       [](function_ref<void(const detail::PassOptions &)> optHandler) {
         optHandler(CompilePipelineOptions());
+      });
+
+  registerPassPipeline(
+      "rlx-cpu-pipeline",
+      "Compile HIR (or MIR, or LIR) for the CPU down to the LLVM dialect, as "
+      "Session does: specialize, fuse, bufferize, plan, decide, generate "
+      "(then mlir-translate --mlir-to-llvmir)",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        CPUPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        llvm::Expected<::rlx::CompileProfile> profile = resolveCompileProfile(
+            options.profile, options.preset, "rlx-cpu-pipeline");
+        if (!profile)
+          return errorHandler(llvm::toString(profile.takeError()));
+        CPUCodegenOptions codegen = getCPUCodegenOptions(*profile);
+        if (options.gemm.hasValue())
+          codegen.gemm = options.gemm;
+        codegen.tile = {options.gemmMr, options.gemmNv, options.gemmKc};
+        std::string error;
+        if (failed(buildCPUPipeline(pm, *profile, options.frontend(), codegen,
+                                    &error)))
+          return errorHandler("rlx-cpu-pipeline: " + error);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(CPUPipelineOptions());
+      });
+
+  registerPassPipeline(
+      "rlx-gpu-pipeline",
+      "Compile HIR (or MIR, or LIR) to SPIR-V kernels for Vulkan, as Session "
+      "does: specialize, fuse, bufferize, plan, one spirv.module per kernel; "
+      "the lir.entry stays as the dispatch schedule (serialize with "
+      "--rlx-serialize-spirv)",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        GPUPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        llvm::Expected<::rlx::CompileProfile> profile = resolveCompileProfile(
+            options.profile, options.preset, "rlx-gpu-pipeline");
+        if (!profile)
+          return errorHandler(llvm::toString(profile.takeError()));
+        ConvertLIRToSPIRVPassOptions codegen;
+        codegen.workgroupSize = options.workgroupSize.hasValue()
+                                    ? int64_t(options.workgroupSize)
+                                    : profile->backend.spirv.workgroupSize;
+        codegen.storageBufferAlignment = options.storageBufferAlignment;
+        codegen.maxWorkgroupInvocations = options.maxWorkgroupInvocations;
+        codegen.maxSharedMemory = options.maxSharedMemory;
+        codegen.int64 = options.int64;
+        codegen.int8 = options.int8;
+        codegen.float16 = options.float16;
+        std::string error;
+        if (failed(buildGPUPipeline(pm, *profile, options.frontend(), codegen,
+                                    &error)))
+          return errorHandler("rlx-gpu-pipeline: " + error);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(GPUPipelineOptions());
       });
 }

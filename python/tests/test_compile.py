@@ -109,6 +109,7 @@ def test_phases_and_unfused_regions(tmp_path):
     model = rlx.Session().compile(HIR, input_shapes={"x": [1, 3, 4]})
     phases = [name for name, _ in model.stats.phase_seconds]
     assert phases == ["specialize", "hir-to-mir", "fusion", "mir-to-lir",
+                      "lir-decisions",
                       "lir-to-llvm", "jit"]
     assert model.stats.warnings == []
     assert model.stats.fused_ops != "none"

@@ -24,6 +24,7 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
+#include <cstdlib>
 #include <map>
 
 using namespace rlx;
@@ -190,6 +191,9 @@ int main(int argc, char **argv) {
     options.profile.fusion.policy = *p;
   }
   options.dumpDir = dumpIR;
+  if (options.dumpDir.empty())
+    if (const char *env = std::getenv("RLX_IR_DUMP"))
+      options.dumpDir = env;
   options.entry = entry;
   if (memoryBudgetMB >= 0)
     options.memoryBudgetMB = memoryBudgetMB;

@@ -140,7 +140,8 @@ TEST_F(FusionTest, BuildCompilePipelineFromEveryPreset) {
     ASSERT_TRUE(profile.has_value());
     PassManager pm(&ctx);
     std::string error;
-    EXPECT_TRUE(succeeded(buildCompilePipeline(pm, *profile, &error)))
+    EXPECT_TRUE(succeeded(
+        buildCompilePipeline(pm, *profile, ::rlx::Target::Cpu, &error)))
         << name.str() << ": " << error;
   }
 }

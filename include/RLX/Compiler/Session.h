@@ -43,7 +43,8 @@ struct CompileOptions {
   /// Concrete shapes for inputs declared with dynamic dims, by input name
   /// (the `rlx.name` argument attribute, else `inputN`).
   std::map<std::string, llvm::SmallVector<int64_t, 4>> inputShapes;
-  /// Directory for every stage's IR; empty: $RLX_IR_DUMP when set.
+  /// Directory for every stage's IR (empty: none; the tools read
+  /// $RLX_IR_DUMP).
   std::string dumpDir;
   /// The function to compile; empty: the module's only public function.
   std::string entry;
@@ -58,7 +59,8 @@ struct CompileOptions {
 struct CompileStats {
   double compileSeconds = 0;
   /// Where compileSeconds went, in order: "specialize", "hir-to-mir",
-  /// "fusion", "mir-to-lir", then on the CPU "lir-to-llvm" and "jit" (or
+  /// "fusion", "mir-to-lir", then on the CPU "lir-decisions", "lir-to-llvm"
+  /// and "jit" (or
   /// "llvm-codegen" for AOT libraries), on Vulkan "lir-to-spirv" and
   /// "vulkan-pipelines" (shader modules, pipelines, the command buffer).
   std::vector<std::pair<std::string, double>> phaseSeconds;

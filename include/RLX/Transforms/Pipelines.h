@@ -5,21 +5,42 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The profile-driven compile pipeline, HIR → fused MIR:
-//   convert-hir-to-mir{policy}                      [fusion].policy
-//   mir-fusion-report{record-baseline}              unless [fusion].skip
-//   mir-fuse-all{target, disable}                   unless [fusion].skip
-//   canonicalize, cse                               [passes].dce or
-//                                                   [passes].constant_folding
-//   mir-fusion-report{target, disable, assert-clean} unless [fusion].skip
-// `rlx-opt --rlx-compile-pipeline{profile=f.rlx.toml}` (or `preset=name`, or
-// `--rlx-profile=f.rlx.toml --rlx-compile-pipeline`) runs it.
+// The compile pipelines, one definition each, used by Session and by
+// `rlx-opt` alike:
+//
+//   rlx-compile-pipeline   HIR -> fused MIR, as a compile profile says:
+//     convert-hir-to-mir{policy}                        [fusion] policy
+//     mir-fusion-report{record-baseline}                unless [fusion] skip
+//     mir-fuse-all{target, disable}                     unless [fusion] skip
+//     canonicalize, cse                                 [passes] dce or
+//                                                       constant_folding
+//     mir-fusion-report{target, disable, assert-clean}  unless [fusion] skip
+//
+//   rlx-cpu-pipeline / rlx-gpu-pipeline   HIR (or any lower level) -> LLVM
+//   dialect / SPIR-V:
+//     rlx-specialize-shapes{shapes}          the front end
+//     rlx-compile-pipeline
+//     mir-unfuse                             [backend.*] unfuse_regions
+//     convert-mir-to-lir, lir-plan-arena
+//   then on the CPU (buildCPULIRPipeline, buildLIRToLLVMPipeline):
+//     lir-pack-params, lir-fuse-glu-gemm     unless [backend.cpu] gemm = blas
+//     lir-select-strategy{tile}
+//     convert-lir-to-loops, ..., the upstream conversions to LLVM
+//   or for SPIR-V (buildLIRToSPIRVPipeline):
+//     convert-lir-to-spirv{device limits}, per spirv.module ABI lowering,
+//     VCE update, cleanup
+//
+// Each stage is a no-op on IR that is already past it (the MIR passes act
+// on functions, the planner on unplanned buffers), so a pipeline takes HIR,
+// MIR or LIR. The fusion target `auto` is resolved once, from the pipeline
+// (cpu or spirv).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef RLX_TRANSFORMS_PIPELINES_H
 #define RLX_TRANSFORMS_PIPELINES_H
 
+#include "RLX/Support/Enums.h"
 #include "mlir/Pass/PassOptions.h"
 #include "llvm/Support/Error.h"
 
@@ -33,6 +54,8 @@ namespace mlir {
 class OpPassManager;
 class PassManager;
 namespace rlx {
+struct CPUCodegenOptions;
+struct ConvertLIRToSPIRVPassOptions;
 
 /// Options of `rlx-compile-pipeline`. At most one of the two is given; with
 /// neither, the pipeline reads getDefaultCompileProfilePath() if set, else
@@ -48,13 +71,54 @@ struct CompilePipelineOptions
                      "encoder, ...)")};
 };
 
-/// Appends HIR → fused MIR to `pm` (anchored on builtin.module) as `profile`
-/// says. `target = auto` means cpu. Fails, with a message in `error`, on a
-/// profile naming an unknown fusion.
+/// What the front end of a back-end pipeline needs beyond the profile.
+struct FrontendOptions {
+  /// `name:d0xd1x...` per input to specialize (rlx-specialize-shapes).
+  SmallVector<std::string> shapes;
+  /// The function to compile (empty: the module's only public one).
+  std::string entry;
+  /// Write the fusion report's misses as JSON there ("" for no file).
+  std::string reportJsonFile;
+  /// Print the fusion report (misses, fused-op histograms) as remarks.
+  bool fusionRemarks = false;
+};
+
+/// Appends HIR -> fused MIR to `pm` (anchored on builtin.module) as
+/// `profile` says, for the code generator `target` (the profile's `auto`
+/// target resolves to it). Fails, with a message in `error`, on a profile
+/// naming an unknown fusion.
 LogicalResult buildCompilePipeline(OpPassManager &pm,
                                    const ::rlx::CompileProfile &profile,
+                                   ::rlx::Target target,
                                    std::string *error = nullptr,
-                                   llvm::StringRef reportJsonFile = "");
+                                   llvm::StringRef reportJsonFile = "",
+                                   bool fusionRemarks = true);
+
+/// The front end of both back ends: specialize, HIR -> fused MIR, the
+/// profile's unfuse_regions, MIR -> planned LIR.
+LogicalResult buildFrontendPipeline(OpPassManager &pm,
+                                    const ::rlx::CompileProfile &profile,
+                                    ::rlx::Target target,
+                                    const FrontendOptions &options,
+                                    std::string *error = nullptr);
+
+/// The CPU code generator's options as `profile` sets them.
+CPUCodegenOptions getCPUCodegenOptions(const ::rlx::CompileProfile &profile);
+
+/// `rlx-cpu-pipeline`: the front end, the CPU decisions on LIR, LLVM.
+LogicalResult buildCPUPipeline(OpPassManager &pm,
+                               const ::rlx::CompileProfile &profile,
+                               const FrontendOptions &frontend,
+                               const CPUCodegenOptions &codegen,
+                               std::string *error = nullptr);
+
+/// `rlx-gpu-pipeline`: the front end, then LIR -> SPIR-V for a device with
+/// the limits in `codegen`.
+LogicalResult buildGPUPipeline(OpPassManager &pm,
+                               const ::rlx::CompileProfile &profile,
+                               const FrontendOptions &frontend,
+                               const ConvertLIRToSPIRVPassOptions &codegen,
+                               std::string *error = nullptr);
 
 /// Applies the profile's pass-manager settings (`[passes].verbose`: print
 /// the IR after each pass) to a top-level pass manager.
@@ -65,13 +129,15 @@ void configureCompilePassManager(PassManager &pm,
 /// default profile file, or the default profile, in that order. Errors carry
 /// the loader's `file:line:column: message` lines.
 llvm::Expected<::rlx::CompileProfile>
-resolveCompileProfile(const CompilePipelineOptions &options);
+resolveCompileProfile(llvm::StringRef profileFile, llvm::StringRef preset,
+                      llvm::StringRef pipeline);
 
-/// The profile file `rlx-compile-pipeline` reads when given no option; empty
+/// The profile file the pipelines read when given no profile option; empty
 /// by default. rlx-opt binds its `--rlx-profile` flag to it.
 std::string &getDefaultCompileProfilePath();
 
-/// Registers `rlx-compile-pipeline`.
+/// Registers `rlx-compile-pipeline`, `rlx-cpu-pipeline` and
+/// `rlx-gpu-pipeline`.
 void registerRLXPipelines();
 
 } // namespace rlx

@@ -409,7 +409,6 @@ struct RLXApproximateMathPass
 
 void mlir::rlx::buildCPULIRPipeline(OpPassManager &pm,
                                     const CPUCodegenOptions &options) {
-  pm.addPass(lir::createLIRPlanArenaPass());
   if (options.gemm != ::rlx::GemmStrategy::Blas) {
     pm.addPass(lir::createLIRPackParamsPass());
     pm.addPass(lir::createLIRFuseGluGemmPass());

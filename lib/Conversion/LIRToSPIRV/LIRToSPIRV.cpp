@@ -503,9 +503,8 @@ struct RLXSerializeSPIRVPass
 // Pipeline
 //===----------------------------------------------------------------------===//
 
-void mlir::rlx::buildGPUPipeline(OpPassManager &pm,
-                                 const ConvertLIRToSPIRVPassOptions &options) {
-  pm.addPass(lir::createLIRPlanArenaPass());
+void mlir::rlx::buildLIRToSPIRVPipeline(
+    OpPassManager &pm, const ConvertLIRToSPIRVPassOptions &options) {
   pm.addPass(createConvertLIRToSPIRVPass(options));
   if (options.gpuOnly)
     return;
@@ -514,52 +513,4 @@ void mlir::rlx::buildGPUPipeline(OpPassManager &pm,
   spv.addPass(spirv::createSPIRVUpdateVCEPass());
   spv.addPass(createCanonicalizerPass());
   spv.addPass(createCSEPass());
-}
-
-namespace {
-struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
-  Option<int64_t> workgroupSize{*this, "workgroup-size",
-                                llvm::cl::desc("Threads per workgroup of "
-                                               "elementwise kernels"),
-                                llvm::cl::init(64)};
-  Option<int64_t> storageBufferAlignment{
-      *this, "storage-buffer-alignment",
-      llvm::cl::desc("Alignment of descriptor offsets"), llvm::cl::init(256)};
-  Option<int64_t> maxWorkgroupInvocations{
-      *this, "max-workgroup-invocations",
-      llvm::cl::desc("The device's maxComputeWorkGroupInvocations"),
-      llvm::cl::init(256)};
-  Option<int64_t> maxSharedMemory{
-      *this, "max-shared-memory",
-      llvm::cl::desc("The device's maxComputeSharedMemorySize"),
-      llvm::cl::init(32768)};
-  Option<bool> int64{*this, "int64", llvm::cl::desc("shaderInt64"),
-                     llvm::cl::init(true)};
-  Option<bool> int8{*this, "int8",
-                    llvm::cl::desc("shaderInt8 + storageBuffer8BitAccess"),
-                    llvm::cl::init(true)};
-  Option<bool> float16{*this, "float16",
-                       llvm::cl::desc("shaderFloat16 + "
-                                      "storageBuffer16BitAccess"),
-                       llvm::cl::init(false)};
-};
-} // namespace
-
-void mlir::rlx::registerGPUPipeline() {
-  PassPipelineRegistration<GPUPipelineOptions>(
-      "rlx-gpu-pipeline",
-      "Lower LIR entry points to SPIR-V: kernels as gpu.funcs, converted to "
-      "spirv.modules with storage-buffer ABI and minimal capabilities; the "
-      "lir.entry stays as the dispatch schedule",
-      [](OpPassManager &pm, const GPUPipelineOptions &o) {
-        ConvertLIRToSPIRVPassOptions options;
-        options.workgroupSize = o.workgroupSize;
-        options.storageBufferAlignment = o.storageBufferAlignment;
-        options.maxWorkgroupInvocations = o.maxWorkgroupInvocations;
-        options.maxSharedMemory = o.maxSharedMemory;
-        options.int64 = o.int64;
-        options.int8 = o.int8;
-        options.float16 = o.float16;
-        buildGPUPipeline(pm, options);
-      });
 }

@@ -417,7 +417,9 @@ struct ConvertMIRToLIRPass
     if (expandFused) {
       RewritePatternSet patterns(&getContext());
       populateExpandFusedForCPUPatterns(patterns);
-      walkAndApplyPatterns(getOperation(), std::move(patterns));
+      FrozenRewritePatternSet frozen(std::move(patterns));
+      for (func::FuncOp f : getOperation().getOps<func::FuncOp>())
+        walkAndApplyPatterns(f, frozen);
     }
     MIRToLIROptions opts;
     opts.alignment = alignment;

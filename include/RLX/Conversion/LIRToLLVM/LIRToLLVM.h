@@ -24,7 +24,7 @@ struct CPUCodegenOptions {
   lir::GemmTile tile;
 };
 
-/// The decisions on LIR for the CPU: lir-plan-arena, lir-pack-params and
+/// The decisions on planned LIR for the CPU: lir-pack-params and
 /// lir-fuse-glu-gemm (unless gemm = blas), lir-select-strategy.
 void buildCPULIRPipeline(OpPassManager &pm, const CPUCodegenOptions &options);
 

@@ -25,13 +25,9 @@ struct ConvertLIRToSPIRVPassOptions;
 
 /// convert-lir-to-spirv, then per spirv.module: ABI lowering (storage
 /// buffers at set 0, binding = argument), minimal version / capabilities /
-/// extensions, canonicalization.
-void buildGPUPipeline(OpPassManager &pm,
-                      const ConvertLIRToSPIRVPassOptions &options);
-
-/// Registers `rlx-gpu-pipeline` (the pipeline above, with the options of
-/// convert-lir-to-spirv).
-void registerGPUPipeline();
+/// extensions, canonicalization. The entry must be planned.
+void buildLIRToSPIRVPipeline(OpPassManager &pm,
+                             const ConvertLIRToSPIRVPassOptions &options);
 
 } // namespace rlx
 } // namespace mlir

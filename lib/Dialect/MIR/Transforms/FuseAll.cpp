@@ -12,6 +12,7 @@
 
 #include "FusionUtils.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -122,6 +123,15 @@ ArrayRef<StringRef> mlir::rlx::getMIRFusedOpNames() {
 // Targets
 //===----------------------------------------------------------------------===//
 
+void mlir::rlx::forEachMIRFunction(Operation *root,
+                                   function_ref<void(Operation *)> fn) {
+  if (isa<func::FuncOp>(root)) {
+    fn(root);
+    return;
+  }
+  root->walk([&](func::FuncOp f) { fn(f); });
+}
+
 bool mlir::rlx::doesMIRFusionTargetClaim(::rlx::Target target,
                                          MIRFusionKind kind) {
   switch (target) {
@@ -192,16 +202,21 @@ LogicalResult
 mlir::rlx::applyMIRFusions(Operation *root, ArrayRef<MIRFusionKind> kinds,
                            const MIRFusionControlFn &control,
                            SmallVectorImpl<MIRMissedFusion> *misses) {
+  // Functions only: MIR already inside LIR kernels is left alone.
+  SmallVector<Operation *> funcs;
+  forEachMIRFunction(root, [&](Operation *f) { funcs.push_back(f); });
   for (MIRFusionKind kind : kinds) {
     RewritePatternSet patterns(root->getContext());
     populateMIRFusionPatterns(patterns, kind, control);
+    FrozenRewritePatternSet frozen(std::move(patterns));
     // Fusion only: no folding and no constant hoisting, so the IR changes
     // exactly where a pattern fired.
     GreedyRewriteConfig config;
     config.enableFolding(false).enableConstantCSE(false);
-    if (failed(applyPatternsGreedily(root, std::move(patterns), config)))
-      return mlir::emitError(root->getLoc(), "MIR fusion '")
-             << stringifyMIRFusionKind(kind) << "' did not converge";
+    for (Operation *f : funcs)
+      if (failed(applyPatternsGreedily(f, frozen, config)))
+        return mlir::emitError(f->getLoc(), "MIR fusion '")
+               << stringifyMIRFusionKind(kind) << "' did not converge";
     if (misses)
       llvm::append_range(*misses, findMissedMIRFusions(root, {kind}));
   }

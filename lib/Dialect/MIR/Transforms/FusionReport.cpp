@@ -56,7 +56,7 @@ mlir::rlx::findMissedMIRFusions(Operation *root,
       misses.push_back({kind, op->getLoc(), name, {kNotFused.str(), "", hint}});
     }
   };
-  root->walk([&](Operation *op) {
+  auto visit = [&](Operation *op) {
     if (auto mm = dyn_cast<mir::MatmulOp>(op)) {
       if (enabled(MIRFusionKind::SharedInputMatmul)) {
         SharedInputMatmulsMatch match;
@@ -99,7 +99,8 @@ mlir::rlx::findMissedMIRFusions(Operation *root,
       record(MIRFusionKind::ElementwiseRegion, op,
              matchElementwiseRegion(op, match));
     }
-  });
+  };
+  forEachMIRFunction(root, [&](Operation *f) { f->walk(visit); });
   return misses;
 }
 
@@ -162,9 +163,11 @@ using Histogram = std::map<std::string, int64_t>;
 
 static Histogram countMIROps(Operation *root) {
   Histogram counts;
-  root->walk([&](Operation *op) {
-    if (isa_and_nonnull<mir::MIRDialect>(op->getDialect()))
-      ++counts[op->getName().getStringRef().str()];
+  forEachMIRFunction(root, [&](Operation *f) {
+    f->walk([&](Operation *op) {
+      if (isa_and_nonnull<mir::MIRDialect>(op->getDialect()))
+        ++counts[op->getName().getStringRef().str()];
+    });
   });
   return counts;
 }
@@ -259,6 +262,8 @@ struct MIRFusionReportPass
     Histogram after = countMIROps(module);
 
     for (const MIRMissedFusion &m : misses) {
+      if (!assertClean && !remarks)
+        break;
       // Diagnostics at the location only: the op itself is not printed.
       InFlightDiagnostic diag =
           assertClean ? mlir::emitError(m.loc) : mlir::emitRemark(m.loc);
@@ -283,7 +288,7 @@ struct MIRFusionReportPass
         diag.attachNote(m.loc)
             << "'" << stringifyMIRFusionKind(m.kind) << "': " << m.miss.reason;
       signalPassFailure();
-    } else {
+    } else if (remarks) {
       mlir::emitRemark(module.getLoc(), summary);
     }
 

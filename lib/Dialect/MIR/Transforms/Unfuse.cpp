@@ -205,14 +205,21 @@ struct MIRUnfusePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateMIRUnfusePatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
-      getOperation().emitError("mir-unfuse did not converge");
-      return signalPassFailure();
-    }
-    getOperation().walk([](Operation *op) {
-      if (isFused(op))
-        op->emitRemark("left fused by mir-unfuse: ") << blocker(op);
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    bool failedToConverge = false;
+    forEachMIRFunction(getOperation(), [&](Operation *f) {
+      if (failed(applyPatternsGreedily(f, frozen))) {
+        f->emitError("mir-unfuse did not converge");
+        failedToConverge = true;
+        return;
+      }
+      f->walk([](Operation *op) {
+        if (isFused(op))
+          op->emitRemark("left fused by mir-unfuse: ") << blocker(op);
+      });
     });
+    if (failedToConverge)
+      return signalPassFailure();
   }
 };
 

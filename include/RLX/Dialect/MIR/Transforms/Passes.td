@@ -179,7 +179,9 @@ def MIRFusionReportPass : Pass<"mir-fusion-report", "ModuleOp"> {
     module gives the number of misses and the fused-op histogram after
     fusion (and before it, when a baseline was recorded). With `json-file`
     the same report is written as JSON. With `assert-clean` every miss is an
-    error and the pass fails.
+    error and the pass fails. With `remarks=false` nothing is printed unless
+    an assert-clean check fails (the pipelines ask for remarks only when
+    their `fusion-report` option is set).
 
     With `record-baseline` the pass only records the current op histogram in
     the module attribute `mir.fusion_baseline`; a later report prints it as
@@ -191,6 +193,9 @@ def MIRFusionReportPass : Pass<"mir-fusion-report", "ModuleOp"> {
            "Write the report as JSON to this file (`-` for stdout)">,
     Option<"assertClean", "assert-clean", "bool", /*default=*/"false",
            "Fail, as errors, if any fusion was missed">,
+    Option<"remarks", "remarks", "bool", /*default=*/"true",
+           "Report misses and the summary as remarks (errors under "
+           "assert-clean are always reported)">,
     Option<"recordBaseline", "record-baseline", "bool", /*default=*/"false",
            "Only record the op histogram as the baseline for a later report">,
     Option<"target", "target", "::rlx::Target",

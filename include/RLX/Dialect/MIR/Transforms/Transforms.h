@@ -75,6 +75,11 @@ ArrayRef<StringRef> getMIRFusedOpNames();
 /// `spirv` all but attention-block (see docs/Fusion.md).
 bool doesMIRFusionTargetClaim(::rlx::Target target, MIRFusionKind kind);
 
+/// Calls `fn` on every function `root` is or holds (func.func ops): the MIR
+/// passes act on function bodies only, so a module that already holds LIR
+/// (MIR ops inside lir.kernel bodies) passes through them unchanged.
+void forEachMIRFunction(Operation *root, function_ref<void(Operation *)> fn);
+
 /// The fusions to run for `target`, in run order, without those named in
 /// `disabled`. Fails, with a message in `error`, on an unknown name.
 FailureOr<SmallVector<MIRFusionKind>>

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "RLX/Compiler/Specialize.h"
+#include "RLX/Transforms/Specialize.h"
 #include "RLX/Dialect/HIR/IR/HIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
