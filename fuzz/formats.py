@@ -331,8 +331,8 @@ def bad_gguf():
            "tensor 't': 5 dimensions, at most 4 are supported")
     yield ("tensor-type-unknown", one_tensor(gtype=77, data=b"\0" * 8),
            "tensor 't': unknown ggml type 77")
-    yield ("tensor-type-unsupported", one_tensor(gtype=3, data=b"\0" * 40),
-           "tensor 't': unsupported ggml type 3 (q4_1)")
+    yield ("tensor-type-unsupported", one_tensor(gtype=9, data=b"\0" * 40),
+           "tensor 't': unsupported ggml type 9 (q8_1)")
     yield ("tensor-quant-partial-block", one_tensor(dims=(16,), gtype=8, data=b"\0" * 34),
            "last dimension 16 is not a multiple of the q8_0 block size 32")
     dup = (gguf_str("t") + struct.pack("<IQIQ", 1, 2, GGML_F32, 0))

@@ -39,14 +39,16 @@ struct GGMLTypeDesc {
 };
 } // namespace
 
-/// ggml_type codes (ggml.h). Types RLX cannot decode have no DType.
+/// ggml_type codes (ggml.h; gguf-py's GGMLQuantizationType). Types RLX cannot
+/// decode have no DType; codes missing here (31..33 and 36..38 were dropped
+/// from ggml) are unknown.
 static const GGMLTypeDesc kGGMLTypes[] = {
     {0, "f32", DType::F32},        {1, "f16", DType::F16},
-    {2, "q4_0", DType::Q4_0},      {3, "q4_1", std::nullopt},
-    {6, "q5_0", std::nullopt},     {7, "q5_1", std::nullopt},
+    {2, "q4_0", DType::Q4_0},      {3, "q4_1", DType::Q4_1},
+    {6, "q5_0", DType::Q5_0},      {7, "q5_1", DType::Q5_1},
     {8, "q8_0", DType::Q8_0},      {9, "q8_1", std::nullopt},
-    {10, "q2_K", std::nullopt},    {11, "q3_K", std::nullopt},
-    {12, "q4_K", DType::Q4_K},     {13, "q5_K", std::nullopt},
+    {10, "q2_K", DType::Q2_K},     {11, "q3_K", DType::Q3_K},
+    {12, "q4_K", DType::Q4_K},     {13, "q5_K", DType::Q5_K},
     {14, "q6_K", DType::Q6_K},     {15, "q8_K", std::nullopt},
     {16, "iq2_xxs", std::nullopt}, {17, "iq2_xs", std::nullopt},
     {18, "iq3_xxs", std::nullopt}, {19, "iq1_s", std::nullopt},
@@ -55,7 +57,9 @@ static const GGMLTypeDesc kGGMLTypes[] = {
     {24, "i8", DType::I8},         {25, "i16", std::nullopt},
     {26, "i32", DType::I32},       {27, "i64", DType::I64},
     {28, "f64", DType::F64},       {29, "iq1_m", std::nullopt},
-    {30, "bf16", DType::BF16},
+    {30, "bf16", DType::BF16},     {34, "tq1_0", std::nullopt},
+    {35, "tq2_0", std::nullopt},   {39, "mxfp4", std::nullopt},
+    {40, "nvfp4", std::nullopt},   {41, "q1_0", std::nullopt},
 };
 
 static const GGMLTypeDesc *findGGMLType(uint32_t code) {
@@ -69,6 +73,18 @@ std::optional<uint32_t> ggmlTypeOf(DType dtype) {
   for (const GGMLTypeDesc &d : kGGMLTypes)
     if (d.dtype == dtype)
       return d.code;
+  return std::nullopt;
+}
+
+std::optional<DType> dtypeOfGGMLType(uint32_t code) {
+  if (const GGMLTypeDesc *d = findGGMLType(code))
+    return d->dtype;
+  return std::nullopt;
+}
+
+std::optional<StringRef> ggmlTypeName(uint32_t code) {
+  if (const GGMLTypeDesc *d = findGGMLType(code))
+    return StringRef(d->name);
   return std::nullopt;
 }
 

@@ -13,6 +13,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
+#include <iterator>
 
 using namespace llvm;
 
@@ -38,8 +39,13 @@ static constexpr DTypeDesc kDTypes[] = {
     {DType::I64, "i64", 1, 8},       {DType::U8, "u8", 1, 1},
     {DType::Bool, "bool", 1, 1},     {DType::Q8_0, "q8_0", 32, 34},
     {DType::Q4_0, "q4_0", 32, 18},   {DType::Q4_K, "q4_K", 256, 144},
-    {DType::Q6_K, "q6_K", 256, 210},
+    {DType::Q6_K, "q6_K", 256, 210}, {DType::Q4_1, "q4_1", 32, 20},
+    {DType::Q5_0, "q5_0", 32, 22},   {DType::Q5_1, "q5_1", 32, 24},
+    {DType::Q2_K, "q2_K", 256, 84},  {DType::Q3_K, "q3_K", 256, 110},
+    {DType::Q5_K, "q5_K", 256, 176},
 };
+static_assert(std::size(kDTypes) == static_cast<size_t>(DType::Q5_K) + 1,
+              "kDTypes must list every DType, in enumerator order");
 
 static const DTypeDesc &desc(DType dtype) {
   const DTypeDesc &d = kDTypes[static_cast<unsigned>(dtype)];
@@ -59,6 +65,12 @@ std::optional<DType> dtypeFromName(StringRef name) {
 uint64_t dtypeBlockElements(DType dtype) { return desc(dtype).blockElements; }
 
 uint64_t dtypeBlockBytes(DType dtype) { return desc(dtype).blockBytes; }
+
+BlockFormat blockFormat(DType dtype) {
+  const DTypeDesc &d = desc(dtype);
+  return {static_cast<uint32_t>(d.blockElements),
+          static_cast<uint32_t>(d.blockBytes)};
+}
 
 //===----------------------------------------------------------------------===//
 // Counts
@@ -250,6 +262,24 @@ Error decodeToF32(DType dtype, ArrayRef<uint8_t> src,
     break;
   case DType::Q6_K:
     dequantizeQ6_K(p, dst);
+    break;
+  case DType::Q4_1:
+    dequantizeQ4_1(p, dst);
+    break;
+  case DType::Q5_0:
+    dequantizeQ5_0(p, dst);
+    break;
+  case DType::Q5_1:
+    dequantizeQ5_1(p, dst);
+    break;
+  case DType::Q2_K:
+    dequantizeQ2_K(p, dst);
+    break;
+  case DType::Q3_K:
+    dequantizeQ3_K(p, dst);
+    break;
+  case DType::Q5_K:
+    dequantizeQ5_K(p, dst);
     break;
   }
   return Error::success();

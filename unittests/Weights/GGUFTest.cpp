@@ -48,7 +48,10 @@ enum : uint32_t {
   kGGMLF32 = 0,
   kGGMLF16 = 1,
   kGGMLQ8_0 = 8,
+  kGGMLQ3_K = 11,
   kGGMLQ5_K = 13,
+  kGGMLQ5_1 = 7,
+  kGGMLQ8_K = 15,
 };
 
 /// The value of IEEE half `h` from the definition (normal and subnormal).
@@ -1097,14 +1100,32 @@ TEST_F(GGUFTest, UnknownGGMLType) {
 }
 
 TEST_F(GGUFTest, UnsupportedGGMLType) {
-  EXPECT_EQ(openError(oneTensor({256}, kGGMLQ5_K, 0, 176)),
-            msg("tensor 'w': unsupported ggml type 13 (q5_K)"));
+  EXPECT_EQ(openError(oneTensor({256}, kGGMLQ8_K, 0, 292)),
+            msg("tensor 'w': unsupported ggml type 15 (q8_K)"));
 }
 
 TEST_F(GGUFTest, QuantizedRowNotWholeBlocks) {
   EXPECT_EQ(openError(oneTensor({33}, kGGMLQ8_0, 0, 68)),
             msg("tensor 'w': last dimension 33 is not a multiple of the q8_0 "
                 "block size 32"));
+}
+
+TEST_F(GGUFTest, KQuantRowNotWholeBlocks) {
+  // ne[0] = 128 is half a q5_K block, even though the tensor holds 256
+  // elements in all.
+  EXPECT_EQ(openError(oneTensor({128, 2}, kGGMLQ5_K, 0, 176)),
+            msg("tensor 'w': last dimension 128 is not a multiple of the q5_K "
+                "block size 256"));
+  EXPECT_EQ(openError(oneTensor({48}, kGGMLQ5_1, 0, 48)),
+            msg("tensor 'w': last dimension 48 is not a multiple of the q5_1 "
+                "block size 32"));
+}
+
+TEST_F(GGUFTest, QuantizedDataTruncated) {
+  // Two q3_K blocks need 220 bytes; the file ends 20 bytes short.
+  EXPECT_EQ(openError(oneTensor({512}, kGGMLQ3_K, 0, 200)),
+            msg("tensor 'w': data at offset 0 (220 bytes) extends past the end "
+                "of the file (264 bytes, data section at 64)"));
 }
 
 TEST_F(GGUFTest, MisalignedOffset) {

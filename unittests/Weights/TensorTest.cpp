@@ -49,9 +49,11 @@ double halfValue(uint16_t h) {
 //===----------------------------------------------------------------------===//
 
 TEST(DTypeTest, NamesRoundTrip) {
-  for (DType d : {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I8,
-                  DType::I32, DType::I64, DType::U8, DType::Bool, DType::Q8_0,
-                  DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
+  for (DType d :
+       {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I8, DType::I32,
+        DType::I64, DType::U8, DType::Bool, DType::Q8_0, DType::Q4_0,
+        DType::Q4_K, DType::Q6_K, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+        DType::Q2_K, DType::Q3_K, DType::Q5_K}) {
     EXPECT_EQ(dtypeFromName(dtypeName(d)), d) << dtypeName(d).str();
     EXPECT_EQ(dtypeFromName(dtypeName(d).upper()), d);
   }
@@ -71,6 +73,19 @@ TEST(DTypeTest, BlockSizes) {
   EXPECT_EQ(dtypeBlockBytes(DType::Q6_K), 210u);
   EXPECT_TRUE(isQuantized(DType::Q6_K));
   EXPECT_FALSE(isQuantized(DType::F16));
+  // ggml-common.h's block sizes (gguf-py's GGML_QUANT_SIZES).
+  EXPECT_EQ(dtypeBlockBytes(DType::Q4_1), 20u);
+  EXPECT_EQ(dtypeBlockBytes(DType::Q5_0), 22u);
+  EXPECT_EQ(dtypeBlockBytes(DType::Q5_1), 24u);
+  EXPECT_EQ(dtypeBlockElements(DType::Q5_1), 32u);
+  EXPECT_EQ(dtypeBlockBytes(DType::Q2_K), 84u);
+  EXPECT_EQ(dtypeBlockBytes(DType::Q3_K), 110u);
+  EXPECT_EQ(dtypeBlockBytes(DType::Q5_K), 176u);
+  EXPECT_EQ(dtypeBlockElements(DType::Q2_K), 256u);
+  EXPECT_EQ(blockFormat(DType::Q3_K).elements, 256u);
+  EXPECT_EQ(blockFormat(DType::Q3_K).bytes, 110u);
+  EXPECT_EQ(blockFormat(DType::F64).elements, 1u);
+  EXPECT_EQ(blockFormat(DType::F64).bytes, 8u);
 }
 
 TEST(CountTest, NumElements) {

@@ -195,7 +195,7 @@ public:
   void set(llvm::StringRef key, GGUFValue value);
 
   /// Adds a tensor of row-major `shape`, encoding `data` as `dtype` (F32,
-  /// F16, BF16, Q8_0 or Q4_0; see encodeFromF32).
+  /// F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0 or Q5_1; see encodeFromF32).
   llvm::Error addTensor(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
                         DType dtype, llvm::ArrayRef<float> data);
 
@@ -222,6 +222,14 @@ private:
 /// The ggml type code for `dtype` (std::nullopt for U8 and Bool, which ggml
 /// lacks).
 std::optional<uint32_t> ggmlTypeOf(DType dtype);
+
+/// The DType of ggml type `code`, or std::nullopt when the code is unknown or
+/// names a type RLX does not decode (q8_1, q8_K, the iq* types, ...).
+std::optional<DType> dtypeOfGGMLType(uint32_t code);
+
+/// ggml's name for type `code` ("q4_K", "iq2_xs"), or std::nullopt when the
+/// code is unknown.
+std::optional<llvm::StringRef> ggmlTypeName(uint32_t code);
 
 /// Hyperparameters of a llama-architecture GGUF.
 struct LlamaGGUFConfig {

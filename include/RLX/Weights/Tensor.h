@@ -26,7 +26,9 @@
 namespace rlx {
 
 /// The storage type of a tensor. The quantized types follow ggml's block
-/// layouts: Q8_0 and Q4_0 pack 32 elements per block, Q4_K and Q6_K pack 256.
+/// layouts (ggml-common.h): Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1 pack 32 elements
+/// per block, the K-quants Q2_K, Q3_K, Q4_K, Q5_K and Q6_K pack 256. New
+/// enumerators go at the end (tables are indexed by the value).
 enum class DType : uint8_t {
   F32,
   F16,
@@ -41,21 +43,36 @@ enum class DType : uint8_t {
   Q4_0,
   Q4_K,
   Q6_K,
+  Q4_1,
+  Q5_0,
+  Q5_1,
+  Q2_K,
+  Q3_K,
+  Q5_K,
 };
 
-/// The canonical lower-case name: "f32", "f16", "bf16", "f64", "i8", "i32",
-/// "i64", "u8", "bool", "q8_0", "q4_0", "q4_K", "q6_K".
+/// The canonical name (ggml's spelling for the quantized types): "f32",
+/// "f16", "bf16", "f64", "i8", "i32", "i64", "u8", "bool", "q8_0", "q4_0",
+/// "q4_K", "q6_K", "q4_1", "q5_0", "q5_1", "q2_K", "q3_K", "q5_K".
 llvm::StringRef dtypeName(DType dtype);
 
 /// The type named `name`, compared case-insensitively with dtypeName().
 std::optional<DType> dtypeFromName(llvm::StringRef name);
 
-/// Elements per storage block: 1 for the plain types, 32 for Q8_0 and Q4_0,
-/// 256 for Q4_K and Q6_K.
+/// Elements per storage block: 1 for the plain types, 32 for Q8_0, Q4_0,
+/// Q4_1, Q5_0 and Q5_1, 256 for the K-quants.
 uint64_t dtypeBlockElements(DType dtype);
 
 /// Bytes per storage block (for the plain types, the element size).
 uint64_t dtypeBlockBytes(DType dtype);
+
+/// How `dtype` is stored, without decoding anything: `elements` values in
+/// `bytes` bytes per block (1 element of its size for the plain types).
+struct BlockFormat {
+  uint32_t elements;
+  uint32_t bytes;
+};
+BlockFormat blockFormat(DType dtype);
 
 /// Whether `dtype` is a block-quantized type.
 inline bool isQuantized(DType dtype) { return dtypeBlockElements(dtype) > 1; }

@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+# Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Writes QuantGolden.h: golden data for every ggml block type RLX decodes,
+produced by gguf-py (gguf.quants), for QuantGoldenTest.cpp.
+
+    .venv/bin/python unittests/Weights/Inputs/make_quant_golden.py
+
+Per type, a few blocks of random bytes whose f16 scale fields are finite
+(random in [-2, 2], plus one block of edge values: zeros, subnormals and the
+largest half) and the f32 values gguf.quants.dequantize gives for them, as
+raw bit patterns. Per type with a reference quantizer in gguf-py (q8_0, q4_0,
+q4_1, q5_0, q5_1), the bytes gguf.quants.quantize makes of quant_input(),
+inputs the test rebuilds exactly from TestUtil.h's pseudoRandom (so they are
+not stored). The output is deterministic (fixed seed) and formatted with
+clang-format-22 when it is on PATH; rerun after changing this script and
+commit both."""
+
+import pathlib
+import shutil
+import subprocess
+
+import numpy as np
+from gguf import quants
+from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType as T
+
+OUT = pathlib.Path(__file__).resolve().parent / "QuantGolden.h"
+
+# type -> (offsets of its f16 scale fields in a block, blocks to generate).
+DEQUANT = {
+    T.Q4_0: ([0], 3),
+    T.Q4_1: ([0, 2], 3),
+    T.Q5_0: ([0], 3),
+    T.Q5_1: ([0, 2], 3),
+    T.Q8_0: ([0], 3),
+    T.Q2_K: ([80, 82], 2),
+    T.Q3_K: ([108], 2),
+    T.Q4_K: ([0, 2], 2),
+    T.Q5_K: ([0, 2], 2),
+    T.Q6_K: ([208], 2),
+}
+QUANT = [T.Q8_0, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1]
+
+# Finite f16 edge values for the last block's scales: +0, -0, the smallest
+# subnormal, the largest subnormal, the smallest normal, the largest half and
+# its negation.
+EDGE_HALVES = [0x0000, 0x8000, 0x0001, 0x03FF, 0x0400, 0x7BFF, 0xFBFF]
+
+
+def type_name(t):
+    """ggml's spelling: q4_0, q2_K."""
+    return t.name.lower().replace("_k", "_K")
+
+
+def random_blocks(rng, t, offsets, count, edge):
+    elements, size = GGML_QUANT_SIZES[t]
+    blocks = rng.integers(0, 256, size=(count, size), dtype=np.uint8)
+    for b in range(count):
+        for k, off in enumerate(offsets):
+            if edge and b == count - 1:
+                h = np.array([EDGE_HALVES[(int(t) + 3 * k) % len(EDGE_HALVES)]],
+                             dtype=np.uint16)
+            else:
+                h = rng.uniform(-2.0, 2.0, size=1).astype(np.float16)
+                h = h.view(np.uint16)
+            blocks[b, off:off + 2] = h.view(np.uint8)
+    return blocks
+
+
+def pseudo_random(n, seed):
+    """TestUtil.h's pseudoRandom(n, seed), value for value: an LCG whose top
+    24 bits become a float in [-1, 1), exactly."""
+    mask = 0xFFFFFFFF
+    s = (seed * 2654435761 + 12345) & mask
+    out = np.empty(n, dtype=np.float32)
+    for i in range(n):
+        s = (s * 1664525 + 1013904223) & mask
+        out[i] = np.float32(s >> 8) / np.float32(1 << 23) - np.float32(1)
+    return out
+
+
+# quant_input's blocks: pseudoRandom scaled by a power of two (exact), then
+# shifted (rounded in f32, as in the test), then two constant blocks.
+QUANT_SCALES = [1.0, 2.0 ** -4, 2.0 ** 4, 2.0 ** -10, 0.25, 0.125]
+QUANT_SHIFTS = [0.0, 0.0, 0.0, 0.0, 3.0, -5.0]
+QUANT_BLOCKS = len(QUANT_SCALES) + 2
+
+
+def quant_input(seed):
+    """QuantGoldenTest.cpp's quantInput(seed): 8 blocks of 32 floats."""
+    n = len(QUANT_SCALES) * 32
+    x = pseudo_random(n, seed).reshape(-1, 32)
+    for b, (scale, shift) in enumerate(zip(QUANT_SCALES, QUANT_SHIFTS)):
+        x[b] = x[b] * np.float32(scale) + np.float32(shift)
+    const = np.full((1, 32), np.float32(0.75))  # a zero range: d = 0 (q4_1)
+    zero = np.zeros((1, 32), np.float32)        # d = 0 for every type
+    return np.concatenate([x, const, zero]).astype(np.float32)
+
+
+def c_array(ctype, name, values, per_line, fmt):
+    lines = []
+    for i in range(0, len(values), per_line):
+        lines.append("    " + ", ".join(fmt(v) for v in values[i:i + per_line])
+                     + ",")
+    return (f"static const {ctype} {name}[] = {{\n" + "\n".join(lines) +
+            "\n};\n")
+
+
+def byte_array(name, data):
+    return c_array("uint8_t", name, list(np.asarray(data, np.uint8).ravel()),
+                   16, lambda v: f"0x{int(v):02x}")
+
+
+def bits_array(name, data):
+    bits = np.ascontiguousarray(data, dtype=np.float32).view(np.uint32).ravel()
+    return c_array("uint32_t", name, list(bits), 8, lambda v: f"0x{int(v):08x}")
+
+
+def main():
+    rng = np.random.default_rng(20240611)
+    title = "//===- QuantGolden.h - gguf-py golden data for the ggml types "
+    tail = "*- C++ -*-===//"
+    out = [
+        title + "-" * (80 - len(title) - len(tail)) + tail,
+        "//",
+        "// Part of the RLX project, under the Apache License v2.0 with LLVM "
+        "Exceptions.",
+        "// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception",
+        "//",
+        "//===" + "-" * 70 + "===//",
+        "//",
+        "// GENERATED by make_quant_golden.py from gguf-py " + gguf_version() +
+        " and numpy " + np.__version__ + "; do not",
+        "// edit.",
+        "//",
+        "//===" + "-" * 70 + "===//",
+        "",
+        "#ifndef RLX_UNITTESTS_WEIGHTS_INPUTS_QUANTGOLDEN_H",
+        "#define RLX_UNITTESTS_WEIGHTS_INPUTS_QUANTGOLDEN_H",
+        "",
+        "#include <cstddef>",
+        "#include <cstdint>",
+        "",
+        "namespace rlx::test::golden {",
+        "",
+    ]
+    dequant_rows = []
+    for t, (offsets, count) in DEQUANT.items():
+        elements, size = GGML_QUANT_SIZES[t]
+        blocks = random_blocks(rng, t, offsets, count, edge=True)
+        values = quants.dequantize(blocks.reshape(-1), t)
+        assert values.dtype == np.float32 and values.size == count * elements
+        assert np.isfinite(values).all(), type_name(t)
+        ident = t.name
+        out.append(byte_array(f"k{ident}Bytes", blocks))
+        out.append(bits_array(f"k{ident}Values", values))
+        dequant_rows.append(
+            f'    {{"{type_name(t)}", {int(t)}, {elements}, {size}, {count}, '
+            f"k{ident}Bytes, k{ident}Values}},")
+
+    quant_rows = []
+    for t in QUANT:
+        elements, size = GGML_QUANT_SIZES[t]
+        assert elements == 32
+        seed = int(t)
+        blocks = quants.quantize(quant_input(seed).reshape(-1), t)
+        assert blocks.size == QUANT_BLOCKS * size
+        ident = t.name
+        out.append(byte_array(f"k{ident}QuantBytes", blocks))
+        quant_rows.append(
+            f'    {{"{type_name(t)}", {seed}, {QUANT_BLOCKS}, '
+            f"k{ident}QuantBytes}},")
+
+    out += [
+        "/// Blocks of random bytes and what gguf.quants.dequantize makes of",
+        "/// them.",
+        "struct DequantCase {",
+        "  const char *type;      // ggml's name (rlx::dtypeName)",
+        "  uint32_t ggmlType;     // GGMLQuantizationType",
+        "  uint32_t blockElements; // GGML_QUANT_SIZES",
+        "  uint32_t blockBytes;",
+        "  uint32_t blocks;",
+        "  const uint8_t *bytes;  // blocks * blockBytes",
+        "  const uint32_t *values; // blocks * blockElements f32 bit patterns",
+        "};",
+        "",
+        "static const DequantCase kDequantCases[] = {",
+        *dequant_rows,
+        "};",
+        "",
+        "/// The bytes gguf.quants.quantize makes of quantInput(seed) (see",
+        "/// make_quant_golden.py's quant_input).",
+        "struct QuantCase {",
+        "  const char *type;",
+        "  uint32_t seed;",
+        "  uint32_t blocks;",
+        "  const uint8_t *bytes;",
+        "};",
+        "",
+        "static const QuantCase kQuantCases[] = {",
+        *quant_rows,
+        "};",
+        "",
+        "} // namespace rlx::test::golden",
+        "",
+        "#endif // RLX_UNITTESTS_WEIGHTS_INPUTS_QUANTGOLDEN_H",
+        "",
+    ]
+    OUT.write_text("\n".join(out))
+    if clang_format := shutil.which("clang-format-22"):
+        subprocess.run([clang_format, "-i", str(OUT)], check=True)
+    print(f"wrote {OUT} ({OUT.stat().st_size} bytes)")
+
+
+def gguf_version():
+    from importlib.metadata import version
+    return version("gguf")
+
+
+if __name__ == "__main__":
+    main()
