@@ -382,7 +382,7 @@ struct BlockedAttention {
         SmallVector<Type> types;
         for (Value x : result)
           types.push_back(x.getType());
-        result = e.ifElse(
+        result = e.ifThenElse(
             reaches, types,
             [&] {
               return block(bi, kvh, rows, idx(fullBlocks * kBlock), tail,

@@ -35,19 +35,6 @@ ArrayRef<int64_t> KernelInput::shape() const {
 // Constants, strides, loops
 //===----------------------------------------------------------------------===//
 
-Value KernelEmitter::index(int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
-
-Value KernelEmitter::constant(double v, Type type) {
-  if (isa<FloatType>(type))
-    return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, v));
-  if (type.isIndex())
-    return index(static_cast<int64_t>(v));
-  return arith::ConstantOp::create(
-      b, loc, b.getIntegerAttr(type, static_cast<int64_t>(v)));
-}
-
 int64_t KernelEmitter::vectorWidth(Type type) {
   unsigned bits = type.getIntOrFloatBitWidth();
   if (bits < 8)
@@ -98,18 +85,6 @@ void KernelEmitter::forChunks(int64_t n, int64_t vl,
     auto tail = scf::ForOp::create(b, loc, index(main), index(n), index(1));
     b.setInsertionPointToStart(tail.getBody());
     body(tail.getInductionVar(), 1);
-  }
-}
-
-Value KernelEmitter::combine(vector::CombiningKind kind, Value a, Value c) {
-  switch (kind) {
-  case vector::CombiningKind::ADD:
-    return arith::AddFOp::create(b, loc, a, c);
-  case vector::CombiningKind::MAXNUMF:
-  case vector::CombiningKind::MAXIMUMF:
-    return arith::MaximumFOp::create(b, loc, a, c);
-  default:
-    llvm_unreachable("unsupported combining kind");
   }
 }
 
@@ -295,21 +270,6 @@ void KernelEmitter::parallelNest(ArrayRef<int64_t> ubs, int64_t maxChunks,
   });
 }
 
-SmallVector<Value>
-KernelEmitter::ifElse(Value cond, TypeRange types,
-                      function_ref<SmallVector<Value>()> thenFn,
-                      function_ref<SmallVector<Value>()> elseFn) {
-  auto op = scf::IfOp::create(b, loc, types, cond, /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&op.getThenRegion().front());
-    scf::YieldOp::create(b, loc, thenFn());
-    b.setInsertionPointToStart(&op.getElseRegion().front());
-    scf::YieldOp::create(b, loc, elseFn());
-  }
-  return SmallVector<Value>(op.getResults());
-}
-
 void KernelEmitter::serial(function_ref<void()> body) {
   parallelFor(1, [&](Value) { body(); });
 }
@@ -365,13 +325,6 @@ void KernelEmitter::fill(Value memref, double value) {
       store(splat(c, width), memref, idx, width);
     });
   });
-}
-
-Value KernelEmitter::splat(Value scalar, int64_t width) {
-  if (width == 1)
-    return scalar;
-  return vector::BroadcastOp::create(
-      b, loc, VectorType::get({width}, scalar.getType()), scalar);
 }
 
 Value KernelEmitter::pointer(Value memref) {
@@ -437,111 +390,154 @@ void KernelEmitter::sgemmPtr(bool transA, bool transB, int64_t m, Value n,
 }
 
 //===----------------------------------------------------------------------===//
-// Activations
+// The kernel layer's primitives
 //===----------------------------------------------------------------------===//
 
-static Value splatLike(KernelEmitter &e, double v, Value like) {
-  Type t = like.getType();
-  Type elt = getElementTypeOrSelf(t);
-  Value s = e.constant(v, elt);
-  if (auto vt = dyn_cast<VectorType>(t))
-    return e.splat(s, vt.getNumElements());
-  return s;
+KernelView KernelEmitter::viewOf(Value memref, bool packed) {
+  auto ty = cast<MemRefType>(memref.getType());
+  KernelView v;
+  v.buffer = memref;
+  v.elementType = ty.getElementType();
+  v.shape.assign(ty.getShape().begin(), ty.getShape().end());
+  v.strides = strides(memref);
+  v.packed = packed;
+  return v;
 }
 
-Value KernelEmitter::sigmoid(Value x) {
-  Value one = splatLike(*this, 1.0, x);
-  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
-  return arith::DivFOp::create(b, loc, one,
-                               arith::AddFOp::create(b, loc, one, e));
+KernelView KernelEmitter::materialize(const KernelView &view) {
+  if (view.isScalar() || view.memref)
+    return view;
+  auto ty = cast<MemRefType>(view.buffer.getType());
+  if (view.offset == 0 && ArrayRef<int64_t>(view.shape) == ty.getShape() &&
+      view.strides == strides(view.buffer))
+    return view;
+  KernelView v = view;
+  auto layout =
+      StridedLayoutAttr::get(b.getContext(), view.offset, view.strides);
+  auto castTy = MemRefType::get(view.shape, view.elementType, layout);
+  v.memref = memref::ReinterpretCastOp::create(
+      b, loc, castTy, view.buffer, view.offset, view.shape, view.strides);
+  return v;
 }
 
-Value KernelEmitter::gelu(Value x, bool tanhApprox) {
-  Value half = splatLike(*this, 0.5, x);
-  Value one = splatLike(*this, 1.0, x);
-  Value inner;
-  if (tanhApprox) {
-    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-    Value x3 =
-        arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
-    Value poly = arith::AddFOp::create(
-        b, loc, x,
-        arith::MulFOp::create(b, loc, splatLike(*this, 0.044715, x), x3));
-    inner = math::TanhOp::create(
-        b, loc,
-        arith::MulFOp::create(
-            b, loc, splatLike(*this, std::sqrt(2.0 / M_PI), x), poly));
-  } else {
-    // 0.5 x (1 + erf(x / sqrt 2))
-    inner = math::ErfOp::create(
-        b, loc,
-        arith::MulFOp::create(b, loc, x, splatLike(*this, M_SQRT1_2, x)));
+Value KernelEmitter::load(const KernelView &view, ValueRange indices,
+                          int64_t width) {
+  if (view.isScalar())
+    return splat(view.scalar, width);
+  return load(memrefOf(view), indices, width);
+}
+
+void KernelEmitter::store(Value value, const KernelView &view,
+                          ValueRange indices, int64_t width) {
+  store(value, memrefOf(view), indices, width);
+}
+
+/// Chunks for a memory-bound kernel over `elements` values: about 16K
+/// values each, at most 64.
+static int64_t parallelChunks(int64_t elements) {
+  return std::clamp<int64_t>(elements / 16384, 1, 64);
+}
+
+int64_t KernelEmitter::mapWidth(const KernelView &out,
+                                ArrayRef<KernelView> ins) {
+  // One vector width for every value of the body; scalar code when some
+  // access is not unit-stride or involves i1.
+  int64_t n = out.rank() ? out.shape.back() : 1;
+  int64_t vl = vectorWidth(out.elementType);
+  if (out.rank() == 0 || out.innerStride() != 1)
+    vl = 1;
+  for (const KernelView &in : ins) {
+    vl = std::min(vl, vectorWidth(in.elementType));
+    if (in.isScalar() || in.shape.empty())
+      continue;
+    bool broadcastInner = in.shape.back() == 1 && n != 1;
+    if (!broadcastInner && in.innerStride() != 1)
+      vl = 1;
   }
-  return arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, half, x),
-                               arith::AddFOp::create(b, loc, one, inner));
+  return std::max<int64_t>(vl, 1);
 }
 
-Value KernelEmitter::activation(Activation act, Value x) {
-  switch (act) {
-  case Activation::None:
-    return x;
-  case Activation::Relu:
-    return arith::MaximumFOp::create(b, loc, x, splatLike(*this, 0.0, x));
-  case Activation::Gelu:
-    return gelu(x, false);
-  case Activation::GeluTanh:
-    return gelu(x, true);
-  case Activation::Silu:
-    return arith::MulFOp::create(b, loc, x, sigmoid(x));
-  case Activation::Sigmoid:
-    return sigmoid(x);
-  case Activation::Tanh:
-    return math::TanhOp::create(b, loc, x);
+void KernelEmitter::forEachElement(
+    const KernelView &out, int64_t width,
+    function_ref<void(const ElementPos &)> body) {
+  if (out.rank() == 0) {
+    serial([&] { body(ElementPos{{}, Value(), 1}); });
+    return;
   }
-  llvm_unreachable("unknown activation");
+  ArrayRef<int64_t> shape = out.shape;
+  parallelNest(shape.drop_back(), parallelChunks(out.numElements()),
+               [&](ValueRange outer) {
+                 forChunks(shape.back(), width, [&](Value j, int64_t w) {
+                   ElementPos pos;
+                   pos.coords.assign(outer.begin(), outer.end());
+                   pos.coords.push_back(j);
+                   pos.width = w;
+                   body(pos);
+                 });
+               });
 }
 
-//===----------------------------------------------------------------------===//
-// Dispatch
-//===----------------------------------------------------------------------===//
-
-void mlir::rlx::emitCopy(KernelEmitter &e, KernelInput in, Value out) {
-  (void)emitElementwiseKernel(e, nullptr, {in}, out);
-}
-
-LogicalResult mlir::rlx::emitKernel(KernelEmitter &e, Operation *op,
-                                    const DenseMap<Value, KernelInput> &inputs,
-                                    ArrayRef<Value> outputs) {
-  SmallVector<KernelInput> ins;
-  for (Value v : op->getOperands()) {
-    auto it = inputs.find(v);
-    if (it == inputs.end())
-      return op->emitOpError("has an operand the CPU back end cannot bind");
-    ins.push_back(it->second);
+namespace {
+/// A row of a row-wise kernel, handled by one thread in vectors of `vl`.
+class CPURow : public RowScope {
+public:
+  CPURow(KernelEmitter &e, int64_t vl) : e(e), vl(vl) {}
+  Value reduce(Value init, vector::CombiningKind kind,
+               function_ref<Value(Value j, int64_t width)> body) override {
+    return e.reduceChunks(n, vl, kind, init, body);
   }
-  if (isa<mir::RmsNormOp, mir::LayerNormOp, mir::FusedResidualRmsNormOp,
-          mir::FusedResidualLayerNormOp, mir::SoftmaxOp>(op))
-    return emitNormKernel(e, op, ins, outputs);
-  if (outputs.size() != 1)
-    return op->emitOpError("has ")
-           << outputs.size() << " results; the CPU back end expects one";
-  Value out = outputs[0];
-  // Kernels without a parallel form run on one thread.
-  auto serial = [&](function_ref<LogicalResult()> fn) {
-    LogicalResult result = success();
-    e.serial([&] { result = fn(); });
-    return result;
-  };
-  if (isa<mir::ReduceSumOp, mir::ReduceMeanOp, mir::ReduceMaxOp>(op))
-    return serial([&] { return emitReduceKernel(e, op, ins, out); });
+  void forEach(function_ref<void(Value j, int64_t width)> body) override {
+    e.forChunks(n, vl, body);
+  }
+
+private:
+  KernelEmitter &e;
+  int64_t vl;
+};
+} // namespace
+
+void KernelEmitter::forEachRow(const KernelView &like,
+                               ArrayRef<KernelView> views,
+                               function_ref<void(RowScope &)> body) {
+  int64_t vl = 16;
+  for (const KernelView &v : views) {
+    vl = std::min(vl, vectorWidth(v.elementType));
+    if (v.innerStride() != 1)
+      vl = 1;
+  }
+  ArrayRef<int64_t> shape = like.shape;
+  parallelNest(shape.drop_back(), parallelChunks(like.numElements()),
+               [&](ValueRange ivs) {
+                 CPURow row(*this, std::max<int64_t>(vl, 1));
+                 row.outer.assign(ivs.begin(), ivs.end());
+                 row.n = shape.back();
+                 body(row);
+               });
+}
+
+/// The memref inputs of the CPU's own kernels.
+static SmallVector<KernelInput> kernelInputs(ArrayRef<KernelView> ins) {
+  SmallVector<KernelInput> out;
+  for (const KernelView &v : ins)
+    out.push_back(v.isScalar()
+                      ? KernelInput{{}, v.scalar, false}
+                      : KernelInput{KernelEmitter::memrefOf(v), {}, v.packed});
+  return out;
+}
+
+LogicalResult KernelEmitter::emitTargetKernel(Operation *op,
+                                              ArrayRef<KernelView> views,
+                                              const KernelView &outView) {
+  SmallVector<KernelInput> ins = kernelInputs(views);
+  Value out = memrefOf(outView);
   if (isa<mir::MatmulOp, mir::BatchMatmulOp, mir::FusedMatmulOp>(op))
-    return emitMatmulKernel(e, op, ins, out);
+    return emitMatmulKernel(*this, op, ins, out);
   if (isa<mir::AttentionOp>(op))
-    return emitAttentionKernel(e, op, ins, out);
+    return emitAttentionKernel(*this, op, ins, out);
   if (isa<mir::RopeOp>(op))
-    return emitRopeKernel(e, op, ins, out);
-  if (isa<mir::GatherOp, mir::ConcatOp, mir::SliceOp, mir::TransposeOp,
-          mir::ReshapeOp, mir::IotaOp, mir::BroadcastOp>(op))
-    return serial([&] { return emitDataMovementKernel(e, op, ins, out); });
-  return emitElementwiseKernel(e, op, ins, out);
+    return emitRopeKernel(*this, op, ins, out);
+  // An axis reduction has no parallel form here: one thread runs it.
+  LogicalResult result = success();
+  serial([&] { result = emitReduceKernel(*this, op, ins, out); });
+  return result;
 }

@@ -1,5 +1,4 @@
-//===- KernelEmitter.h - Building blocks of the CPU kernels ------*- C++
-//-*-===//
+//===- KernelEmitter.h - The CPU target of the kernel layer ----*- C++ -*-===//
 //
 // Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
@@ -7,17 +6,20 @@
 //===----------------------------------------------------------------------===//
 //
 // The CPU back end writes each LIR kernel as a function over memrefs in the
-// scf, vector, memref, arith and math dialects. KernelEmitter holds the
-// pieces every kernel is made of: constant-bound loop nests, chunked loops
-// whose body works on vectors (main part) and scalars (tail) alike, loads and
-// stores of either width, reductions, pointers for library calls, and
-// activations.
+// scf, vector, memref, arith and math dialects, through the kernel layer the
+// SPIR-V back end shares (KernelCommon/KernelBuilder.h). KernelEmitter is the
+// CPU's target: constant-bound loop nests, chunked loops whose body works on
+// vectors (main part) and scalars (tail) alike, loads and stores of either
+// width, SPMD parallel loops over the runtime's threads, pointers for library
+// calls; and the kernels whose strategy is the CPU's own (GEMMs, attention,
+// RoPE, axis reductions).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef RLX_LIB_CONVERSION_LIRTOLLVM_KERNELEMITTER_H
 #define RLX_LIB_CONVERSION_LIRTOLLVM_KERNELEMITTER_H
 
+#include "../KernelCommon/KernelBuilder.h"
 #include "RLX/Dialect/Common/RLXEnums.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -50,13 +52,11 @@ struct KernelModuleState {
 /// shared counter (`parallelFor`) and waits until every chunk is done. The
 /// execution context `ctx` holds the claim and finish counters (bytes 0 and
 /// 64) and a cursor per thread (byte 128 + 64 * tid); see KernelEmitter.cpp.
-class KernelEmitter {
+class KernelEmitter : public KernelBuilder {
 public:
   KernelEmitter(OpBuilder &b, Location loc, ModuleOp module)
-      : b(b), loc(loc), module(module) {}
+      : KernelBuilder(b, loc), module(module) {}
 
-  OpBuilder &b;
-  Location loc;
   ModuleOp module;
   /// The execution context (!llvm.ptr), this thread's id and the number of
   /// threads (index), arguments of every kernel function.
@@ -68,6 +68,43 @@ public:
   /// calling thread, without claiming chunks.
   bool inParallel = false;
 
+  //===--------------------------------------------------------------------===//
+  // The kernel layer's primitives
+  //===--------------------------------------------------------------------===//
+
+  StringRef targetName() const override { return "CPU"; }
+  /// 512-bit vectors when every access is unit-stride (else scalars).
+  int64_t mapWidth(const KernelView &out, ArrayRef<KernelView> ins) override;
+  /// The outer dims in chunks of ~16K elements that threads claim, the
+  /// innermost in vectors with a scalar tail.
+  void forEachElement(const KernelView &out, int64_t width,
+                      function_ref<void(const ElementPos &)> body) override;
+  /// Rows in chunks that threads claim; a row's statistics in vector
+  /// accumulators.
+  void forEachRow(const KernelView &like, ArrayRef<KernelView> views,
+                  function_ref<void(RowScope &)> body) override;
+  /// Runs `body` on one thread; the others wait until it is done.
+  void serial(function_ref<void()> body) override;
+  /// memref.load / vector.load on the view's memref.
+  Value load(const KernelView &view, ValueRange indices,
+             int64_t width) override;
+  void store(Value value, const KernelView &view, ValueRange indices,
+             int64_t width) override;
+  /// A memref.reinterpret_cast of the kernel argument to the view's strided
+  /// layout.
+  KernelView materialize(const KernelView &view) override;
+  /// Generated (or BLAS) GEMMs as `config` says, flash-style attention,
+  /// RoPE, and axis reductions on one thread.
+  LogicalResult emitTargetKernel(Operation *op, ArrayRef<KernelView> ins,
+                                 const KernelView &out) override;
+
+  /// A view of the whole of `memref` (a kernel argument or a global).
+  static KernelView viewOf(Value memref, bool packed = false);
+  /// The memref a view reads (its own for a derived view).
+  static Value memrefOf(const KernelView &view) {
+    return view.memref ? view.memref : view.buffer;
+  }
+
   /// Runs `body(i)` for every i in [0, n), each index claimed by one
   /// thread, then waits until every index is done.
   void parallelFor(int64_t n, function_ref<void(Value i)> body);
@@ -75,19 +112,9 @@ public:
   /// cut into at most `maxChunks` contiguous chunks of the flattened nest.
   void parallelNest(ArrayRef<int64_t> ubs, int64_t maxChunks,
                     function_ref<void(ValueRange ivs)> body);
-  /// scf.if with results: `thenFn` and `elseFn` return the yielded values.
-  SmallVector<Value> ifElse(Value cond, TypeRange types,
-                            function_ref<SmallVector<Value>()> thenFn,
-                            function_ref<SmallVector<Value>()> elseFn);
-  /// Runs `body` on one thread; the others wait until it is done.
-  void serial(function_ref<void()> body);
   /// A shared scratch buffer of at least `floats` f32 elements, 64-byte
   /// aligned, as memref<?xf32> (one buffer for the whole module).
   Value scratch(int64_t floats);
-
-  // Constants.
-  Value index(int64_t v);
-  Value constant(double v, Type type);
 
   /// Vector width for `type` (512-bit vectors; 1 for i1, whose vectors do not
   /// share the byte-per-element memory layout).
@@ -107,16 +134,12 @@ public:
   Value reduceChunks(int64_t n, int64_t vl, vector::CombiningKind kind,
                      Value init,
                      function_ref<Value(Value j, int64_t width)> body);
-  /// Combines two values (scalars or vectors) with `kind`.
-  Value combine(vector::CombiningKind kind, Value a, Value c);
 
   /// Loads `width` consecutive elements along the last dim (a scalar for 1).
   Value load(Value memref, ValueRange indices, int64_t width);
   void store(Value value, Value memref, ValueRange indices, int64_t width);
   /// Stores `value` into every element of `memref`.
   void fill(Value memref, double value);
-  /// A scalar broadcast to `width` lanes (itself for 1).
-  Value splat(Value scalar, int64_t width);
 
   /// Element address of `memref`'s first element, as !llvm.ptr.
   Value pointer(Value memref);
@@ -133,32 +156,12 @@ public:
   /// A memref of `type` over the same storage as `memref` (offset 0).
   Value reinterpret(Value memref, MemRefType type);
 
-  /// `act(x)` on a scalar or vector.
-  Value activation(Activation act, Value x);
-  Value gelu(Value x, bool tanhApprox);
-  Value sigmoid(Value x);
-
   /// The symbol of a private function declaration, created once.
   func::FuncOp declareFunction(StringRef name, FunctionType type);
 };
 
-/// Emits the body of one kernel into the current function: `op` is the MIR
-/// op of the kernel body, `inputs` maps each of its tensor operands to a
-/// memref or a scalar, `outputs` are the memrefs of its results.
-LogicalResult emitKernel(KernelEmitter &e, Operation *op,
-                         const DenseMap<Value, KernelInput> &inputs,
-                         ArrayRef<Value> outputs);
-
-/// Copies `in` (broadcast by numpy rules) into `out`.
-void emitCopy(KernelEmitter &e, KernelInput in, Value out);
-
-// Per-category emitters (return failure() with a diagnostic on `op` for
+// The CPU's own kernels (return failure() with a diagnostic on `op` for
 // unsupported forms).
-LogicalResult emitElementwiseKernel(KernelEmitter &e, Operation *op,
-                                    ArrayRef<KernelInput> inputs, Value out);
-LogicalResult emitNormKernel(KernelEmitter &e, Operation *op,
-                             ArrayRef<KernelInput> inputs,
-                             ArrayRef<Value> outputs);
 LogicalResult emitReduceKernel(KernelEmitter &e, Operation *op,
                                ArrayRef<KernelInput> inputs, Value out);
 LogicalResult emitMatmulKernel(KernelEmitter &e, Operation *op,
@@ -174,8 +177,6 @@ LogicalResult emitAttentionKernel(KernelEmitter &e, Operation *op,
                                   ArrayRef<KernelInput> inputs, Value out);
 LogicalResult emitRopeKernel(KernelEmitter &e, Operation *op,
                              ArrayRef<KernelInput> inputs, Value out);
-LogicalResult emitDataMovementKernel(KernelEmitter &e, Operation *op,
-                                     ArrayRef<KernelInput> inputs, Value out);
 
 } // namespace mlir::rlx
 

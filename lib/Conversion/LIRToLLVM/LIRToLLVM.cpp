@@ -72,14 +72,21 @@ private:
   /// epilogue.
   FailureOr<func::FuncOp> gluKernelFunction(lir::KernelOp kernel,
                                             StringRef entryName);
+  /// A new private kernel function `<entry>_k<N>_<suffix>` over `views`
+  /// then (ctx, tid, nthreads), and its emitter, positioned in its body.
+  std::pair<func::FuncOp, KernelEmitter>
+  beginKernelFunction(OpBuilder &b, lir::KernelOp kernel, StringRef entryName,
+                      StringRef suffix, TypeRange views);
+  /// The cache key of `kernel`: which of its operands are packed, beyond
+  /// what kernelKey() says.
+  std::string cacheKey(lir::KernelOp kernel);
   Value globalFor(OpBuilder &b, Location loc, DenseElementsAttr value);
   /// Reads which params are stored packed (lir-pack-params).
   void collectPackedParams(lir::EntryOp entry);
 
   ModuleOp module;
   KernelModuleState state;
-  llvm::StringMap<SmallVector<std::pair<lir::KernelOp, func::FuncOp>>>
-      kernelCache;
+  KernelCache<func::FuncOp> kernelCache;
   /// Param views stored packed ("nk16").
   llvm::DenseSet<Value> packedViews;
   unsigned kernelCount = 0, globalCount = 0;
@@ -87,22 +94,36 @@ private:
 
 } // namespace
 
-/// A bucket key for kernels that may compute the same thing: the operand
-/// types, which operands are packed and the ops of the body. Candidates in a
-/// bucket are compared with OperationEquivalence.
-static std::string kernelKey(lir::KernelOp kernel,
-                             const llvm::DenseSet<Value> &packed) {
-  std::string key;
-  llvm::raw_string_ostream os(key);
+std::string EntryLowering::cacheKey(lir::KernelOp kernel) {
+  std::string packed;
   for (Value v : kernel->getOperands())
-    os << v.getType() << (packed.contains(v) ? "P" : "") << ";";
-  if (lir::LoweringConfigAttr config = kernel.getConfigAttr())
-    os << config << ";";
-  if (kernel.getInplace())
-    os << "inplace;";
-  for (Operation &op : kernel.getBody().front())
-    os << op.getName() << ";";
-  return key;
+    packed += packedViews.contains(v) ? "P" : "-";
+  return kernelKey(kernel, packed);
+}
+
+std::pair<func::FuncOp, KernelEmitter>
+EntryLowering::beginKernelFunction(OpBuilder &b, lir::KernelOp kernel,
+                                   StringRef entryName, StringRef suffix,
+                                   TypeRange views) {
+  b.setInsertionPointToEnd(module.getBody());
+  Location loc = kernel.getLoc();
+  SmallVector<Type> argTypes(views);
+  argTypes.append({LLVM::LLVMPointerType::get(b.getContext()), b.getIndexType(),
+                   b.getIndexType()});
+  std::string name =
+      (entryName + "_k" + Twine(kernelCount++) + "_" + suffix).str();
+  auto fn = func::FuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
+  fn.setPrivate();
+  Block *block = fn.addEntryBlock();
+  b.setInsertionPointToStart(block);
+  KernelEmitter e(b, loc, module);
+  unsigned n = views.size();
+  e.ctx = block->getArgument(n);
+  e.tid = block->getArgument(n + 1);
+  e.nthreads = block->getArgument(n + 2);
+  e.state = &state;
+  e.config = kernel.getConfigAttr();
+  return {fn, e};
 }
 
 void EntryLowering::collectPackedParams(lir::EntryOp entry) {
@@ -143,60 +164,28 @@ Value EntryLowering::globalFor(OpBuilder &b, Location loc,
 
 FailureOr<func::FuncOp> EntryLowering::kernelFunction(lir::KernelOp kernel,
                                                       StringRef entryName) {
-  std::string key = kernelKey(kernel, packedViews);
-  for (auto &[other, fn] : kernelCache[key])
-    if (OperationEquivalence::isRegionEquivalentTo(
-            &other.getBody(), &kernel.getBody(),
-            OperationEquivalence::IgnoreLocations))
-      return fn;
+  std::string key = cacheKey(kernel);
+  if (func::FuncOp *fn = kernelCache.lookup(key, kernel))
+    return *fn;
 
   OpBuilder b(module.getContext());
-  b.setInsertionPointToEnd(module.getBody());
   Location loc = kernel.getLoc();
-  SmallVector<Type> argTypes(kernel->getOperandTypes());
-  unsigned numViews = argTypes.size();
-  argTypes.append({LLVM::LLVMPointerType::get(b.getContext()), b.getIndexType(),
-                   b.getIndexType()});
-  std::string name =
-      (entryName + "_k" + Twine(kernelCount++) + "_" + kernel.getName()).str();
-  auto fn = func::FuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
-  fn.setPrivate();
-  Block *entry = fn.addEntryBlock();
-  b.setInsertionPointToStart(entry);
-  KernelEmitter e(b, loc, module);
-  e.ctx = entry->getArgument(numViews);
-  e.tid = entry->getArgument(numViews + 1);
-  e.nthreads = entry->getArgument(numViews + 2);
-  e.state = &state;
-  e.config = kernel.getConfigAttr();
+  unsigned numViews = kernel->getNumOperands();
+  auto [fn, e] = beginKernelFunction(b, kernel, entryName, kernel.getName(),
+                                     kernel->getOperandTypes());
+  Block *entry = &fn.getBody().front();
 
   Block &body = kernel.getBody().front();
   unsigned numIns = kernel.getIns().size();
-  DenseMap<Value, KernelInput> inputs;
+  DenseMap<Value, KernelView> inputs;
   for (auto [i, arg, fnArg] : llvm::enumerate(
            body.getArguments(), entry->getArguments().take_front(numIns)))
     inputs[arg] =
-        KernelInput{fnArg, {}, packedViews.contains(kernel.getIns()[i])};
-  for (Operation &op : body.without_terminator()) {
-    if (!op.hasTrait<OpTrait::ConstantLike>())
-      continue;
-    auto value =
-        dyn_cast<DenseElementsAttr>(op.getAttrOfType<ElementsAttr>("value"));
-    if (!value)
-      return op.emitOpError("constant kind not supported by the CPU back end");
-    if (value.isSplat()) {
-      Type elt = value.getElementType();
-      Value s = isa<FloatType>(elt)
-                    ? e.constant(
-                          value.getSplatValue<APFloat>().convertToDouble(), elt)
-                    : arith::ConstantOp::create(
-                          b, loc,
-                          b.getIntegerAttr(elt, value.getSplatValue<APInt>()));
-      inputs[op.getResult(0)] = KernelInput{{}, s};
-    } else {
-      inputs[op.getResult(0)] = KernelInput{globalFor(b, loc, value), {}};
-    }
-  }
+        KernelEmitter::viewOf(fnArg, packedViews.contains(kernel.getIns()[i]));
+  if (failed(bindKernelConstants(e, body, inputs, [&](DenseElementsAttr v) {
+        return KernelEmitter::viewOf(globalFor(b, loc, v));
+      })))
+    return failure();
 
   // Yielded values are the compute op's results (computed in place into the
   // outputs) or inputs and constants (copied).
@@ -210,7 +199,7 @@ FailureOr<func::FuncOp> EntryLowering::kernelFunction(lir::KernelOp kernel,
       computeOuts[cast<OpResult>(value).getResultNumber()] = out;
       continue;
     }
-    emitCopy(e, inputs.lookup(value), out);
+    emitCopy(e, inputs.lookup(value), KernelEmitter::viewOf(out));
   }
   if (compute) {
     SmallVector<Value> temporaries;
@@ -223,14 +212,16 @@ FailureOr<func::FuncOp> EntryLowering::kernelFunction(lir::KernelOp kernel,
             b, loc, MemRefType::get(ty.getShape(), ty.getElementType()));
         temporaries.push_back(out);
       }
-    if (failed(emitKernel(e, compute, inputs, computeOuts)))
+    SmallVector<KernelView> outViews;
+    for (Value out : computeOuts)
+      outViews.push_back(KernelEmitter::viewOf(out));
+    if (failed(emitKernelOp(e, compute, inputs, outViews)))
       return failure();
     for (Value t : temporaries)
       memref::DeallocOp::create(b, loc, t);
   }
   func::ReturnOp::create(b, loc);
-  kernelCache[key].push_back({kernel, fn});
-  return fn;
+  return kernelCache.insert(key, kernel, fn);
 }
 
 FailureOr<func::FuncOp> EntryLowering::gluKernelFunction(lir::KernelOp kernel,
@@ -243,39 +234,21 @@ FailureOr<func::FuncOp> EntryLowering::gluKernelFunction(lir::KernelOp kernel,
     return kernel.emitOpError("a glu_gemm kernel needs a mir.matmul over an "
                               "nk16 weight followed by the mir.fused_glu "
                               "that reads it (lir-fuse-glu-gemm)");
-  std::string key = "glu:" + kernelKey(kernel, packedViews);
-  for (auto &[other, fn] : kernelCache[key])
-    if (OperationEquivalence::isRegionEquivalentTo(
-            &other.getBody(), &kernel.getBody(),
-            OperationEquivalence::IgnoreLocations))
-      return fn;
+  std::string key = cacheKey(kernel);
+  if (func::FuncOp *fn = kernelCache.lookup(key, kernel))
+    return *fn;
   OpBuilder b(module.getContext());
-  b.setInsertionPointToEnd(module.getBody());
-  Location loc = kernel.getLoc();
-  SmallVector<Type> argTypes(kernel->getOperandTypes());
-  argTypes.append({LLVM::LLVMPointerType::get(b.getContext()), b.getIndexType(),
-                   b.getIndexType()});
-  std::string name =
-      (entryName + "_k" + Twine(kernelCount++) + "_matmul_glu").str();
-  auto fn = func::FuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
-  fn.setPrivate();
-  Block *block = fn.addEntryBlock();
-  b.setInsertionPointToStart(block);
-  KernelEmitter e(b, loc, module);
-  e.ctx = block->getArgument(4);
-  e.tid = block->getArgument(5);
-  e.nthreads = block->getArgument(6);
-  e.state = &state;
-  e.config = kernel.getConfigAttr();
+  auto [fn, e] = beginKernelFunction(b, kernel, entryName, "matmul_glu",
+                                     kernel->getOperandTypes());
+  Block *block = &fn.getBody().front();
   // An in-place kernel writes the GLU's result over the GEMM's input: the
   // input is copied before any write.
   if (failed(emitGluGemmKernel(e, block->getArgument(0), block->getArgument(1),
                                block->getArgument(2), block->getArgument(3),
                                glu.getActivation(), kernel.getInplace())))
     return failure();
-  func::ReturnOp::create(b, loc);
-  kernelCache[key].push_back({kernel, fn});
-  return fn;
+  func::ReturnOp::create(b, kernel.getLoc());
+  return kernelCache.insert(key, kernel, fn);
 }
 
 LogicalResult EntryLowering::lower(lir::EntryOp entry) {

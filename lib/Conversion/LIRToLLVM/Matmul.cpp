@@ -179,7 +179,7 @@ struct PackedGemm {
       rowIdx.push_back(add(m0, idx(i)));
 
     // Accumulators: zero on the first K block, else the partial sums in C.
-    SmallVector<Value> init = e.ifElse(
+    SmallVector<Value> init = e.ifThenElse(
         first, accTypes,
         [&] {
           Value zero = arith::ConstantOp::create(
@@ -462,7 +462,7 @@ static LogicalResult emitBlasMatmul(KernelEmitter &e, Operation *op, Value lhs,
   // C = residual; C += A*B (beta = 1) when nothing comes between them.
   float beta = 0.0f;
   if (residual && act == Activation::None && !bias) {
-    emitCopy(e, KernelInput{residual, {}}, out);
+    emitCopy(e, KernelEmitter::viewOf(residual), KernelEmitter::viewOf(out));
     residual = nullptr;
     beta = 1.0f;
   }

@@ -14,45 +14,17 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/bit.h"
+#include "llvm/Support/MathExtras.h"
 #include <cmath>
 
 using namespace mlir;
 using namespace mlir::rlx;
 
-int64_t GPUView::numElements() const {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
-
-bool GPUView::isContiguous() const {
-  return !isScalar() && strides == contiguousStrides(shape);
-}
-
-SmallVector<int64_t> mlir::rlx::contiguousStrides(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> strides(shape.size(), 1);
-  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * shape[i + 1];
-  return strides;
-}
-
 //===----------------------------------------------------------------------===//
 // Constants and index arithmetic
 //===----------------------------------------------------------------------===//
-
-Value GPUKernelEmitter::index(int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
-
-Value GPUKernelEmitter::constant(double v, Type type) {
-  if (isa<FloatType>(type))
-    return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, v));
-  if (type.isIndex())
-    return index(static_cast<int64_t>(v));
-  return arith::ConstantOp::create(
-      b, loc, b.getIntegerAttr(type, static_cast<int64_t>(v)));
-}
 
 Value GPUKernelEmitter::add(Value a, Value c) {
   return arith::AddIOp::create(b, loc, a, c);
@@ -91,20 +63,6 @@ Value GPUKernelEmitter::cmpLTConst(Value a, int64_t c) {
 }
 Value GPUKernelEmitter::andI(Value a, Value c) {
   return arith::AndIOp::create(b, loc, a, c);
-}
-
-SmallVector<Value> GPUKernelEmitter::delinearize(Value linear,
-                                                 ArrayRef<int64_t> shape) {
-  SmallVector<Value> coords(shape.size());
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-    if (d == 0) {
-      coords[d] = linear;
-      break;
-    }
-    coords[d] = remConst(linear, shape[d]);
-    linear = divConst(linear, shape[d]);
-  }
-  return coords;
 }
 
 //===----------------------------------------------------------------------===//
@@ -267,28 +225,6 @@ void GPUKernelEmitter::forLoop(int64_t lb, int64_t ub, int64_t step,
   });
 }
 
-void GPUKernelEmitter::ifThen(Value cond, function_ref<void()> body) {
-  auto op = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(op.thenBlock()->getTerminator());
-  body();
-}
-
-SmallVector<Value>
-GPUKernelEmitter::ifThenElse(Value cond, TypeRange types,
-                             function_ref<SmallVector<Value>()> thenBody,
-                             function_ref<SmallVector<Value>()> elseBody) {
-  auto op = scf::IfOp::create(b, loc, types, cond, /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(op.thenBlock());
-    scf::YieldOp::create(b, loc, thenBody());
-    b.setInsertionPointToStart(op.elseBlock());
-    scf::YieldOp::create(b, loc, elseBody());
-  }
-  return SmallVector<Value>(op.getResults());
-}
-
 Value GPUKernelEmitter::workgroupReduce(Value value, bool isMax, Value scratch,
                                         Value tid, int64_t threads) {
   assert(llvm::isPowerOf2_64(threads) && "tree reduction needs 2^k threads");
@@ -320,121 +256,116 @@ Value GPUKernelEmitter::mulF(Value a, Value c) {
 }
 
 Value GPUKernelEmitter::combine(bool isMax, Value a, Value c) {
-  if (isa<FloatType>(a.getType()))
-    return isMax ? arith::MaximumFOp::create(b, loc, a, c).getResult()
-                 : addF(a, c);
-  return isMax ? arith::MaxSIOp::create(b, loc, a, c).getResult()
-               : arith::AddIOp::create(b, loc, a, c).getResult();
-}
-
-Value GPUKernelEmitter::sigmoid(Value x) {
-  Value one = constant(1.0, x.getType());
-  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
-  return arith::DivFOp::create(b, loc, one, addF(one, e));
-}
-
-Value GPUKernelEmitter::gelu(Value x, bool tanhApprox) {
-  Type t = x.getType();
-  Value half = constant(0.5, t), one = constant(1.0, t);
-  Value inner;
-  if (tanhApprox) {
-    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-    Value x3 = mulF(x, mulF(x, x));
-    Value poly = addF(x, mulF(constant(0.044715, t), x3));
-    inner = math::TanhOp::create(
-        b, loc, mulF(constant(std::sqrt(2.0 / M_PI), t), poly));
-  } else {
-    // 0.5 x (1 + erf(x / sqrt 2))
-    inner = math::ErfOp::create(b, loc, mulF(x, constant(M_SQRT1_2, t)));
-  }
-  return mulF(mulF(half, x), addF(one, inner));
-}
-
-Value GPUKernelEmitter::activation(Activation act, Value x) {
-  switch (act) {
-  case Activation::None:
-    return x;
-  case Activation::Relu:
-    return arith::MaximumFOp::create(b, loc, x, constant(0.0, x.getType()));
-  case Activation::Gelu:
-    return gelu(x, false);
-  case Activation::GeluTanh:
-    return gelu(x, true);
-  case Activation::Silu:
-    return mulF(x, sigmoid(x));
-  case Activation::Sigmoid:
-    return sigmoid(x);
-  case Activation::Tanh:
-    return math::TanhOp::create(b, loc, x);
-  }
-  llvm_unreachable("unknown activation");
-}
-
-Value GPUKernelEmitter::cast(Value x, Type to) {
-  Type from = x.getType();
-  if (from == to)
-    return x;
-  bool fFrom = isa<FloatType>(from), fTo = isa<FloatType>(to);
-  if (fFrom && fTo)
-    return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
-               ? arith::ExtFOp::create(b, loc, to, x).getResult()
-               : arith::TruncFOp::create(b, loc, to, x).getResult();
-  if (!fFrom && fTo)
-    return from.isInteger(1)
-               ? arith::UIToFPOp::create(b, loc, to, x).getResult()
-               : arith::SIToFPOp::create(b, loc, to, x).getResult();
-  if (fFrom && !fTo) {
-    if (to.isInteger(1))
-      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, x,
-                                   constant(0.0, from));
-    return arith::FPToSIOp::create(b, loc, to, x);
-  }
-  if (to.isInteger(1))
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x,
-                                 constant(0, from));
-  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
-    return from.isInteger(1)
-               ? arith::ExtUIOp::create(b, loc, to, x).getResult()
-               : arith::ExtSIOp::create(b, loc, to, x).getResult();
-  return arith::TruncIOp::create(b, loc, to, x);
+  return combine(isMax ? vector::CombiningKind::MAXIMUMF
+                       : vector::CombiningKind::ADD,
+                 a, c);
 }
 
 //===----------------------------------------------------------------------===//
-// Dispatch
+// The kernel layer's primitives
 //===----------------------------------------------------------------------===//
 
-void mlir::rlx::emitGPUCopy(GPUKernelEmitter &e, const GPUView &in,
-                            const GPUView &out) {
-  (void)emitGPUElementwiseKernel(e, nullptr, {in}, out);
+void GPUKernelEmitter::forEachElement(
+    const KernelView &out, int64_t width,
+    function_ref<void(const ElementPos &)> body) {
+  assert(width == 1 && "SPIR-V kernels handle one element per thread");
+  forEachElement(out.numElements(), [&](Value i) {
+    ElementPos pos;
+    pos.linear = i;
+    // Coordinates nobody reads fold away.
+    pos.coords = delinearize(i, out.shape);
+    body(pos);
+  });
 }
 
-LogicalResult mlir::rlx::emitGPUKernel(GPUKernelEmitter &e, Operation *op,
-                                       const DenseMap<Value, GPUView> &inputs,
-                                       ArrayRef<GPUView> outputs) {
-  SmallVector<GPUView> ins;
-  for (Value v : op->getOperands()) {
-    auto it = inputs.find(v);
-    if (it == inputs.end())
-      return op->emitOpError("has an operand the SPIR-V back end cannot bind");
-    ins.push_back(it->second);
+namespace {
+/// One row of a row-wise kernel, processed by the threads of a workgroup.
+class GPURow : public RowScope {
+public:
+  GPURow(GPUKernelEmitter &e, Value tid, int64_t threads, Value scratch)
+      : e(e), tid(tid), threads(threads), scratch(scratch) {}
+  Value reduce(Value init, vector::CombiningKind kind,
+               function_ref<Value(Value j, int64_t width)> body) override {
+    // This thread's elements, then a tree over the workgroup.
+    Value partial =
+        e.forLoop(tid, e.index(n), threads, {init},
+                  [&](Value j, ValueRange it) -> SmallVector<Value> {
+                    return {e.combine(kind, it[0], body(j, 1))};
+                  })[0];
+    bool isMax = kind == vector::CombiningKind::MAXIMUMF;
+    return e.workgroupReduce(partial, isMax, scratch, tid, threads);
   }
-  if (isa<mir::RmsNormOp, mir::LayerNormOp, mir::FusedResidualRmsNormOp,
-          mir::FusedResidualLayerNormOp, mir::SoftmaxOp>(op))
-    return emitGPUNormKernel(e, op, ins, outputs);
-  if (outputs.size() != 1)
-    return op->emitOpError("has ")
-           << outputs.size() << " results; the SPIR-V back end expects one";
-  const GPUView &out = outputs[0];
-  if (isa<mir::ReduceSumOp, mir::ReduceMeanOp, mir::ReduceMaxOp>(op))
-    return emitGPUReduceKernel(e, op, ins, out);
-  if (isa<mir::MatmulOp, mir::BatchMatmulOp, mir::FusedMatmulOp>(op))
-    return emitGPUMatmulKernel(e, op, ins, out);
-  if (isa<mir::AttentionOp>(op))
-    return emitGPUAttentionKernel(e, op, ins, out);
-  if (isa<mir::RopeOp>(op))
-    return emitGPURopeKernel(e, op, ins, out);
-  if (isa<mir::GatherOp, mir::ConcatOp, mir::SliceOp, mir::TransposeOp,
-          mir::ReshapeOp, mir::IotaOp, mir::BroadcastOp>(op))
-    return emitGPUDataMovementKernel(e, op, ins, out);
-  return emitGPUElementwiseKernel(e, op, ins, out);
+  void forEach(function_ref<void(Value j, int64_t width)> body) override {
+    e.forLoop(tid, e.index(n), threads, {},
+              [&](Value j, ValueRange) -> SmallVector<Value> {
+                body(j, 1);
+                return {};
+              });
+  }
+
+private:
+  GPUKernelEmitter &e;
+  Value tid;
+  int64_t threads;
+  Value scratch;
+};
+} // namespace
+
+int64_t mlir::rlx::gpuRowThreads(GPUKernelEmitter &e, int64_t n) {
+  int64_t limit = std::min<int64_t>(256, e.target.maxInvocations);
+  int64_t t =
+      std::max<int64_t>(32, llvm::PowerOf2Ceil(std::max<int64_t>(n, 1)));
+  return std::min<int64_t>(
+      t, static_cast<int64_t>(llvm::bit_floor(static_cast<uint64_t>(limit))));
+}
+
+void GPUKernelEmitter::forEachRow(const KernelView &like,
+                                  ArrayRef<KernelView> views,
+                                  function_ref<void(RowScope &)> body) {
+  int64_t n = like.shape.empty() ? 1 : like.shape.back();
+  ArrayRef<int64_t> outerShape = ArrayRef<int64_t>(like.shape).drop_back();
+  int64_t rows = 1;
+  for (int64_t d : outerShape)
+    rows *= d;
+  int64_t threads = gpuRowThreads(*this, n);
+  Value scratch = sharedAlloc({threads}, like.elementType);
+  forEachWorkgroupItem(rows, threads, [&](Value row, Value tid) {
+    GPURow r(*this, tid, threads, scratch);
+    r.outer = delinearize(row, outerShape);
+    r.n = n;
+    body(r);
+  });
+}
+
+void GPUKernelEmitter::serial(function_ref<void()> body) {
+  launch1D(1, 1);
+  body();
+}
+
+Value GPUKernelEmitter::load(const KernelView &view, ValueRange indices,
+                             int64_t width) {
+  assert(width == 1 && "SPIR-V kernels load one element at a time");
+  return load(view, indices);
+}
+
+void GPUKernelEmitter::store(Value value, const KernelView &view,
+                             ValueRange indices, int64_t width) {
+  assert(width == 1 && "SPIR-V kernels store one element at a time");
+  store(value, view, indices);
+}
+
+LogicalResult GPUKernelEmitter::emitTargetKernel(Operation *op,
+                                                 ArrayRef<KernelView> ins,
+                                                 const KernelView &out) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<mir::MatmulOp, mir::BatchMatmulOp, mir::FusedMatmulOp>(
+          [&](Operation *) { return emitGPUMatmulKernel(*this, op, ins, out); })
+      .Case<mir::AttentionOp>([&](Operation *) {
+        return emitGPUAttentionKernel(*this, op, ins, out);
+      })
+      .Case<mir::RopeOp>(
+          [&](Operation *) { return emitGPURopeKernel(*this, op, ins, out); })
+      .Default([&](Operation *) {
+        return emitGPUReduceKernel(*this, op, ins, out);
+      });
 }

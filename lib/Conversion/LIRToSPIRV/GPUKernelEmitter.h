@@ -1,4 +1,4 @@
-//===- GPUKernelEmitter.h - Building blocks of the GPU kernels ---*- C++
+//===- GPUKernelEmitter.h - The SPIR-V target of the kernel layer -*- C++
 //-*-===//
 //
 // Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
@@ -7,19 +7,23 @@
 //===----------------------------------------------------------------------===//
 //
 // The SPIR-V back end writes each LIR kernel as a `gpu.func` in the gpu, scf,
-// arith, math and memref dialects. Every view a kernel reads or writes is one
-// storage buffer argument, a flat `memref<?xT>`; a GPUView adds the element
-// offset of the view inside that buffer, its shape and its strides, so loads
-// and stores linearize their indices themselves. GPUKernelEmitter holds the
-// pieces every kernel is made of: thread and workgroup ids, grid-stride
-// loops, workgroup (shared) memory, barriers, workgroup reductions and
-// activations, and records the launch configuration the kernel chose.
+// arith, math and memref dialects, through the kernel layer the CPU back end
+// shares (KernelCommon/KernelBuilder.h). Every view a kernel reads or writes
+// is one storage buffer argument, a flat `memref<?xT>`; its KernelView adds
+// the element offset of the view inside that buffer, its shape and its
+// strides, so loads and stores linearize their indices themselves.
+// GPUKernelEmitter is the SPIR-V target: thread and workgroup ids,
+// grid-stride loops, workgroup (shared) memory, barriers and workgroup
+// reductions, and it records the launch configuration the kernel chose; it
+// also holds the kernels whose strategy is SPIR-V's own (tiled GEMMs,
+// attention, RoPE, axis reductions).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef RLX_LIB_CONVERSION_LIRTOSPIRV_GPUKERNELEMITTER_H
 #define RLX_LIB_CONVERSION_LIRTOSPIRV_GPUKERNELEMITTER_H
 
+#include "../KernelCommon/KernelBuilder.h"
 #include "RLX/Dialect/Common/RLXEnums.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -40,37 +44,15 @@ struct GPUTargetInfo {
   int64_t maxWorkgroups = 65535;
 };
 
-/// A kernel operand: a typed window of a storage buffer (or a scalar for a
-/// splat constant).
-struct GPUView {
-  /// The kernel argument: memref<?xT, StorageBuffer>. Null for a scalar.
-  Value buffer;
-  /// A splat constant's value when `buffer` is null.
-  Value scalar;
-  Type elementType;
-  /// Element offset of element [0, ..., 0] inside `buffer`.
-  int64_t offset = 0;
-  SmallVector<int64_t> shape, strides;
+/// A kernel operand of the SPIR-V target (`buffer` is the storage-buffer
+/// argument).
+using GPUView = KernelView;
 
-  bool isScalar() const { return !buffer; }
-  int64_t rank() const { return shape.size(); }
-  int64_t numElements() const;
-  /// Row-major with unit inner stride and no gaps.
-  bool isContiguous() const;
-  /// The innermost stride (1 for rank 0).
-  int64_t innerStride() const { return strides.empty() ? 1 : strides.back(); }
-};
-
-/// The identity (row-major) strides of `shape`.
-SmallVector<int64_t> contiguousStrides(ArrayRef<int64_t> shape);
-
-class GPUKernelEmitter {
+class GPUKernelEmitter : public KernelBuilder {
 public:
   GPUKernelEmitter(OpBuilder &b, Location loc, const GPUTargetInfo &target)
-      : b(b), loc(loc), target(target) {}
+      : KernelBuilder(b, loc), target(target) {}
 
-  OpBuilder &b;
-  Location loc;
   const GPUTargetInfo &target;
   /// The launch configuration the kernel generator chose.
   std::array<int64_t, 3> workgroupSize = {1, 1, 1};
@@ -80,8 +62,6 @@ public:
   // Constants and index arithmetic
   //===--------------------------------------------------------------------===//
 
-  Value index(int64_t v);
-  Value constant(double v, Type type);
   Value add(Value a, Value c);
   Value mul(Value a, Value c);
   Value mulConst(Value a, int64_t c);
@@ -92,8 +72,6 @@ public:
   Value cmpLT(Value a, Value c);
   Value cmpLTConst(Value a, int64_t c);
   Value andI(Value a, Value c);
-  /// Row-major coordinates of `linear` in `shape`.
-  SmallVector<Value> delinearize(Value linear, ArrayRef<int64_t> shape);
 
   //===--------------------------------------------------------------------===//
   // Memory
@@ -138,12 +116,6 @@ public:
           function_ref<SmallVector<Value>(Value iv, ValueRange iter)> body);
   void forLoop(int64_t lb, int64_t ub, int64_t step,
                function_ref<void(Value iv)> body);
-  /// scf.if without results.
-  void ifThen(Value cond, function_ref<void()> body);
-  /// scf.if with results of `types`.
-  SmallVector<Value> ifThenElse(Value cond, TypeRange types,
-                                function_ref<SmallVector<Value>()> thenBody,
-                                function_ref<SmallVector<Value>()> elseBody);
 
   /// Combines `value` over the `threads` threads (dimension x) of a
   /// workgroup through `scratch` (workgroup memory of `threads` elements);
@@ -157,36 +129,48 @@ public:
 
   Value addF(Value a, Value c);
   Value mulF(Value a, Value c);
+  using KernelMath::combine;
+  /// maximumf (signed max) or add of a and c.
   Value combine(bool isMax, Value a, Value c);
-  Value activation(Activation act, Value x);
-  Value gelu(Value x, bool tanhApprox);
-  Value sigmoid(Value x);
-  /// `value` converted to `to` with the mir.cast rules.
-  Value cast(Value value, Type to);
+
+  //===--------------------------------------------------------------------===//
+  // The kernel layer's primitives
+  //===--------------------------------------------------------------------===//
+
+  StringRef targetName() const override { return "SPIR-V"; }
+  /// One element per thread.
+  int64_t mapWidth(const KernelView &, ArrayRef<KernelView>) override {
+    return 1;
+  }
+  /// A thread per element (grid-stride beyond the launch), which knows its
+  /// linear index.
+  void forEachElement(const KernelView &out, int64_t width,
+                      function_ref<void(const ElementPos &)> body) override;
+  /// A workgroup per row; statistics meet in a tree reduction through
+  /// workgroup memory.
+  void forEachRow(const KernelView &like, ArrayRef<KernelView> views,
+                  function_ref<void(RowScope &)> body) override;
+  /// A launch of one thread.
+  void serial(function_ref<void()> body) override;
+  /// A load from the storage buffer at the linearized index (width 1).
+  Value load(const KernelView &view, ValueRange indices,
+             int64_t width) override;
+  void store(Value value, const KernelView &view, ValueRange indices,
+             int64_t width) override;
+  /// Views address their buffer through offset and strides: nothing to do.
+  KernelView materialize(const KernelView &view) override { return view; }
+  /// GEMMs tiled through workgroup memory, attention by blocks of keys,
+  /// RoPE, and axis reductions with a workgroup per output.
+  LogicalResult emitTargetKernel(Operation *op, ArrayRef<KernelView> ins,
+                                 const KernelView &out) override;
 };
 
-/// Emits the body of one kernel into the current gpu.func: `op` is the MIR
-/// op of the kernel body (null for a copy of the only input), `inputs` maps
-/// each of its operands to a view or a scalar, `outputs` are the views of its
-/// results. Sets the launch configuration on `e`.
-LogicalResult emitGPUKernel(GPUKernelEmitter &e, Operation *op,
-                            const DenseMap<Value, GPUView> &inputs,
-                            ArrayRef<GPUView> outputs);
+/// Threads per workgroup for rows (or reductions) of `n` elements: a power
+/// of two in [32, 256], within the device limit.
+int64_t gpuRowThreads(GPUKernelEmitter &e, int64_t n);
 
-/// Copies `in` (broadcast by numpy rules) into `out`.
-void emitGPUCopy(GPUKernelEmitter &e, const GPUView &in, const GPUView &out);
-
-// Per-category emitters (return failure() with a diagnostic on `op` for
+// SPIR-V's own kernels (return failure() with a diagnostic on `op` for
 // unsupported forms).
-LogicalResult emitGPUElementwiseKernel(GPUKernelEmitter &e, Operation *op,
-                                       ArrayRef<GPUView> inputs,
-                                       const GPUView &out);
-LogicalResult emitGPUDataMovementKernel(GPUKernelEmitter &e, Operation *op,
-                                        ArrayRef<GPUView> inputs,
-                                        const GPUView &out);
-LogicalResult emitGPUNormKernel(GPUKernelEmitter &e, Operation *op,
-                                ArrayRef<GPUView> inputs,
-                                ArrayRef<GPUView> outputs);
 LogicalResult emitGPUReduceKernel(GPUKernelEmitter &e, Operation *op,
                                   ArrayRef<GPUView> inputs, const GPUView &out);
 LogicalResult emitGPUMatmulKernel(GPUKernelEmitter &e, Operation *op,

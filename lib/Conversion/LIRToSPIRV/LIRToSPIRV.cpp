@@ -24,7 +24,6 @@
 #include "GPUKernelEmitter.h"
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
-#include "RLX/Dialect/LIR/Transforms/Passes.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "mlir/Conversion/ArithToSPIRV/ArithToSPIRV.h"
 #include "mlir/Conversion/GPUToSPIRV/GPUToSPIRV.h"
@@ -66,10 +65,6 @@ namespace mlir::rlx {
 using namespace mlir;
 using namespace mlir::rlx;
 
-static int64_t elementBytes(Type t) {
-  return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
-}
-
 namespace {
 
 /// One storage buffer of a dispatch.
@@ -86,10 +81,8 @@ struct Binding {
   SmallVector<int64_t> shape, strides;
 };
 
-/// A generated kernel and the kernels it serves.
+/// A generated kernel.
 struct GeneratedKernel {
-  lir::KernelOp kernel;
-  SmallVector<int64_t> elementOffsets;
   std::string symbol;
   std::array<int64_t, 3> workgroups;
 };
@@ -111,7 +104,7 @@ private:
   ModuleOp module;
   const GPUTargetInfo &target;
   int64_t alignment;
-  llvm::StringMap<SmallVector<std::unique_ptr<GeneratedKernel>>> cache;
+  KernelCache<GeneratedKernel> cache;
   unsigned kernelCount = 0;
   // The constant pool of the entry being lowered.
   SmallVector<Attribute> constants;
@@ -131,7 +124,7 @@ FailureOr<Binding> EntryLowering::viewBinding(Value value, bool writes) {
   bd.space = view.getSpace();
   bd.writes = writes;
   bd.elementType = ty.getElementType();
-  int64_t eb = elementBytes(bd.elementType);
+  int64_t eb = lir::getElementBytes(bd.elementType);
   bd.viewOffset = view.getByteOffset();
   bd.viewBytes = view.getExtentBytes();
   bd.offset = bd.viewOffset / alignment * alignment;
@@ -149,7 +142,7 @@ Binding EntryLowering::constantBinding(DenseElementsAttr value) {
   Binding bd;
   bd.space = lir::MemorySpace::Constants;
   bd.elementType = ty.getElementType();
-  int64_t bytes = ty.getNumElements() * elementBytes(bd.elementType);
+  int64_t bytes = ty.getNumElements() * lir::getElementBytes(bd.elementType);
   auto [it, inserted] = constantOffsetOf.try_emplace(value, constantBytes);
   if (inserted) {
     constants.push_back(value);
@@ -164,19 +157,13 @@ Binding EntryLowering::constantBinding(DenseElementsAttr value) {
   return bd;
 }
 
-/// A bucket key for kernels that may compute the same thing: the operand
-/// types, the element offsets and the ops of the body. Candidates in a
-/// bucket are compared with OperationEquivalence.
-static std::string kernelKey(lir::KernelOp kernel, ArrayRef<Binding> bindings) {
-  std::string key;
-  llvm::raw_string_ostream os(key);
-  for (Value v : kernel->getOperands())
-    os << v.getType() << ";";
+/// The cache key of a kernel bound as `bindings`: the element offsets
+/// compiled into it, beyond what kernelKey() says.
+static std::string cacheKey(lir::KernelOp kernel, ArrayRef<Binding> bindings) {
+  std::string offsets;
   for (const Binding &bd : bindings)
-    os << bd.elementOffset << ",";
-  for (Operation &op : kernel.getBody().front())
-    os << op.getName() << ";";
-  return key;
+    offsets += std::to_string(bd.elementOffset) + ",";
+  return kernelKey(kernel, offsets);
 }
 
 static std::string sanitize(StringRef name) {
@@ -189,12 +176,9 @@ static std::string sanitize(StringRef name) {
 FailureOr<GeneratedKernel *>
 EntryLowering::kernelFunction(lir::KernelOp kernel, ArrayRef<Binding> bindings,
                               StringRef entryName) {
-  std::string key = kernelKey(kernel, bindings);
-  for (auto &gen : cache[key])
-    if (OperationEquivalence::isRegionEquivalentTo(
-            &gen->kernel.getBody(), &kernel.getBody(),
-            OperationEquivalence::IgnoreLocations))
-      return gen.get();
+  std::string key = cacheKey(kernel, bindings);
+  if (GeneratedKernel *gen = cache.lookup(key, kernel))
+    return gen;
 
   MLIRContext *ctx = module.getContext();
   OpBuilder b(ctx);
@@ -229,35 +213,10 @@ EntryLowering::kernelFunction(lir::KernelOp kernel, ArrayRef<Binding> bindings,
   for (auto [i, arg] : llvm::enumerate(body.getArguments()))
     inputs[arg] = viewOf(i);
   unsigned nextConstant = numIns + numOuts;
-  for (Operation &op : body.without_terminator()) {
-    if (!op.hasTrait<OpTrait::ConstantLike>())
-      continue;
-    auto value =
-        dyn_cast<DenseElementsAttr>(op.getAttrOfType<ElementsAttr>("value"));
-    if (!value)
-      return op.emitOpError("constant kind not supported by the SPIR-V back "
-                            "end");
-    if (!value.isSplat()) {
-      inputs[op.getResult(0)] = viewOf(nextConstant++);
-      continue;
-    }
-    Type elt = value.getElementType();
-    Value s =
-        isa<FloatType>(elt)
-            ? arith::ConstantOp::create(
-                  b, loc, b.getFloatAttr(elt, value.getSplatValue<APFloat>()))
-                  .getResult()
-            : arith::ConstantOp::create(
-                  b, loc, b.getIntegerAttr(elt, value.getSplatValue<APInt>()))
-                  .getResult();
-    GPUView scalar;
-    scalar.scalar = s;
-    scalar.elementType = elt;
-    scalar.shape.assign(value.getType().getShape().begin(),
-                        value.getType().getShape().end());
-    scalar.strides.assign(scalar.shape.size(), 0);
-    inputs[op.getResult(0)] = scalar;
-  }
+  if (failed(bindKernelConstants(e, body, inputs, [&](DenseElementsAttr) {
+        return viewOf(nextConstant++);
+      })))
+    return failure();
 
   SmallVector<GPUView> outs;
   for (unsigned i = 0; i < numOuts; ++i)
@@ -270,26 +229,22 @@ EntryLowering::kernelFunction(lir::KernelOp kernel, ArrayRef<Binding> bindings,
           cast<OpResult>(value).getResultNumber() != i)
         return kernel.emitOpError("the SPIR-V back end expects a kernel to "
                                   "yield its compute op's results in order");
-    if (failed(emitGPUKernel(e, compute, inputs, outs)))
+    if (failed(emitKernelOp(e, compute, inputs, outs)))
       return failure();
   } else {
     if (numOuts != 1)
       return kernel.emitOpError("a copy kernel must have one output");
-    emitGPUCopy(e, inputs.lookup(yield.getValues()[0]), outs[0]);
+    emitCopy(e, inputs.lookup(yield.getValues()[0]), outs[0]);
   }
   gpu::ReturnOp::create(b, loc);
 
   SmallVector<int32_t> wg(e.workgroupSize.begin(), e.workgroupSize.end());
   fn->setAttr(spirv::getEntryPointABIAttrName(),
               spirv::getEntryPointABIAttr(ctx, wg));
-  auto gen = std::make_unique<GeneratedKernel>();
-  gen->kernel = kernel;
-  for (const Binding &bd : bindings)
-    gen->elementOffsets.push_back(bd.elementOffset);
-  gen->symbol = name;
-  gen->workgroups = e.numWorkgroups;
-  cache[key].push_back(std::move(gen));
-  return cache[key].back().get();
+  GeneratedKernel gen;
+  gen.symbol = name;
+  gen.workgroups = e.numWorkgroups;
+  return &cache.insert(key, kernel, std::move(gen));
 }
 
 LogicalResult EntryLowering::lower(lir::EntryOp entry) {
@@ -412,8 +367,8 @@ struct ConvertLIRToSPIRVPass
     : public mlir::rlx::impl::ConvertLIRToSPIRVPassBase<ConvertLIRToSPIRVPass> {
   using Base::Base;
   void runOnOperation() override {
-    ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
+    ModuleOp module = getOperation();
     if (storageBufferAlignment < 4 ||
         !llvm::isPowerOf2_64(storageBufferAlignment) ||
         !llvm::isPowerOf2_64(workgroupSize) || workgroupSize < 1) {

@@ -36,10 +36,6 @@ namespace mlir::rlx {
 using namespace mlir;
 using namespace mlir::rlx;
 
-static int64_t elementBytes(Type t) {
-  return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
-}
-
 namespace {
 
 /// Where a tensor value lives.
@@ -192,8 +188,8 @@ FailureOr<int> FuncConverter::tryAlias(Operation *op) {
   int64_t start = slice.getStart();
   if (start < 0)
     start += views[src].shape.getDimSize(axis);
-  info.offset +=
-      start * info.strides[axis] * elementBytes(resultTy.getElementType());
+  info.offset += start * info.strides[axis] *
+                 lir::getElementBytes(resultTy.getElementType());
   info.shape = resultTy;
   return addView(info);
 }
@@ -246,9 +242,9 @@ FailureOr<lir::EntryOp> FuncConverter::run() {
       info.offset = paramBytes;
       info.shape = ty;
       info.strides = identityStrides(ty);
-      paramBytes +=
-          llvm::alignTo(ty.getNumElements() * elementBytes(ty.getElementType()),
-                        options.alignment);
+      paramBytes += llvm::alignTo(ty.getNumElements() *
+                                      lir::getElementBytes(ty.getElementType()),
+                                  options.alignment);
       it->second = addView(info);
       paramOps[param.getName()] = param;
       viewOf[param] = it->second;

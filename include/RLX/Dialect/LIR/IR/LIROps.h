@@ -22,6 +22,14 @@
 #define GET_ATTRDEF_CLASSES
 #include "RLX/Dialect/LIR/IR/LIRAttrs.h.inc"
 
+namespace mlir::rlx::lir {
+/// Bytes per element as stored in the arena and the parameter pool (an i1
+/// takes a byte).
+inline int64_t getElementBytes(Type t) {
+  return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
+}
+} // namespace mlir::rlx::lir
+
 #define GET_OP_CLASSES
 #include "RLX/Dialect/LIR/IR/LIROps.h.inc"
 

@@ -1,0 +1,245 @@
+//===- DataMovement.cpp - Data movement kernels, once for every target ----===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Slices, transposes and broadcasts are copies from a view with moved
+// offset, permuted strides or broadcast dims; concat picks the input whose
+// range along the axis holds each output position; a reshape of a strided
+// view goes through the linear index; iota writes its coordinate; gather
+// reads the table row an index names (clamped into the table).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+/// Stores `value` at `pos` of `out`.
+static void storeAt(KernelBuilder &k, Value value, const KernelView &out,
+                    const ElementPos &pos) {
+  if (pos.linear && out.isContiguous())
+    k.store(value, out.flat(), {pos.linear}, pos.width);
+  else
+    k.store(value, out, pos.coords, pos.width);
+}
+
+static void emitConcat(KernelBuilder &k, mir::ConcatOp op,
+                       ArrayRef<KernelView> ins, const KernelView &out) {
+  int64_t axis = op.getAxis();
+  // Along the innermost axis a step must not straddle two inputs.
+  int64_t width = axis == out.rank() - 1 ? 1 : k.mapWidth(out, ins);
+  Type elt = out.elementType;
+  k.forEachElement(out, width, [&](const ElementPos &pos) {
+    Type t = pos.width == 1 ? elt : VectorType::get({pos.width}, elt);
+    // Nested ifs pick the input whose range along `axis` holds the position.
+    std::function<Value(size_t, int64_t)> pick = [&](size_t i,
+                                                     int64_t start) -> Value {
+      SmallVector<Value> src(pos.coords);
+      src[axis] =
+          arith::SubIOp::create(k.b, k.loc, pos.coords[axis], k.index(start));
+      if (i + 1 == ins.size())
+        return k.load(ins[i], src, pos.width);
+      int64_t end = start + ins[i].shape[axis];
+      Value inside =
+          arith::CmpIOp::create(k.b, k.loc, arith::CmpIPredicate::ult,
+                                pos.coords[axis], k.index(end));
+      auto ifOp = scf::IfOp::create(k.b, k.loc, TypeRange{t}, inside,
+                                    /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(k.b);
+      k.b.setInsertionPointToStart(ifOp.thenBlock());
+      scf::YieldOp::create(k.b, k.loc, k.load(ins[i], src, pos.width));
+      k.b.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(k.b, k.loc, pick(i + 1, end));
+      return ifOp.getResult(0);
+    };
+    storeAt(k, pick(0, 0), out, pos);
+  });
+}
+
+/// out[i] = in[delinearize(linearize(i))]: a reshape of a strided view.
+static void emitReshapeCopy(KernelBuilder &k, const KernelView &in,
+                            const KernelView &out) {
+  KernelView flatIn = in.isContiguous() ? k.materialize(in.flat()) : in;
+  k.forEachElement(out, 1, [&](const ElementPos &pos) {
+    Value lin = pos.linear;
+    if (!lin) {
+      lin = k.index(0);
+      for (auto [c, d] : llvm::zip(pos.coords, out.shape))
+        lin = arith::AddIOp::create(
+            k.b, k.loc, arith::MulIOp::create(k.b, k.loc, lin, k.index(d)), c);
+    }
+    Value v = in.isContiguous() ? k.load(in.flat(), {lin}, 1)
+                                : k.load(in, k.delinearize(lin, in.shape), 1);
+    storeAt(k, v, out, pos);
+  });
+}
+
+static void emitIota(KernelBuilder &k, mir::IotaOp op, const KernelView &out) {
+  Type elt = out.elementType;
+  int64_t axis = op.getAxis();
+  k.forEachElement(out, 1, [&](const ElementPos &pos) {
+    Value v = arith::IndexCastOp::create(k.b, k.loc, k.b.getI32Type(),
+                                         pos.coords[axis]);
+    storeAt(k, k.castValue(v, elt), out, pos);
+  });
+}
+
+static void emitGather(KernelBuilder &k, mir::GatherOp op,
+                       const KernelView &table, const KernelView &indices,
+                       const KernelView &out) {
+  int64_t axis = op.getAxis();
+  int64_t rows = table.shape[axis];
+  int64_t irank = indices.rank();
+  // Whole rows of the table move in vectors unless the gathered axis is the
+  // innermost one.
+  int64_t width = axis == table.rank() - 1 ? 1 : k.mapWidth(out, {table});
+  k.forEachElement(out, width, [&](const ElementPos &pos) {
+    ArrayRef<Value> c = pos.coords;
+    SmallVector<Value> idx(c.begin() + axis, c.begin() + axis + irank);
+    Value id = k.load(indices, idx, 1);
+    Value row = arith::IndexCastOp::create(k.b, k.loc, k.b.getIndexType(), id);
+    row = arith::MaxSIOp::create(k.b, k.loc, row, k.index(0));
+    row = arith::MinSIOp::create(k.b, k.loc, row, k.index(rows - 1));
+    SmallVector<Value> src(c.begin(), c.begin() + axis);
+    src.push_back(row);
+    src.append(c.begin() + axis + irank, c.end());
+    storeAt(k, k.load(table, src, pos.width), out, pos);
+  });
+}
+
+LogicalResult mlir::rlx::emitDataMovementKernel(KernelBuilder &k, Operation *op,
+                                                ArrayRef<KernelView> ins,
+                                                const KernelView &out) {
+  for (const KernelView &in : ins)
+    if (in.isScalar() && !isa<mir::BroadcastOp>(op))
+      return op->emitOpError("expects tensor operands on the ")
+             << k.targetName() << " back end";
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](mir::GatherOp g) {
+        emitGather(k, g, ins[0], ins[1], out);
+        return success();
+      })
+      .Case([&](mir::ConcatOp c) {
+        emitConcat(k, c, ins, out);
+        return success();
+      })
+      .Case([&](mir::SliceOp s) {
+        const KernelView &in = ins[0];
+        int64_t axis = s.getAxis(), start = s.getStart();
+        if (start < 0)
+          start += in.shape[axis];
+        SmallVector<int64_t> shape(in.shape);
+        shape[axis] = s.getSize();
+        emitCopy(k,
+                 k.materialize(in.derive(in.offset + start * in.strides[axis],
+                                         shape, in.strides)),
+                 out);
+        return success();
+      })
+      .Case([&](mir::TransposeOp t) {
+        // A copy from the view with permuted dims.
+        const KernelView &in = ins[0];
+        SmallVector<int64_t> shape, strides;
+        for (int64_t p : t.getPermutation()) {
+          shape.push_back(in.shape[p]);
+          strides.push_back(in.strides[p]);
+        }
+        emitCopy(k, k.materialize(in.derive(in.offset, shape, strides)), out);
+        return success();
+      })
+      .Case([&](mir::ReshapeOp) {
+        emitReshapeCopy(k, ins[0], out);
+        return success();
+      })
+      .Case([&](mir::BroadcastOp) {
+        emitCopy(k, ins[0], out);
+        return success();
+      })
+      .Case([&](mir::IotaOp i) {
+        emitIota(k, i, out);
+        return success();
+      })
+      .Default([&](Operation *o) {
+        return o->emitOpError("has no ") << k.targetName() << " kernel";
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::rlx::bindKernelConstants(
+    KernelBuilder &k, Block &body, DenseMap<Value, KernelView> &inputs,
+    function_ref<KernelView(DenseElementsAttr)> bindDense) {
+  for (Operation &op : body.without_terminator()) {
+    if (!op.hasTrait<OpTrait::ConstantLike>())
+      continue;
+    auto value =
+        dyn_cast<DenseElementsAttr>(op.getAttrOfType<ElementsAttr>("value"));
+    if (!value)
+      return op.emitOpError("constant kind not supported by the ")
+             << k.targetName() << " back end";
+    if (!value.isSplat()) {
+      inputs[op.getResult(0)] = bindDense(value);
+      continue;
+    }
+    Type elt = value.getElementType();
+    KernelView scalar;
+    scalar.elementType = elt;
+    scalar.scalar =
+        isa<FloatType>(elt)
+            ? arith::ConstantOp::create(
+                  k.b, k.loc,
+                  k.b.getFloatAttr(elt, value.getSplatValue<APFloat>()))
+                  .getResult()
+            : arith::ConstantOp::create(
+                  k.b, k.loc,
+                  k.b.getIntegerAttr(elt, value.getSplatValue<APInt>()))
+                  .getResult();
+    scalar.shape.assign(value.getType().getShape().begin(),
+                        value.getType().getShape().end());
+    scalar.strides.assign(scalar.shape.size(), 0);
+    inputs[op.getResult(0)] = scalar;
+  }
+  return success();
+}
+
+bool mlir::rlx::isTargetKernelOp(Operation *op) {
+  return isa<mir::ReduceSumOp, mir::ReduceMeanOp, mir::ReduceMaxOp,
+             mir::MatmulOp, mir::BatchMatmulOp, mir::FusedMatmulOp,
+             mir::AttentionOp, mir::RopeOp>(op);
+}
+
+LogicalResult mlir::rlx::emitKernelOp(KernelBuilder &k, Operation *op,
+                                      const DenseMap<Value, KernelView> &inputs,
+                                      ArrayRef<KernelView> outputs) {
+  SmallVector<KernelView> ins;
+  for (Value v : op->getOperands()) {
+    auto it = inputs.find(v);
+    if (it == inputs.end())
+      return op->emitOpError("has an operand the ")
+             << k.targetName() << " back end cannot bind";
+    ins.push_back(it->second);
+  }
+  if (isa<mir::RmsNormOp, mir::LayerNormOp, mir::FusedResidualRmsNormOp,
+          mir::FusedResidualLayerNormOp, mir::SoftmaxOp>(op))
+    return emitNormKernel(k, op, ins, outputs);
+  if (outputs.size() != 1)
+    return op->emitOpError("has ") << outputs.size() << " results; the "
+                                   << k.targetName() << " back end expects one";
+  const KernelView &out = outputs[0];
+  if (isTargetKernelOp(op))
+    return k.emitTargetKernel(op, ins, out);
+  if (isa<mir::GatherOp, mir::ConcatOp, mir::SliceOp, mir::TransposeOp,
+          mir::ReshapeOp, mir::IotaOp, mir::BroadcastOp>(op))
+    return emitDataMovementKernel(k, op, ins, out);
+  return emitElementwiseKernel(k, op, ins, out);
+}

@@ -1,0 +1,387 @@
+//===- KernelMath.cpp - MIR's scalar and vector math, once ----------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+//===----------------------------------------------------------------------===//
+// Views
+//===----------------------------------------------------------------------===//
+
+SmallVector<int64_t> mlir::rlx::contiguousStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+int64_t KernelView::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+bool KernelView::isContiguous() const {
+  return !isScalar() && strides == contiguousStrides(shape);
+}
+
+KernelView KernelView::derive(int64_t newOffset, ArrayRef<int64_t> newShape,
+                              ArrayRef<int64_t> newStrides) const {
+  KernelView v = *this;
+  v.offset = newOffset;
+  v.shape.assign(newShape.begin(), newShape.end());
+  v.strides.assign(newStrides.begin(), newStrides.end());
+  v.memref = nullptr;
+  return v;
+}
+
+KernelView KernelView::flat() const {
+  return derive(offset, {numElements()}, {1});
+}
+
+SmallVector<Value> RowScope::at(Value j) const {
+  SmallVector<Value> i(outer);
+  i.push_back(j);
+  return i;
+}
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+Value KernelMath::index(int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value KernelMath::constant(double v, Type type) {
+  if (isa<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, v));
+  if (type.isIndex())
+    return index(static_cast<int64_t>(v));
+  return arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(type, static_cast<int64_t>(v)));
+}
+
+Value KernelMath::splat(Value scalar, int64_t width) {
+  if (width == 1)
+    return scalar;
+  return vector::BroadcastOp::create(
+      b, loc, VectorType::get({width}, scalar.getType()), scalar);
+}
+
+SmallVector<Value> KernelMath::delinearize(Value linear,
+                                           ArrayRef<int64_t> shape) {
+  SmallVector<Value> coords(shape.size());
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    if (d == 0) {
+      coords[d] = linear;
+      break;
+    }
+    if (shape[d] == 1) {
+      coords[d] = index(0);
+      continue;
+    }
+    Value size = index(shape[d]);
+    coords[d] = arith::RemUIOp::create(b, loc, linear, size);
+    linear = arith::DivUIOp::create(b, loc, linear, size);
+  }
+  return coords;
+}
+
+void KernelMath::ifThen(Value cond, function_ref<void()> body) {
+  auto op = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op.thenBlock()->getTerminator());
+  body();
+}
+
+SmallVector<Value>
+KernelMath::ifThenElse(Value cond, TypeRange types,
+                       function_ref<SmallVector<Value>()> thenBody,
+                       function_ref<SmallVector<Value>()> elseBody) {
+  auto op = scf::IfOp::create(b, loc, types, cond, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(op.thenBlock());
+    scf::YieldOp::create(b, loc, thenBody());
+    b.setInsertionPointToStart(op.elseBlock());
+    scf::YieldOp::create(b, loc, elseBody());
+  }
+  return SmallVector<Value>(op.getResults());
+}
+
+Value KernelMath::constantLike(double v, Value like) {
+  Type t = like.getType();
+  Value s = constant(v, getElementTypeOrSelf(t));
+  if (auto vt = dyn_cast<VectorType>(t))
+    return splat(s, vt.getNumElements());
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Activations
+//===----------------------------------------------------------------------===//
+
+Value KernelMath::sigmoid(Value x) {
+  Value one = constantLike(1.0, x);
+  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+  return arith::DivFOp::create(b, loc, one,
+                               arith::AddFOp::create(b, loc, one, e));
+}
+
+Value KernelMath::gelu(Value x, bool tanhApprox) {
+  auto mul = [&](Value a, Value c) {
+    return arith::MulFOp::create(b, loc, a, c).getResult();
+  };
+  auto add = [&](Value a, Value c) {
+    return arith::AddFOp::create(b, loc, a, c).getResult();
+  };
+  Value inner;
+  if (tanhApprox) {
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    Value x3 = mul(x, mul(x, x));
+    Value poly = add(x, mul(constantLike(0.044715, x), x3));
+    inner = math::TanhOp::create(
+        b, loc, mul(constantLike(std::sqrt(2.0 / M_PI), x), poly));
+  } else {
+    // 0.5 x (1 + erf(x / sqrt 2))
+    inner = math::ErfOp::create(b, loc, mul(x, constantLike(M_SQRT1_2, x)));
+  }
+  return mul(mul(constantLike(0.5, x), x), add(constantLike(1.0, x), inner));
+}
+
+Value KernelMath::activation(Activation act, Value x) {
+  switch (act) {
+  case Activation::None:
+    return x;
+  case Activation::Relu:
+    return arith::MaximumFOp::create(b, loc, x, constantLike(0.0, x));
+  case Activation::Gelu:
+    return gelu(x, false);
+  case Activation::GeluTanh:
+    return gelu(x, true);
+  case Activation::Silu:
+    return arith::MulFOp::create(b, loc, x, sigmoid(x));
+  case Activation::Sigmoid:
+    return sigmoid(x);
+  case Activation::Tanh:
+    return math::TanhOp::create(b, loc, x);
+  }
+  llvm_unreachable("unknown activation");
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops
+//===----------------------------------------------------------------------===//
+
+bool mlir::rlx::isBinaryMathOp(Operation *op) {
+  return isa<mir::AddOp, mir::SubOp, mir::MulOp, mir::DivOp, mir::MaxOp,
+             mir::MinOp, mir::PowOp>(op);
+}
+
+bool mlir::rlx::isUnaryMathOp(Operation *op) {
+  return isa<mir::ExpOp, mir::LogOp, mir::SqrtOp, mir::RsqrtOp, mir::TanhOp,
+             mir::ErfOp, mir::SigmoidOp, mir::SiluOp, mir::GeluOp, mir::ReluOp,
+             mir::NegOp>(op);
+}
+
+Value KernelMath::binary(Operation *op, Value a, Value c) {
+  bool isFloat = isa<FloatType>(getElementTypeOrSelf(a.getType()));
+  return llvm::TypeSwitch<Operation *, Value>(op)
+      .Case([&](mir::AddOp) -> Value {
+        return isFloat ? arith::AddFOp::create(b, loc, a, c).getResult()
+                       : arith::AddIOp::create(b, loc, a, c).getResult();
+      })
+      .Case([&](mir::SubOp) -> Value {
+        return isFloat ? arith::SubFOp::create(b, loc, a, c).getResult()
+                       : arith::SubIOp::create(b, loc, a, c).getResult();
+      })
+      .Case([&](mir::MulOp) -> Value {
+        return isFloat ? arith::MulFOp::create(b, loc, a, c).getResult()
+                       : arith::MulIOp::create(b, loc, a, c).getResult();
+      })
+      .Case([&](mir::DivOp) -> Value {
+        return isFloat ? arith::DivFOp::create(b, loc, a, c).getResult()
+                       : arith::DivSIOp::create(b, loc, a, c).getResult();
+      })
+      .Case([&](mir::MaxOp) -> Value {
+        return isFloat ? arith::MaximumFOp::create(b, loc, a, c).getResult()
+                       : arith::MaxSIOp::create(b, loc, a, c).getResult();
+      })
+      .Case([&](mir::MinOp) -> Value {
+        return isFloat ? arith::MinimumFOp::create(b, loc, a, c).getResult()
+                       : arith::MinSIOp::create(b, loc, a, c).getResult();
+      })
+      .Case([&](mir::PowOp) -> Value {
+        return math::PowFOp::create(b, loc, a, c);
+      })
+      .Default([](Operation *) { return Value(); });
+}
+
+Value KernelMath::unary(Operation *op, Value x) {
+  return llvm::TypeSwitch<Operation *, Value>(op)
+      .Case([&](mir::ExpOp) { return math::ExpOp::create(b, loc, x); })
+      .Case([&](mir::LogOp) { return math::LogOp::create(b, loc, x); })
+      .Case([&](mir::SqrtOp) { return math::SqrtOp::create(b, loc, x); })
+      .Case([&](mir::RsqrtOp) { return math::RsqrtOp::create(b, loc, x); })
+      .Case([&](mir::TanhOp) { return math::TanhOp::create(b, loc, x); })
+      .Case([&](mir::ErfOp) { return math::ErfOp::create(b, loc, x); })
+      .Case([&](mir::SigmoidOp) { return sigmoid(x); })
+      .Case([&](mir::SiluOp) { return activation(Activation::Silu, x); })
+      .Case([&](mir::GeluOp g) { return gelu(x, g.getTanhApprox()); })
+      .Case([&](mir::ReluOp) { return activation(Activation::Relu, x); })
+      .Case([&](mir::NegOp) { return arith::NegFOp::create(b, loc, x); })
+      .Default([](Operation *) { return Value(); });
+}
+
+Value KernelMath::compare(CmpPredicate pred, Value a, Value c) {
+  if (isa<FloatType>(getElementTypeOrSelf(a.getType()))) {
+    arith::CmpFPredicate p = arith::CmpFPredicate::OEQ;
+    switch (pred) {
+    case CmpPredicate::EQ:
+      p = arith::CmpFPredicate::OEQ;
+      break;
+    case CmpPredicate::NE:
+      p = arith::CmpFPredicate::UNE;
+      break;
+    case CmpPredicate::LT:
+      p = arith::CmpFPredicate::OLT;
+      break;
+    case CmpPredicate::LE:
+      p = arith::CmpFPredicate::OLE;
+      break;
+    case CmpPredicate::GT:
+      p = arith::CmpFPredicate::OGT;
+      break;
+    case CmpPredicate::GE:
+      p = arith::CmpFPredicate::OGE;
+      break;
+    }
+    return arith::CmpFOp::create(b, loc, p, a, c);
+  }
+  arith::CmpIPredicate p = arith::CmpIPredicate::eq;
+  switch (pred) {
+  case CmpPredicate::EQ:
+    p = arith::CmpIPredicate::eq;
+    break;
+  case CmpPredicate::NE:
+    p = arith::CmpIPredicate::ne;
+    break;
+  case CmpPredicate::LT:
+    p = arith::CmpIPredicate::slt;
+    break;
+  case CmpPredicate::LE:
+    p = arith::CmpIPredicate::sle;
+    break;
+  case CmpPredicate::GT:
+    p = arith::CmpIPredicate::sgt;
+    break;
+  case CmpPredicate::GE:
+    p = arith::CmpIPredicate::sge;
+    break;
+  }
+  return arith::CmpIOp::create(b, loc, p, a, c);
+}
+
+static Type withElement(Type like, Type elt) {
+  if (auto vt = dyn_cast<VectorType>(like))
+    return VectorType::get(vt.getShape(), elt);
+  return elt;
+}
+
+Value KernelMath::castValue(Value x, Type to) {
+  Type from = getElementTypeOrSelf(x.getType());
+  Type rt = withElement(x.getType(), to);
+  if (from == to)
+    return x;
+  bool fFrom = isa<FloatType>(from), fTo = isa<FloatType>(to);
+  if (fFrom && fTo)
+    return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
+               ? arith::ExtFOp::create(b, loc, rt, x).getResult()
+               : arith::TruncFOp::create(b, loc, rt, x).getResult();
+  if (!fFrom && fTo)
+    return from.isInteger(1)
+               ? arith::UIToFPOp::create(b, loc, rt, x).getResult()
+               : arith::SIToFPOp::create(b, loc, rt, x).getResult();
+  if (fFrom && !fTo) {
+    if (to.isInteger(1))
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, x,
+                                   constantLike(0.0, x));
+    return arith::FPToSIOp::create(b, loc, rt, x);
+  }
+  if (to.isInteger(1))
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x,
+                                 constantLike(0, x));
+  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+    return from.isInteger(1)
+               ? arith::ExtUIOp::create(b, loc, rt, x).getResult()
+               : arith::ExtSIOp::create(b, loc, rt, x).getResult();
+  return arith::TruncIOp::create(b, loc, rt, x);
+}
+
+Value KernelMath::combine(vector::CombiningKind kind, Value a, Value c) {
+  bool isMax = kind == vector::CombiningKind::MAXIMUMF ||
+               kind == vector::CombiningKind::MAXNUMF;
+  if (isa<FloatType>(getElementTypeOrSelf(a.getType())))
+    return isMax ? arith::MaximumFOp::create(b, loc, a, c).getResult()
+                 : arith::AddFOp::create(b, loc, a, c).getResult();
+  return isMax ? arith::MaxSIOp::create(b, loc, a, c).getResult()
+               : arith::AddIOp::create(b, loc, a, c).getResult();
+}
+
+Value KernelMath::cloneElementwiseBody(mir::ElementwiseOp op, ValueRange values,
+                                       int64_t width) {
+  Block &body = op.getBody().front();
+  IRMapping map;
+  map.map(body.getArguments(), values);
+  for (Operation &inner : body.without_terminator()) {
+    if (auto c = dyn_cast<arith::ConstantOp>(inner)) {
+      Value s = arith::ConstantOp::create(b, loc, c.getValue());
+      map.map(c.getResult(), splat(s, width));
+      continue;
+    }
+    OperationState state(loc, inner.getName());
+    for (Value operand : inner.getOperands())
+      state.addOperands(map.lookupOrDefault(operand));
+    for (Type t : inner.getResultTypes())
+      state.addTypes(width == 1 ? t : VectorType::get({width}, t));
+    state.addAttributes(inner.getAttrs());
+    Operation *clone = b.create(state);
+    map.map(inner.getResults(), clone->getResults());
+  }
+  return map.lookupOrDefault(body.getTerminator()->getOperand(0));
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel keys
+//===----------------------------------------------------------------------===//
+
+std::string mlir::rlx::kernelKey(lir::KernelOp kernel, StringRef extra) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  for (Value v : kernel->getOperands())
+    os << v.getType() << ";";
+  if (lir::LoweringConfigAttr config = kernel.getConfigAttr())
+    os << config << ";";
+  if (kernel.getInplace())
+    os << "inplace;";
+  os << extra << "|";
+  for (Operation &op : kernel.getBody().front())
+    os << op.getName() << ";";
+  return key;
+}

@@ -1,0 +1,191 @@
+//===- Norms.cpp - Row-wise kernels, once for every target ----------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// RMSNorm, LayerNorm, their fused residual forms and softmax work row by row
+// over the last dimension: reductions for the statistics, then one pass that
+// writes the row. The target runs the rows (a thread per chunk of rows with
+// vector accumulators on the CPU, a workgroup per row with a tree reduction
+// in workgroup memory on SPIR-V).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+using vector::CombiningKind;
+
+namespace {
+/// The ops the row kernels are made of.
+struct RowMath {
+  KernelBuilder &k;
+  Value add(Value a, Value c) {
+    return arith::AddFOp::create(k.b, k.loc, a, c);
+  }
+  Value sub(Value a, Value c) {
+    return arith::SubFOp::create(k.b, k.loc, a, c);
+  }
+  Value mul(Value a, Value c) {
+    return arith::MulFOp::create(k.b, k.loc, a, c);
+  }
+  Value div(Value a, Value c) {
+    return arith::DivFOp::create(k.b, k.loc, a, c);
+  }
+  Value rsqrt(Value a) { return math::RsqrtOp::create(k.b, k.loc, a); }
+};
+} // namespace
+
+/// Scales the normalized row by (w) or (1 + w).
+static Value applyWeight(KernelBuilder &k, Value y, Value w, bool unitOffset) {
+  RowMath m{k};
+  if (unitOffset)
+    w = m.add(k.constantLike(1.0, w), w);
+  return m.mul(y, w);
+}
+
+static void emitRmsNorm(KernelBuilder &k, const KernelView &x,
+                        const KernelView *residual, const KernelView &w,
+                        float eps, bool unitOffset, const KernelView *sumOut,
+                        const KernelView &out) {
+  RowMath m{k};
+  Type elt = out.elementType;
+  SmallVector<KernelView> all = {x, out};
+  if (residual)
+    all.append({*residual, *sumOut});
+  k.forEachRow(out, all, [&](RowScope &row) {
+    // With a residual, the sum is written first and normalized from there
+    // (by the same thread, so no barrier is needed).
+    Value ss = row.reduce(k.constant(0.0, elt), CombiningKind::ADD,
+                          [&](Value j, int64_t width) {
+                            Value v = k.load(x, row.at(j), width);
+                            if (residual) {
+                              v = m.add(v, k.load(*residual, row.at(j), width));
+                              k.store(v, *sumOut, row.at(j), width);
+                            }
+                            return m.mul(v, v);
+                          });
+    Value mean = m.div(ss, k.constant(row.n, elt));
+    Value inv = m.rsqrt(m.add(mean, k.constant(eps, elt)));
+    const KernelView &src = residual ? *sumOut : x;
+    row.forEach([&](Value j, int64_t width) {
+      Value y = m.mul(k.load(src, row.at(j), width), k.splat(inv, width));
+      k.store(applyWeight(k, y, k.load(w, {j}, width), unitOffset), out,
+              row.at(j), width);
+    });
+  });
+}
+
+static void emitLayerNorm(KernelBuilder &k, const KernelView &x,
+                          const KernelView *residual, const KernelView &gamma,
+                          const KernelView &beta, float eps,
+                          const KernelView *sumOut, const KernelView &out) {
+  RowMath m{k};
+  Type elt = out.elementType;
+  SmallVector<KernelView> all = {x, out};
+  if (residual)
+    all.append({*residual, *sumOut});
+  k.forEachRow(out, all, [&](RowScope &row) {
+    Value zero = k.constant(0.0, elt), count = k.constant(row.n, elt);
+    Value total =
+        row.reduce(zero, CombiningKind::ADD, [&](Value j, int64_t width) {
+          Value v = k.load(x, row.at(j), width);
+          if (residual) {
+            v = m.add(v, k.load(*residual, row.at(j), width));
+            k.store(v, *sumOut, row.at(j), width);
+          }
+          return v;
+        });
+    Value mean = m.div(total, count);
+    const KernelView &src = residual ? *sumOut : x;
+    Value sq =
+        row.reduce(zero, CombiningKind::ADD, [&](Value j, int64_t width) {
+          Value d = m.sub(k.load(src, row.at(j), width), k.splat(mean, width));
+          return m.mul(d, d);
+        });
+    Value var = m.div(sq, count);
+    Value inv = m.rsqrt(m.add(var, k.constant(eps, elt)));
+    row.forEach([&](Value j, int64_t width) {
+      Value d = m.sub(k.load(src, row.at(j), width), k.splat(mean, width));
+      Value y = m.mul(m.mul(d, k.splat(inv, width)), k.load(gamma, {j}, width));
+      k.store(m.add(y, k.load(beta, {j}, width)), out, row.at(j), width);
+    });
+  });
+}
+
+static LogicalResult emitSoftmax(KernelBuilder &k, mir::SoftmaxOp op,
+                                 const KernelView &x, const KernelView &out) {
+  RowMath m{k};
+  int64_t rank = out.rank();
+  int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+  if (axis != rank - 1)
+    return op.emitOpError("the ")
+           << k.targetName() << " back end implements softmax over the last "
+           << "axis only";
+  Type elt = out.elementType;
+  k.forEachRow(out, {x, out}, [&](RowScope &row) {
+    Value lowest = k.constant(-std::numeric_limits<float>::infinity(), elt);
+    Value mx = row.reduce(
+        lowest, CombiningKind::MAXIMUMF,
+        [&](Value j, int64_t width) { return k.load(x, row.at(j), width); });
+    Value sum = row.reduce(
+        k.constant(0.0, elt), CombiningKind::ADD, [&](Value j, int64_t width) {
+          Value ex = math::ExpOp::create(
+              k.b, k.loc,
+              m.sub(k.load(x, row.at(j), width), k.splat(mx, width)));
+          k.store(ex, out, row.at(j), width);
+          return ex;
+        });
+    Value inv = m.div(k.constant(1.0, elt), sum);
+    row.forEach([&](Value j, int64_t width) {
+      k.store(m.mul(k.load(out, row.at(j), width), k.splat(inv, width)), out,
+              row.at(j), width);
+    });
+  });
+  return success();
+}
+
+LogicalResult mlir::rlx::emitNormKernel(KernelBuilder &k, Operation *op,
+                                        ArrayRef<KernelView> ins,
+                                        ArrayRef<KernelView> outs) {
+  for (const KernelView &in : ins)
+    if (in.isScalar())
+      return op->emitOpError("expects tensor operands on the ")
+             << k.targetName() << " back end";
+  if (!isa<FloatType>(outs[0].elementType))
+    return op->emitOpError("expects float operands");
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](mir::RmsNormOp n) {
+        emitRmsNorm(k, ins[0], nullptr, ins[1], n.getEpsilon(),
+                    n.getUnitOffset(), nullptr, outs[0]);
+        return success();
+      })
+      .Case([&](mir::FusedResidualRmsNormOp n) {
+        emitRmsNorm(k, ins[0], &ins[1], ins[2], n.getEpsilon(),
+                    n.getUnitOffset(), &outs[0], outs[1]);
+        return success();
+      })
+      .Case([&](mir::LayerNormOp n) {
+        emitLayerNorm(k, ins[0], nullptr, ins[1], ins[2], n.getEpsilon(),
+                      nullptr, outs[0]);
+        return success();
+      })
+      .Case([&](mir::FusedResidualLayerNormOp n) {
+        emitLayerNorm(k, ins[0], &ins[1], ins[2], ins[3], n.getEpsilon(),
+                      &outs[0], outs[1]);
+        return success();
+      })
+      .Case(
+          [&](mir::SoftmaxOp s) { return emitSoftmax(k, s, ins[0], outs[0]); })
+      .Default(
+          [](Operation *o) { return o->emitOpError("is not a norm kernel"); });
+}
