@@ -52,11 +52,6 @@ static void printKeyword(OpAsmPrinter &p, Operation *, IOKindAttr attr) {
   p << stringifyIOKind(attr.getValue());
 }
 
-/// Bytes per element as stored in the arena (i1 takes a byte).
-static int64_t elementBytes(Type t) {
-  return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
-}
-
 //===----------------------------------------------------------------------===//
 // Attributes
 //===----------------------------------------------------------------------===//
@@ -122,7 +117,7 @@ ConstantPoolAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (!dense)
       return emitError() << "constants must be dense elements";
     int64_t size =
-        dense.getNumElements() * elementBytes(dense.getElementType());
+        dense.getNumElements() * getElementBytes(dense.getElementType());
     if (offset < 0 || offset + size > bytes)
       return emitError() << "constant at " << offset << " (" << size
                          << " bytes) exceeds the pool of " << bytes << " bytes";
@@ -155,7 +150,7 @@ LogicalResult EntryOp::verify() {
 /// Bytes of an unplanned buffer.
 static int64_t allocBytes(AllocOp alloc) {
   MemRefType ty = alloc.getType();
-  return ty.getNumElements() * elementBytes(ty.getElementType());
+  return ty.getNumElements() * getElementBytes(ty.getElementType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -175,7 +170,7 @@ LogicalResult AllocOp::verify() {
 
 int64_t ViewOp::getExtentBytes() {
   MemRefType ty = getType();
-  int64_t bytes = elementBytes(ty.getElementType());
+  int64_t bytes = getElementBytes(ty.getElementType());
   if (ty.getNumElements() == 0)
     return 0;
   SmallVector<int64_t> strides;
@@ -201,7 +196,7 @@ ViewOp ViewOp::getRootView() {
 
 LogicalResult ViewOp::verify() {
   MemRefType ty = getType();
-  int64_t elem = elementBytes(ty.getElementType());
+  int64_t elem = getElementBytes(ty.getElementType());
   int64_t offset0 = getByteOffsetAttr().getInt();
   // lir_view_c1: the offset is non-negative and element aligned.
   if (offset0 < 0 || offset0 % elem != 0)

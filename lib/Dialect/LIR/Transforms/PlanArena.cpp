@@ -33,8 +33,7 @@ using namespace mlir::rlx::lir;
 static constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
 
 static int64_t bufferBytes(MemRefType ty) {
-  int64_t elem = std::max<int64_t>(1, (ty.getElementTypeBitWidth() + 7) / 8);
-  return ty.getNumElements() * elem;
+  return ty.getNumElements() * getElementBytes(ty.getElementType());
 }
 
 /// Kernels that may write their result over an input they read last.
