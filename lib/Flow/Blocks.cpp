@@ -520,7 +520,7 @@ static Error emitDecoderLayer(Impl &impl, unsigned index,
                                         impl.b.getDenseI32ArrayAttr(segments)));
   std::string family = spec.gemma ? "gemma" : spec.qkNorm ? "qwen3" : "llama";
   std::string opName =
-      "hir." + family + (decode ? "_decode_layer" : "_decoder_layer");
+      "hir." + family + (decode ? "_cached_decoder_layer" : "_decoder_layer");
   llvm::SmallVector<mlir::Type> results = {x->getType()};
   if (decode) {
     auto pk = Impl::shapeOf(pastK), xs = Impl::shapeOf(*x);

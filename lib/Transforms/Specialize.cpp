@@ -58,12 +58,13 @@ static std::optional<SmallVector<int64_t>> hirResultShape(Operation *op,
         return withLast(o.getInput(), shapeOf(o.getWeight())[0]);
       })
       .Case([](hir::AttentionOp o) { return Shape(shapeOf(o.getQ())); })
-      .Case<hir::LlamaDecodeLayerOp, hir::Qwen3DecodeLayerOp,
-            hir::GemmaDecodeLayerOp>([&](auto o) -> std::optional<Shape> {
-        if (index == 0)
-          return Shape(shapeOf(o.getInput()));
-        return present(o.getPastK(), o.getInput());
-      })
+      .Case<hir::LlamaCachedDecoderLayerOp, hir::Qwen3CachedDecoderLayerOp,
+            hir::GemmaCachedDecoderLayerOp>(
+          [&](auto o) -> std::optional<Shape> {
+            if (index == 0)
+              return Shape(shapeOf(o.getInput()));
+            return present(o.getPastK(), o.getInput());
+          })
       .Case<hir::CustomOp, hir::ParamOp>(
           [](Operation *) -> std::optional<Shape> { return std::nullopt; })
       .Default([](Operation *o) -> std::optional<Shape> {

@@ -538,7 +538,8 @@ static std::string llamaDecodeMlir(const Dims &d, int64_t past) {
          " {rlx.name = \"past_v\"}) -> (" + x + " {rlx.name = \"out\"}, " + nk +
          " {rlx.name = \"k\"}, " + nk + " {rlx.name = \"v\"}) {\n" +
          llamaWeightsDecl(d) +
-         "  %y, %k, %v = hir.llama_decode_layer %x, %pos past(%pk, %pv) "
+         "  %y, %k, %v = hir.llama_cached_decoder_layer %x, %pos past(%pk, "
+         "%pv) "
          "attn(%n1, %wq, %wk, %wv, %wo) post_norm(%n2) mlp(%wg, %wu, %wd) " +
          llamaAttrs(d) + " : (" + x + ", " + pos + ", " + pk + ", " + pk +
          ", " + llamaWeightTypes(d) + ") -> (" + x + ", " + nk + ", " + nk +

@@ -190,13 +190,16 @@ struct DecoderLayerLowering : public OpRewritePattern<OpTy> {
     LayerParts p;
     LayerConfig c;
     readCommon(op, p, c);
-    constexpr bool isDecode = std::is_same_v<OpTy, hir::LlamaDecodeLayerOp> ||
-                              std::is_same_v<OpTy, hir::Qwen3DecodeLayerOp> ||
-                              std::is_same_v<OpTy, hir::GemmaDecodeLayerOp>;
-    constexpr bool isGemma = std::is_same_v<OpTy, hir::GemmaDecoderLayerOp> ||
-                             std::is_same_v<OpTy, hir::GemmaDecodeLayerOp>;
-    constexpr bool isQwen3 = std::is_same_v<OpTy, hir::Qwen3DecoderLayerOp> ||
-                             std::is_same_v<OpTy, hir::Qwen3DecodeLayerOp>;
+    constexpr bool isDecode =
+        std::is_same_v<OpTy, hir::LlamaCachedDecoderLayerOp> ||
+        std::is_same_v<OpTy, hir::Qwen3CachedDecoderLayerOp> ||
+        std::is_same_v<OpTy, hir::GemmaCachedDecoderLayerOp>;
+    constexpr bool isGemma =
+        std::is_same_v<OpTy, hir::GemmaDecoderLayerOp> ||
+        std::is_same_v<OpTy, hir::GemmaCachedDecoderLayerOp>;
+    constexpr bool isQwen3 =
+        std::is_same_v<OpTy, hir::Qwen3DecoderLayerOp> ||
+        std::is_same_v<OpTy, hir::Qwen3CachedDecoderLayerOp>;
     if constexpr (isDecode) {
       p.pastK = op.getPastK();
       p.pastV = op.getPastV();
@@ -305,10 +308,10 @@ struct BertEncoderLayerLowering
 void mlir::rlx::populateLayerPatterns(RewritePatternSet &patterns,
                                       ::rlx::FusionPolicy policy) {
   patterns.add<DecoderLayerLowering<hir::LlamaDecoderLayerOp>,
-               DecoderLayerLowering<hir::LlamaDecodeLayerOp>,
+               DecoderLayerLowering<hir::LlamaCachedDecoderLayerOp>,
                DecoderLayerLowering<hir::Qwen3DecoderLayerOp>,
-               DecoderLayerLowering<hir::Qwen3DecodeLayerOp>,
+               DecoderLayerLowering<hir::Qwen3CachedDecoderLayerOp>,
                DecoderLayerLowering<hir::GemmaDecoderLayerOp>,
-               DecoderLayerLowering<hir::GemmaDecodeLayerOp>,
+               DecoderLayerLowering<hir::GemmaCachedDecoderLayerOp>,
                BertEncoderLayerLowering>(patterns.getContext(), policy);
 }

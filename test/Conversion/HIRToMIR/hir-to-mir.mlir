@@ -98,8 +98,8 @@ func.func @llama_layer(%x: tensor<1x7x64xf32>, %pos: tensor<7xi32>) -> tensor<1x
   return %y : tensor<1x7x64xf32>
 }
 
-// CHECK-LABEL: func.func @llama_decode_layer
-func.func @llama_decode_layer(%x: tensor<1x1x64xf32>, %pos: tensor<1xi32>, %pk: tensor<1x6x32xf32>, %pv: tensor<1x6x32xf32>) -> (tensor<1x1x64xf32>, tensor<1x7x32xf32>) {
+// CHECK-LABEL: func.func @llama_cached_decoder_layer
+func.func @llama_cached_decoder_layer(%x: tensor<1x1x64xf32>, %pos: tensor<1xi32>, %pk: tensor<1x6x32xf32>, %pv: tensor<1x6x32xf32>) -> (tensor<1x1x64xf32>, tensor<1x7x32xf32>) {
   %n = hir.param "n" : tensor<64xf32>
   %wq = hir.param "q" : tensor<64x64xf32>
   %wk = hir.param "k" : tensor<32x64xf32>
@@ -112,7 +112,7 @@ func.func @llama_decode_layer(%x: tensor<1x1x64xf32>, %pos: tensor<1xi32>, %pk: 
   // CHECK: %[[K:.*]] = mir.concat %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<1x6x32xf32>, tensor<1x1x32xf32>) -> tensor<1x7x32xf32>
   // DIRECT: mir.attention %{{.*}}, %[[K]], %{{.*}} {{{.*}}mask_kind = #mir<mask causal>
   // CHECK: return %{{.*}}, %[[K]]
-  %y, %k, %v = hir.llama_decode_layer %x, %pos past(%pk, %pv) attn(%n, %wq, %wk, %wv, %wo) post_norm(%n2) mlp(%g, %u, %d) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64} : (tensor<1x1x64xf32>, tensor<1xi32>, tensor<1x6x32xf32>, tensor<1x6x32xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> (tensor<1x1x64xf32>, tensor<1x7x32xf32>, tensor<1x7x32xf32>)
+  %y, %k, %v = hir.llama_cached_decoder_layer %x, %pos past(%pk, %pv) attn(%n, %wq, %wk, %wv, %wo) post_norm(%n2) mlp(%g, %u, %d) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64} : (tensor<1x1x64xf32>, tensor<1xi32>, tensor<1x6x32xf32>, tensor<1x6x32xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> (tensor<1x1x64xf32>, tensor<1x7x32xf32>, tensor<1x7x32xf32>)
   return %y, %k : tensor<1x1x64xf32>, tensor<1x7x32xf32>
 }
 

@@ -484,7 +484,7 @@ func.func @decoder_layer_c7_softcap(%x: tensor<1x4x64xf32>, %pos: tensor<4xi32>,
 
 func.func @decoder_layer_c8_present_length(%x: tensor<1x4x64xf32>, %pos: tensor<4xi32>, %pk: tensor<1x3x32xf32>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>, %wo: tensor<64x64xf32>, %g: tensor<128x64xf32>, %d: tensor<64x128xf32>) {
   // expected-error @+1 {{expects present_k of shape [1, 7, 32], got 'tensor<1x6x32xf32>'}}
-  %y, %k, %v = hir.llama_decode_layer %x, %pos past(%pk, %pk) attn(%n, %wq, %wk, %wk, %wo) post_norm(%n) mlp(%g, %g, %d) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64} : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<1x3x32xf32>, tensor<1x3x32xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> (tensor<1x4x64xf32>, tensor<1x6x32xf32>, tensor<1x6x32xf32>)
+  %y, %k, %v = hir.llama_cached_decoder_layer %x, %pos past(%pk, %pk) attn(%n, %wq, %wk, %wk, %wo) post_norm(%n) mlp(%g, %g, %d) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64} : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<1x3x32xf32>, tensor<1x3x32xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> (tensor<1x4x64xf32>, tensor<1x6x32xf32>, tensor<1x6x32xf32>)
   return
 }
 
@@ -492,7 +492,7 @@ func.func @decoder_layer_c8_present_length(%x: tensor<1x4x64xf32>, %pos: tensor<
 
 func.func @decoder_layer_c8_past_width(%x: tensor<1x4x64xf32>, %pos: tensor<4xi32>, %pk: tensor<1x3x64xf32>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>, %wo: tensor<64x64xf32>, %g: tensor<128x64xf32>, %d: tensor<64x128xf32>) {
   // expected-error @+1 {{expects past_k of shape [1, 3, 32], got 'tensor<1x3x64xf32>'}}
-  %y, %k, %v = hir.llama_decode_layer %x, %pos past(%pk, %pk) attn(%n, %wq, %wk, %wk, %wo) post_norm(%n) mlp(%g, %g, %d) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64} : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<1x3x64xf32>, tensor<1x3x64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> (tensor<1x4x64xf32>, tensor<1x7x32xf32>, tensor<1x7x32xf32>)
+  %y, %k, %v = hir.llama_cached_decoder_layer %x, %pos past(%pk, %pk) attn(%n, %wq, %wk, %wk, %wo) post_norm(%n) mlp(%g, %g, %d) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64} : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<1x3x64xf32>, tensor<1x3x64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> (tensor<1x4x64xf32>, tensor<1x7x32xf32>, tensor<1x7x32xf32>)
   return
 }
 
@@ -500,7 +500,7 @@ func.func @decoder_layer_c8_past_width(%x: tensor<1x4x64xf32>, %pos: tensor<4xi3
 
 func.func @decoder_layer_c8_past_v_type(%x: tensor<1x4x64xf32>, %pos: tensor<4xi32>, %pk: tensor<1x3x32xf32>, %pv: tensor<1x2x32xf32>, %n: tensor<64xf32>, %qn: tensor<16xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>, %wo: tensor<64x64xf32>, %g: tensor<128x64xf32>, %d: tensor<64x128xf32>) {
   // expected-error @+1 {{expects past_v of type 'tensor<1x3x32xf32>', got 'tensor<1x2x32xf32>'}}
-  %y, %k, %v = hir.qwen3_decode_layer %x, %pos past(%pk, %pv) attn(%n, %wq, %wk, %wk, %wo) post_norm(%n) qk_norm(%qn, %qn) mlp(%g, %g, %d) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64} : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<1x3x32xf32>, tensor<1x2x32xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> (tensor<1x4x64xf32>, tensor<1x7x32xf32>, tensor<1x7x32xf32>)
+  %y, %k, %v = hir.qwen3_cached_decoder_layer %x, %pos past(%pk, %pv) attn(%n, %wq, %wk, %wk, %wo) post_norm(%n) qk_norm(%qn, %qn) mlp(%g, %g, %d) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64} : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<1x3x32xf32>, tensor<1x2x32xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> (tensor<1x4x64xf32>, tensor<1x7x32xf32>, tensor<1x7x32xf32>)
   return
 }
 

@@ -506,7 +506,7 @@ LogicalResult LlamaDecoderLayerOp::verify() {
   return verifyDecoderLayer(*this, e);
 }
 
-LogicalResult LlamaDecodeLayerOp::verify() {
+LogicalResult LlamaCachedDecoderLayerOp::verify() {
   DecoderExtras e;
   e.pastK = getPastK();
   e.pastV = getPastV();
@@ -525,7 +525,7 @@ LogicalResult Qwen3DecoderLayerOp::verify() {
   return verifyDecoderLayer(*this, e);
 }
 
-LogicalResult Qwen3DecodeLayerOp::verify() {
+LogicalResult Qwen3CachedDecoderLayerOp::verify() {
   DecoderExtras e;
   e.pastK = getPastK();
   e.pastV = getPastV();
@@ -548,7 +548,7 @@ LogicalResult GemmaDecoderLayerOp::verify() {
   return verifyDecoderLayer(*this, e);
 }
 
-LogicalResult GemmaDecodeLayerOp::verify() {
+LogicalResult GemmaCachedDecoderLayerOp::verify() {
   DecoderExtras e;
   e.pastK = getPastK();
   e.pastV = getPastV();

@@ -426,7 +426,7 @@ def HIR_GeluFfnOp : HIR_Op<"gelu_ffn",
 // Composite layers
 //===----------------------------------------------------------------------===//
 
-// A pre-norm decoder layer (LLaMA family). `Decode` variants take the past
+// A pre-norm decoder layer (LLaMA family). The `cached` variants take the past
 // keys and values and also return the present ones.
 class HIR_DecoderLayerBase<string mnemonic, string what, dag extraWeights,
                            string extraFormat, bit decode,
@@ -500,11 +500,11 @@ def HIR_LlamaDecoderLayerOp : HIR_DecoderLayerBase<"llama_decoder_layer",
   }];
 }
 
-def HIR_LlamaDecodeLayerOp : HIR_DecoderLayerBase<"llama_decode_layer",
+def HIR_LlamaCachedDecoderLayerOp : HIR_DecoderLayerBase<"llama_cached_decoder_layer",
     "LLaMA decoder layer over a KV cache", HIR_PostNorm, HIR_PostNormFormat, 1> {
   let description = HIR_LlamaDesc # HIR_DecodeDesc # [{
     ```mlir
-    %y, %k, %v = hir.llama_decode_layer %x, %pos past(%pk, %pv)
+    %y, %k, %v = hir.llama_cached_decoder_layer %x, %pos past(%pk, %pv)
            attn(%n1, %wq, %wk, %wv, %wo) post_norm(%n2) mlp(%wg, %wu, %wd)
            {...} : (...) -> (...)
     ```
@@ -528,13 +528,13 @@ def HIR_Qwen3DecoderLayerOp : HIR_DecoderLayerBase<"qwen3_decoder_layer",
   }];
 }
 
-def HIR_Qwen3DecodeLayerOp : HIR_DecoderLayerBase<"qwen3_decode_layer",
+def HIR_Qwen3CachedDecoderLayerOp : HIR_DecoderLayerBase<"qwen3_cached_decoder_layer",
     "Qwen3 decoder layer over a KV cache",
     !con(HIR_PostNorm, (ins HIR_FloatTensor:$q_norm, HIR_FloatTensor:$k_norm)),
     HIR_PostNormFormat # "`qk_norm` `(` $q_norm `,` $k_norm `)` ", 1> {
   let description = HIR_Qwen3Desc # HIR_DecodeDesc # [{
     ```mlir
-    %y, %k, %v = hir.qwen3_decode_layer %x, %pos past(%pk, %pv)
+    %y, %k, %v = hir.qwen3_cached_decoder_layer %x, %pos past(%pk, %pv)
            attn(%n1, %wq, %wk, %wv, %wo) post_norm(%n2) qk_norm(%qn, %kn) mlp(%wg, %wu, %wd)
            {...} : (...) -> (...)
     ```
@@ -569,12 +569,12 @@ def HIR_GemmaDecoderLayerOp : HIR_DecoderLayerBase<"gemma_decoder_layer",
   }];
 }
 
-def HIR_GemmaDecodeLayerOp : HIR_DecoderLayerBase<"gemma_decode_layer",
+def HIR_GemmaCachedDecoderLayerOp : HIR_DecoderLayerBase<"gemma_cached_decoder_layer",
     "Gemma 2 decoder layer over a KV cache",
     HIR_GemmaNorms, HIR_GemmaNormsFormat, 1, HIR_GemmaAttrs> {
   let description = HIR_GemmaDesc # HIR_DecodeDesc # [{
     ```mlir
-    %y, %k, %v = hir.gemma_decode_layer %x, %pos past(%pk, %pv)
+    %y, %k, %v = hir.gemma_cached_decoder_layer %x, %pos past(%pk, %pv)
            attn(%n1, %wq, %wk, %wv, %wo) norms(%n2, %n3, %n4)
            mlp(%wg, %wu, %wd) {...} : (...) -> (...)
     ```
