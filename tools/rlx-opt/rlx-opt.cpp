@@ -24,10 +24,16 @@ static llvm::cl::opt<std::string, /*ExternalStorage=*/true> rlxProfile(
     llvm::cl::value_desc("file"),
     llvm::cl::location(mlir::rlx::getDefaultCompileProfilePath()));
 
+namespace mlir::rlx::test {
+void registerTestMIRFusionControlPass();
+} // namespace mlir::rlx::test
+
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::rlx::registerAllRLXDialects(registry);
   mlir::rlx::registerAllRLXPasses();
+  // Test passes of test/lib (test-*).
+  mlir::rlx::test::registerTestMIRFusionControlPass();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "RLX optimizer driver: HIR, MIR and LIR pass pipelines\n",
       registry));
