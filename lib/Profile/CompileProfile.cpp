@@ -53,7 +53,7 @@ using namespace rlx;
 
 static constexpr StringRef fusionPatternNames[] = {
     "matmul-epilogue", "residual-norm",   "shared-input-matmul", "swiglu",
-    "attention",       "attention-block", "elementwise-region"};
+    "attention",       "attention-block", "elementwise-region",  "dequantize"};
 
 ArrayRef<StringRef> rlx::knownFusionPatterns() { return fusionPatternNames; }
 

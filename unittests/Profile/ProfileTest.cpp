@@ -125,10 +125,10 @@ TEST(CompileProfileTest, EnumSpellingsRoundTrip) {
 TEST(CompileProfileTest, KnownFusionPatterns) {
   std::vector<std::string> names(knownFusionPatterns().begin(),
                                  knownFusionPatterns().end());
-  EXPECT_EQ(names, (std::vector<std::string>{"matmul-epilogue", "residual-norm",
-                                             "shared-input-matmul", "swiglu",
-                                             "attention", "attention-block",
-                                             "elementwise-region"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "matmul-epilogue", "residual-norm",
+                       "shared-input-matmul", "swiglu", "attention",
+                       "attention-block", "elementwise-region", "dequantize"}));
 }
 
 TEST(CompileProfileTest, IsDisabled) {
@@ -503,7 +503,8 @@ TEST(CompileProfileTest, ErrorBadFusionPattern) {
             "<string>:2:12: 'fusion.disable[0]' is not a known fusion "
             "pattern: \"gelu\"; known patterns are \"matmul-epilogue\", "
             "\"residual-norm\", \"shared-input-matmul\", \"swiglu\", "
-            "\"attention\", \"attention-block\", \"elementwise-region\"");
+            "\"attention\", \"attention-block\", \"elementwise-region\", "
+            "\"dequantize\"");
   EXPECT_EQ(errorOf("[fusion]\ndisable = [\"swiglu\", \"swiglu\"]\n"),
             "<string>:2:22: 'fusion.disable[1]' repeats \"swiglu\"");
 }

@@ -8,7 +8,7 @@
 /// attention, attention-block, residual-norm, matmul-epilogue,
 /// elementwise-region), those the target claims and not disabled.
 
-// BAD: error: mir-fuse-all: unknown fusion 'nope' (expected one of shared-input-matmul, swiglu, attention, attention-block, residual-norm, matmul-epilogue, elementwise-region)
+// BAD: error: mir-fuse-all: unknown fusion 'nope' (expected one of dequantize, shared-input-matmul, swiglu, attention, attention-block, residual-norm, matmul-epilogue, elementwise-region)
 // BADTARGET: for the --target option: Cannot find option named 'gpu'!
 
 /// A SwiGLU MLP: the gate/up matmuls merge first, then the GLU fuses on the

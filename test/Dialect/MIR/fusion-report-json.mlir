@@ -9,6 +9,7 @@
 
 // CHECK:      "target": "cpu",
 // CHECK-NEXT: "fusions": [
+// CHECK-NEXT:   "dequantize",
 // CHECK-NEXT:   "shared-input-matmul",
 // CHECK-NEXT:   "swiglu",
 // CHECK-NEXT:   "attention",

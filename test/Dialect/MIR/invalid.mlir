@@ -1180,3 +1180,59 @@ func.func @yield_outside_elementwise(%x: f32) {
   // expected-error @+1 {{'mir.yield' op expects parent op 'mir.elementwise'}}
   mir.yield %x : f32
 }
+
+// -----
+
+func.func @param_c7_partial_block() {
+  // expected-error @+1 {{a parameter of type 'tensor<4x48x!mir.quant<q4_0>>' must have a last dimension that is a multiple of the block size 32}}
+  %w = mir.param "w" : tensor<4x48x!mir.quant<q4_0>>
+  return
+}
+
+// -----
+
+func.func @param_c7_k_quant_block() {
+  // expected-error @+1 {{must have a last dimension that is a multiple of the block size 256}}
+  %w = mir.param "w" : tensor<4x128x!mir.quant<q4_K>>
+  return
+}
+
+// -----
+
+func.func @param_c7_concat_blocked_dim() {
+  // expected-error @+1 {{concatenates ggml blocks along the blocked (innermost) dimension}}
+  %w = mir.param "w" {sources = ["a", "b"], concat_axis = 1 : i64, source_sizes = array<i64: 32, 32>} : tensor<4x64x!mir.quant<q8_0>>
+  return
+}
+
+// -----
+
+func.func @matmul_c3_low_precision_untransposed(%x: tensor<4x64xf32>, %w: tensor<64x32xf16>) {
+  // expected-error @+1 {{requires lhs and rhs of the same element type (or an [N, K] rhs stored in f16, bf16 or ggml blocks with transpose_rhs)}}
+  %y = mir.matmul %x, %w : (tensor<4x64xf32>, tensor<64x32xf16>) -> tensor<4x32xf32>
+  return
+}
+
+// -----
+
+func.func @dequantize_c1_shape(%w: tensor<4x64xbf16>) {
+  // expected-error @+1 {{requires equal shapes}}
+  %d = mir.dequantize %w : (tensor<4x64xbf16>) -> tensor<4x32xf32>
+  return
+}
+
+// -----
+
+func.func @dequantize_c2_not_stored_lower(%w: tensor<4x64xf32>) {
+  // expected-error @+1 {{widens a weight stored in f16, bf16 or ggml blocks to a float type at least as wide, got 'f32' to 'f16'}}
+  %d = mir.dequantize %w : (tensor<4x64xf32>) -> tensor<4x64xf16>
+  return
+}
+
+// -----
+
+func.func @gather_c2_quant_axis(%t: tensor<2x64x!mir.quant<q8_0>>, %i: tensor<3xi32>) {
+  // expected-error @+1 {{gathers a table of ggml blocks along axis 0 of a rank-2 table only}}
+  %g = mir.gather %t, %i {axis = 1 : i64} : (tensor<2x64x!mir.quant<q8_0>>, tensor<3xi32>) -> tensor<2x3xf32>
+  return
+}

@@ -376,3 +376,21 @@ func.func @elementwise_scalar_region(%a: tensor<1x?x64xf32>, %b: tensor<64xf16>)
   } : (tensor<1x?x64xf32>, tensor<64xf16>) -> tensor<1x?x64xf32>
   return %y : tensor<1x?x64xf32>
 }
+
+// Weights in their stored precision: ggml blocks and bf16 read by matmuls
+// and gathers, and dequantized.
+// CHECK-LABEL: func.func @stored_weights
+func.func @stored_weights(%x: tensor<1x?x64xf32>, %ids: tensor<1x?xi32>) -> (tensor<1x?x32xf32>, tensor<1x?x64xf32>, tensor<32x256xf32>) {
+  // CHECK: %[[Q:.*]] = mir.param "w" : tensor<32x64x!mir.quant<q4_0>>
+  %q = mir.param "w" : tensor<32x64x!mir.quant<q4_0>>
+  // CHECK: mir.matmul %{{.*}}, %[[Q]] {transpose_rhs} : (tensor<1x?x64xf32>, tensor<32x64x!mir.quant<q4_0>>) -> tensor<1x?x32xf32>
+  %y = mir.matmul %x, %q {transpose_rhs} : (tensor<1x?x64xf32>, tensor<32x64x!mir.quant<q4_0>>) -> tensor<1x?x32xf32>
+  %e = mir.param "emb" : tensor<100x64xbf16>
+  // CHECK: mir.gather %{{.*}} : (tensor<100x64xbf16>, tensor<1x?xi32>) -> tensor<1x?x64xbf16>
+  %g = mir.gather %e, %ids : (tensor<100x64xbf16>, tensor<1x?xi32>) -> tensor<1x?x64xbf16>
+  %c = mir.cast %g : (tensor<1x?x64xbf16>) -> tensor<1x?x64xf32>
+  %k = mir.param "k" : tensor<32x256x!mir.quant<q6_K>>
+  // CHECK: mir.dequantize %{{.*}} : (tensor<32x256x!mir.quant<q6_K>>) -> tensor<32x256xf32>
+  %d = mir.dequantize %k : (tensor<32x256x!mir.quant<q6_K>>) -> tensor<32x256xf32>
+  return %y, %c, %d : tensor<1x?x32xf32>, tensor<1x?x64xf32>, tensor<32x256xf32>
+}

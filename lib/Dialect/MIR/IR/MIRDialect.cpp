@@ -17,8 +17,79 @@ using namespace mlir::rlx::mir;
 
 #include "RLX/Dialect/MIR/IR/MIRDialect.cpp.inc"
 
+#include "RLX/Dialect/MIR/IR/MIREnums.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "RLX/Dialect/MIR/IR/MIRTypes.cpp.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "RLX/Dialect/MIR/IR/MIRAttrs.cpp.inc"
+
+int64_t QuantType::getBlockElements() const {
+  switch (getKind()) {
+  case QuantKind::Q2_K:
+  case QuantKind::Q3_K:
+  case QuantKind::Q4_K:
+  case QuantKind::Q5_K:
+  case QuantKind::Q6_K:
+    return 256;
+  default:
+    return 32;
+  }
+}
+
+int64_t QuantType::getBlockBytes() const {
+  switch (getKind()) {
+  case QuantKind::Q4_0:
+    return 18;
+  case QuantKind::Q4_1:
+    return 20;
+  case QuantKind::Q5_0:
+    return 22;
+  case QuantKind::Q5_1:
+    return 24;
+  case QuantKind::Q8_0:
+    return 34;
+  case QuantKind::Q2_K:
+    return 84;
+  case QuantKind::Q3_K:
+    return 110;
+  case QuantKind::Q4_K:
+    return 144;
+  case QuantKind::Q5_K:
+    return 176;
+  case QuantKind::Q6_K:
+    return 210;
+  }
+  llvm_unreachable("unknown quantization");
+}
+
+bool mlir::rlx::mir::isLowPrecisionWeightType(Type t) {
+  return t.isF16() || t.isBF16() || isa<QuantType>(t);
+}
+
+int64_t mlir::rlx::mir::getStorageBytes(ShapedType type) {
+  Type elt = type.getElementType();
+  if (auto q = dyn_cast<QuantType>(elt))
+    return type.getNumElements() / q.getBlockElements() * q.getBlockBytes();
+  return type.getNumElements() *
+         std::max<int64_t>(1, (elt.getIntOrFloatBitWidth() + 7) / 8);
+}
+
+LogicalResult mlir::rlx::mir::verifyQuantizedShape(Operation *op,
+                                                   ShapedType type,
+                                                   StringRef what) {
+  auto q = dyn_cast<QuantType>(type.getElementType());
+  if (!q)
+    return success();
+  if (type.getRank() == 0 || ShapedType::isDynamic(type.getShape().back()) ||
+      type.getShape().back() % q.getBlockElements() != 0)
+    return op->emitOpError() << what << " " << type
+                             << " must have a last dimension that is a "
+                                "multiple of the block size "
+                             << q.getBlockElements();
+  return success();
+}
 
 void MIRDialect::initialize() {
   addOperations<
@@ -28,6 +99,10 @@ void MIRDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "RLX/Dialect/MIR/IR/MIRAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "RLX/Dialect/MIR/IR/MIRTypes.cpp.inc"
       >();
 }
 

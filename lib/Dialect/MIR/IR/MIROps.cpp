@@ -415,6 +415,14 @@ LogicalResult ParamOp::verify() {
   // mir_param_c2: the shape is static.
   if (!getType().hasStaticShape())
     return emitOpError("requires a static shape, got ") << getType();
+  // mir_param_c7: a weight of ggml blocks is a whole number of blocks per
+  // row, and a derived one is concatenated along its rows.
+  if (failed(verifyQuantizedShape(*this, getType(), "a parameter of type")))
+    return failure();
+  if (isa<QuantType>(getType().getElementType()) && getConcatAxis() &&
+      *getConcatAxis() == getType().getRank() - 1)
+    return emitOpError("concatenates ggml blocks along the blocked "
+                       "(innermost) dimension");
   // mir_param_c3: sources, concat_axis and source_sizes come together.
   if ((getSourcesAttr() != nullptr) != getConcatAxis().has_value() ||
       (getSourcesAttr() != nullptr) != getSourceSizes().has_value())
@@ -491,10 +499,16 @@ LogicalResult MatmulOp::verify() {
   // mir_matmul_c2: rhs has rank 2.
   if (rhs.getRank() != 2)
     return emitOpError("requires a rank-2 rhs, got ") << rhs;
-  // mir_matmul_c3: one element type.
-  if (lhs.getElementType() != rhs.getElementType())
-    return emitOpError("requires lhs and rhs of the same element type, got ")
+  // mir_matmul_c3: one element type, or a transposed weight stored in lower
+  // precision.
+  if (lhs.getElementType() != rhs.getElementType() &&
+      (!isLowPrecisionWeightType(rhs.getElementType()) || !getTransposeRhs()))
+    return emitOpError("requires lhs and rhs of the same element type (or an "
+                       "[N, K] rhs stored in f16, bf16 or ggml blocks with "
+                       "transpose_rhs), got ")
            << lhs << " and " << rhs;
+  if (failed(verifyQuantizedShape(*this, rhs, "rhs")))
+    return failure();
   // mir_matmul_c4: K matches.
   if (failed(verifyContraction(*this, lhs, rhs, getTransposeLhs(),
                                getTransposeRhs())))
@@ -713,12 +727,43 @@ LogicalResult RopeOp::verify() {
 // GatherOp
 //===----------------------------------------------------------------------===//
 
+//===----------------------------------------------------------------------===//
+// DequantizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DequantizeOp::verify() {
+  RankedTensorType input = getInput().getType(), result = getType();
+  // mir_dequantize_c1: equal shapes.
+  if (input.getShape() != result.getShape())
+    return emitOpError("requires equal shapes, got ")
+           << input << " and " << result;
+  // mir_dequantize_c2: a lower-precision storage type, a wider result.
+  Type from = input.getElementType(), to = result.getElementType();
+  if (!isLowPrecisionWeightType(from) || from == to ||
+      (!isa<QuantType>(from) &&
+       from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth()))
+    return emitOpError("widens a weight stored in f16, bf16 or ggml blocks "
+                       "to a float type at least as wide, got ")
+           << from << " to " << to;
+  // mir_dequantize_c3: whole blocks.
+  return verifyQuantizedShape(*this, input, "input");
+}
+
 LogicalResult GatherOp::verify() {
   RankedTensorType table = getTable().getType();
   // mir_gather_c1: axis is in [0, rank(table)) (so the table has rank >= 1).
   if (getAxis() < 0 || getAxis() >= table.getRank())
     return emitOpError("axis ")
            << getAxis() << " is out of range [0, " << table.getRank() << ")";
+  // mir_gather_c2: a table of ggml blocks gathers whole rows (axis 0 of a
+  // rank-2 table), dequantized to f32.
+  if (isa<QuantType>(table.getElementType()) &&
+      (table.getRank() != 2 || getAxis() != 0))
+    return emitOpError("gathers a table of ggml blocks along axis 0 of a "
+                       "rank-2 table only, got ")
+           << table << " and axis " << getAxis();
+  if (failed(verifyQuantizedShape(*this, table, "table")))
+    return failure();
   return verifyResultMatchesInference(*this);
 }
 
@@ -734,7 +779,11 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *context,
   SmallVector<int64_t> shape(table.getShape().take_front(axis));
   llvm::append_range(shape, indices.getShape());
   llvm::append_range(shape, table.getShape().drop_front(axis + 1));
-  inferred.push_back(RankedTensorType::get(shape, table.getElementType()));
+  Type elt = table.getElementType();
+  // Rows of ggml blocks come out dequantized.
+  if (isa<QuantType>(elt))
+    elt = Float32Type::get(context);
+  inferred.push_back(RankedTensorType::get(shape, elt));
   return success();
 }
 
@@ -1046,11 +1095,19 @@ LogicalResult FusedMatmulOp::verify() {
     return emitOpError("requires an input of rank >= 2 and a rank-2 weight, "
                        "got ")
            << input << " and " << weight;
-  // mir_fused_matmul_c2: one element type.
-  for (Value operand : getOperands())
-    if (getElementTypeOrSelf(operand.getType()) != input.getElementType())
+  // mir_fused_matmul_c2: one element type (the weight may be stored in lower
+  // precision when transposed).
+  for (Value operand : getOperands()) {
+    Type elt = getElementTypeOrSelf(operand.getType());
+    if (operand == getWeight() && getTransposeRhs() &&
+        isLowPrecisionWeightType(elt))
+      continue;
+    if (elt != input.getElementType())
       return emitOpError("requires operands of one element type, got ")
              << operand.getType() << " with input " << input;
+  }
+  if (failed(verifyQuantizedShape(*this, weight, "weight")))
+    return failure();
   // mir_fused_matmul_c3: K matches.
   if (failed(verifyContraction(*this, input, weight, /*transposeLhs=*/false,
                                getTransposeRhs())))

@@ -46,7 +46,8 @@ static constexpr StringRef kMatmulOps[] = {"mir.fused_matmul"};
 static constexpr StringRef kRegionOps[] = {"mir.elementwise"};
 
 /// Every fusion, in run order. The order matters:
-/// - shared-input first: swiglu and attention-block match its slices;
+/// - dequantize first: the other fusions match matmuls on parameters;
+/// - shared-input next: swiglu and attention-block match its slices;
 /// - swiglu before matmul-epilogue, which would otherwise take the gate
 ///   activation of an unmerged gate projection;
 /// - attention before attention-block, which is rooted at mir.attention;
@@ -56,6 +57,7 @@ static constexpr StringRef kRegionOps[] = {"mir.elementwise"};
 ///   goes to the norm (the epilogue also declines it on its own);
 /// - elementwise-region last, on what the structured fusions left.
 static const FusionInfo kFusions[] = {
+    {MIRFusionKind::Dequantize, "dequantize", "mir-fuse-dequantize", {}},
     {MIRFusionKind::SharedInputMatmul,
      "shared-input-matmul",
      "mir-fuse-shared-input-matmuls",
@@ -82,10 +84,10 @@ static const FusionInfo &getInfo(MIRFusionKind kind) {
 
 ArrayRef<MIRFusionKind> mlir::rlx::getMIRFusionOrder() {
   static const MIRFusionKind order[] = {
-      MIRFusionKind::SharedInputMatmul, MIRFusionKind::Swiglu,
-      MIRFusionKind::Attention,         MIRFusionKind::AttentionBlock,
-      MIRFusionKind::ResidualNorm,      MIRFusionKind::MatmulEpilogue,
-      MIRFusionKind::ElementwiseRegion};
+      MIRFusionKind::Dequantize,     MIRFusionKind::SharedInputMatmul,
+      MIRFusionKind::Swiglu,         MIRFusionKind::Attention,
+      MIRFusionKind::AttentionBlock, MIRFusionKind::ResidualNorm,
+      MIRFusionKind::MatmulEpilogue, MIRFusionKind::ElementwiseRegion};
   return order;
 }
 
@@ -142,8 +144,10 @@ bool mlir::rlx::doesMIRFusionTargetClaim(::rlx::Target target,
   case ::rlx::Target::Spirv:
     // A whole attention block is two GEMMs, RoPE and attention: on a GPU
     // these are separate dispatches with different workgroup shapes, so
-    // SPIR-V keeps mir.attention and the projections apart.
-    return kind != MIRFusionKind::AttentionBlock;
+    // SPIR-V keeps mir.attention and the projections apart. Its kernels
+    // read weights in f32: a weight stored lower is dequantized first.
+    return kind != MIRFusionKind::AttentionBlock &&
+           kind != MIRFusionKind::Dequantize;
   }
   llvm_unreachable("unknown fusion target");
 }
@@ -181,6 +185,8 @@ void mlir::rlx::populateMIRFusionPatterns(RewritePatternSet &patterns,
                                           MIRFusionKind kind,
                                           const MIRFusionControlFn &control) {
   switch (kind) {
+  case MIRFusionKind::Dequantize:
+    return populateMIRFuseDequantizePatterns(patterns, control);
   case MIRFusionKind::SharedInputMatmul:
     return populateMIRFuseSharedInputMatmulsPatterns(patterns, control);
   case MIRFusionKind::Swiglu:

@@ -57,6 +57,19 @@ mlir::rlx::findMissedMIRFusions(Operation *root,
     }
   };
   auto visit = [&](Operation *op) {
+    if (auto dq = dyn_cast<mir::DequantizeOp>(op)) {
+      if (enabled(MIRFusionKind::Dequantize)) {
+        DequantizeMatch match;
+        MIRMatchResult result = matchDequantize(dq, match);
+        // A dequantize nothing can absorb is still a miss: it runs.
+        if (result.getStatus() == MIRMatchResult::Status::NoMatch)
+          result = MIRMatchResult::missed(
+              kStoredWeight, "nothing reads the dequantized weight",
+              "remove the unused dequantize");
+        record(MIRFusionKind::Dequantize, op, result);
+      }
+      return;
+    }
     if (auto mm = dyn_cast<mir::MatmulOp>(op)) {
       if (enabled(MIRFusionKind::SharedInputMatmul)) {
         SharedInputMatmulsMatch match;

@@ -35,6 +35,8 @@ inline constexpr StringLiteral kUnsupportedScores =
 inline constexpr StringLiteral kLayout = "unsupported layout";
 inline constexpr StringLiteral kMismatch = "q/k preprocessing differs";
 inline constexpr StringLiteral kNotFused = "not fused";
+inline constexpr StringLiteral kStoredWeight =
+    "a consumer needs the dequantized weight";
 
 /// The user of `v` if it has exactly one use, else null.
 Operation *getSingleUser(Value v);

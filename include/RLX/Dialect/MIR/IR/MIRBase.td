@@ -10,8 +10,10 @@
 
 include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinTypeInterfaces.td"
 include "mlir/IR/EnumAttr.td"
 include "RLX/Dialect/Common/RLXEnums.td"
+include "RLX/Dialect/MIR/IR/MIREnums.td"
 
 def MIR_Dialect : Dialect {
   let name = "mir";
@@ -26,6 +28,7 @@ def MIR_Dialect : Dialect {
     the `direct` policy emits straight away. See `docs/Dialects/MIR.md`.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
   let hasConstantMaterializer = 1;
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
@@ -76,7 +79,40 @@ def MIR_F32Attr : FloatAttrBase<F32, "32-bit float attribute"> {
 // The floating-point element types MIR computes in.
 def MIR_Float : AnyTypeOf<[F32, F16, BF16], "f32, f16 or bf16">;
 
+//===----------------------------------------------------------------------===//
+// Weight storage types
+//===----------------------------------------------------------------------===//
+
+def MIR_QuantType : TypeDef<MIR_Dialect, "Quant",
+    [MemRefElementTypeInterface]> {
+  let mnemonic = "quant";
+  let summary = "an element of a tensor stored in ggml blocks";
+  let description = [{
+    The storage type of a weight kept as llama.cpp writes it: along the last
+    dimension, every `blockElements` consecutive elements are one block of
+    `blockBytes` bytes (scales and packed integers, see ggml-common.h), so
+    the last dimension of a tensor of this element type is a multiple of
+    the block size (32 for q4_0, q4_1, q5_0, q5_1 and q8_0; 256 for the
+    K-quants). Only weights have this type; kernels read the blocks in place
+    or dequantize them (`mir.dequantize`).
+
+    ```mlir
+    %w = mir.param "blk.0.ffn_down.weight" : tensor<2048x8192x!mir.quant<q4_K>>
+    ```
+  }];
+  let parameters = (ins "QuantKind":$kind);
+  let assemblyFormat = "`<` $kind `>`";
+  let extraClassDeclaration = [{
+    /// Elements per block (32 or 256).
+    int64_t getBlockElements() const;
+    /// Bytes per block.
+    int64_t getBlockBytes() const;
+  }];
+}
+
 def MIR_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+// A weight in its stored precision: a float type or ggml blocks.
+def MIR_WeightTensor : RankedTensorOf<[F32, F16, BF16, MIR_QuantType]>;
 def MIR_F32Tensor : RankedTensorOf<[F32]>;
 def MIR_IntTensor : RankedTensorOf<[AnySignlessInteger]>;
 def MIR_NumericTensor : RankedTensorOf<[AnySignlessInteger, F32, F16, BF16]>;

@@ -37,7 +37,7 @@ def MIR_FusedMatmulOp : MIR_Op<"fused_matmul",
            tensor<1x?x1536xf32>) -> tensor<1x?x1536xf32>
     ```
   }];
-  let arguments = (ins MIR_FloatTensor:$input, MIR_FloatTensor:$weight,
+  let arguments = (ins MIR_FloatTensor:$input, MIR_WeightTensor:$weight,
                    Optional<MIR_FloatTensor>:$bias,
                    Optional<MIR_FloatTensor>:$residual,
                    UnitAttr:$transpose_rhs,

@@ -21,6 +21,11 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "RLX/Dialect/MIR/IR/MIREnums.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "RLX/Dialect/MIR/IR/MIRTypes.h.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "RLX/Dialect/MIR/IR/MIRAttrs.h.inc"
 
@@ -36,6 +41,19 @@ namespace mlir::rlx::mir {
 /// Returns true if dims `a` and `b` may be equal: they are equal or one of
 /// them is dynamic.
 bool areDimsCompatible(int64_t a, int64_t b);
+
+/// True for the types a weight may be stored in below f32 (f16, bf16, ggml
+/// blocks).
+bool isLowPrecisionWeightType(Type t);
+
+/// Bytes of a tensor of `type` as stored (ggml blocks for !mir.quant; an i1
+/// takes a byte).
+int64_t getStorageBytes(ShapedType type);
+
+/// Checks a tensor of quantized elements: its last dimension is a whole
+/// number of blocks. Emits the error on `op` and fails otherwise.
+LogicalResult verifyQuantizedShape(Operation *op, ShapedType type,
+                                   StringRef what);
 
 /// Broadcasts two shapes with numpy rules: the shapes are aligned on the
 /// right; a missing or size-1 dim stretches to the other size; otherwise the

@@ -108,15 +108,20 @@ def MIR_MatmulOp : MIR_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
     `transpose_lhs`, which swaps its last two dims); `rhs` is a 2-D `[K, N]`
     matrix (or `[N, K]` with `transpose_rhs`: the layout of an HF linear
     weight). The result is `[..., M, N]`, with the leading dims of `lhs`. The
-    operands have the same element type; `K` must match when both are static.
-    The result type is inferred.
+    operands have the same element type, or `rhs` is a weight `[N, K]`
+    (`transpose_rhs`) stored in lower precision (f16, bf16 or ggml blocks)
+    that the kernel reads as it is stored; `K` must match when both are
+    static. The result type is inferred (the element type of `lhs`).
 
     ```mlir
     %y = mir.matmul %x, %w {transpose_rhs}
         : (tensor<1x?x2048xf32>, tensor<512x2048xf32>) -> tensor<1x?x512xf32>
+    %z = mir.matmul %x, %q {transpose_rhs}
+        : (tensor<1x?x2048xf32>, tensor<512x2048x!mir.quant<q4_0>>)
+        -> tensor<1x?x512xf32>
     ```
   }];
-  let arguments = (ins MIR_FloatTensor:$lhs, MIR_FloatTensor:$rhs,
+  let arguments = (ins MIR_FloatTensor:$lhs, MIR_WeightTensor:$rhs,
                    UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
   let results = (outs MIR_FloatTensor:$result);
   let assemblyFormat =
@@ -679,6 +684,28 @@ def MIR_BroadcastOp : MIR_Op<"broadcast", [Pure]> {
       "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let hasFolder = 1;
+}
+
+def MIR_DequantizeOp : MIR_Op<"dequantize", [Pure]> {
+  let summary = "a weight stored in lower precision, as a float tensor";
+  let description = [{
+    Widens `input`, a weight stored in f16, bf16 or ggml blocks
+    (`!mir.quant<...>`), to the float element type of the result, element by
+    element as llama.cpp's dequantizers do. The shapes are equal. The fusion
+    `mir-fuse-dequantize` folds it into the matmuls and gathers that read
+    the weight, which then read the stored blocks in place; one left
+    standing is a missed fusion.
+
+    ```mlir
+    %w = mir.param "blk.0.attn_q.weight" : tensor<2048x2048x!mir.quant<q8_0>>
+    %f = mir.dequantize %w : (tensor<2048x2048x!mir.quant<q8_0>>) -> tensor<2048x2048xf32>
+    ```
+  }];
+  let arguments = (ins MIR_WeightTensor:$input);
+  let results = (outs MIR_FloatTensor:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def MIR_CastOp : MIR_Op<"cast", [Pure]> {

@@ -20,6 +20,20 @@ include "mlir/Pass/PassBase.td"
 // Fusion patterns
 //===----------------------------------------------------------------------===//
 
+def MIRFuseDequantizePass : Pass<"mir-fuse-dequantize", "ModuleOp"> {
+  let summary = "Let matmuls and gathers read weights as they are stored";
+  let description = [{
+    Folds a `mir.dequantize` (f16, bf16 or ggml blocks to f32) into the ops
+    that read it: the rhs of a transposed `mir.matmul` and the weight of a
+    transposed `mir.fused_matmul` become the stored weight (the kernel reads
+    the blocks in place), a row `mir.gather` gathers the stored rows (an
+    f16/bf16 table: then widens the gathered rows with `mir.cast`). A
+    dequantize with another user stays, and the fusion report counts it as
+    a missed fusion.
+  }];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
+}
+
 def MIRFuseAttentionPass : Pass<"mir-fuse-attention", "ModuleOp"> {
   let summary = "Fuse primitive scaled dot-product attention into mir.attention";
   let description = [{

@@ -42,6 +42,7 @@ using MIRFusionControlFn = std::function<bool(Operation *root)>;
 /// The MIR fusions, in the order mir-fuse-all runs them. The names are those
 /// of `[fusion].disable` in a compile profile.
 enum class MIRFusionKind {
+  Dequantize,        // "dequantize": matmuls and gathers of stored weights
   SharedInputMatmul, // "shared-input-matmul": derived mir.param + matmul
   Swiglu,            // "swiglu": mir.fused_glu
   Attention,         // "attention": mir.attention
@@ -158,6 +159,32 @@ fuseSharedInputMatmuls(RewriterBase &rewriter,
 
 void populateMIRFuseSharedInputMatmulsPatterns(
     RewritePatternSet &patterns, const MIRFusionControlFn &control = {});
+
+//===----------------------------------------------------------------------===//
+// Dequantize
+//===----------------------------------------------------------------------===//
+
+struct DequantizeMatch {
+  mir::DequantizeOp dequantize;
+  /// The operands reading the dequantized weight, each able to read it as
+  /// stored.
+  SmallVector<OpOperand *> uses;
+};
+
+/// Matches a `mir.dequantize` to f32 whose every user can read the stored
+/// weight instead: the rhs of a transposed matmul or the weight of a
+/// transposed fused matmul (with an f32 input), or the table of a row
+/// gather. Misses: a user that needs the f32 tensor, a non-f32 result.
+MIRMatchResult matchDequantize(mir::DequantizeOp op, DequantizeMatch &match);
+
+/// Rewires every matched use to the stored weight (a gather of an f16/bf16
+/// table becomes a gather then a cast of the gathered rows) and erases the
+/// dequantize.
+FailureOr<mir::DequantizeOp> fuseDequantize(RewriterBase &rewriter,
+                                            const DequantizeMatch &match);
+
+void populateMIRFuseDequantizePatterns(RewritePatternSet &patterns,
+                                       const MIRFusionControlFn &control = {});
 
 //===----------------------------------------------------------------------===//
 // SwiGLU / GeGLU
