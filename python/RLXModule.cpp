@@ -421,6 +421,7 @@ static nb::dict profileDict(const CompileProfile &p) {
   passes["verbose"] = p.passes.verbose;
   precision["compute"] = stringifyComputePrecision(p.precision.compute).str();
   precision["mixed"] = stringifyMixedPrecision(p.precision.mixed).str();
+  precision["weights"] = stringifyWeightPrecision(p.precision.weights).str();
   cpu["unfuse_regions"] = p.backend.cpu.unfuseRegions;
   cpu["gemm"] = stringifyGemmStrategy(p.backend.cpu.gemm).str();
   cpu["threads"] = p.backend.cpu.threads;
@@ -526,6 +527,10 @@ void python::registerProfile(nb::module_ &m) {
   enumField(precision, "mixed", &CP::PrecisionProfile::mixed,
             stringifyMixedPrecision, symbolizeMixedPrecision, 2,
             "Mixed-precision mode: 'none' or 'auto'.");
+  enumField(precision, "weights", &CP::PrecisionProfile::weights,
+            stringifyWeightPrecision, symbolizeWeightPrecision, 2,
+            "Weight precision: 'stored' (f16, bf16 and ggml blocks stay so "
+            "down to the kernels) or 'f32' (widened when loaded).");
   valueSemantics(precision);
 
   nb::class_<CP::CpuBackendProfile> cpu(profile, "CpuBackendProfile",

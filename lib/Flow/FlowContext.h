@@ -28,6 +28,8 @@ struct FlowContext::Impl {
   mlir::func::FuncOp func;
   const WeightSource &weights;
   std::shared_ptr<TensorMap> synthesized;
+  /// `[precision] weights`: whether matrices keep their stored type.
+  WeightPrecision weightPrecision = WeightPrecision::F32;
 
   mlir::Value current;
   llvm::StringMap<mlir::Value> named;
@@ -39,6 +41,9 @@ struct FlowContext::Impl {
   /// Where the flow is, for messages ("layer 3").
   std::string scope;
 
+  /// The type a weight stored as `dtype` keeps in the IR (f16, bf16, ggml
+  /// blocks), or null when it computes in f32.
+  mlir::Type storageType(DType dtype);
   /// Weight `key` as hir.param, checked against the source (or a param
   /// the flow synthesized).
   llvm::Expected<mlir::Value> param(llvm::StringRef key,

@@ -8,7 +8,9 @@
 #include "FlowContext.h"
 #include "RLX/Dialect/Common/RLXDialect.h"
 #include "RLX/Dialect/HIR/IR/HIROps.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/InitAllDialects.h"
+#include "RLX/Weights/GGUF.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cmath>
@@ -72,10 +74,35 @@ Expected<Value> FlowContext::Impl::param(StringRef key,
                 formatShape(shape));
   mlir::OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&func.getBody().front());
+  // Matrices stored in f16, bf16 or ggml blocks keep that type down to the
+  // kernels when the profile says so; vectors (norms, biases) are widened.
+  mlir::TypeAttr storage;
+  if (weightPrecision == WeightPrecision::Stored && shape.size() == 2)
+    if (mlir::Type t = storageType(info->dtype))
+      storage = mlir::TypeAttr::get(t);
   Value v = mlir::rlx::hir::ParamOp::create(b, loc, tensor(shape),
-                                            b.getStringAttr(key));
+                                            b.getStringAttr(key), storage);
   params[key] = v;
   return v;
+}
+
+mlir::Type FlowContext::Impl::storageType(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return b.getF16Type();
+  case DType::BF16:
+    return b.getBF16Type();
+  default:
+    break;
+  }
+  if (!isQuantized(dtype))
+    return {};
+  std::optional<uint32_t> code = ggmlTypeOf(dtype);
+  std::optional<mlir::rlx::mir::QuantKind> kind =
+      code ? mlir::rlx::mir::symbolizeQuantKind(*code) : std::nullopt;
+  if (!kind)
+    return {};
+  return mlir::rlx::mir::QuantType::get(&context, *kind);
 }
 
 Expected<Value> FlowContext::Impl::paramAnyShape(StringRef key, int64_t rank) {
@@ -245,6 +272,7 @@ ModelFlow &ModelFlow::output(StringRef outName, StringRef value) {
 
 Expected<BuiltModel> ModelFlow::build(const WeightSource &weights) const {
   FlowContext::Impl impl(weights);
+  impl.weightPrecision = prof.precision.weights;
   FlowContext ctx(impl);
   mlir::OpBuilder &b = impl.b;
   impl.module = mlir::ModuleOp::create(impl.loc);

@@ -79,7 +79,8 @@ bool CompileProfile::PassProfile::operator==(const PassProfile &other) const {
 
 bool CompileProfile::PrecisionProfile::operator==(
     const PrecisionProfile &other) const {
-  return std::tie(compute, mixed) == std::tie(other.compute, other.mixed);
+  return std::tie(compute, mixed, weights) ==
+         std::tie(other.compute, other.mixed, other.weights);
 }
 
 bool CompileProfile::CpuBackendProfile::operator==(
@@ -120,7 +121,7 @@ static constexpr StringRef fusionKeys[] = {"policy", "target", "assert_clean",
                                            "skip", "disable"};
 static constexpr StringRef passesKeys[] = {"dce", "constant_folding",
                                            "verbose"};
-static constexpr StringRef precisionKeys[] = {"compute", "mixed"};
+static constexpr StringRef precisionKeys[] = {"compute", "mixed", "weights"};
 static constexpr StringRef backendKeys[] = {"cpu", "spirv"};
 static constexpr StringRef cpuKeys[] = {"unfuse_regions", "gemm", "threads"};
 static constexpr StringRef spirvKeys[] = {
@@ -427,8 +428,10 @@ void ProfileReader::readPrecision(const toml::table &table,
              [&](StringRef key, const toml::node &node, StringRef path) {
                if (key == "compute")
                  readEnum(node, path, out.compute);
-               else
+               else if (key == "mixed")
                  readEnum(node, path, out.mixed);
+               else
+                 readEnum(node, path, out.weights);
              });
 }
 
@@ -589,7 +592,9 @@ std::string CompileProfile::toToml() const {
 
   os << "[precision]\n"
      << "compute = \"" << stringifyComputePrecision(precision.compute) << "\"\n"
-     << "mixed = \"" << stringifyMixedPrecision(precision.mixed) << "\"\n\n";
+     << "mixed = \"" << stringifyMixedPrecision(precision.mixed) << "\"\n"
+     << "weights = \"" << stringifyWeightPrecision(precision.weights)
+     << "\"\n\n";
 
   os << "[backend.cpu]\n"
      << "unfuse_regions = " << boolText(backend.cpu.unfuseRegions) << "\n"

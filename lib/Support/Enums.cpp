@@ -15,6 +15,7 @@ static constexpr StringRef targetNames[] = {"cpu", "spirv"};
 static constexpr StringRef targetChoiceNames[] = {"auto", "cpu", "spirv"};
 static constexpr StringRef computePrecisionNames[] = {"f32", "f16", "bf16"};
 static constexpr StringRef mixedPrecisionNames[] = {"none", "auto"};
+static constexpr StringRef weightPrecisionNames[] = {"stored", "f32"};
 static constexpr StringRef gemmStrategyNames[] = {"auto", "blas", "generated"};
 static constexpr StringRef bufferSpaceNames[] = {"arena", "params",
                                                  "constants"};
@@ -33,6 +34,7 @@ RLX_ENUM_SPELLINGS(Target, targetNames)
 RLX_ENUM_SPELLINGS(TargetChoice, targetChoiceNames)
 RLX_ENUM_SPELLINGS(ComputePrecision, computePrecisionNames)
 RLX_ENUM_SPELLINGS(MixedPrecision, mixedPrecisionNames)
+RLX_ENUM_SPELLINGS(WeightPrecision, weightPrecisionNames)
 RLX_ENUM_SPELLINGS(GemmStrategy, gemmStrategyNames)
 RLX_ENUM_SPELLINGS(BufferSpace, bufferSpaceNames)
 RLX_ENUM_SPELLINGS(ParamLayout, paramLayoutNames)
@@ -50,6 +52,9 @@ StringRef rlx::stringifyComputePrecision(ComputePrecision v) {
 }
 StringRef rlx::stringifyMixedPrecision(MixedPrecision v) {
   return nameOf(mixedPrecisionNames, v);
+}
+StringRef rlx::stringifyWeightPrecision(WeightPrecision v) {
+  return nameOf(weightPrecisionNames, v);
 }
 StringRef rlx::stringifyGemmStrategy(GemmStrategy v) {
   return nameOf(gemmStrategyNames, v);
@@ -75,6 +80,9 @@ std::optional<ComputePrecision> rlx::symbolizeComputePrecision(StringRef s) {
 }
 std::optional<MixedPrecision> rlx::symbolizeMixedPrecision(StringRef s) {
   return symbolizeEnum<MixedPrecision>(s);
+}
+std::optional<WeightPrecision> rlx::symbolizeWeightPrecision(StringRef s) {
+  return symbolizeEnum<WeightPrecision>(s);
 }
 std::optional<GemmStrategy> rlx::symbolizeGemmStrategy(StringRef s) {
   return symbolizeEnum<GemmStrategy>(s);

@@ -277,6 +277,7 @@ verbose = false
 [precision]
 compute = "f32"
 mixed = "none"
+weights = "f32"
 
 [backend.cpu]
 unfuse_regions = false

@@ -48,6 +48,11 @@ enum class ComputePrecision { F32, F16, BF16 };
 /// Whether mixed precision (e.g. f32 accumulation for f16 compute) is used.
 enum class MixedPrecision { None, Auto };
 
+/// The precision weights are kept in. `Stored`: as the weight file stores
+/// them (f16, bf16 or ggml blocks stay so down to the kernels that read
+/// them); `F32`: widened to f32 when loaded.
+enum class WeightPrecision { Stored, F32 };
+
 /// How the CPU code generator implements GEMMs: `Generated` register-tiled
 /// kernels over weights packed at load time, `Blas` calls to cblas_sgemm,
 /// `Auto` the generated kernel wherever the weight can be packed.
@@ -74,13 +79,14 @@ enum class ParamLayout : uint8_t {
 };
 
 /// The spellings: "direct", "fusable"; "cpu", "spirv"; "auto", "cpu",
-/// "spirv"; "f32", "f16", "bf16"; "none", "auto"; "auto", "blas",
-/// "generated"; "arena", "params", "constants"; "row_major", "nk16".
+/// "spirv"; "f32", "f16", "bf16"; "none", "auto"; "stored", "f32"; "auto",
+/// "blas", "generated"; "arena", "params", "constants"; "row_major", "nk16".
 llvm::StringRef stringifyFusionPolicy(FusionPolicy value);
 llvm::StringRef stringifyTarget(Target value);
 llvm::StringRef stringifyTargetChoice(TargetChoice value);
 llvm::StringRef stringifyComputePrecision(ComputePrecision value);
 llvm::StringRef stringifyMixedPrecision(MixedPrecision value);
+llvm::StringRef stringifyWeightPrecision(WeightPrecision value);
 llvm::StringRef stringifyGemmStrategy(GemmStrategy value);
 llvm::StringRef stringifyBufferSpace(BufferSpace value);
 llvm::StringRef stringifyParamLayout(ParamLayout value);
@@ -91,6 +97,7 @@ std::optional<Target> symbolizeTarget(llvm::StringRef str);
 std::optional<TargetChoice> symbolizeTargetChoice(llvm::StringRef str);
 std::optional<ComputePrecision> symbolizeComputePrecision(llvm::StringRef str);
 std::optional<MixedPrecision> symbolizeMixedPrecision(llvm::StringRef str);
+std::optional<WeightPrecision> symbolizeWeightPrecision(llvm::StringRef str);
 std::optional<GemmStrategy> symbolizeGemmStrategy(llvm::StringRef str);
 std::optional<BufferSpace> symbolizeBufferSpace(llvm::StringRef str);
 std::optional<ParamLayout> symbolizeParamLayout(llvm::StringRef str);

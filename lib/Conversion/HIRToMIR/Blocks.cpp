@@ -38,7 +38,17 @@ struct ParamLowering : HIRPattern<hir::ParamOp> {
   using HIRPattern::HIRPattern;
   LogicalResult matchAndRewrite(hir::ParamOp op,
                                 PatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<mir::ParamOp>(op, op.getType(), op.getName());
+    std::optional<Type> storage = op.getStorage();
+    if (!storage) {
+      rewriter.replaceOpWithNewOp<mir::ParamOp>(op, op.getType(), op.getName());
+      return success();
+    }
+    // The weight as stored, widened where it is read: mir-fuse-dequantize
+    // lets the kernels that can read the stored form do so.
+    auto stored = mir::ParamOp::create(
+        rewriter, op.getLoc(),
+        RankedTensorType::get(op.getType().getShape(), *storage), op.getName());
+    rewriter.replaceOpWithNewOp<mir::DequantizeOp>(op, op.getType(), stored);
     return success();
   }
 };

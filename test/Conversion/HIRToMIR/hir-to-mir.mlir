@@ -170,3 +170,16 @@ func.func @custom_inlined(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   }
   return %y : tensor<4x8xf32>
 }
+
+/// A weight with a storage type lowers to the stored mir.param, widened by
+/// mir.dequantize where the blocks read it (mir-fuse-dequantize then lets
+/// the matmul read the blocks).
+// CHECK-LABEL: func.func @stored_weight
+// CHECK: %[[Q:.*]] = mir.param "w" : tensor<32x256x!mir.quant<q4_K>>
+// CHECK: %[[F:.*]] = mir.dequantize %[[Q]] : (tensor<32x256x!mir.quant<q4_K>>) -> tensor<32x256xf32>
+// CHECK: mir.matmul %{{.*}}, %[[F]] {transpose_rhs}
+func.func @stored_weight(%x: tensor<1x4x256xf32>) -> tensor<1x4x32xf32> {
+  %w = hir.param "w" {storage = !mir.quant<q4_K>} : tensor<32x256xf32>
+  %y = hir.linear %x, %w : (tensor<1x4x256xf32>, tensor<32x256xf32>) -> tensor<1x4x32xf32>
+  return %y : tensor<1x4x32xf32>
+}

@@ -591,3 +591,19 @@ func.func @rlx_unknown_result_attr(%x: tensor<4xf32>) -> (tensor<4xf32> {rlx.nme
 // expected-error @+1 {{unknown RLX attribute 'rlx.packed_params' (RLX knows rlx.name on function arguments and results)}}
 module attributes {rlx.packed_params = ["w"]} {
 }
+
+// -----
+
+func.func @param_c3_storage_not_lower() {
+  // expected-error @+1 {{stores an f32 weight as f16, bf16 or ggml blocks only, got storage 'f32'}}
+  %w = hir.param "w" {storage = f32} : tensor<4x32xf32>
+  return
+}
+
+// -----
+
+func.func @param_c3_storage_partial_block() {
+  // expected-error @+1 {{a weight stored as 'tensor<4x48x!mir.quant<q8_0>>' must have a last dimension that is a multiple of the block size 32}}
+  %w = hir.param "w" {storage = !mir.quant<q8_0>} : tensor<4x48xf32>
+  return
+}

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Dialect/HIR/IR/HIROps.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/SmallString.h"
@@ -31,6 +32,19 @@ LogicalResult ParamOp::verify() {
   // hir_param_c2: the shape is static.
   if (!getType().hasStaticShape())
     return emitOpError("requires a static shape, got ") << getType();
+  // hir_param_c3: a storage type is lower than the f32 the blocks compute
+  // with, and ggml blocks divide each row.
+  if (std::optional<Type> storage = getStorage()) {
+    if (!getType().getElementType().isF32() ||
+        !mir::isLowPrecisionWeightType(*storage))
+      return emitOpError("stores an f32 weight as f16, bf16 or ggml blocks "
+                         "only, got storage ")
+             << *storage << " for " << getType();
+    if (failed(mir::verifyQuantizedShape(
+            *this, RankedTensorType::get(getType().getShape(), *storage),
+            "a weight stored as")))
+      return failure();
+  }
   return success();
 }
 

@@ -22,15 +22,26 @@ def HIR_ParamOp : HIR_Op<"param", [Pure]> {
   let description = [{
     Declares a weight by name. The runtime binds the data at load time; the
     IR only carries the name, the shape and the element type. The shape must
-    be static.
+    be static. `storage`, when set, is the element type the weight is stored
+    in (f16, bf16 or ggml blocks, `!mir.quant<...>`): the blocks compute
+    with the f32 value, and the lowering keeps the stored weight up to the
+    kernels that can read it (`mir.param` of the storage type, then
+    `mir.dequantize`).
 
     ```mlir
     %w = hir.param "model.norm.weight" : tensor<2048xf32>
+    %q = hir.param "blk.0.attn_q.weight" {storage = !mir.quant<q4_K>}
+        : tensor<2048x2048xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$name);
+  let arguments = (ins StrAttr:$name, OptionalAttr<TypeAttr>:$storage);
   let results = (outs HIR_AnyTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$type, "::mlir::StringAttr":$name), [{
+      build($_builder, $_state, type, name, /*storage=*/nullptr);
+    }]>
+  ];
   let hasVerifier = 1;
 }
 
