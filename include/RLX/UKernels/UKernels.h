@@ -1,0 +1,138 @@
+//===- UKernels.h - Matrix micro-kernels for stored weights ------*- C -*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Micro-kernels ("ukernels") for y = x * W^T with f32 activations x[M, K] and
+// weights W[N, K] kept in their stored form: bf16, f16, or one of ggml's
+// block-quantized formats (rows of W are stored one after the other, each as
+// ggml blocks along K). Generated code calls them as it calls cblas_sgemm.
+//
+// A product runs in two steps:
+//
+//   1. rlx_uk_prepare converts x into the form the dot products read: for the
+//      quantized types, x rounded to 8 bits per block (q8_0-style blocks of
+//      32 for the 32-element formats, q8_K-style blocks of 256 with 16-element
+//      sums for the K-quants), as llama.cpp does; for bf16 weights, x rounded
+//      to bf16; for f16 weights, x itself (f32).
+//   2. rlx_uk_matmul computes a range of output columns from the prepared
+//      activations and the stored weights, accumulating in f32.
+//
+// Both steps are thread-safe and keep no state: threads may prepare disjoint
+// row ranges into the same buffer, then compute disjoint column ranges. The
+// only global is the instruction set, chosen once on first use (the best the
+// CPU has, or the one named by the environment variable RLX_UK_ISA) and
+// changeable with rlx_uk_select_isa. The
+// prepared form does not depend on the instruction set.
+//
+// Weight types are identified by their ggml type codes (RLX_UK_*). The
+// library is plain C at its interface and depends on nothing but the C and
+// C++ runtime libraries.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_UKERNELS_UKERNELS_H
+#define RLX_UKERNELS_UKERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Weight types, by their ggml type code.
+enum {
+  RLX_UK_F16 = 1,
+  RLX_UK_Q4_0 = 2,
+  RLX_UK_Q4_1 = 3,
+  RLX_UK_Q5_0 = 6,
+  RLX_UK_Q5_1 = 7,
+  RLX_UK_Q8_0 = 8,
+  RLX_UK_Q2_K = 10,
+  RLX_UK_Q3_K = 11,
+  RLX_UK_Q4_K = 12,
+  RLX_UK_Q5_K = 13,
+  RLX_UK_Q6_K = 14,
+  RLX_UK_BF16 = 30,
+};
+
+/// 1 if rlx_uk_matmul handles weights of type `wtype` (on every instruction
+/// set), 0 otherwise.
+int rlx_uk_supports(int wtype);
+
+/// Elements per storage block of `wtype` (1 for f16 and bf16, 32 or 256 for
+/// the quantized types); K must be a multiple of it. 0 if unsupported.
+int64_t rlx_uk_block_elements(int wtype);
+
+/// Bytes of one stored weight row of `K` elements of type `wtype` (the row
+/// stride of W); 0 if unsupported or `K` is not a whole number of blocks.
+size_t rlx_uk_weight_row_bytes(int wtype, int64_t K);
+
+/// Bytes of one prepared activation row of length `K` for weights of type
+/// `wtype`: a multiple of 64 (so rows keep the buffer's 64-byte alignment).
+/// 0 if unsupported or `K` is not a whole number of blocks.
+size_t rlx_uk_prepared_row_bytes(int wtype, int64_t K);
+
+/// Bytes of the prepared-activation buffer for x[M, K] against weights of
+/// type `wtype`: M * rlx_uk_prepared_row_bytes(wtype, K). The kernels accept
+/// any alignment; 64 bytes is fastest.
+size_t rlx_uk_prepared_bytes(int wtype, int64_t M, int64_t K);
+
+/// Prepares rows [m0, m1) of the f32 activations `x` (row m at x + m * ldx;
+/// values finite) for products with weights of type `wtype`, writing them to
+/// rows [m0, m1) of `prepared` (a buffer of rlx_uk_prepared_bytes(wtype, M,
+/// K) bytes). Threads may prepare disjoint row ranges concurrently. The
+/// rounding, per type:
+///   - 32-element quantized types: per block of 32, d = max|x| / 127 and
+///     q = round-to-even(x / d) in [-127, 127] (llama.cpp's q8_0, with d
+///     kept in f32);
+///   - K-quants: per block of 256, with v the element of largest magnitude,
+///     d = v / -128 and q = min(127, round-to-even(x / d)), plus the sums of
+///     q over each 16 elements (llama.cpp's q8_K);
+///   - bf16: x rounded to nearest-even bf16;
+///   - f16: x unchanged (f32).
+/// Returns 0, or -1 (nothing written) if `wtype` is unsupported, K is not a
+/// whole number of blocks, or the range is invalid.
+int rlx_uk_prepare(int wtype, const float *x, int64_t ldx, int64_t m0,
+                   int64_t m1, int64_t K, void *prepared);
+
+/// Writes to `out[0, K)` the values the kernels multiply for prepared row
+/// `m` (d * q for the quantized types, the bf16 or f32 values otherwise).
+/// For tests and debugging. Returns 0, or -1 on an invalid argument.
+int rlx_uk_prepared_to_f32(int wtype, const void *prepared, int64_t m,
+                           int64_t K, float *out);
+
+/// y[m * ldy + n] = sum_k x[m, k] * W[n, k] for every m in [0, M) and n in
+/// [n0, n1), with x the M rows of `prepared` (from rlx_uk_prepare with the
+/// same `wtype` and K) and W the weights of type `wtype` starting at `w` (row
+/// 0; row n at w + n * rlx_uk_weight_row_bytes(wtype, K)). Overwrites y; f32
+/// accumulation. Threads may compute disjoint column ranges concurrently.
+/// Returns 0, or -1 (nothing written) if `wtype` is unsupported, K is not a
+/// whole number of blocks, or the ranges are invalid.
+int rlx_uk_matmul(int wtype, const void *prepared, int64_t M, int64_t K,
+                  const void *w, int64_t n0, int64_t n1, float *y, int64_t ldy);
+
+/// Selects the instruction set the kernels use:
+///   - "avx512": AVX-512 F, BW, VL, DQ and VNNI (the default where present);
+///   - "avx512bf16": the same, with vdpbf16ps (AVX512_BF16) for bf16 weights
+///     instead of widening to f32 and FMAs (slower on Zen 5);
+///   - "avx2": AVX2, FMA and F16C;
+///   - "scalar": portable C++.
+/// Returns 0 on success, -1 if the name is unknown or the CPU (or OS) lacks
+/// the instruction set, leaving the choice unchanged. Not meant to race with
+/// running kernels: call it before starting threads (tests and benchmarks
+/// do).
+int rlx_uk_select_isa(const char *name);
+
+/// The instruction set in use (one of rlx_uk_select_isa's names), choosing
+/// the default on first use.
+const char *rlx_uk_isa(void);
+
+#ifdef __cplusplus
+} // extern "C"
+#endif
+
+#endif // RLX_UKERNELS_UKERNELS_H
