@@ -41,8 +41,9 @@ RLX_UK_AVX2_FN void drive(const MatmulArgs &a) {
       const int mr = int(std::min<int64_t>(MR, a.M - m));
       if (mr == MR && nr == NR)
         Tile::template run<MR, NR>(a, m, n);
-      else
+      else {
         RLX_UK_EDGE_SWITCH(mr, nr)
+      }
     }
   }
 }
@@ -167,9 +168,11 @@ template <class P> struct Q32Tile {
         }
       }
     }
+    RLX_UK_UNROLL
     for (int i = 0; i != MR; ++i)
-      for (int j = 0; j != NR; ++j)
-        a.y[(m + i) * a.ldy + n + j] = hsum(acc[i][j]);
+      RLX_UK_UNROLL
+    for (int j = 0; j != NR; ++j)
+      a.y[(m + i) * a.ldy + n + j] = hsum(acc[i][j]);
   }
 };
 
@@ -178,8 +181,8 @@ template <class P> struct Q32Tile {
 //===----------------------------------------------------------------------===//
 
 /// Per 256-element block: int32 accumulators of the scaled chunk dots (S1)
-/// for the whole MR x NR tile, then S2 from the block sums and one f32 update
-/// per output.
+/// for the whole MR x NR tile, then per output one f32 update with d * dx
+/// and the minimum's 16-long dot product with the prepared sums.
 template <class P> struct KQuantTile {
   template <int MR, int NR>
   RLX_UK_AVX2_FN static void run(const MatmulArgs &a, int64_t m, int64_t n) {
@@ -198,10 +201,23 @@ template <class P> struct KQuantTile {
 
     for (int64_t b = 0; b != nb; ++b) {
       const uint8_t *blk[NR];
-      KScales ks[NR];
+      __m256i scale[NR];
+      __m256 mins[NR][2];
+      float d[NR];
+      RLX_UK_UNROLL
       for (int j = 0; j != NR; ++j) {
         blk[j] = wr[j] + b * P::kBytes;
-        P::scales(blk[j], ks[j]);
+        __m256i coef;
+        P::scaleVectors(blk[j], scale[j], coef);
+        d[j] = half(blk[j] + P::kD);
+        // dmin * coef as f32, groups 0..7 and 8..15.
+        const __m256 dmin = _mm256_set1_ps(half(blk[j] + P::kDmin));
+        mins[j][0] =
+            _mm256_mul_ps(dmin, _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(
+                                    _mm256_castsi256_si128(coef))));
+        mins[j][1] =
+            _mm256_mul_ps(dmin, _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(
+                                    _mm256_extracti128_si256(coef, 1))));
       }
       __m256i s[MR][NR];
       RLX_UK_UNROLL
@@ -214,7 +230,7 @@ template <class P> struct KQuantTile {
         RLX_UK_UNROLL
         for (int j = 0; j != NR; ++j) {
           const __m256i q = P::chunk(blk[j], c);
-          const __m256i sc = chunkScales(ks[j].scale, c);
+          const __m256i sc = chunkScales(scale[j], c);
           RLX_UK_UNROLL
           for (int i = 0; i != MR; ++i) {
             const __m256i x = load256(xr[i] + 256 * b + 32 * c);
@@ -226,28 +242,24 @@ template <class P> struct KQuantTile {
       RLX_UK_UNROLL
       for (int i = 0; i != MR; ++i) {
         const float dx = loadF32(xr[i] + a.xdOffset + 4 * b);
-        const __m256i bsum = load256(xr[i] + a.xbOffset + 32 * b);
+        const float *xsum =
+            reinterpret_cast<const float *>(xr[i] + a.xsOffset + 64 * b);
+        const __m256 xs0 = _mm256_loadu_ps(xsum);
+        const __m256 xs1 = _mm256_loadu_ps(xsum + 8);
         RLX_UK_UNROLL
         for (int j = 0; j != NR; ++j) {
-          const __m256i s2 = _mm256_madd_epi16(load256(ks[j].coef), bsum);
-          const float d = _cvtsh_ss(ks[j].d);
-          if constexpr (P::kSingleScale) {
-            acc[i][j] = _mm256_fmadd_ps(
-                _mm256_cvtepi32_ps(_mm256_sub_epi32(s[i][j], s2)),
-                _mm256_set1_ps(d * dx), acc[i][j]);
-          } else {
-            const float dmin = _cvtsh_ss(ks[j].dmin);
-            acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[i][j]),
-                                        _mm256_set1_ps(d * dx), acc[i][j]);
-            acc[i][j] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(s2),
-                                         _mm256_set1_ps(dmin * dx), acc[i][j]);
-          }
+          acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[i][j]),
+                                      _mm256_set1_ps(d[j] * dx), acc[i][j]);
+          acc[i][j] = _mm256_fnmadd_ps(mins[j][0], xs0, acc[i][j]);
+          acc[i][j] = _mm256_fnmadd_ps(mins[j][1], xs1, acc[i][j]);
         }
       }
     }
+    RLX_UK_UNROLL
     for (int i = 0; i != MR; ++i)
-      for (int j = 0; j != NR; ++j)
-        a.y[(m + i) * a.ldy + n + j] = hsum(acc[i][j]);
+      RLX_UK_UNROLL
+    for (int j = 0; j != NR; ++j)
+      a.y[(m + i) * a.ldy + n + j] = hsum(acc[i][j]);
   }
 };
 
@@ -295,18 +307,20 @@ template <bool Half> struct FloatTile {
           acc[i][j] = _mm256_fmadd_ps(xv, wv[j], acc[i][j]);
       }
     }
+    RLX_UK_UNROLL
     for (int i = 0; i != MR; ++i)
-      for (int j = 0; j != NR; ++j) {
-        float sum = hsum(acc[i][j]);
-        for (int64_t t = k; t != a.K; ++t) {
-          uint16_t wh = loadU16(wr[j] + 2 * t);
-          float wv = Half ? _cvtsh_ss(wh) : bf16ToFloat(wh);
-          float xv = Half ? loadF32(xr[i] + 4 * t)
-                          : bf16ToFloat(loadU16(xr[i] + 2 * t));
-          sum += wv * xv;
-        }
-        a.y[(m + i) * a.ldy + n + j] = sum;
+      RLX_UK_UNROLL
+    for (int j = 0; j != NR; ++j) {
+      float sum = hsum(acc[i][j]);
+      for (int64_t t = k; t != a.K; ++t) {
+        uint16_t wh = loadU16(wr[j] + 2 * t);
+        float wv = Half ? _cvtsh_ss(wh) : bf16ToFloat(wh);
+        float xv =
+            Half ? loadF32(xr[i] + 4 * t) : bf16ToFloat(loadU16(xr[i] + 2 * t));
+        sum += wv * xv;
       }
+      a.y[(m + i) * a.ldy + n + j] = sum;
+    }
   }
 };
 

@@ -62,8 +62,9 @@ RLX_UK_AVX512_FN void drive(const MatmulArgs &a) {
       const int mr = int(std::min<int64_t>(MR, a.M - m));
       if (mr == MR && nr == NR)
         Tile::template run<MR, NR>(a, m, n);
-      else
+      else {
         RLX_UK_EDGE_SWITCH(mr, nr)
+      }
     }
   }
 }
@@ -243,15 +244,77 @@ template <class P> struct Q32Tile {
       q32Step<P, MR, NR, true>(a, xr, wr, b, acc);
     if (b != nb)
       q32Step<P, MR, NR, false>(a, xr, wr, b, acc);
+    RLX_UK_UNROLL
     for (int i = 0; i != MR; ++i)
-      for (int j = 0; j != NR; ++j)
-        a.y[(m + i) * a.ldy + n + j] = _mm512_reduce_add_ps(acc[i][j]);
+      RLX_UK_UNROLL
+    for (int j = 0; j != NR; ++j)
+      a.y[(m + i) * a.ldy + n + j] = _mm512_reduce_add_ps(acc[i][j]);
   }
 };
 
 //===----------------------------------------------------------------------===//
 // K-quants
 //===----------------------------------------------------------------------===//
+
+/// The K-quant policies with 64-element chunks: chunk64(b, C) gives the
+/// codes of elements [64 C, 64 C + 64), read with 256-bit broadcasts and
+/// per-half variable shifts (the chunks' two 32-element halves come from
+/// the same bytes at different bit positions).
+RLX_UK_AVX512 inline __m512i broadcast256(const uint8_t *p) {
+  return _mm512_broadcast_i64x4(load256(p));
+}
+/// Shift counts: `lo` for the low 256 bits, `hi` for the high ones.
+RLX_UK_AVX512 inline __m512i halves(long long lo, long long hi) {
+  return _mm512_set_epi64(hi, hi, hi, hi, lo, lo, lo, lo);
+}
+/// Bit k of each byte (k = lo in the low half, hi in the high half) moved to
+/// bit `to` (0x01 << to).
+RLX_UK_AVX512 inline __m512i bitOf(const uint8_t *p, int lo, int hi, int to) {
+  __m512i v = _mm512_srlv_epi64(broadcast256(p), halves(lo, hi));
+  return _mm512_and_si512(_mm512_slli_epi16(v, to),
+                          _mm512_set1_epi8(char(1 << to)));
+}
+
+struct Q2K512 : Q2KChunks {
+  RLX_UK_AVX512 static __m512i chunk64(const uint8_t *b, int C) {
+    const int u = C % 2;
+    __m512i v = _mm512_srlv_epi64(broadcast256(b + kQs + 32 * (C / 2)),
+                                  halves(4 * u, 4 * u + 2));
+    return _mm512_and_si512(v, _mm512_set1_epi8(3));
+  }
+};
+struct Q3K512 : Q3KChunks {
+  RLX_UK_AVX512 static __m512i chunk64(const uint8_t *b, int C) {
+    return _mm512_or_si512(Q2K512::chunk64(b + kQs - Q2KLayout::kQs, C),
+                           bitOf(b + kHmask, 2 * C, 2 * C + 1, 2));
+  }
+};
+struct Q4K512 : Q4KChunks {
+  RLX_UK_AVX512 static __m512i chunk64(const uint8_t *b, int C) {
+    __m512i v = _mm512_srlv_epi64(broadcast256(b + kQs + 32 * C), halves(0, 4));
+    return _mm512_and_si512(v, _mm512_set1_epi8(0xf));
+  }
+};
+struct Q5K512 : Q5KChunks {
+  RLX_UK_AVX512 static __m512i chunk64(const uint8_t *b, int C) {
+    __m512i v = _mm512_srlv_epi64(broadcast256(b + kQs + 32 * C), halves(0, 4));
+    return _mm512_or_si512(_mm512_and_si512(v, _mm512_set1_epi8(0xf)),
+                           bitOf(b + kQh, 2 * C, 2 * C + 1, 4));
+  }
+};
+struct Q6K512 : Q6KChunks {
+  RLX_UK_AVX512 static __m512i chunk64(const uint8_t *b, int C) {
+    const int h = C / 2, u = C % 2;
+    __m512i ql = load512(b + kQl + 64 * h);
+    if (u)
+      ql = _mm512_srli_epi16(ql, 4);
+    __m512i hi = _mm512_srlv_epi64(broadcast256(b + kQh + 32 * h),
+                                   halves(4 * u, 4 * u + 2));
+    return _mm512_or_si512(
+        _mm512_and_si512(ql, _mm512_set1_epi8(0xf)),
+        _mm512_and_si512(_mm512_slli_epi16(hi, 4), _mm512_set1_epi8(0x30)));
+  }
+};
 
 /// Per weight row of the tile and 256-element block: decode the four
 /// 64-element code vectors and their scale vectors once, then for each
@@ -272,10 +335,16 @@ template <class P> struct KQuantTile {
     for (int j = 0; j != NR; ++j)
       acc[i][j] = _mm512_setzero_ps();
     // Lane l of the scale vector of chunk C reads group 4C + l / 8.
-    alignas(64) static const int16_t kLane[32] = {
-        0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
-        16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
-    const __m512i group = _mm512_srli_epi16(load512(kLane), 3);
+    __m512i group[4];
+    for (int c = 0; c != 4; ++c)
+      group[c] = _mm512_set_epi64(0x0003000300030003 + c * 0x0004000400040004,
+                                  0x0003000300030003 + c * 0x0004000400040004,
+                                  0x0002000200020002 + c * 0x0004000400040004,
+                                  0x0002000200020002 + c * 0x0004000400040004,
+                                  0x0001000100010001 + c * 0x0004000400040004,
+                                  0x0001000100010001 + c * 0x0004000400040004,
+                                  0x0000000000000000 + c * 0x0004000400040004,
+                                  0x0000000000000000 + c * 0x0004000400040004);
 
     for (int64_t b = 0; b != nb; ++b) {
       float dx[MR];
@@ -284,48 +353,49 @@ template <class P> struct KQuantTile {
       RLX_UK_UNROLL
       for (int j = 0; j != NR; ++j) {
         const uint8_t *blk = wr[j] + b * P::kBytes;
-        KScales ks;
-        P::scales(blk, ks);
-        const __m512i scales = _mm512_castsi256_si512(load256(ks.scale));
-        const __m256i coef = load256(ks.coef);
+        __m256i scale, coef;
+        P::scaleVectors(blk, scale, coef);
+        const __m512i scales = _mm512_castsi256_si512(scale);
         __m512i q[4], sc[4];
         RLX_UK_UNROLL
         for (int c = 0; c != 4; ++c) {
-          q[c] =
-              _mm512_inserti64x4(_mm512_castsi256_si512(P::chunk(blk, 2 * c)),
-                                 P::chunk(blk, 2 * c + 1), 1);
-          sc[c] = _mm512_permutexvar_epi16(
-              _mm512_add_epi16(group, _mm512_set1_epi16(int16_t(4 * c))),
-              scales);
+          q[c] = P::chunk64(blk, c);
+          sc[c] = _mm512_permutexvar_epi16(group[c], scales);
         }
-        const float d = _cvtsh_ss(ks.d), dmin = _cvtsh_ss(ks.dmin);
+        const __m512 d = _mm512_set1_ps(half(blk + P::kD));
+        // dmin * coef as f32, one lane per 16-element group.
+        const __m512 mins =
+            _mm512_mul_ps(_mm512_set1_ps(half(blk + P::kDmin)),
+                          _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(coef)));
+        // The MR dot chains interleaved, so that they overlap.
+        __m512i s[MR];
+        RLX_UK_UNROLL
+        for (int i = 0; i != MR; ++i)
+          s[i] = _mm512_setzero_si512();
+        RLX_UK_UNROLL
+        for (int c = 0; c != 4; ++c)
+          RLX_UK_UNROLL
+        for (int i = 0; i != MR; ++i)
+          s[i] = _mm512_dpwssd_epi32(
+              s[i],
+              _mm512_maddubs_epi16(q[c], load512(xr[i] + 256 * b + 64 * c)),
+              sc[c]);
         RLX_UK_UNROLL
         for (int i = 0; i != MR; ++i) {
-          const uint8_t *xq = xr[i] + 256 * b;
-          __m512i s = _mm512_setzero_si512();
-          RLX_UK_UNROLL
-          for (int c = 0; c != 4; ++c)
-            s = _mm512_dpwssd_epi32(
-                s, _mm512_maddubs_epi16(q[c], load512(xq + 64 * c)), sc[c]);
-          const __m512i s2 = _mm512_zextsi256_si512(
-              _mm256_madd_epi16(coef, load256(xr[i] + a.xbOffset + 32 * b)));
-          if constexpr (P::kSingleScale) {
-            acc[i][j] =
-                _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(s, s2)),
-                                _mm512_set1_ps(d * dx[i]), acc[i][j]);
-          } else {
-            acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s),
-                                        _mm512_set1_ps(d * dx[i]), acc[i][j]);
-            acc[i][j] =
-                _mm512_fnmadd_ps(_mm512_cvtepi32_ps(s2),
-                                 _mm512_set1_ps(dmin * dx[i]), acc[i][j]);
-          }
+          const float *xsum =
+              reinterpret_cast<const float *>(xr[i] + a.xsOffset + 64 * b);
+          acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[i]),
+                                      _mm512_mul_ps(d, _mm512_set1_ps(dx[i])),
+                                      acc[i][j]);
+          acc[i][j] = _mm512_fnmadd_ps(mins, _mm512_loadu_ps(xsum), acc[i][j]);
         }
       }
     }
+    RLX_UK_UNROLL
     for (int i = 0; i != MR; ++i)
-      for (int j = 0; j != NR; ++j)
-        a.y[(m + i) * a.ldy + n + j] = _mm512_reduce_add_ps(acc[i][j]);
+      RLX_UK_UNROLL
+    for (int j = 0; j != NR; ++j)
+      a.y[(m + i) * a.ldy + n + j] = _mm512_reduce_add_ps(acc[i][j]);
   }
 };
 
@@ -355,25 +425,9 @@ RLX_UK_AVX512 inline __m512 acts16(const uint8_t *row, int64_t k,
 }
 
 /// `Half`: f16 weights against f32 activations; otherwise bf16 against bf16
-/// without AVX512_BF16. Sixteen f32 lanes per output; masked tail.
+/// without AVX512_BF16. Sixteen f32 lanes per output; the tail through
+/// masked loads in the same loop (so the accumulators stay in registers).
 template <bool Half> struct FloatTile {
-  template <int MR, int NR>
-  RLX_UK_AVX512 static void step(const uint8_t *const (&xr)[MR],
-                                 const uint8_t *const (&wr)[NR], int64_t k,
-                                 __mmask16 mask, __m512 (&acc)[MR][NR]) {
-    __m512 wv[NR];
-    RLX_UK_UNROLL
-    for (int j = 0; j != NR; ++j)
-      wv[j] = weights16<Half>(wr[j], k, mask);
-    RLX_UK_UNROLL
-    for (int i = 0; i != MR; ++i) {
-      const __m512 xv = acts16<Half>(xr[i], k, mask);
-      RLX_UK_UNROLL
-      for (int j = 0; j != NR; ++j)
-        acc[i][j] = _mm512_fmadd_ps(xv, wv[j], acc[i][j]);
-    }
-  }
-
   template <int MR, int NR>
   RLX_UK_AVX512_FN static void run(const MatmulArgs &a, int64_t m, int64_t n) {
     const uint8_t *xr[MR], *wr[NR];
@@ -387,38 +441,32 @@ template <bool Half> struct FloatTile {
       RLX_UK_UNROLL
     for (int j = 0; j != NR; ++j)
       acc[i][j] = _mm512_setzero_ps();
-    int64_t k = 0;
-    for (; k + 16 <= a.K; k += 16)
-      step<MR, NR>(xr, wr, k, __mmask16(0xffff), acc);
-    if (k != a.K)
-      step<MR, NR>(xr, wr, k, __mmask16((1u << (a.K - k)) - 1), acc);
-    for (int i = 0; i != MR; ++i)
+    for (int64_t k = 0; k < a.K; k += 16) {
+      const __mmask16 mask =
+          a.K - k >= 16 ? __mmask16(0xffff) : __mmask16((1u << (a.K - k)) - 1);
+      __m512 wv[NR];
+      RLX_UK_UNROLL
       for (int j = 0; j != NR; ++j)
-        a.y[(m + i) * a.ldy + n + j] = _mm512_reduce_add_ps(acc[i][j]);
+        wv[j] = weights16<Half>(wr[j], k, mask);
+      RLX_UK_UNROLL
+      for (int i = 0; i != MR; ++i) {
+        const __m512 xv = acts16<Half>(xr[i], k, mask);
+        RLX_UK_UNROLL
+        for (int j = 0; j != NR; ++j)
+          acc[i][j] = _mm512_fmadd_ps(xv, wv[j], acc[i][j]);
+      }
+    }
+    RLX_UK_UNROLL
+    for (int i = 0; i != MR; ++i)
+      RLX_UK_UNROLL
+    for (int j = 0; j != NR; ++j)
+      a.y[(m + i) * a.ldy + n + j] = _mm512_reduce_add_ps(acc[i][j]);
   }
 };
 
 /// bf16 against bf16 with vdpbf16ps: 32 products per instruction, pairs
 /// summed into sixteen f32 lanes; masked tail.
 struct BF16DotTile {
-  template <int MR, int NR>
-  __attribute__((target(RLX_UK_AVX512_TARGET ",avx512bf16"),
-                 always_inline)) static void
-  step(const uint8_t *const (&xr)[MR], const uint8_t *const (&wr)[NR],
-       int64_t k, __mmask32 mask, __m512 (&acc)[MR][NR]) {
-    __m512i wv[NR];
-    RLX_UK_UNROLL
-    for (int j = 0; j != NR; ++j)
-      wv[j] = _mm512_maskz_loadu_epi16(mask, wr[j] + 2 * k);
-    RLX_UK_UNROLL
-    for (int i = 0; i != MR; ++i) {
-      const __m512i xv = _mm512_maskz_loadu_epi16(mask, xr[i] + 2 * k);
-      RLX_UK_UNROLL
-      for (int j = 0; j != NR; ++j)
-        acc[i][j] = _mm512_dpbf16_ps(acc[i][j], (__m512bh)xv, (__m512bh)wv[j]);
-    }
-  }
-
   template <int MR, int NR>
   RLX_UK_AVX512BF16_FN static void run(const MatmulArgs &a, int64_t m,
                                        int64_t n) {
@@ -433,14 +481,27 @@ struct BF16DotTile {
       RLX_UK_UNROLL
     for (int j = 0; j != NR; ++j)
       acc[i][j] = _mm512_setzero_ps();
-    int64_t k = 0;
-    for (; k + 32 <= a.K; k += 32)
-      step<MR, NR>(xr, wr, k, __mmask32(0xffffffffu), acc);
-    if (k != a.K)
-      step<MR, NR>(xr, wr, k, __mmask32((1u << (a.K - k)) - 1), acc);
-    for (int i = 0; i != MR; ++i)
+    for (int64_t k = 0; k < a.K; k += 32) {
+      const __mmask32 mask = a.K - k >= 32 ? __mmask32(0xffffffffu)
+                                           : __mmask32((1u << (a.K - k)) - 1);
+      __m512i wv[NR];
+      RLX_UK_UNROLL
       for (int j = 0; j != NR; ++j)
-        a.y[(m + i) * a.ldy + n + j] = _mm512_reduce_add_ps(acc[i][j]);
+        wv[j] = _mm512_maskz_loadu_epi16(mask, wr[j] + 2 * k);
+      RLX_UK_UNROLL
+      for (int i = 0; i != MR; ++i) {
+        const __m512i xv = _mm512_maskz_loadu_epi16(mask, xr[i] + 2 * k);
+        RLX_UK_UNROLL
+        for (int j = 0; j != NR; ++j)
+          acc[i][j] =
+              _mm512_dpbf16_ps(acc[i][j], (__m512bh)xv, (__m512bh)wv[j]);
+      }
+    }
+    RLX_UK_UNROLL
+    for (int i = 0; i != MR; ++i)
+      RLX_UK_UNROLL
+    for (int j = 0; j != NR; ++j)
+      a.y[(m + i) * a.ldy + n + j] = _mm512_reduce_add_ps(acc[i][j]);
   }
 };
 
@@ -449,31 +510,31 @@ struct BF16DotTile {
 MatmulFn rlx::uk::avx512Kernel(int wtype, bool hasBF16) {
   switch (wtype) {
   case RLX_UK_Q4_0:
-    return drive<Q32Tile<Q4_0>, 4, 4>;
+    return drive<Q32Tile<Q4_0>, 6, 4>;
   case RLX_UK_Q4_1:
-    return drive<Q32Tile<Q4_1>, 4, 4>;
+    return drive<Q32Tile<Q4_1>, 6, 4>;
   case RLX_UK_Q5_0:
-    return drive<Q32Tile<Q5_0>, 4, 4>;
+    return drive<Q32Tile<Q5_0>, 6, 4>;
   case RLX_UK_Q5_1:
-    return drive<Q32Tile<Q5_1>, 4, 4>;
+    return drive<Q32Tile<Q5_1>, 6, 4>;
   case RLX_UK_Q8_0:
-    return drive<Q32Tile<Q8_0>, 4, 4>;
+    return drive<Q32Tile<Q8_0>, 6, 4>;
   case RLX_UK_Q2_K:
-    return drive<KQuantTile<Q2KChunks>, 4, 4>;
+    return drive<KQuantTile<Q2K512>, 8, 2>;
   case RLX_UK_Q3_K:
-    return drive<KQuantTile<Q3KChunks>, 4, 4>;
+    return drive<KQuantTile<Q3K512>, 8, 2>;
   case RLX_UK_Q4_K:
-    return drive<KQuantTile<Q4KChunks>, 4, 4>;
+    return drive<KQuantTile<Q4K512>, 8, 2>;
   case RLX_UK_Q5_K:
-    return drive<KQuantTile<Q5KChunks>, 4, 4>;
+    return drive<KQuantTile<Q5K512>, 8, 2>;
   case RLX_UK_Q6_K:
-    return drive<KQuantTile<Q6KChunks>, 4, 4>;
+    return drive<KQuantTile<Q6K512>, 8, 2>;
   case RLX_UK_F16:
-    return drive<FloatTile<true>, 4, 4>;
+    return drive<FloatTile<true>, 6, 4>;
   case RLX_UK_BF16:
     if (hasBF16)
-      return drive<BF16DotTile, 4, 4>;
-    return drive<FloatTile<false>, 4, 4>;
+      return drive<BF16DotTile, 8, 3>;
+    return drive<FloatTile<false>, 6, 4>;
   default:
     return nullptr;
   }

@@ -18,16 +18,17 @@
 //
 //   w = d * scale[g] * q - dmin * coef[g]
 //
-// so that for activations x = dx * qx (qx the prepared int8 values and bsum
-// the prepared 16-element sums of qx)
+// so that for activations x = dx * qx (qx the prepared int8 values and
+// xsum[g] = dx * sum_{i in g} qx_i, prepared in f32)
 //
-//   sum_i w_i x_i = dx * (d * S1 - dmin * S2),
-//   S1 = sum_g scale[g] * sum_{i in g} q_i * qx_i,   S2 = sum_g coef[g] *
-//   bsum[g]
+//   sum_i w_i x_i = d * dx * S1 - dmin * sum_g coef[g] * xsum[g],
+//   S1 = sum_g scale[g] * sum_{i in g} q_i * qx_i
 //
-// with S1 and S2 exact integers. q4_K, q5_K (scale/min per 32) and q2_K
-// (per 16) have a real minimum (dmin); q6_K (codes 0..63, offset 32) and
-// q3_K (codes 0..7, offset 4) set coef = offset * scale and dmin = d.
+// with S1 an exact integer; the second term is a 16-long f32 dot product
+// per block (one FMA in the AVX-512 kernels). q4_K, q5_K (scale/min per 32)
+// and q2_K (per 16) have a real minimum (dmin); q6_K (codes 0..63, offset
+// 32) and q3_K (codes 0..7, offset 4) set coef = offset * scale and
+// dmin = d.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,7 +51,7 @@ namespace rlx::uk {
 enum class PrepKind {
   /// int8 per block of 32 with an f32 scale (q8_0-like).
   Q8x32,
-  /// int8 per block of 256 with an f32 scale and int16 sums of 16 (q8_K).
+  /// int8 per block of 256 with an f32 scale and f32 sums of 16 (q8_K-like).
   Q8x256,
   /// bf16 values.
   BF16,
@@ -115,15 +116,15 @@ inline const TypeInfo *typeInfo(int wtype) {
 
 /// Where the parts of one prepared row lie (byte offsets from the row start):
 ///   Q8x32:  int8 q[K] at 0, float d[K / 32] at dOffset;
-///   Q8x256: int8 q[K] at 0, float d[K / 256] at dOffset, int16 bsum[K / 16]
-///           at bsumOffset;
+///   Q8x256: int8 q[K] at 0, float d[K / 256] at dOffset, float
+///           xsum[K / 16] at sumOffset (d times the sum of each 16 q);
 ///   BF16:   uint16 bf16[K] at 0;
 ///   F32:    float x[K] at 0.
 /// Every part starts on a 64-byte boundary; rowBytes is a multiple of 64.
 struct PreparedLayout {
   size_t rowBytes = 0;
   size_t dOffset = 0;
-  size_t bsumOffset = 0;
+  size_t sumOffset = 0;
 };
 
 constexpr size_t alignTo64(size_t n) { return (n + 63) & ~size_t(63); }
@@ -138,8 +139,8 @@ inline PreparedLayout preparedLayout(PrepKind kind, int64_t k) {
     break;
   case PrepKind::Q8x256:
     l.dOffset = alignTo64(K);
-    l.bsumOffset = alignTo64(l.dOffset + 4 * (K / 256));
-    l.rowBytes = alignTo64(l.bsumOffset + 2 * (K / 16));
+    l.sumOffset = alignTo64(l.dOffset + 4 * (K / 256));
+    l.rowBytes = alignTo64(l.sumOffset + 4 * (K / 16));
     break;
   case PrepKind::BF16:
     l.rowBytes = alignTo64(2 * K);
@@ -162,7 +163,7 @@ struct MatmulArgs {
   const uint8_t *x;
   size_t xRowBytes;
   size_t xdOffset;
-  size_t xbOffset;
+  size_t xsOffset;
   int64_t M;
   int64_t K;
   const uint8_t *w;
@@ -289,7 +290,7 @@ struct Q2KLayout {
 
 struct Q3KLayout {
   static constexpr int kBytes = 110, kHmask = 0, kQs = 32, kScales = 96,
-                       kD = 108;
+                       kD = 108, kDmin = kD;
   static constexpr bool kSingleScale = true;
   /// Sixteen 6-bit scales (stored + 32): low nibbles in bytes 0..7 (groups
   /// 0..7 low, 8..15 high nibble), top 2 bits in bytes 8..11 (group g in
@@ -330,7 +331,7 @@ struct Q5KLayout {
 
 struct Q6KLayout {
   static constexpr int kBytes = 210, kQl = 0, kQh = 128, kScales = 192,
-                       kD = 208;
+                       kD = 208, kDmin = kD;
   static constexpr bool kSingleScale = true;
   static void scales(const uint8_t *b, KScales &ks) {
     for (int g = 0; g != 16; ++g) {

@@ -147,19 +147,17 @@ void kquantKernel(const MatmulArgs &a) {
           const uint8_t *row = a.x + (m0 + r) * a.xRowBytes;
           const int8_t *xq = reinterpret_cast<const int8_t *>(row) + 256 * b;
           const float dx = loadF32(row + a.xdOffset + 4 * b);
-          const uint8_t *bsum = row + a.xbOffset + 32 * b;
-          int s1 = 0, s2 = 0;
+          const uint8_t *xsum = row + a.xsOffset + 64 * b;
+          int s1 = 0;
+          float s2 = 0;
           for (int g = 0; g != 16; ++g) {
             int dot = 0;
             for (int i = 16 * g; i != 16 * g + 16; ++i)
               dot += q[i] * xq[i];
             s1 += ks.scale[g] * dot;
-            s2 += ks.coef[g] * int16_t(loadU16(bsum + 2 * g));
+            s2 += float(ks.coef[g]) * loadF32(xsum + 4 * g);
           }
-          if (L::kSingleScale)
-            acc[r] += (d * dx) * float(s1 - s2);
-          else
-            acc[r] += (d * dx) * float(s1) - (dmin * dx) * float(s2);
+          acc[r] += (d * dx) * float(s1) - dmin * s2;
         }
       }
       for (int64_t r = 0; r != mr; ++r)

@@ -31,10 +31,9 @@ namespace {
 enum Level : int {
   kScalar = 0,
   kAVX2 = 1,
+  /// AVX-512 (with VNNI), bf16 weights widened to f32 for FMAs.
   kAVX512 = 2,
-  /// AVX-512 with vdpbf16ps for bf16 weights. Not the default: on Zen 5 it
-  /// retires ~1.9G vdpbf16ps/s against ~11.4G 512-bit FMAs/s, so widening
-  /// bf16 to f32 and using FMAs is about 3x faster.
+  /// The same with vdpbf16ps for bf16 weights.
   kAVX512BF16 = 3,
 };
 
@@ -73,15 +72,15 @@ int levelNamed(const char *name) {
   if (!std::strcmp(name, "avx2"))
     return cpuHasAVX2() ? kAVX2 : -1;
   if (!std::strcmp(name, "avx512"))
+    return cpuHasAVX512() ? (cpuHasBF16() ? kAVX512BF16 : kAVX512) : -1;
+  if (!std::strcmp(name, "avx512-nobf16"))
     return cpuHasAVX512() ? kAVX512 : -1;
-  if (!std::strcmp(name, "avx512bf16"))
-    return cpuHasBF16() ? kAVX512BF16 : -1;
   return -1;
 }
 
 int bestLevel() {
   if (cpuHasAVX512())
-    return kAVX512;
+    return cpuHasBF16() ? kAVX512BF16 : kAVX512;
   return cpuHasAVX2() ? kAVX2 : kScalar;
 }
 
@@ -179,8 +178,8 @@ void prepareQ8x256(const float *x, int64_t K, uint8_t *row,
       int s = 0;
       for (int j = 0; j != 16; ++j)
         s += qb[16 * g + j];
-      int16_t s16 = int16_t(s);
-      std::memcpy(row + l.bsumOffset + 32 * b + 2 * g, &s16, 2);
+      const float xsum = d * float(s);
+      std::memcpy(row + l.sumOffset + 64 * b + 4 * g, &xsum, 4);
     }
   }
 }
@@ -313,7 +312,7 @@ int rlx_uk_matmul(int wtype, const void *prepared, int64_t M, int64_t K,
   a.x = static_cast<const uint8_t *>(prepared);
   a.xRowBytes = l.rowBytes;
   a.xdOffset = l.dOffset;
-  a.xbOffset = l.bsumOffset;
+  a.xsOffset = l.sumOffset;
   a.M = M;
   a.K = K;
   a.w = static_cast<const uint8_t *>(w) + size_t(n0) * wRowBytes;
@@ -336,9 +335,9 @@ int rlx_uk_select_isa(const char *name) {
 const char *rlx_uk_isa(void) {
   switch (currentLevel()) {
   case kAVX512:
-    return "avx512";
+    return cpuHasBF16() ? "avx512-nobf16" : "avx512";
   case kAVX512BF16:
-    return "avx512bf16";
+    return "avx512";
   case kAVX2:
     return "avx2";
   default:

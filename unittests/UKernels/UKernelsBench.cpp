@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// rlx-uk-bench [--isa=avx512,avx512bf16,avx2,scalar] [--types=q4_0,...]
+// rlx-uk-bench [--isa=avx512,avx512-nobf16,avx2,scalar] [--types=q4_0,...]
 //              [--reps=N]
 //
 // For each instruction set and weight type: the decode GEMV (M = 1, N = 8192,
@@ -182,7 +182,7 @@ bool listed(const std::string &list, const char *name) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string isas = "avx512,avx512bf16,avx2,scalar", types;
+  std::string isas = "avx512,avx512-nobf16,avx2,scalar", types;
   int reps = 5;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -193,11 +193,11 @@ int main(int argc, char **argv) {
     else if (arg.rfind("--reps=", 0) == 0)
       reps = std::max(1, std::atoi(arg.c_str() + 7));
     else {
-      std::fprintf(
-          stderr,
-          "usage: %s [--isa=avx512,avx512bf16,avx2,scalar] [--types=q4_0,...] "
-          "[--reps=N]\n",
-          argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--isa=avx512,avx512-nobf16,avx2,scalar] "
+                   "[--types=q4_0,...] "
+                   "[--reps=N]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -208,7 +208,7 @@ int main(int argc, char **argv) {
 
   std::printf("%-7s %-5s %-36s %8s %8s %10s %10s\n", "isa", "type", "case",
               "med_ms", "best_ms", "med", "best");
-  for (const char *isa : {"avx512", "avx512bf16", "avx2", "scalar"}) {
+  for (const char *isa : {"avx512", "avx512-nobf16", "avx2", "scalar"}) {
     if (!listed(isas, isa))
       continue;
     if (rlx_uk_select_isa(isa) != 0) {
@@ -218,8 +218,8 @@ int main(int argc, char **argv) {
     for (const TypeCase &t : kTypes) {
       if (!listed(types, t.name))
         continue;
-      // avx512bf16 differs from avx512 in the bf16 kernel only.
-      if (std::string(isa) == "avx512bf16" && t.code != RLX_UK_BF16)
+      // avx512-nobf16 differs from avx512 in the bf16 kernel only.
+      if (std::string(isa) == "avx512-nobf16" && t.code != RLX_UK_BF16)
         continue;
       // GEMV.
       {

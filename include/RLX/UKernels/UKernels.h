@@ -116,9 +116,10 @@ int rlx_uk_matmul(int wtype, const void *prepared, int64_t M, int64_t K,
                   const void *w, int64_t n0, int64_t n1, float *y, int64_t ldy);
 
 /// Selects the instruction set the kernels use:
-///   - "avx512": AVX-512 F, BW, VL, DQ and VNNI (the default where present);
-///   - "avx512bf16": the same, with vdpbf16ps (AVX512_BF16) for bf16 weights
-///     instead of widening to f32 and FMAs (slower on Zen 5);
+///   - "avx512": AVX-512 F, BW, VL, DQ and VNNI, with vdpbf16ps for bf16
+///     weights where AVX512_BF16 is present (the default where present);
+///   - "avx512-nobf16": the same without AVX512_BF16 (bf16 weights widened
+///     to f32 for FMAs), as on CPUs that lack it;
 ///   - "avx2": AVX2, FMA and F16C;
 ///   - "scalar": portable C++.
 /// Returns 0 on success, -1 if the name is unknown or the CPU (or OS) lacks
