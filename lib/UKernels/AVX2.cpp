@@ -128,12 +128,18 @@ template <class P> struct Q32Tile {
     for (int j = 0; j != NR; ++j)
       acc[i][j] = _mm256_setzero_ps();
 
+    // Decoding (one row tile) streams the weights once: fetch the next
+    // column tile's rows ahead.
+    const size_t prefetch = a.M <= MR ? NR * a.wRowBytes : 0;
     for (int64_t b = 0; b != nb; ++b) {
       __m256i wq[NR], wabs[NR];
       float wd[NR], wm[NR];
       RLX_UK_UNROLL
       for (int j = 0; j != NR; ++j) {
         const uint8_t *blk = wr[j] + b * P::kBytes;
+        if (prefetch)
+          _mm_prefetch(reinterpret_cast<const char *>(blk + prefetch),
+                       _MM_HINT_T0);
         wq[j] = P::codes(blk);
         wd[j] = half(blk);
         wm[j] = P::kMin ? half(blk + 2) : 0.0f;
@@ -199,6 +205,9 @@ template <class P> struct KQuantTile {
     for (int j = 0; j != NR; ++j)
       acc[i][j] = _mm256_setzero_ps();
 
+    // Decoding (one row tile) streams the weights once: fetch the next
+    // column tile's rows ahead.
+    const size_t prefetch = a.M <= MR ? NR * a.wRowBytes : 0;
     for (int64_t b = 0; b != nb; ++b) {
       const uint8_t *blk[NR];
       __m256i scale[NR];
@@ -207,6 +216,10 @@ template <class P> struct KQuantTile {
       RLX_UK_UNROLL
       for (int j = 0; j != NR; ++j) {
         blk[j] = wr[j] + b * P::kBytes;
+        if (prefetch)
+          for (int l = 0; l < P::kBytes; l += 64)
+            _mm_prefetch(reinterpret_cast<const char *>(blk[j] + prefetch + l),
+                         _MM_HINT_T0);
         __m256i coef;
         P::scaleVectors(blk[j], scale[j], coef);
         d[j] = half(blk[j] + P::kD);

@@ -177,15 +177,22 @@ struct Q8_0 {
 
 /// One step over blocks b and (if Two) b + 1 for the whole tile.
 template <class P, int MR, int NR, bool Two>
-RLX_UK_AVX512 inline void
-q32Step(const MatmulArgs &a, const uint8_t *const (&xr)[MR],
-        const uint8_t *const (&wr)[NR], int64_t b, __m512 (&acc)[MR][NR]) {
+RLX_UK_AVX512 inline void q32Step(const MatmulArgs &a,
+                                  const uint8_t *const (&xr)[MR],
+                                  const uint8_t *const (&wr)[NR], int64_t b,
+                                  size_t prefetch, __m512 (&acc)[MR][NR]) {
   const __m512i zero = _mm512_setzero_si512();
   __m512i wq[NR], winit[NR];
   __m512 wd[NR], wm[NR];
   RLX_UK_UNROLL
   for (int j = 0; j != NR; ++j) {
     const uint8_t *blk = wr[j] + b * P::kBytes;
+    if (prefetch) {
+      _mm_prefetch(reinterpret_cast<const char *>(blk + prefetch), _MM_HINT_T0);
+      if (2 * P::kBytes > 64)
+        _mm_prefetch(reinterpret_cast<const char *>(blk + prefetch + 64),
+                     _MM_HINT_T0);
+    }
     wq[j] = P::template codes<Two>(blk);
     wd[j] = halfPair<Two>(blk, blk + P::kBytes);
     wm[j] = P::kMin ? halfPair<Two>(blk + 2, blk + P::kBytes + 2)
@@ -239,11 +246,14 @@ template <class P> struct Q32Tile {
       RLX_UK_UNROLL
     for (int j = 0; j != NR; ++j)
       acc[i][j] = _mm512_setzero_ps();
+    // Decoding (one row tile) streams the weights once: fetch the next
+    // column tile's rows ahead.
+    const size_t prefetch = a.M <= MR ? NR * a.wRowBytes : 0;
     int64_t b = 0;
     for (; b + 2 <= nb; b += 2)
-      q32Step<P, MR, NR, true>(a, xr, wr, b, acc);
+      q32Step<P, MR, NR, true>(a, xr, wr, b, prefetch, acc);
     if (b != nb)
-      q32Step<P, MR, NR, false>(a, xr, wr, b, acc);
+      q32Step<P, MR, NR, false>(a, xr, wr, b, prefetch, acc);
     RLX_UK_UNROLL
     for (int i = 0; i != MR; ++i)
       RLX_UK_UNROLL
@@ -346,6 +356,9 @@ template <class P> struct KQuantTile {
                                   0x0000000000000000 + c * 0x0004000400040004,
                                   0x0000000000000000 + c * 0x0004000400040004);
 
+    // Decoding (one row tile) streams the weights once: fetch the next
+    // column tile's rows ahead.
+    const size_t prefetch = a.M <= MR ? NR * a.wRowBytes : 0;
     for (int64_t b = 0; b != nb; ++b) {
       float dx[MR];
       for (int i = 0; i != MR; ++i)
@@ -353,6 +366,10 @@ template <class P> struct KQuantTile {
       RLX_UK_UNROLL
       for (int j = 0; j != NR; ++j) {
         const uint8_t *blk = wr[j] + b * P::kBytes;
+        if (prefetch)
+          for (int l = 0; l < P::kBytes; l += 64)
+            _mm_prefetch(reinterpret_cast<const char *>(blk + prefetch + l),
+                         _MM_HINT_T0);
         __m256i scale, coef;
         P::scaleVectors(blk, scale, coef);
         const __m512i scales = _mm512_castsi256_si512(scale);
