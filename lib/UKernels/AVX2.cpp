@@ -147,7 +147,9 @@ template <class P> struct Q32Tile {
       }
       RLX_UK_UNROLL
       for (int i = 0; i != MR; ++i) {
-        const __m256i xv = load256(xr[i] + 32 * b);
+        const __m256i xv = _mm256_loadu2_m128i(
+            reinterpret_cast<const __m128i *>(xr[i] + q8x32Offset(32 * b + 16)),
+            reinterpret_cast<const __m128i *>(xr[i] + q8x32Offset(32 * b)));
         const float dx = loadF32(xr[i] + a.xdOffset + 4 * b);
         __m256i corr = _mm256_setzero_si256();
         __m256 sx = _mm256_setzero_ps();

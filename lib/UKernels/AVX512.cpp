@@ -82,147 +82,191 @@ RLX_UK_AVX512 inline __m512i load256z(const void *p) {
 // 32-element formats
 //===----------------------------------------------------------------------===//
 
-/// Lanes 0..7 hold `a`'s value, lanes 8..15 `b`'s.
-RLX_UK_AVX512 inline __m512 spreadPair(__m128 ab) {
+/// Four 16-byte pieces at p + stride * j (j < n; zero for j >= n) as one
+/// vector, piece j in bits 128 j.
+RLX_UK_AVX512 inline __m512i gather4x16(const uint8_t *p, int64_t stride,
+                                        int n) {
+  const __m128i zero = _mm_setzero_si128();
+  __m512i v = _mm512_castsi128_si512(
+      _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+  v = _mm512_inserti32x4(
+      v,
+      n > 1 ? _mm_loadu_si128(reinterpret_cast<const __m128i *>(p + stride))
+            : zero,
+      1);
+  v = _mm512_inserti32x4(
+      v,
+      n > 2 ? _mm_loadu_si128(reinterpret_cast<const __m128i *>(p + 2 * stride))
+            : zero,
+      2);
+  v = _mm512_inserti32x4(
+      v,
+      n > 3 ? _mm_loadu_si128(reinterpret_cast<const __m128i *>(p + 3 * stride))
+            : zero,
+      3);
+  return v;
+}
+
+/// The f16 values at p + stride * j (j < n; zero beyond), each in four
+/// consecutive lanes.
+RLX_UK_AVX512 inline __m512 halves4(const uint8_t *p, int64_t stride, int n) {
+  uint64_t bits = loadU16(p);
+  for (int j = 1; j < n; ++j)
+    bits |= uint64_t(loadU16(p + stride * j)) << (16 * j);
+  const __m128 v = _mm_cvtph_ps(_mm_cvtsi64_si128(int64_t(bits)));
   const __m512i idx =
-      _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-  return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(ab));
+      _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+  return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(v));
 }
 
-/// The f16 values at `a` and (if Two) `b`, spread over the two halves.
-template <bool Two>
-RLX_UK_AVX512 inline __m512 halfPair(const uint8_t *a, const uint8_t *b) {
-  uint32_t bits = loadU16(a);
-  if (Two)
-    bits |= uint32_t(loadU16(b)) << 16;
-  return spreadPair(_mm_cvtph_ps(_mm_cvtsi32_si128(int(bits))));
+/// 0x10 in the bytes of lo (elements 0..15 of each block) and hi (16..31)
+/// whose element has its fifth bit set in the block's qh word at
+/// p + stride * j.
+RLX_UK_AVX512 inline void fifthBits4(const uint8_t *p, int64_t stride, int n,
+                                     __m512i &lo, __m512i &hi) {
+  uint64_t klo = 0, khi = 0;
+  for (int j = 0; j < n; ++j) {
+    const uint64_t qh = loadU32(p + stride * j);
+    klo |= (qh & 0xffff) << (16 * j);
+    khi |= (qh >> 16) << (16 * j);
+  }
+  const __m512i bit = _mm512_set1_epi8(0x10);
+  lo = _mm512_maskz_mov_epi8(_cvtu64_mask64(klo), bit);
+  hi = _mm512_maskz_mov_epi8(_cvtu64_mask64(khi), bit);
 }
 
-/// The f32 values at p[0] and (if Two) p[1], spread over the two halves.
-template <bool Two> RLX_UK_AVX512 inline __m512 floatPair(const uint8_t *p) {
-  __m128 v =
-      Two ? _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double *>(p)))
-          : _mm_load_ss(reinterpret_cast<const float *>(p));
-  return spreadPair(v);
+/// Low and high nibbles of four blocks' 16 code bytes at p + stride * j.
+RLX_UK_AVX512 inline void nibbles4(const uint8_t *p, int64_t stride, int n,
+                                   __m512i &lo, __m512i &hi) {
+  const __m512i v = gather4x16(p, stride, n);
+  const __m512i mask = _mm512_set1_epi8(0xf);
+  lo = _mm512_and_si512(v, mask);
+  hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
 }
 
-/// The nibbles of blocks a and (if Two) b: elements 0..31 of a, then of b.
-template <bool Two>
-RLX_UK_AVX512 inline __m512i nibblePair(const uint8_t *qa, const uint8_t *qb) {
-  const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i *>(qa));
-  const __m128i b = Two ? _mm_loadu_si128(reinterpret_cast<const __m128i *>(qb))
-                        : _mm_setzero_si128();
-  __m512i t = _mm512_castsi256_si512(_mm256_set_m128i(b, a));
-  t = _mm512_shuffle_i64x2(t, t, 0x50); // a, a, b, b
-  const long long s = 0x0004000400040004;
-  t = _mm512_srlv_epi16(t, _mm512_set_epi64(s, s, 0, 0, s, s, 0, 0));
-  return _mm512_and_si512(t, _mm512_set1_epi8(0xf));
-}
-
-/// 0x10 in byte j where bit j of the two blocks' qh words is set.
-template <bool Two>
-RLX_UK_AVX512 inline __m512i fifthPair(const uint8_t *ha, const uint8_t *hb) {
-  uint64_t bits = loadU32(ha);
-  if (Two)
-    bits |= uint64_t(loadU32(hb)) << 32;
-  return _mm512_maskz_mov_epi8(_cvtu64_mask64(bits), _mm512_set1_epi8(0x10));
-}
-
-/// Policies: codes<Two>(block) gives the codes of this block and (if Two)
-/// the next one; see the Q32 policies in AVX2.cpp for the flags.
+/// Policies: codes(p, n, lo, hi) gives the codes of blocks p, p + kBytes,
+/// ... (n of them, at most four), elements 0..15 of each in `lo` and 16..31
+/// in `hi` (the prepared activations' order); kOffset, kSigned and kMin as in
+/// AVX2.cpp.
 struct Q4_0 {
   static constexpr int64_t kBytes = 18;
-  static constexpr int kOffset = 8;
+  static constexpr int kOffsetShift = 3; // offset 8
   static constexpr bool kSigned = false, kMin = false;
-  template <bool Two> RLX_UK_AVX512 static __m512i codes(const uint8_t *b) {
-    return nibblePair<Two>(b + 2, b + kBytes + 2);
+  RLX_UK_AVX512 static void codes(const uint8_t *p, int n, __m512i &lo,
+                                  __m512i &hi) {
+    nibbles4(p + 2, kBytes, n, lo, hi);
   }
 };
 struct Q4_1 {
   static constexpr int64_t kBytes = 20;
-  static constexpr int kOffset = 0;
+  static constexpr int kOffsetShift = -1;
   static constexpr bool kSigned = false, kMin = true;
-  template <bool Two> RLX_UK_AVX512 static __m512i codes(const uint8_t *b) {
-    return nibblePair<Two>(b + 4, b + kBytes + 4);
+  RLX_UK_AVX512 static void codes(const uint8_t *p, int n, __m512i &lo,
+                                  __m512i &hi) {
+    nibbles4(p + 4, kBytes, n, lo, hi);
   }
 };
 struct Q5_0 {
   static constexpr int64_t kBytes = 22;
-  static constexpr int kOffset = 16;
+  static constexpr int kOffsetShift = 4; // offset 16
   static constexpr bool kSigned = false, kMin = false;
-  template <bool Two> RLX_UK_AVX512 static __m512i codes(const uint8_t *b) {
-    return _mm512_or_si512(nibblePair<Two>(b + 6, b + kBytes + 6),
-                           fifthPair<Two>(b + 2, b + kBytes + 2));
+  RLX_UK_AVX512 static void codes(const uint8_t *p, int n, __m512i &lo,
+                                  __m512i &hi) {
+    __m512i flo, fhi;
+    nibbles4(p + 6, kBytes, n, lo, hi);
+    fifthBits4(p + 2, kBytes, n, flo, fhi);
+    lo = _mm512_or_si512(lo, flo);
+    hi = _mm512_or_si512(hi, fhi);
   }
 };
 struct Q5_1 {
   static constexpr int64_t kBytes = 24;
-  static constexpr int kOffset = 0;
+  static constexpr int kOffsetShift = -1;
   static constexpr bool kSigned = false, kMin = true;
-  template <bool Two> RLX_UK_AVX512 static __m512i codes(const uint8_t *b) {
-    return _mm512_or_si512(nibblePair<Two>(b + 8, b + kBytes + 8),
-                           fifthPair<Two>(b + 4, b + kBytes + 4));
+  RLX_UK_AVX512 static void codes(const uint8_t *p, int n, __m512i &lo,
+                                  __m512i &hi) {
+    __m512i flo, fhi;
+    nibbles4(p + 8, kBytes, n, lo, hi);
+    fifthBits4(p + 4, kBytes, n, flo, fhi);
+    lo = _mm512_or_si512(lo, flo);
+    hi = _mm512_or_si512(hi, fhi);
   }
 };
 struct Q8_0 {
   static constexpr int64_t kBytes = 34;
-  static constexpr int kOffset = 0;
+  static constexpr int kOffsetShift = -1;
   static constexpr bool kSigned = true, kMin = false;
-  template <bool Two> RLX_UK_AVX512 static __m512i codes(const uint8_t *b) {
-    return _mm512_inserti64x4(
-        _mm512_castsi256_si512(load256(b + 2)),
-        Two ? load256(b + kBytes + 2) : _mm256_setzero_si256(), 1);
+  RLX_UK_AVX512 static void codes(const uint8_t *p, int n, __m512i &lo,
+                                  __m512i &hi) {
+    lo = gather4x16(p + 2, kBytes, n);
+    hi = gather4x16(p + 18, kBytes, n);
   }
 };
 
-/// One step over blocks b and (if Two) b + 1 for the whole tile.
-template <class P, int MR, int NR, bool Two>
-RLX_UK_AVX512 inline void q32Step(const MatmulArgs &a,
-                                  const uint8_t *const (&xr)[MR],
-                                  const uint8_t *const (&wr)[NR], int64_t b,
-                                  size_t prefetch, __m512 (&acc)[MR][NR]) {
+/// One group of four blocks (`cnt` of them present) for the whole tile: for
+/// each weight row the codes (two vectors, elements 0..15 and 16..31 of the
+/// four blocks), the scales spread to four lanes each, and q8_0's start
+/// value; for each activation row the two code vectors, its scales and its
+/// start value (-offset * lane sums); then per output two vpdpbusd, one
+/// convert and one FMA with d_w * d_x.
+template <class P, int MR, int NR>
+RLX_UK_AVX512 inline void
+q32Group(const MatmulArgs &a, const uint8_t *const (&xr)[MR],
+         const uint8_t *const (&wr)[NR], int64_t g, int cnt, size_t prefetch,
+         __m512 (&acc)[MR][NR]) {
   const __m512i zero = _mm512_setzero_si512();
-  __m512i wq[NR], winit[NR];
+  const __m512i spread4 =
+      _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+  __m512i wlo[NR], whi[NR], winit[NR];
   __m512 wd[NR], wm[NR];
   RLX_UK_UNROLL
   for (int j = 0; j != NR; ++j) {
-    const uint8_t *blk = wr[j] + b * P::kBytes;
-    if (prefetch) {
-      _mm_prefetch(reinterpret_cast<const char *>(blk + prefetch), _MM_HINT_T0);
-      if (2 * P::kBytes > 64)
-        _mm_prefetch(reinterpret_cast<const char *>(blk + prefetch + 64),
+    const uint8_t *p = wr[j] + 4 * g * P::kBytes;
+    if (prefetch)
+      for (int l = 0; l < 4 * P::kBytes; l += 64)
+        _mm_prefetch(reinterpret_cast<const char *>(p + prefetch + l),
                      _MM_HINT_T0);
+    P::codes(p, cnt, wlo[j], whi[j]);
+    wd[j] = halves4(p, P::kBytes, cnt);
+    wm[j] = P::kMin ? halves4(p + 2, P::kBytes, cnt) : _mm512_setzero_ps();
+    // q8_0: x is biased by 128, so start from -128 * (sum of w).
+    winit[j] = zero;
+    if constexpr (P::kSigned) {
+      const __m512i bias = _mm512_set1_epi8(-128);
+      winit[j] = _mm512_sub_epi32(
+          zero, _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, bias, wlo[j]),
+                                    bias, whi[j]));
     }
-    wq[j] = P::template codes<Two>(blk);
-    wd[j] = halfPair<Two>(blk, blk + P::kBytes);
-    wm[j] = P::kMin ? halfPair<Two>(blk + 2, blk + P::kBytes + 2)
-                    : _mm512_setzero_ps();
-    winit[j] =
-        P::kSigned
-            ? _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(
-                                         zero, _mm512_set1_epi8(-128), wq[j]))
-            : zero;
   }
   RLX_UK_UNROLL
   for (int i = 0; i != MR; ++i) {
-    const uint8_t *xq = xr[i] + 32 * b;
-    const __m512i xv = Two ? load512(xq) : load256z(xq);
-    const __m512 dx = floatPair<Two>(xr[i] + a.xdOffset + 4 * b);
+    const uint8_t *xq = xr[i] + 128 * g;
+    __m512i xlo = load512(xq), xhi = load512(xq + 64);
+    const __m512 dx = _mm512_permutexvar_ps(
+        spread4,
+        _mm512_castps128_ps512(_mm_loadu_ps(
+            reinterpret_cast<const float *>(xr[i] + a.xdOffset) + 4 * g)));
+    const __m512i sums = load512(xr[i] + a.xsOffset + 64 * g);
     __m512i xinit = zero;
     __m512 sx = _mm512_setzero_ps();
-    if constexpr (P::kOffset != 0)
-      xinit = _mm512_sub_epi32(
-          zero, _mm512_dpbusd_epi32(zero, _mm512_set1_epi8(P::kOffset), xv));
+    if constexpr (P::kOffsetShift >= 0)
+      xinit = _mm512_sub_epi32(zero, _mm512_slli_epi32(sums, P::kOffsetShift));
     if constexpr (P::kMin)
-      sx = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(
-                             zero, _mm512_set1_epi8(1), xv)),
-                         dx);
-    const __m512i xu =
-        P::kSigned ? _mm512_xor_si512(xv, _mm512_set1_epi8(-128)) : xv;
+      sx = _mm512_mul_ps(_mm512_cvtepi32_ps(sums), dx);
+    if constexpr (P::kSigned) {
+      const __m512i bias = _mm512_set1_epi8(-128);
+      xlo = _mm512_xor_si512(xlo, bias);
+      xhi = _mm512_xor_si512(xhi, bias);
+    }
     RLX_UK_UNROLL
     for (int j = 0; j != NR; ++j) {
-      const __m512i s = P::kSigned ? _mm512_dpbusd_epi32(winit[j], xu, wq[j])
-                                   : _mm512_dpbusd_epi32(xinit, wq[j], xv);
+      __m512i s;
+      if constexpr (P::kSigned)
+        s = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(winit[j], xlo, wlo[j]), xhi,
+                                whi[j]);
+      else
+        s = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(xinit, wlo[j], xlo), whi[j],
+                                xhi);
       acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s),
                                   _mm512_mul_ps(wd[j], dx), acc[i][j]);
       if constexpr (P::kMin)
@@ -249,11 +293,11 @@ template <class P> struct Q32Tile {
     // Decoding (one row tile) streams the weights once: fetch the next
     // column tile's rows ahead.
     const size_t prefetch = a.M <= MR ? NR * a.wRowBytes : 0;
-    int64_t b = 0;
-    for (; b + 2 <= nb; b += 2)
-      q32Step<P, MR, NR, true>(a, xr, wr, b, prefetch, acc);
-    if (b != nb)
-      q32Step<P, MR, NR, false>(a, xr, wr, b, prefetch, acc);
+    int64_t g = 0;
+    for (; 4 * g + 4 <= nb; ++g)
+      q32Group<P, MR, NR>(a, xr, wr, g, 4, prefetch, acc);
+    if (4 * g != nb)
+      q32Group<P, MR, NR>(a, xr, wr, g, int(nb - 4 * g), prefetch, acc);
     RLX_UK_UNROLL
     for (int i = 0; i != MR; ++i)
       RLX_UK_UNROLL
@@ -535,7 +579,7 @@ MatmulFn rlx::uk::avx512Kernel(int wtype, bool hasBF16) {
   case RLX_UK_Q5_1:
     return drive<Q32Tile<Q5_1>, 6, 4>;
   case RLX_UK_Q8_0:
-    return drive<Q32Tile<Q8_0>, 6, 4>;
+    return drive<Q32Tile<Q8_0>, 8, 3>;
   case RLX_UK_Q2_K:
     return drive<KQuantTile<Q2K512>, 8, 2>;
   case RLX_UK_Q3_K:

@@ -115,7 +115,12 @@ inline const TypeInfo *typeInfo(int wtype) {
 //===----------------------------------------------------------------------===//
 
 /// Where the parts of one prepared row lie (byte offsets from the row start):
-///   Q8x32:  int8 q[K] at 0, float d[K / 32] at dOffset;
+///   Q8x32:  int8 q in groups of four blocks (128 elements, see
+///           q8x32Offset), float d per block at dOffset, and int32 lane sums
+///           at sumOffset: for group g, sum[16 g + 4 j + h] is the sum of
+///           block 4g + j's elements 4h..4h+3 and 16+4h..16+4h+3 (what one
+///           int32 lane of the AVX-512 kernel holds). K is padded with zero
+///           blocks to a multiple of 128;
 ///   Q8x256: int8 q[K] at 0, float d[K / 256] at dOffset, float
 ///           xsum[K / 16] at sumOffset (d times the sum of each 16 q);
 ///   BF16:   uint16 bf16[K] at 0;
@@ -129,14 +134,26 @@ struct PreparedLayout {
 
 constexpr size_t alignTo64(size_t n) { return (n + 63) & ~size_t(63); }
 
+/// Where element k of a Q8x32 row lies: each group of four blocks holds the
+/// blocks' elements 0..15 (16 bytes per block, in block order), then their
+/// elements 16..31. So 64 bytes hold one half of four blocks, and a 32-byte
+/// block is two 16-byte pieces 64 bytes apart.
+constexpr size_t q8x32Offset(int64_t k) {
+  return size_t(128 * (k / 128) + 64 * ((k % 32) / 16) + 16 * ((k / 32) % 4) +
+                k % 16);
+}
+
 inline PreparedLayout preparedLayout(PrepKind kind, int64_t k) {
   PreparedLayout l;
   size_t K = size_t(k);
   switch (kind) {
-  case PrepKind::Q8x32:
-    l.dOffset = alignTo64(K);
-    l.rowBytes = alignTo64(l.dOffset + 4 * (K / 32));
+  case PrepKind::Q8x32: {
+    const size_t padded = (K + 127) / 128 * 128;
+    l.dOffset = padded;
+    l.sumOffset = alignTo64(l.dOffset + 4 * (padded / 32));
+    l.rowBytes = alignTo64(l.sumOffset + 4 * (padded / 8));
     break;
+  }
   case PrepKind::Q8x256:
     l.dOffset = alignTo64(K);
     l.sumOffset = alignTo64(l.dOffset + 4 * (K / 256));

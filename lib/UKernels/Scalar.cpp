@@ -17,6 +17,7 @@
 #include "Internal.h"
 
 #include <algorithm>
+#include <cstring>
 
 using namespace rlx::uk;
 
@@ -105,7 +106,9 @@ template <class F> void q32Kernel(const MatmulArgs &a) {
         F::decode(wr + b * F::kBytes, q);
         for (int64_t r = 0; r != mr; ++r) {
           const uint8_t *row = a.x + (m0 + r) * a.xRowBytes;
-          const int8_t *xq = reinterpret_cast<const int8_t *>(row) + 32 * b;
+          int8_t xq[32];
+          std::memcpy(xq, row + q8x32Offset(32 * b), 16);
+          std::memcpy(xq + 16, row + q8x32Offset(32 * b + 16), 16);
           const float dx = loadF32(row + a.xdOffset + 4 * b);
           int dot = 0, sum = 0;
           for (int j = 0; j != 32; ++j) {

@@ -133,17 +133,28 @@ float maxAbs(const float *x, int64_t n) {
 
 void prepareQ8x32(const float *x, int64_t K, uint8_t *row,
                   const PreparedLayout &l) {
+  // Zero the padding blocks of the last group.
+  std::memset(row, 0, l.rowBytes);
   int8_t *q = reinterpret_cast<int8_t *>(row);
   for (int64_t b = 0; b != K / 32; ++b) {
     const float *xb = x + 32 * b;
     const float d = maxAbs(xb, 32) / 127.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    int8_t qb[32];
     for (int j = 0; j != 32; ++j) {
       float v = roundEven(xb[j] * id);
       v = std::min(127.0f, std::max(-127.0f, v));
-      q[32 * b + j] = int8_t(v);
+      qb[j] = int8_t(v);
     }
+    std::memcpy(q + q8x32Offset(32 * b), qb, 16);
+    std::memcpy(q + q8x32Offset(32 * b + 16), qb + 16, 16);
     std::memcpy(row + l.dOffset + 4 * b, &d, 4);
+    for (int h = 0; h != 4; ++h) {
+      int32_t sum = 0;
+      for (int e = 4 * h; e != 4 * h + 4; ++e)
+        sum += qb[e] + qb[16 + e];
+      std::memcpy(row + l.sumOffset + 4 * (4 * b + h), &sum, 4);
+    }
   }
 }
 
@@ -273,7 +284,8 @@ int rlx_uk_prepared_to_f32(int wtype, const void *prepared, int64_t m,
   switch (t->prep) {
   case PrepKind::Q8x32:
     for (int64_t k = 0; k != K; ++k)
-      out[k] = loadF32(row + l.dOffset + 4 * (k / 32)) * float(q[k]);
+      out[k] =
+          loadF32(row + l.dOffset + 4 * (k / 32)) * float(q[q8x32Offset(k)]);
     break;
   case PrepKind::Q8x256:
     for (int64_t k = 0; k != K; ++k)
