@@ -53,17 +53,22 @@ using namespace rlx::uk::x86;
 
 namespace {
 
-/// Runs Tile::run<MR, NR> over the output, with smaller tiles at the edges.
+/// Runs Tile::run<MR, NR> over the output, with smaller tiles at the edges,
+/// one panel of activation rows (that stays in L2) at a time.
 template <class Tile, int MR, int NR>
 RLX_UK_AVX512_FN void drive(const MatmulArgs &a) {
-  for (int64_t n = 0; n < a.N; n += NR) {
-    const int nr = int(std::min<int64_t>(NR, a.N - n));
-    for (int64_t m = 0; m < a.M; m += MR) {
-      const int mr = int(std::min<int64_t>(MR, a.M - m));
-      if (mr == MR && nr == NR)
-        Tile::template run<MR, NR>(a, m, n);
-      else {
-        RLX_UK_EDGE_SWITCH(mr, nr)
+  const int64_t panel = panelRows(a.xRowBytes, MR);
+  for (int64_t m0 = 0; m0 < a.M; m0 += panel) {
+    const int64_t m1 = std::min(a.M, m0 + panel);
+    for (int64_t n = 0; n < a.N; n += NR) {
+      const int nr = int(std::min<int64_t>(NR, a.N - n));
+      for (int64_t m = m0; m < m1; m += MR) {
+        const int mr = int(std::min<int64_t>(MR, m1 - m));
+        if (mr == MR && nr == NR)
+          Tile::template run<MR, NR>(a, m, n);
+        else {
+          RLX_UK_EDGE_SWITCH(mr, nr)
+        }
       }
     }
   }

@@ -181,6 +181,16 @@ struct Q6KChunks : Q6KLayout {
 
 } // namespace rlx::uk::x86
 
+/// Activation rows per panel: the drivers sweep all weight columns over one
+/// panel of activation rows (about kPanelBytes, a multiple of `mr` rows)
+/// before the next, so that the panel stays in L2 while each weight tile
+/// is reused across it from L1.
+constexpr size_t kPanelBytes = size_t(512) << 10;
+inline int64_t panelRows(size_t rowBytes, int mr) {
+  int64_t rows = int64_t(kPanelBytes / rowBytes) / mr * mr;
+  return rows > mr ? rows : mr;
+}
+
 /// Instantiates Tile::run<mr, nr> for the edge tiles of a register-tiled
 /// driver (mr <= MR, nr <= NR, both at most 8).
 #define RLX_UK_EDGE_CASE(I, J)                                                 \

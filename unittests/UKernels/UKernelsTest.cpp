@@ -162,9 +162,10 @@ struct Shape {
   int64_t M, N, K;
 };
 
-/// The shapes for one type: M = 1, 3, 17, 64; N odd and not a multiple of
-/// any tile; K = 256 and 4096 for all, plus short rows for the
-/// 32-element types and odd lengths for f16/bf16.
+/// The shapes for one type: M = 1, 3, 17, 64 (and 160, several panels of
+/// activation rows); N odd and not a multiple of any tile; K = 256 and 4096
+/// for all, plus short rows for the 32-element types and odd lengths for
+/// f16/bf16.
 std::vector<Shape> shapesFor(int code) {
   std::vector<int64_t> ks = {256, 4096};
   const int64_t blockElements = rlx_uk_block_elements(code);
@@ -180,6 +181,8 @@ std::vector<Shape> shapesFor(int code) {
       shapes.push_back({M, M == 64 ? 9 : 13, K});
     }
   shapes.push_back({5, 1, 256});
+  // More activation rows than one L2 panel of the vector drivers (512 KiB).
+  shapes.push_back({160, 7, 4096});
   return shapes;
 }
 
