@@ -78,11 +78,6 @@ RLX_UK_AVX512 inline __m512i load512(const void *p) {
   return _mm512_loadu_si512(p);
 }
 
-/// A 256-bit load, zero-extended.
-RLX_UK_AVX512 inline __m512i load256z(const void *p) {
-  return _mm512_zextsi256_si512(load256(p));
-}
-
 //===----------------------------------------------------------------------===//
 // 32-element formats
 //===----------------------------------------------------------------------===//
