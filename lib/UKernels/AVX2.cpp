@@ -57,12 +57,13 @@ RLX_UK_AVX2_FN void drive(const MatmulArgs &a) {
 // 32-element formats
 //===----------------------------------------------------------------------===//
 
-/// The 32 nibbles of `qs` in element order (low nibbles first).
-RLX_UK_AVX2 inline __m256i nibbles(const uint8_t *qs) {
-  __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i *>(qs));
-  const __m128i mask = _mm_set1_epi8(0xf);
-  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t, 4), mask),
-                          _mm_and_si128(t, mask));
+/// Two 16-byte pieces, at `a` and (if two) `b`, as one vector.
+RLX_UK_AVX2 inline __m256i pair16(const uint8_t *a, const uint8_t *b,
+                                  bool two) {
+  const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i *>(a));
+  const __m128i hi = two ? _mm_loadu_si128(reinterpret_cast<const __m128i *>(b))
+                         : _mm_setzero_si128();
+  return _mm256_set_m128i(hi, lo);
 }
 
 /// 0x10 in byte j where bit j of `qh` is set.
@@ -76,46 +77,162 @@ RLX_UK_AVX2 inline __m256i fifthBits(uint32_t qh) {
   return _mm256_and_si256(v, _mm256_set1_epi8(0x10));
 }
 
-/// Policies: kOffset is subtracted from the unsigned codes (0 for none),
-/// kSigned marks q8_0's signed codes, kMin the formats with an f16 minimum
-/// at byte 2.
+/// Low and high nibbles of two blocks' 16 code bytes (at qs and qs + stride).
+RLX_UK_AVX2 inline void nibbles2(const uint8_t *qs, int64_t stride, bool two,
+                                 __m256i &lo, __m256i &hi) {
+  const __m256i v = pair16(qs, qs + stride, two);
+  const __m256i mask = _mm256_set1_epi8(0xf);
+  lo = _mm256_and_si256(v, mask);
+  hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+}
+
+/// The fifth bits of two blocks (qh words at qh and qh + stride), for
+/// elements 0..15 (lo) and 16..31 (hi).
+RLX_UK_AVX2 inline void fifth2(const uint8_t *qh, int64_t stride, bool two,
+                               __m256i &lo, __m256i &hi) {
+  const uint32_t a = loadU32(qh), b = two ? loadU32(qh + stride) : 0;
+  lo = fifthBits((a & 0xffff) | (b << 16));
+  hi = fifthBits((a >> 16) | (b & 0xffff0000));
+}
+
+/// Policies: codes(p, two, lo, hi) gives the codes of the block at p and (if
+/// two) the next one, elements 0..15 of each in `lo` and 16..31 in `hi` (the
+/// prepared activations' order). kOffsetShift: the codes' offset is
+/// 1 << kOffsetShift (none if negative); kSigned marks q8_0's signed codes,
+/// kMin the formats with an f16 minimum at byte 2.
 struct Q4_0 {
   static constexpr int64_t kBytes = 18;
-  static constexpr int kOffset = 8;
+  static constexpr int kOffsetShift = 3;
   static constexpr bool kSigned = false, kMin = false;
-  RLX_UK_AVX2 static __m256i codes(const uint8_t *b) { return nibbles(b + 2); }
+  RLX_UK_AVX2 static void codes(const uint8_t *p, bool two, __m256i &lo,
+                                __m256i &hi) {
+    nibbles2(p + 2, kBytes, two, lo, hi);
+  }
 };
 struct Q4_1 {
   static constexpr int64_t kBytes = 20;
-  static constexpr int kOffset = 0;
+  static constexpr int kOffsetShift = -1;
   static constexpr bool kSigned = false, kMin = true;
-  RLX_UK_AVX2 static __m256i codes(const uint8_t *b) { return nibbles(b + 4); }
+  RLX_UK_AVX2 static void codes(const uint8_t *p, bool two, __m256i &lo,
+                                __m256i &hi) {
+    nibbles2(p + 4, kBytes, two, lo, hi);
+  }
 };
 struct Q5_0 {
   static constexpr int64_t kBytes = 22;
-  static constexpr int kOffset = 16;
+  static constexpr int kOffsetShift = 4;
   static constexpr bool kSigned = false, kMin = false;
-  RLX_UK_AVX2 static __m256i codes(const uint8_t *b) {
-    return _mm256_or_si256(nibbles(b + 6), fifthBits(loadU32(b + 2)));
+  RLX_UK_AVX2 static void codes(const uint8_t *p, bool two, __m256i &lo,
+                                __m256i &hi) {
+    __m256i flo, fhi;
+    nibbles2(p + 6, kBytes, two, lo, hi);
+    fifth2(p + 2, kBytes, two, flo, fhi);
+    lo = _mm256_or_si256(lo, flo);
+    hi = _mm256_or_si256(hi, fhi);
   }
 };
 struct Q5_1 {
   static constexpr int64_t kBytes = 24;
-  static constexpr int kOffset = 0;
+  static constexpr int kOffsetShift = -1;
   static constexpr bool kSigned = false, kMin = true;
-  RLX_UK_AVX2 static __m256i codes(const uint8_t *b) {
-    return _mm256_or_si256(nibbles(b + 8), fifthBits(loadU32(b + 4)));
+  RLX_UK_AVX2 static void codes(const uint8_t *p, bool two, __m256i &lo,
+                                __m256i &hi) {
+    __m256i flo, fhi;
+    nibbles2(p + 8, kBytes, two, lo, hi);
+    fifth2(p + 4, kBytes, two, flo, fhi);
+    lo = _mm256_or_si256(lo, flo);
+    hi = _mm256_or_si256(hi, fhi);
   }
 };
 struct Q8_0 {
   static constexpr int64_t kBytes = 34;
-  static constexpr int kOffset = 0;
+  static constexpr int kOffsetShift = -1;
   static constexpr bool kSigned = true, kMin = false;
-  RLX_UK_AVX2 static __m256i codes(const uint8_t *b) { return load256(b + 2); }
+  RLX_UK_AVX2 static void codes(const uint8_t *p, bool two, __m256i &lo,
+                                __m256i &hi) {
+    lo = pair16(p + 2, p + kBytes + 2, two);
+    hi = pair16(p + 18, p + kBytes + 18, two);
+  }
 };
 
-/// Per block and output: int32 lanes of sum (q - offset) * x, converted and
-/// scaled by d_w * d_x into f32 lanes; the minimum adds m * d_x * sum x.
+/// The f16 values at p and (if two) p + stride, each in four lanes.
+RLX_UK_AVX2 inline __m256 halfPair4(const uint8_t *p, int64_t stride,
+                                    bool two) {
+  uint32_t bits = loadU16(p);
+  if (two)
+    bits |= uint32_t(loadU16(p + stride)) << 16;
+  const __m128 v = _mm_cvtph_ps(_mm_cvtsi32_si128(int(bits)));
+  return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(v),
+                                  _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
+}
+
+/// Blocks 4g + 2h and (if two) 4g + 2h + 1 for the whole tile: per weight
+/// row the codes (elements 0..15 and 16..31 of both blocks) and scales; per
+/// activation row the matching halves of the prepared group, scales and lane
+/// sums; per output vpmaddubsw on both halves (exact in int16 here: codes
+/// at most 31 unsigned, or q8_0's sign trick per half), vpmaddwd to int32
+/// with four lanes per block, the offset's start value, one convert and one
+/// FMA with d_w * d_x.
+template <class P, int MR, int NR>
+RLX_UK_AVX2 void q32Half(const MatmulArgs &a, const uint8_t *const (&xr)[MR],
+                         const uint8_t *const (&wr)[NR], int64_t g, int h,
+                         bool two, size_t prefetch, __m256 (&acc)[MR][NR]) {
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  const int64_t blk = 4 * g + 2 * h;
+  __m256i wlo[NR], whi[NR];
+  __m256 wd[NR], wm[NR];
+  RLX_UK_UNROLL
+  for (int j = 0; j != NR; ++j) {
+    const uint8_t *p = wr[j] + blk * P::kBytes;
+    if (prefetch)
+      for (int l = 0; l < 2 * P::kBytes; l += 64)
+        _mm_prefetch(reinterpret_cast<const char *>(p + prefetch + l),
+                     _MM_HINT_T0);
+    P::codes(p, two, wlo[j], whi[j]);
+    wd[j] = halfPair4(p, P::kBytes, two);
+    wm[j] = P::kMin ? halfPair4(p + 2, P::kBytes, two) : _mm256_setzero_ps();
+  }
+  RLX_UK_UNROLL
+  for (int i = 0; i != MR; ++i) {
+    const uint8_t *xq = xr[i] + 128 * g + 32 * h;
+    const __m256i xlo = load256(xq), xhi = load256(xq + 64);
+    const __m256 dx = _mm256_permutevar8x32_ps(
+        _mm256_castps128_ps256(_mm_castpd_ps(_mm_load_sd(
+            reinterpret_cast<const double *>(xr[i] + a.xdOffset + 4 * blk)))),
+        _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
+    const __m256i sums = load256(xr[i] + a.xsOffset + 4 * (16 * g + 8 * h));
+    __m256i xinit = _mm256_setzero_si256();
+    __m256 sx = _mm256_setzero_ps();
+    if constexpr (P::kOffsetShift >= 0)
+      xinit = _mm256_sub_epi32(_mm256_setzero_si256(),
+                               _mm256_slli_epi32(sums, P::kOffsetShift));
+    if constexpr (P::kMin)
+      sx = _mm256_mul_ps(_mm256_cvtepi32_ps(sums), dx);
+    RLX_UK_UNROLL
+    for (int j = 0; j != NR; ++j) {
+      __m256i s;
+      if constexpr (P::kSigned) {
+        // |w| * (x with w's sign); each half to int32 on its own (two
+        // halves could reach 2 * 32512 in int16).
+        const __m256i plo = _mm256_maddubs_epi16(_mm256_abs_epi8(wlo[j]),
+                                                 _mm256_sign_epi8(xlo, wlo[j]));
+        const __m256i phi = _mm256_maddubs_epi16(_mm256_abs_epi8(whi[j]),
+                                                 _mm256_sign_epi8(xhi, whi[j]));
+        s = _mm256_add_epi32(_mm256_madd_epi16(plo, ones16),
+                             _mm256_madd_epi16(phi, ones16));
+      } else {
+        const __m256i p16 = _mm256_add_epi16(_mm256_maddubs_epi16(wlo[j], xlo),
+                                             _mm256_maddubs_epi16(whi[j], xhi));
+        s = _mm256_add_epi32(_mm256_madd_epi16(p16, ones16), xinit);
+      }
+      acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s),
+                                  _mm256_mul_ps(wd[j], dx), acc[i][j]);
+      if constexpr (P::kMin)
+        acc[i][j] = _mm256_fmadd_ps(wm[j], sx, acc[i][j]);
+    }
+  }
+}
+
 template <class P> struct Q32Tile {
   template <int MR, int NR>
   RLX_UK_AVX2_FN static void run(const MatmulArgs &a, int64_t m, int64_t n) {
@@ -125,62 +242,21 @@ template <class P> struct Q32Tile {
       xr[i] = a.x + (m + i) * a.xRowBytes;
     for (int j = 0; j != NR; ++j)
       wr[j] = a.w + (n + j) * a.wRowBytes;
-    const __m256i ones16 = _mm256_set1_epi16(1);
     __m256 acc[MR][NR];
     RLX_UK_UNROLL
     for (int i = 0; i != MR; ++i)
       RLX_UK_UNROLL
     for (int j = 0; j != NR; ++j)
       acc[i][j] = _mm256_setzero_ps();
-
     // Decoding (one row tile) streams the weights once: fetch the next
     // column tile's rows ahead.
     const size_t prefetch = a.M <= MR ? NR * a.wRowBytes : 0;
-    for (int64_t b = 0; b != nb; ++b) {
-      __m256i wq[NR], wabs[NR];
-      float wd[NR], wm[NR];
-      RLX_UK_UNROLL
-      for (int j = 0; j != NR; ++j) {
-        const uint8_t *blk = wr[j] + b * P::kBytes;
-        if (prefetch)
-          _mm_prefetch(reinterpret_cast<const char *>(blk + prefetch),
-                       _MM_HINT_T0);
-        wq[j] = P::codes(blk);
-        wd[j] = half(blk);
-        wm[j] = P::kMin ? half(blk + 2) : 0.0f;
-        wabs[j] = P::kSigned ? _mm256_abs_epi8(wq[j]) : wq[j];
-      }
-      RLX_UK_UNROLL
-      for (int i = 0; i != MR; ++i) {
-        const __m256i xv = _mm256_loadu2_m128i(
-            reinterpret_cast<const __m128i *>(xr[i] + q8x32Offset(32 * b + 16)),
-            reinterpret_cast<const __m128i *>(xr[i] + q8x32Offset(32 * b)));
-        const float dx = loadF32(xr[i] + a.xdOffset + 4 * b);
-        __m256i corr = _mm256_setzero_si256();
-        __m256 sx = _mm256_setzero_ps();
-        if constexpr (P::kOffset != 0)
-          corr = _mm256_maddubs_epi16(_mm256_set1_epi8(P::kOffset), xv);
-        if constexpr (P::kMin)
-          sx = _mm256_mul_ps(
-              _mm256_cvtepi32_ps(_mm256_madd_epi16(
-                  _mm256_maddubs_epi16(_mm256_set1_epi8(1), xv), ones16)),
-              _mm256_set1_ps(dx));
-        RLX_UK_UNROLL
-        for (int j = 0; j != NR; ++j) {
-          __m256i p;
-          if constexpr (P::kSigned)
-            p = _mm256_maddubs_epi16(wabs[j], _mm256_sign_epi8(xv, wq[j]));
-          else
-            p = _mm256_maddubs_epi16(wq[j], xv);
-          if constexpr (P::kOffset != 0)
-            p = _mm256_sub_epi16(p, corr);
-          const __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones16));
-          acc[i][j] = _mm256_fmadd_ps(f, _mm256_set1_ps(wd[j] * dx), acc[i][j]);
-          if constexpr (P::kMin)
-            acc[i][j] = _mm256_fmadd_ps(_mm256_set1_ps(wm[j]), sx, acc[i][j]);
-        }
-      }
-    }
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2)
+      q32Half<P, MR, NR>(a, xr, wr, b / 4, int(b / 2 % 2), true, prefetch, acc);
+    if (b != nb)
+      q32Half<P, MR, NR>(a, xr, wr, b / 4, int(b / 2 % 2), false, prefetch,
+                         acc);
     RLX_UK_UNROLL
     for (int i = 0; i != MR; ++i)
       RLX_UK_UNROLL
@@ -349,15 +425,15 @@ template <bool Half> struct FloatTile {
 MatmulFn rlx::uk::avx2Kernel(int wtype) {
   switch (wtype) {
   case RLX_UK_Q4_0:
-    return drive<Q32Tile<Q4_0>, 2, 4>;
+    return drive<Q32Tile<Q4_0>, 4, 2>;
   case RLX_UK_Q4_1:
-    return drive<Q32Tile<Q4_1>, 2, 4>;
+    return drive<Q32Tile<Q4_1>, 4, 2>;
   case RLX_UK_Q5_0:
-    return drive<Q32Tile<Q5_0>, 2, 4>;
+    return drive<Q32Tile<Q5_0>, 4, 2>;
   case RLX_UK_Q5_1:
-    return drive<Q32Tile<Q5_1>, 2, 4>;
+    return drive<Q32Tile<Q5_1>, 4, 2>;
   case RLX_UK_Q8_0:
-    return drive<Q32Tile<Q8_0>, 2, 4>;
+    return drive<Q32Tile<Q8_0>, 4, 2>;
   case RLX_UK_Q2_K:
     return drive<KQuantTile<Q2KChunks>, 2, 2>;
   case RLX_UK_Q3_K:
