@@ -1,19 +1,25 @@
-//===- AVX2.cpp - AVX2 + FMA + F16C micro-kernels
-//---------------------------===//
+//===- AVX2.cpp - AVX2 + FMA + F16C micro-kernels -------------------------===//
 //
 // Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
 //
-// The fallback for x86 CPUs without AVX-512 VNNI. One 256-bit vector holds
-// one 32-element block (or a 32-element chunk of a K-quant block). Products of
-// unsigned codes with the signed prepared activations use vpmaddubsw (pairs to
-// int16, exact here: |q| <= 63, |x| <= 128) and vpmaddwd (to int32, by ones
-// or by the K-quant scales). q8_0's signed weights go through the usual sign
-// trick (|w| times x with w's sign). A register tile of MR activation rows x
-// NR weight rows reuses each decoded weight block MR times; with M = 1 each
-// weight byte is read once.
+// The fallback for x86 CPUs without AVX-512 VNNI. Products of unsigned codes
+// with the signed prepared activations use vpmaddubsw (pairs to int16, exact
+// here: codes at most 63, |x| at most 128) and vpmaddwd (to int32, by ones or
+// by the K-quant scales). q8_0's signed weights go through the sign trick
+// (|w| times x with w's sign).
+//
+// 32-element formats: one 256-bit vector holds half of two blocks of the
+// grouped activations, so that four int32 lanes complete a block and one
+// convert and FMA serve two blocks. K-quants: one vector per 32-element
+// chunk, int32 accumulators per output over the 256-element block. f16 /
+// bf16: widened to f32 for FMAs.
+//
+// Kernels are MR x NR register tiles over the whole of K, driven panel by
+// panel of activation rows as in AVX512.cpp; with M = 1 each weight byte is
+// read once and the next tile's rows are prefetched.
 //
 //===----------------------------------------------------------------------===//
 

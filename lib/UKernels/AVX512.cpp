@@ -1,5 +1,4 @@
-//===- AVX512.cpp - AVX-512 (VNNI, BF16) micro-kernels
-//----------------------===//
+//===- AVX512.cpp - AVX-512 (VNNI, BF16) micro-kernels --------------------===//
 //
 // Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
@@ -7,21 +6,32 @@
 //===----------------------------------------------------------------------===//
 //
 // Kernels for AVX-512 F/BW/VL/DQ with VNNI (and vdpbf16ps where AVX512_BF16
-// is present). One 512-bit vector holds two 32-element blocks or a 64-element
-// chunk of a K-quant block.
+// is present). This Zen 5 issues about two 512-bit vector operations per
+// cycle whatever their kind (FMA, vpdpbusd, vpmaddubsw, converts; shuffles
+// count about double), so the kernels minimize operations per product.
 //
-// 32-element formats: vpdpbusd multiplies unsigned by signed bytes, so the
-// unsigned codes q (q4_0, q5_0, q4_1, q5_1) multiply the signed activations
-// and the offset enters as -offset * sum(x), computed once per activation row
-// and block pair and used as the accumulator's starting value; q8_0's signed
-// codes multiply x + 128 (x ^ 0x80) and the start value is -128 * sum(w),
-// computed once per weight block. Each int32 lane then holds four products;
-// lanes 0..7 belong to the first block, 8..15 to the second, and one convert
-// and FMA per vector applies d_w * d_x.
+// 32-element formats, on groups of four blocks (the prepared layout,
+// q8x32Offset): a vector holds elements 0..15 of four blocks, another their
+// elements 16..31, so two vpdpbusd complete four blocks with four int32
+// lanes each; one convert and one FMA then apply d_w * d_x per output and
+// group. vpdpbusd multiplies unsigned by signed bytes: the unsigned codes
+// (q4_0, q5_0, q4_1, q5_1) multiply the signed activations and the offset
+// enters as the start value -offset * (lane sums of x, prepared); q8_0's
+// signed codes multiply x + 128 (x ^ 0x80) from the start value
+// -128 * (lane sums of w). q4_1 and q5_1 add m * d_x * (lane sums) with one
+// more FMA.
 //
 // K-quants: vpmaddubsw (codes times activations, pairs to int16) and
 // vpdpwssd (times the per-16 scales, to int32) accumulate S1 over a whole
-// 256-element block; S2 comes from the prepared 16-element sums.
+// 256-element block; the minimum is one FMA of dmin * coef against the
+// prepared f32 16-element sums.
+//
+// f16 / bf16: widened to f32 for FMAs, or vdpbf16ps on bf16 pairs.
+//
+// Every kernel is an MR x NR register tile (MR activation rows, NR weight
+// rows) over the whole of K; drive() covers the output with such tiles,
+// panel by panel of activation rows. With one row tile (decoding) each
+// weight byte is read once, and the next tile's rows are prefetched.
 //
 //===----------------------------------------------------------------------===//
 
@@ -146,8 +156,8 @@ RLX_UK_AVX512 inline void nibbles4(const uint8_t *p, int64_t stride, int n,
 
 /// Policies: codes(p, n, lo, hi) gives the codes of blocks p, p + kBytes,
 /// ... (n of them, at most four), elements 0..15 of each in `lo` and 16..31
-/// in `hi` (the prepared activations' order); kOffset, kSigned and kMin as in
-/// AVX2.cpp.
+/// in `hi` (the prepared activations' order); kOffsetShift, kSigned and kMin
+/// as in AVX2.cpp.
 struct Q4_0 {
   static constexpr int64_t kBytes = 18;
   static constexpr int kOffsetShift = 3; // offset 8
@@ -372,7 +382,8 @@ struct Q6K512 : Q6KChunks {
 
 /// Per weight row of the tile and 256-element block: decode the four
 /// 64-element code vectors and their scale vectors once, then for each
-/// activation row S1 (vpmaddubsw + vpdpwssd), S2 and one f32 update.
+/// activation row S1 (vpmaddubsw + vpdpwssd) and two FMAs: d * dx * S1 and
+/// the minimum's dot product with the prepared sums.
 template <class P> struct KQuantTile {
   template <int MR, int NR>
   RLX_UK_AVX512_FN static void run(const MatmulArgs &a, int64_t m, int64_t n) {

@@ -1,5 +1,4 @@
-//===- Scalar.cpp - Portable micro-kernels
-//----------------------------------===//
+//===- Scalar.cpp - Portable micro-kernels --------------------------------===//
 //
 // Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception

@@ -1,4 +1,4 @@
-//===- UKernels.h - Matrix micro-kernels for stored weights ------*- C -*-===//
+//===- UKernels.h - Matrix micro-kernels for stored weights -------*- C -*-===//
 //
 // Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
