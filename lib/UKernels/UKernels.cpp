@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 using namespace rlx::uk;
 
@@ -138,8 +139,11 @@ void prepareQ8x32(const float *x, int64_t K, uint8_t *row,
   int8_t *q = reinterpret_cast<int8_t *>(row);
   for (int64_t b = 0; b != K / 32; ++b) {
     const float *xb = x + 32 * b;
-    const float d = maxAbs(xb, 32) / 127.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    float d = maxAbs(xb, 32) / 127.0f;
+    float id = d != 0.0f ? 1.0f / d : 0.0f;
+    // Blocks too small for 1 / d (below ~1.5e-36) round to zero.
+    if (!(id <= std::numeric_limits<float>::max()))
+      d = id = 0.0f;
     int8_t qb[32];
     for (int j = 0; j != 32; ++j) {
       float v = roundEven(xb[j] * id);
@@ -166,7 +170,8 @@ void prepareQ8x256(const float *x, int64_t K, uint8_t *row,
     int8_t *qb = q + 256 * b;
     const float amax = maxAbs(xb, 256);
     float d = 0.0f;
-    if (amax == 0.0f) {
+    // Blocks too small for 128 / amax (below ~3e-37) round to zero.
+    if (!(128.0f / amax <= std::numeric_limits<float>::max())) {
       std::memset(qb, 0, 256);
     } else {
       // The first element of largest magnitude maps to -128 (llama.cpp's

@@ -364,6 +364,39 @@ TEST(UKernelsPrepare, RoundingError) {
   }
 }
 
+/// Blocks of denormal or huge (finite) activations prepare to finite values
+/// and finite products.
+TEST(UKernelsPrepare, ExtremeMagnitudes) {
+  const int64_t K = 512;
+  std::vector<float> x(2 * K);
+  for (int64_t k = 0; k != K; ++k) {
+    x[k] = (k % 2 ? -1.0f : 1.0f) * 1e-39f * float(k % 7);
+    x[K + k] = (k % 3 ? -1.0f : 1.0f) * 3e38f / float(1 + k % 5);
+  }
+  std::mt19937 rng(5);
+  for (const TypeCase &t : kTypes) {
+    std::vector<uint8_t> p(rlx_uk_prepared_bytes(t.code, 2, K));
+    ASSERT_EQ(rlx_uk_prepare(t.code, x.data(), K, 0, 2, K, p.data()), 0);
+    std::vector<float> xh(K);
+    for (int64_t m = 0; m != 2; ++m) {
+      ASSERT_EQ(rlx_uk_prepared_to_f32(t.code, p.data(), m, K, xh.data()), 0);
+      for (int64_t k = 0; k != K; ++k) {
+        ASSERT_TRUE(std::isfinite(xh[k])) << t.name << " row " << m;
+        // Zeros stay zeros and nothing changes sign.
+        ASSERT_GE(double(xh[k]) * x[m * K + k], 0.0) << t.name << " " << k;
+        if (x[m * K + k] == 0)
+          ASSERT_EQ(xh[k], 0.0f) << t.name << " " << k;
+      }
+    }
+    // The tiny row against small weights: finite, near zero.
+    std::vector<uint8_t> w = randomWeights(t.code, 3, K, rng);
+    float y[3] = {};
+    ASSERT_EQ(rlx_uk_matmul(t.code, p.data(), 1, K, w.data(), 0, 3, y, 3), 0);
+    for (float v : y)
+      EXPECT_TRUE(std::isfinite(v) && std::fabs(v) < 1e-30f) << t.name;
+  }
+}
+
 TEST(UKernelsApi, SupportsAndSizes) {
   for (const TypeCase &t : kTypes)
     EXPECT_EQ(rlx_uk_supports(t.code), 1) << t.name;
