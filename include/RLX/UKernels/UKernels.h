@@ -87,15 +87,19 @@ size_t rlx_uk_prepared_bytes(int wtype, int64_t M, int64_t K);
 /// K) bytes). Threads may prepare disjoint row ranges concurrently. The
 /// rounding, per type:
 ///   - 32-element quantized types: per block of 32, d = max|x| / 127 and
-///     q = round-to-even(x / d) in [-127, 127] (llama.cpp's q8_0, with d
-///     kept in f32);
-///   - K-quants: per block of 256, with v the element of largest magnitude,
-///     d = v / -128 and q = min(127, round-to-even(x / d)), plus the sums of
-///     q over each 16 elements (llama.cpp's q8_K);
+///     q = round-to-even(x * (1 / d)) in [-127, 127] (llama.cpp's q8_0, with
+///     d kept in f32);
+///   - K-quants: per block of 256, with v the first element of largest
+///     magnitude, s = -128 / v, q = min(127, round-to-even(x * s)) and
+///     d = 1 / s (llama.cpp's q8_K), plus d times the sum of q over each 16
+///     elements;
 ///   - bf16: x rounded to nearest-even bf16;
 ///   - f16: x unchanged (f32).
-/// Returns 0, or -1 (nothing written) if `wtype` is unsupported, K is not a
-/// whole number of blocks, or the range is invalid.
+/// Blocks whose largest magnitude is below ~1e-36 (where 1 / d overflows)
+/// become zeros. The byte layout is private to the library (read the values
+/// back with rlx_uk_prepared_to_f32). Returns 0, or -1 (nothing written) if
+/// `wtype` is unsupported, K is not a whole number of blocks, or the range
+/// is invalid.
 int rlx_uk_prepare(int wtype, const float *x, int64_t ldx, int64_t m0,
                    int64_t m1, int64_t K, void *prepared);
 
