@@ -1,5 +1,4 @@
-//===- Vulkan.h - Run compiled SPIR-V kernels through Vulkan -----*- C++
-//-*-===//
+//===- Vulkan.h - Run compiled SPIR-V kernels through Vulkan ----*- C++ -*-===//
 //
 // Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
