@@ -112,6 +112,7 @@ static TransformerConfig loadConfig(const std::string &path) {
   return unwrap(TransformerConfig::fromFile(path));
 }
 
+/// rlx.DYNAMIC and the attention and layer specs.
 static void registerSpecs(nb::module_ &m) {
   m.attr("DYNAMIC") = kDynamic;
 
@@ -231,7 +232,10 @@ static void registerSpecs(nb::module_ &m) {
         return "BertLayerSpec(prefix='" + s.prefix +
                "', hidden=" + std::to_string(s.hidden) + ")";
       });
+}
 
+/// The Hugging Face configs and load_config.
+static void registerConfig(nb::module_ &m) {
   nb::class_<Llama3RopeScaling>(m, "Llama3RopeScaling",
                                 "LLaMA 3's frequency-dependent RoPE scaling.")
       .def(nb::init<>())
@@ -321,10 +325,11 @@ static void registerSpecs(nb::module_ &m) {
 }
 
 //===----------------------------------------------------------------------===//
-// ModelFlow
+// Stages and layer functions
 //===----------------------------------------------------------------------===//
 
-static void registerModelFlow(nb::module_ &m) {
+/// rlx.Stage and the functions that make one layer as a stage.
+static void registerStages(nb::module_ &m) {
   nb::class_<PyStage>(
       m, "Stage",
       "One step of a flow: a block, a whole layer, or a sequence of them.\n"
@@ -364,45 +369,121 @@ static void registerModelFlow(nb::module_ &m) {
                        "bert_encoder_layer(" + spec.prefix + ")"};
       },
       "spec"_a, "A BERT encoder layer as a stage (for BertFlow.layer hooks).");
+}
 
-  nb::class_<LayerStack>(
-      m, "LayerStack",
-      "A named sub-layer composer: the block methods of ModelFlow with "
-      "weight\nkeys relative to `prefix`. ModelFlow.layer(prefix, fn) hands "
-      "one to fn.")
-      .def(nb::init<std::string>(), "prefix"_a)
-      .def_rw("prefix", &LayerStack::prefix)
-      .def(
-          "rms_norm",
-          [](LayerStack &s, const std::string &key, float eps) -> LayerStack & {
-            return s.rmsNorm(key, eps);
-          },
-          "key"_a, "eps"_a, ref, "RMSNorm with weight `prefix + key`.")
-      .def(
-          "layer_norm",
-          [](LayerStack &s, const std::string &key, float eps) -> LayerStack & {
-            return s.layerNorm(key, eps);
-          },
-          "key"_a, "eps"_a, ref, "LayerNorm with `prefix + key`.weight/.bias.")
-      .def(
-          "linear",
-          [](LayerStack &s, const std::string &key, bool bias) -> LayerStack & {
-            return s.linear(key, bias);
-          },
-          "key"_a, "bias"_a = false, ref,
-          "x @ W^T (+ b) with `prefix + key`.weight (and .bias).")
+//===----------------------------------------------------------------------===//
+// Blocks shared by LayerStack and ModelFlow
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A normalization block of a builder: `name(key, eps)`.
+template <typename Builder> struct NormBlock {
+  const char *name;
+  Builder &(Builder::*method)(llvm::StringRef, float);
+  const char *keyArg;
+  const char *doc;
+};
+
+/// How a builder spells the blocks bindBlocks binds. A LayerStack's weight
+/// keys are relative to its prefix (`prefix + key`); a ModelFlow's are
+/// whole keys and prefixes. Each builder's norms are listed in the order
+/// they are bound, which is the order of the generated stubs (ModelFlow's
+/// gemma_rms_norm stands between rms_norm and layer_norm).
+template <typename Builder> struct BlockSpelling;
+
+template <> struct BlockSpelling<LayerStack> {
+  static constexpr NormBlock<LayerStack> norms[] = {
+      {"rms_norm", &LayerStack::rmsNorm, "key",
+       "RMSNorm with weight `prefix + key`."},
+      {"layer_norm", &LayerStack::layerNorm, "key",
+       "LayerNorm with `prefix + key`.weight/.bias."},
+  };
+  static constexpr const char *linearKey = "key";
+  static constexpr const char *linearDoc =
+      "x @ W^T (+ b) with `prefix + key`.weight (and .bias).";
+  static constexpr const char *stageSig =
+      "def stage(self, stage: Stage | LayerStack | ModelFlow | list) -> "
+      "LayerStack";
+};
+
+template <> struct BlockSpelling<ModelFlow> {
+  static constexpr NormBlock<ModelFlow> norms[] = {
+      {"rms_norm", &ModelFlow::rmsNorm, "key", "RMSNorm with weight `key`."},
+      {"gemma_rms_norm", &ModelFlow::gemmaRmsNorm, "key",
+       "Gemma's (1 + w) RMSNorm."},
+      {"layer_norm", &ModelFlow::layerNorm, "prefix",
+       "LayerNorm with `prefix`.weight and `prefix`.bias."},
+  };
+  static constexpr const char *linearKey = "prefix";
+  static constexpr const char *linearDoc =
+      "x @ W^T (+ b) with `prefix`.weight (and `prefix`.bias).";
+  static constexpr const char *stageSig =
+      "def stage(self, stage: Stage | LayerStack | ModelFlow | list) -> "
+      "ModelFlow";
+};
+} // namespace
+
+/// Binds the blocks LayerStack and ModelFlow share, spelled per
+/// BlockSpelling: the norms, linear and the residual slots. Each returns
+/// the builder, for chaining. (self_attn_prefill, swiglu_hf_mlp and
+/// gelu_ffn take other arguments on each, so each class binds its own.)
+template <typename Builder> static void bindBlocks(nb::class_<Builder> &cls) {
+  using Spelling = BlockSpelling<Builder>;
+  for (const NormBlock<Builder> &norm : Spelling::norms)
+    cls.def(
+        norm.name,
+        [method = norm.method](Builder &b, const std::string &key, float eps)
+            -> Builder & { return (b.*method)(key, eps); },
+        nb::arg(norm.keyArg), "eps"_a, ref, norm.doc);
+  cls.def(
+         "linear",
+         [](Builder &b, const std::string &key, bool bias) -> Builder & {
+           return b.linear(key, bias);
+         },
+         nb::arg(Spelling::linearKey), "bias"_a = false, ref,
+         Spelling::linearDoc)
       .def(
           "residual_save",
-          [](LayerStack &s, const std::string &slot) -> LayerStack & {
-            return s.residualSave(slot);
+          [](Builder &b, const std::string &slot) -> Builder & {
+            return b.residualSave(slot);
           },
           "slot"_a = "residual", ref, "Saves the active tensor in `slot`.")
       .def(
           "residual_add",
-          [](LayerStack &s, const std::string &slot) -> LayerStack & {
-            return s.residualAdd(slot);
+          [](Builder &b, const std::string &slot) -> Builder & {
+            return b.residualAdd(slot);
           },
-          "slot"_a = "residual", ref, "Adds `slot` to the active tensor.")
+          "slot"_a = "residual", ref, "Adds `slot` to the active tensor.");
+}
+
+/// Binds `stage`: appends an rlx.Stage, LayerStack, ModelFlow or a list of
+/// them.
+template <typename Builder> static void bindStage(nb::class_<Builder> &cls) {
+  cls.def(
+      "stage",
+      [](Builder &b, nb::handle stage) -> Builder & {
+        return b.stage(toStage(stage));
+      },
+      "stage"_a, ref, nb::sig(BlockSpelling<Builder>::stageSig),
+      "Appends a stage.");
+}
+
+//===----------------------------------------------------------------------===//
+// LayerStack
+//===----------------------------------------------------------------------===//
+
+/// LayerStack: the shared blocks, its own attention and MLP blocks, and
+/// its stages.
+static void registerLayerStack(nb::module_ &m) {
+  nb::class_<LayerStack> stack(
+      m, "LayerStack",
+      "A named sub-layer composer: the block methods of ModelFlow with "
+      "weight\nkeys relative to `prefix`. ModelFlow.layer(prefix, fn) hands "
+      "one to fn.");
+  stack.def(nb::init<std::string>(), "prefix"_a)
+      .def_rw("prefix", &LayerStack::prefix);
+  bindBlocks(stack);
+  stack
       .def(
           "self_attn_prefill",
           [](LayerStack &s, const AttentionSpec &spec) -> LayerStack & {
@@ -419,39 +500,24 @@ static void registerModelFlow(nb::module_ &m) {
           [](LayerStack &s, const std::string &in, const std::string &out)
               -> LayerStack & { return s.geluFfn(in, out); },
           "in_"_a = "intermediate.dense", "out"_a = "output.dense", ref,
-          "GELU feed-forward: linear `in_`, GELU, linear `out`.")
-      .def(
-          "stage",
-          [](LayerStack &s, nb::handle stage) -> LayerStack & {
-            return s.stage(toStage(stage));
-          },
-          "stage"_a, ref,
-          nb::sig("def stage(self, stage: Stage | LayerStack | ModelFlow | "
-                  "list) -> LayerStack"),
-          "Appends a stage.")
-      .def(
-          "to_stage",
-          [](const LayerStack &s) {
-            return PyStage{sequenceOf(s.stages), "layer " + s.prefix};
-          },
-          "The blocks so far as one stage.");
+          "GELU feed-forward: linear `in_`, GELU, linear `out`.");
+  bindStage(stack);
+  stack.def(
+      "to_stage",
+      [](const LayerStack &s) {
+        return PyStage{sequenceOf(s.stages), "layer " + s.prefix};
+      },
+      "The blocks so far as one stage.");
+}
 
-  using MF = ModelFlow;
-  nb::class_<MF> flow(
-      m, "ModelFlow",
-      "A model as a fluent flow of blocks that builds an HIR module:\n\n"
-      "    flow = (rlx.ModelFlow(\"tiny\")\n"
-      "            .input(\"tokens\", [1, None], \"i32\")\n"
-      "            .input(\"positions\", [1, None], \"i32\")\n"
-      "            .token_embed()\n"
-      "            .repeat_layers(2, lambda i: "
-      "rlx.llama_prefill_layer_fused(i, spec(i)))\n"
-      "            .final_norm(1e-5)\n"
-      "            .lm_head(tied=True)\n"
-      "            .output(\"logits\"))\n"
-      "    built = flow.build(weights)\n\n"
-      "Weights are named by Hugging Face conventions; build() checks every\n"
-      "weight the flow uses and names a missing or mis-shaped one.");
+//===----------------------------------------------------------------------===//
+// ModelFlow
+//===----------------------------------------------------------------------===//
+
+using MF = ModelFlow;
+
+/// The constructor, name and profile, graph inputs and embeddings.
+static void bindFlowConstruction(nb::class_<MF> &flow) {
   flow.def(nb::init<std::string>(), "name"_a)
       .def_prop_ro("name", &MF::getName, "The model's name.")
       .def_prop_ro("compile_profile", &MF::getProfile,
@@ -506,46 +572,14 @@ static void registerModelFlow(nb::module_ &m) {
       .def(
           "embed_scale",
           [](MF &f, float scale) -> MF & { return f.embedScale(scale); },
-          "scale"_a, ref, "Multiplies the active tensor by `scale`.")
-      .def(
-          "rms_norm",
-          [](MF &f, const std::string &key, float eps) -> MF & {
-            return f.rmsNorm(key, eps);
-          },
-          "key"_a, "eps"_a, ref, "RMSNorm with weight `key`.")
-      .def(
-          "gemma_rms_norm",
-          [](MF &f, const std::string &key, float eps) -> MF & {
-            return f.gemmaRmsNorm(key, eps);
-          },
-          "key"_a, "eps"_a, ref, "Gemma's (1 + w) RMSNorm.")
-      .def(
-          "layer_norm",
-          [](MF &f, const std::string &prefix, float eps) -> MF & {
-            return f.layerNorm(prefix, eps);
-          },
-          "prefix"_a, "eps"_a, ref,
-          "LayerNorm with `prefix`.weight and `prefix`.bias.")
-      .def(
-          "linear",
-          [](MF &f, const std::string &prefix, bool bias) -> MF & {
-            return f.linear(prefix, bias);
-          },
-          "prefix"_a, "bias"_a = false, ref,
-          "x @ W^T (+ b) with `prefix`.weight (and `prefix`.bias).")
-      .def(
-          "residual_save",
-          [](MF &f, const std::string &slot) -> MF & {
-            return f.residualSave(slot);
-          },
-          "slot"_a = "residual", ref, "Saves the active tensor in `slot`.")
-      .def(
-          "residual_add",
-          [](MF &f, const std::string &slot) -> MF & {
-            return f.residualAdd(slot);
-          },
-          "slot"_a = "residual", ref, "Adds `slot` to the active tensor.")
-      .def(
+          "scale"_a, ref, "Multiplies the active tensor by `scale`.");
+}
+
+/// The blocks: those shared with LayerStack, then ModelFlow's own and the
+/// whole layers.
+static void bindFlowBlocks(nb::class_<MF> &flow) {
+  bindBlocks(flow);
+  flow.def(
           "layer_scale",
           [](MF &f, const std::string &key) -> MF & {
             return f.layerScale(key);
@@ -593,8 +627,13 @@ static void registerModelFlow(nb::module_ &m) {
           [](MF &f, const DecoderLayerSpec &spec) -> MF & {
             return f.nomicEncoderLayer(spec);
           },
-          "spec"_a, ref, "A NomicBERT encoder layer.")
-      .def(
+          "spec"_a, ref, "A NomicBERT encoder layer.");
+}
+
+/// Composition: named layers (a LayerStack each), repeated layers,
+/// sequences and stages.
+static void bindFlowLayers(nb::class_<MF> &flow) {
+  flow.def(
           "layer",
           [](MF &f, const std::string &name, nb::callable build) -> MF & {
             nb::object stack = nb::cast(LayerStack(name));
@@ -641,17 +680,13 @@ static void registerModelFlow(nb::module_ &m) {
           "condition"_a, "stage"_a, ref,
           nb::sig("def when(self, condition: bool, stage: Stage | LayerStack "
                   "| ModelFlow) -> ModelFlow"),
-          "Appends `stage` only if `condition`.")
-      .def(
-          "stage",
-          [](MF &f, nb::handle stage) -> MF & {
-            return f.stage(toStage(stage));
-          },
-          "stage"_a, ref,
-          nb::sig("def stage(self, stage: Stage | LayerStack | ModelFlow | "
-                  "list) -> ModelFlow"),
-          "Appends a stage.")
-      .def(
+          "Appends `stage` only if `condition`.");
+  bindStage(flow);
+}
+
+/// The heads and the graph outputs.
+static void bindFlowHeads(nb::class_<MF> &flow) {
+  flow.def(
           "final_norm",
           [](MF &f, float eps, const std::string &key) -> MF & {
             return f.finalNorm(eps, key);
@@ -692,8 +727,12 @@ static void registerModelFlow(nb::module_ &m) {
           "name"_a, "value"_a = "", ref,
           "Marks the active tensor (or the named value `value`) as graph "
           "output\n`name`. Without any, the final active tensor is "
-          "\"output\".")
-      .def(
+          "\"output\".");
+}
+
+/// Building: the flow as a stage, or as an HIR module.
+static void bindFlowBuild(nb::class_<MF> &flow) {
+  flow.def(
           "to_stage",
           [](const MF &f) {
             return PyStage{stageOfFlow(f), "flow " + f.getName()};
@@ -712,7 +751,34 @@ static void registerModelFlow(nb::module_ &m) {
           "Builds the HIR module, checking every weight against `weights`.")
       .def("__repr__",
            [](const MF &f) { return "<rlx.ModelFlow " + f.getName() + ">"; });
+}
 
+/// ModelFlow, by concern.
+static void registerModelFlow(nb::module_ &m) {
+  nb::class_<MF> flow(
+      m, "ModelFlow",
+      "A model as a fluent flow of blocks that builds an HIR module:\n\n"
+      "    flow = (rlx.ModelFlow(\"tiny\")\n"
+      "            .input(\"tokens\", [1, None], \"i32\")\n"
+      "            .input(\"positions\", [1, None], \"i32\")\n"
+      "            .token_embed()\n"
+      "            .repeat_layers(2, lambda i: "
+      "rlx.llama_prefill_layer_fused(i, spec(i)))\n"
+      "            .final_norm(1e-5)\n"
+      "            .lm_head(tied=True)\n"
+      "            .output(\"logits\"))\n"
+      "    built = flow.build(weights)\n\n"
+      "Weights are named by Hugging Face conventions; build() checks every\n"
+      "weight the flow uses and names a missing or mis-shaped one.");
+  bindFlowConstruction(flow);
+  bindFlowBlocks(flow);
+  bindFlowLayers(flow);
+  bindFlowHeads(flow);
+  bindFlowBuild(flow);
+}
+
+/// What ModelFlow.build returns.
+static void registerBuiltModel(nb::module_ &m) {
   nb::class_<BuiltModel>(
       m, "BuiltModel",
       "What ModelFlow.build returns: an HIR module as MLIR text, its "
@@ -777,7 +843,8 @@ static std::function<void(ModelFlow &)> flowPatch(nb::callable fn) {
   };
 }
 
-static void registerRecipes(nb::module_ &m) {
+/// LayerCtx, DecoderFlow and its families (LLaMA 3.2, Qwen3, Gemma 2).
+static void registerDecoderRecipes(nb::module_ &m) {
   nb::class_<LayerCtx>(m, "LayerCtx", "What a decoder layer hook sees.")
       .def_prop_ro("index", &LayerCtx::index, "The layer index.")
       .def_prop_ro("spec", &LayerCtx::spec,
@@ -909,7 +976,10 @@ static void registerRecipes(nb::module_ &m) {
       [](const TransformerConfig &c) { return unwrap(decoderFlowFor(c)); },
       "config"_a,
       "The decoder recipe for config.model_type (llama, qwen3, gemma2).");
+}
 
+/// BertFlow, the BERT encoder recipe.
+static void registerBertRecipe(nb::module_ &m) {
   nb::class_<BertFlow>(
       m, "BertFlow",
       "BERT encoders (BertModel): embeddings, post-LN encoder layers; "
@@ -992,6 +1062,11 @@ static void registerRecipes(nb::module_ &m) {
 
 void python::registerFlow(nb::module_ &m) {
   registerSpecs(m);
+  registerConfig(m);
+  registerStages(m);
+  registerLayerStack(m);
   registerModelFlow(m);
-  registerRecipes(m);
+  registerBuiltModel(m);
+  registerDecoderRecipes(m);
+  registerBertRecipe(m);
 }
