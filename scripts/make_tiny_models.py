@@ -5,10 +5,12 @@
 model.safetensors) with `transformers`, for the demo and the parity tests.
 
     make_tiny_models.py OUT_DIR [--kind llama|qwen3|gemma2|bert|all] [--seed N]
-        [--heads N] [--kv-heads N] [--tied] [--layers N] [--gguf] [--name NAME]
+        [--heads N] [--kv-heads N] [--tied] [--layers N] [--gguf]
+        [--gguf-type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1] [--name NAME]
 
 Each model goes to OUT_DIR/<name or kind>; with --gguf, the LLaMA one is also
-written as OUT_DIR/<name or llama>.gguf (f32, llama.cpp's Q/K row order).
+written as OUT_DIR/<name or llama>.gguf (llama.cpp's Q/K row order), its
+matrices in --gguf-type (quantized by gguf-py; default f32), its norms f32.
 """
 
 import argparse
@@ -73,8 +75,25 @@ def randomize(model, seed):
                 p.copy_(0.08 * torch.randn(p.shape, generator=gen))
 
 
-def write_gguf(model, path):
-    """The LLaMA checkpoint as GGUF f32, with llama.cpp's Q/K permutation."""
+def stored(a, type_name):
+    """(data, raw ggml type or None) of matrix `a` stored as `type_name`."""
+    import gguf
+    if type_name == "f32" or a.ndim != 2:
+        return a, None
+    if type_name == "f16":
+        return a.astype(np.float16), None
+    qtype = gguf.GGMLQuantizationType[type_name.upper()]
+    return gguf.quants.quantize(a, qtype), qtype
+
+
+def add_stored(writer, name, a, type_name):
+    data, qtype = stored(a, type_name)
+    writer.add_tensor(name, data, raw_dtype=qtype)
+
+
+def write_gguf(model, path, type_name="f32"):
+    """The LLaMA checkpoint as GGUF with llama.cpp's Q/K permutation, its
+    matrices stored as `type_name`."""
     import gguf
     cfg = model.config
     w = gguf.GGUFWriter(path, "llama")
@@ -110,7 +129,7 @@ def write_gguf(model, path):
         if key == "lm_head.weight" and cfg.tie_word_embeddings:
             continue
         if key in names:
-            w.add_tensor(names[key], a)
+            add_stored(w, names[key], a, type_name)
             continue
         parts = key.split(".")
         i, rest = parts[2], ".".join(parts[3:])
@@ -118,7 +137,7 @@ def write_gguf(model, path):
             a = permute(a, cfg.num_attention_heads)
         if rest == "self_attn.k_proj.weight":
             a = permute(a, cfg.num_key_value_heads)
-        w.add_tensor(f"blk.{i}.{per_layer[rest]}", a)
+        add_stored(w, f"blk.{i}.{per_layer[rest]}", a, type_name)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -136,6 +155,9 @@ def main():
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--tied", action="store_true")
     ap.add_argument("--gguf", action="store_true")
+    ap.add_argument("--gguf-type", default="f32",
+                    choices=["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1",
+                             "q5_0", "q5_1"])
     args = ap.parse_args()
     kinds = list(KINDS) if args.kind == "all" else [args.kind]
     for kind in kinds:
@@ -145,7 +167,7 @@ def main():
         path = os.path.join(args.out, args.name or kind)
         model.save_pretrained(path, safe_serialization=True)
         if args.gguf and kind == "llama":
-            write_gguf(model, path + ".gguf")
+            write_gguf(model, path + ".gguf", args.gguf_type)
         print(f"wrote {path}")
 
 

@@ -10,6 +10,7 @@
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Runtime/CpuExecutor.h"
+#include "RLX/Runtime/Kernels.h"
 #include "RLX/Support/KernelABI.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -85,6 +86,19 @@ Expected<CompiledModel> detail::compileLIRForCpu(LIRModule &lir,
     map[interner("cblas_sgemm")] = {
         llvm::orc::ExecutorAddr::fromPtr(&cblas_sgemm),
         llvm::JITSymbolFlags::Exported};
+    // The micro-kernels and runtime routines the kernels call.
+    struct Adder {
+      llvm::orc::MangleAndInterner &interner;
+      llvm::orc::SymbolMap &map;
+    } adder{interner, map};
+    rlx_for_each_kernel_symbol(
+        [](const char *name, void *address, void *user) {
+          auto *a = static_cast<Adder *>(user);
+          a->map[a->interner(name)] = {
+              llvm::orc::ExecutorAddr::fromPtr(address),
+              llvm::JITSymbolFlags::Exported};
+        },
+        &adder);
     return map;
   });
   std::string symbol =
@@ -109,6 +123,15 @@ Error detail::compileLIRToLibrary(LIRModule &lir, StringRef prefix,
   if (Error err = lowerToLLVM(lir, profile, stats))
     return err;
   phase.done("lir-to-llvm");
+  // The micro-kernels that read weights kept as stored live in the runtime,
+  // which a library does not link.
+  for (auto f : lir.module->getOps<mlir::LLVM::LLVMFuncOp>())
+    if (f.isExternal() && (f.getName().starts_with("rlx_uk_") ||
+                           f.getName() == "rlx_dequantize_rows"))
+      return fail("AOT: the model keeps weights as stored (f16, bf16 or ggml "
+                  "blocks), which libraries do not read yet (the JIT does); "
+                  "keep them f32 ([precision] weights = \"f32\", no "
+                  "hir.param storage)");
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       mlir::translateModuleToLLVMIR(*lir.module, llvmContext);

@@ -20,6 +20,7 @@
 #include "RLX/Runtime/MemoryBudget.h"
 #include "RLX/Transforms/Pipelines.h"
 #include "RLX/Transforms/Specialize.h"
+#include "RLX/Weights/GGUF.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -146,6 +147,10 @@ static Expected<DType> dtypeOf(mlir::Type t) {
     return DType::I8;
   if (t.isInteger(1))
     return DType::Bool;
+  if (auto q = mlir::dyn_cast<mlir::rlx::mir::QuantType>(t))
+    if (std::optional<DType> d =
+            dtypeOfGGMLType(static_cast<uint32_t>(q.getKind())))
+      return *d;
   std::string s;
   llvm::raw_string_ostream os(s);
   os << t;

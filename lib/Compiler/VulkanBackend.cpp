@@ -16,6 +16,7 @@
 #include "RLX/Conversion/LIRToSPIRV/LIRToSPIRV.h"
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
@@ -51,6 +52,9 @@ static Error checkFeatures(mlir::rlx::lir::EntryOp entry,
       return fail("Vulkan device '" + info.name +
                   "' lacks shaderFloat16 / storageBuffer16BitAccess, which "
                   "the model's f16 tensors need");
+    if (mlir::isa<mlir::rlx::mir::QuantType>(t))
+      return fail("the SPIR-V back end does not read weights stored as ggml "
+                  "blocks yet: compile with [precision] weights = \"f32\"");
     if (t.isBF16() || t.isF64())
       return fail("the SPIR-V back end does not support the model's " +
                   llvm::Twine(t.isBF16() ? "bf16" : "f64") + " tensors");

@@ -94,12 +94,19 @@ DecoderLayerSpec DecoderFlow::layerSpec(unsigned i) const {
   return s;
 }
 
+DecoderFlow &DecoderFlow::weightPrecision(WeightPrecision precision) {
+  weights = precision;
+  return *this;
+}
+
 ModelFlow DecoderFlow::flow() const {
   bool decode = kind == DecoderGraph::Decode;
   bool gemma = family == "gemma";
   ModelFlow f(family + (decode ? "_decode" : "_prefill"));
-  f.profile(decode ? CompileProfile::llama32Decode()
-                   : CompileProfile::llama32Prefill());
+  CompileProfile profile = decode ? CompileProfile::llama32Decode()
+                                  : CompileProfile::llama32Prefill();
+  profile.precision.weights = weights;
+  f.profile(profile);
   f.input("tokens", {1, kDynamic}, DType::I32)
       .input("positions", {1, kDynamic}, DType::I32);
   int64_t kv = cfg.numKvHeads * cfg.headDim;

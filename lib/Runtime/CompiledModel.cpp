@@ -258,6 +258,72 @@ static void scatterSource(const ManifestEntry &entry, size_t index,
               mine * inner * sizeof(float));
 }
 
+static llvm::SmallVector<int64_t, 4> weightShape(const ManifestEntry &e,
+                                                 StringRef name);
+
+/// Bytes of one row (the last dimension) of a tensor of `dtype`.
+static uint64_t rowBytes(DType dtype, int64_t columns) {
+  llvm::Expected<uint64_t> bytes = storageBytes(dtype, {1, columns});
+  if (!bytes) {
+    llvm::consumeError(bytes.takeError());
+    return 0;
+  }
+  return *bytes;
+}
+
+/// Where the stored bytes of param `name` (or of one source of a derived
+/// param) go in the parameter pool, after checking that the model keeps it
+/// as `dtype`; marks it set.
+static Expected<llvm::MutableArrayRef<uint8_t>>
+storedDestination(const ManifestEntry &e, StringRef name, DType dtype,
+                  uint8_t *pool, llvm::StringSet<> &set) {
+  if (e.dtype != dtype)
+    return fail("param '" + name + "' is kept as " + dtypeName(e.dtype) +
+                ", got " + dtypeName(dtype) + " data");
+  auto shape = weightShape(e, name);
+  Expected<uint64_t> bytes = storageBytes(dtype, shape);
+  if (!bytes)
+    return fail("param '" + name + "': " + llvm::toString(bytes.takeError()));
+  uint64_t offset = e.offset;
+  if (e.sources.empty()) {
+    set.insert(e.name);
+  } else {
+    // Stored types are concatenated along their rows (axis 0 of a matrix).
+    size_t index = llvm::find(e.sources, name) - e.sources.begin();
+    int64_t before = 0;
+    for (size_t i = 0; i < index; ++i)
+      before += e.sourceSizes[i];
+    offset += before * rowBytes(dtype, e.shape.back());
+    set.insert(derivedKey(e.name, name));
+  }
+  return llvm::MutableArrayRef<uint8_t>(pool + offset, *bytes);
+}
+
+Error CompiledModel::setParamBytes(StringRef name, DType dtype,
+                                   llvm::ArrayRef<uint8_t> bytes) {
+  if (!storage)
+    return storageError();
+  const ManifestEntry *e = findWeight(name);
+  if (!e)
+    return fail("the model has no param '" + name + "'");
+  uint64_t expected = 0;
+  if (Expected<uint64_t> size = storageBytes(dtype, weightShape(*e, name)))
+    expected = *size;
+  else
+    llvm::consumeError(size.takeError());
+  if (e->dtype == dtype && bytes.size() != expected)
+    return fail("param '" + name + "': expected " + llvm::Twine(expected) +
+                " bytes of " + describe(dtype, weightShape(*e, name)) +
+                ", got " + llvm::Twine(bytes.size()));
+  auto dst = storedDestination(*e, name, dtype, storage->paramPool->data,
+                               *storage->set);
+  if (!dst)
+    return dst.takeError();
+  copyBytes(dst->data(), bytes.data(), bytes.size());
+  storage->paramsChanged = true;
+  return Error::success();
+}
+
 Error CompiledModel::setParam(StringRef name, llvm::ArrayRef<float> values) {
   if (!storage)
     return storageError();
@@ -265,9 +331,13 @@ Error CompiledModel::setParam(StringRef name, llvm::ArrayRef<float> values) {
   for (const ManifestEntry &e : info.entries) {
     if (e.kind != IOKind::Param)
       continue;
-    if (e.dtype != DType::F32)
-      return fail("param '" + e.name + "' is " + dtypeName(e.dtype) +
-                  "; the runtime loads f32 params only");
+    if (e.dtype != DType::F32) {
+      if (e.name == name || llvm::is_contained(e.sources, name))
+        return fail("param '" + name + "' is kept as " + dtypeName(e.dtype) +
+                    "; set it from " + dtypeName(e.dtype) +
+                    " data (it is not converted from f32)");
+      continue;
+    }
     if (e.sources.empty() && e.name == name) {
       if (values.size() != e.numElements())
         return fail("param '" + name + "': expected " +
@@ -340,6 +410,8 @@ Error CompiledModel::setParam(StringRef name, const Tensor &value) {
   if (llvm::ArrayRef<int64_t>(shape) != value.shape())
     return fail("param '" + name + "': expected shape " + formatShape(shape) +
                 ", got " + value.describe());
+  if (e->dtype != DType::F32)
+    return setParamBytes(name, value.dtype(), value.bytes());
   if (value.dtype() == DType::F32)
     return setParam(name, value.data<float>());
   std::vector<float> converted(value.numElements());
@@ -369,6 +441,23 @@ Error CompiledModel::loadParams(const WeightSource &source) {
       return fail(source.description() + ": weight '" + name + "' has shape " +
                   formatShape(t->shape) + ", the model needs " +
                   formatShape(shape));
+    if (e->dtype != DType::F32) {
+      // Kept as stored: the bytes as the file has them.
+      if (t->dtype != e->dtype)
+        return fail(source.description() + ": weight '" + name + "' is " +
+                    dtypeName(t->dtype) +
+                    "; the model was compiled to keep "
+                    "it as " +
+                    dtypeName(e->dtype));
+      auto dst = storedDestination(*e, name, t->dtype, storage->paramPool->data,
+                                   *storage->set);
+      if (!dst)
+        return dst.takeError();
+      if (Error err = source.readStored(name, *dst))
+        return err;
+      storage->paramsChanged = true;
+      continue;
+    }
     Expected<std::vector<float>> data = source.loadF32(name);
     if (!data)
       return data.takeError();

@@ -161,9 +161,10 @@ std::optional<std::string> GGUFLlamaWeights::hfNameFor(StringRef ggufName) {
   return ("model.layers." + Twine(layerIndex) + "." + hf + "." + kind).str();
 }
 
-void unpermuteLlamaRows(ArrayRef<float> permuted, MutableArrayRef<float> out,
-                        uint64_t rows, uint64_t cols, uint64_t nHeads) {
-  assert(permuted.size() == rows * cols && out.size() == rows * cols &&
+void unpermuteLlamaRowBytes(ArrayRef<uint8_t> permuted,
+                            MutableArrayRef<uint8_t> out, uint64_t rows,
+                            uint64_t rowBytes, uint64_t nHeads) {
+  assert(permuted.size() == rows * rowBytes && out.size() == rows * rowBytes &&
          "size mismatch");
   assert(nHeads && rows % (2 * nHeads) == 0 && "rows do not split into heads");
   const uint64_t headRows = rows / nHeads, half = headRows / 2;
@@ -171,10 +172,21 @@ void unpermuteLlamaRows(ArrayRef<float> permuted, MutableArrayRef<float> out,
   for (uint64_t h = 0; h != nHeads; ++h)
     for (uint64_t i = 0; i != half; ++i)
       for (uint64_t j = 0; j != 2; ++j) {
-        const float *src = permuted.data() + (h * headRows + 2 * i + j) * cols;
-        float *dst = out.data() + (h * headRows + j * half + i) * cols;
-        std::copy(src, src + cols, dst);
+        const uint8_t *src =
+            permuted.data() + (h * headRows + 2 * i + j) * rowBytes;
+        uint8_t *dst = out.data() + (h * headRows + j * half + i) * rowBytes;
+        std::copy(src, src + rowBytes, dst);
       }
+}
+
+void unpermuteLlamaRows(ArrayRef<float> permuted, MutableArrayRef<float> out,
+                        uint64_t rows, uint64_t cols, uint64_t nHeads) {
+  unpermuteLlamaRowBytes(
+      ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(permuted.data()),
+                        permuted.size() * sizeof(float)),
+      MutableArrayRef<uint8_t>(reinterpret_cast<uint8_t *>(out.data()),
+                               out.size() * sizeof(float)),
+      rows, cols * sizeof(float), nHeads);
 }
 
 //===----------------------------------------------------------------------===//
@@ -251,11 +263,34 @@ Expected<ArrayRef<uint8_t>> GGUFLlamaWeights::rawBytes(StringRef name) const {
     return missingTensor(name);
   const Entry &e = entries[it->second];
   if (e.permuteHeads)
-    return tensorError(name,
-                       "stored with rows permuted for llama.cpp's "
-                       "rotary layout; use readF32, or file().rawBytes('" +
-                           e.ggufName + "')");
+    return tensorError(name, "stored with rows permuted for llama.cpp's "
+                             "rotary layout; use readStored or readF32, or "
+                             "file().rawBytes('" +
+                                 e.ggufName + "')");
   return gguf->rawBytes(e.ggufName);
+}
+
+Error GGUFLlamaWeights::readStored(StringRef name,
+                                   MutableArrayRef<uint8_t> dst) const {
+  auto it = index.find(name);
+  if (it == index.end())
+    return missingTensor(name);
+  const Entry &e = entries[it->second];
+  Expected<ArrayRef<uint8_t>> stored = gguf->rawBytes(e.ggufName);
+  if (!stored)
+    return stored.takeError();
+  if (stored->size() != dst.size())
+    return tensorError(name, "destination has " + Twine(dst.size()) +
+                                 " bytes, but the tensor has " +
+                                 Twine(stored->size()));
+  if (!e.permuteHeads) {
+    std::copy(stored->begin(), stored->end(), dst.begin());
+    return Error::success();
+  }
+  uint64_t rows = e.info.shape[0];
+  unpermuteLlamaRowBytes(*stored, dst, rows, stored->size() / rows,
+                         e.permuteHeads);
+  return Error::success();
 }
 
 Error GGUFLlamaWeights::readF32(StringRef name,

@@ -39,6 +39,19 @@ Expected<uint64_t> WeightSource::checkDestination(const TensorInfo &info,
   return *count;
 }
 
+Error WeightSource::readStored(StringRef name,
+                               MutableArrayRef<uint8_t> dst) const {
+  Expected<ArrayRef<uint8_t>> bytes = rawBytes(name);
+  if (!bytes)
+    return bytes.takeError();
+  if (bytes->size() != dst.size())
+    return tensorError(name, "destination has " + Twine(dst.size()) +
+                                 " bytes, but the tensor has " +
+                                 Twine(bytes->size()));
+  std::copy(bytes->begin(), bytes->end(), dst.begin());
+  return Error::success();
+}
+
 Error WeightSource::readF32(StringRef name, MutableArrayRef<float> dst) const {
   const TensorInfo *info = lookup(name);
   if (!info)
@@ -168,6 +181,13 @@ const TensorInfo *WeightSourceStack::lookup(StringRef name) const {
 Expected<ArrayRef<uint8_t>> WeightSourceStack::rawBytes(StringRef name) const {
   if (const WeightSource *s = owner(name))
     return s->rawBytes(name);
+  return missingTensor(name);
+}
+
+Error WeightSourceStack::readStored(StringRef name,
+                                    MutableArrayRef<uint8_t> dst) const {
+  if (const WeightSource *s = owner(name))
+    return s->readStored(name, dst);
   return missingTensor(name);
 }
 

@@ -137,6 +137,7 @@ static Error runDecoder(Session &session, LoadedModel &m,
   Expected<DecoderFlow> recipe = decoderFlowFor(m.config);
   if (!recipe)
     return recipe.takeError();
+  recipe->weightPrecision(o.weights);
   int64_t t = o.prompt.size();
   CompileOptions c = o.compile;
 

@@ -26,6 +26,8 @@ struct ModelRunOptions {
   bool quiet = false;
   CompileOptions compile;
   bool profileGiven = false;
+  /// `--weights-as`: keep matrices as the file stores them, or widen to f32.
+  WeightPrecision weights = WeightPrecision::F32;
 };
 
 /// Runs an HF-style model directory (config.json + safetensors) or a GGUF

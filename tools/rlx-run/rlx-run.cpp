@@ -14,6 +14,7 @@
 
 #include "ModelRunner.h"
 #include "RLX/Compiler/Session.h"
+#include "RLX/Weights/GGUF.h"
 #include "RLX/Weights/Npy.h"
 #include "RLX/Weights/SafeTensors.h"
 #include "llvm/ADT/StringExtras.h"
@@ -58,6 +59,17 @@ static cl::opt<float> topP("top-p", cl::desc("Nucleus sampling threshold"),
                            cl::init(1.0f), cl::cat(modelCategory));
 static cl::opt<uint64_t> seed("seed", cl::desc("Sampling seed"), cl::init(0),
                               cl::cat(modelCategory));
+static cl::opt<WeightPrecision> weightsAs(
+    "weights-as",
+    cl::desc("Precision of the weight matrices in the kernels (the "
+             "profile's [precision] weights):"),
+    cl::init(WeightPrecision::F32),
+    cl::values(clEnumValN(WeightPrecision::F32, "f32",
+                          "widen every weight to f32 at load (default)"),
+               clEnumValN(WeightPrecision::Stored, "stored",
+                          "keep matrices as the file stores them (f16, bf16, "
+                          "ggml blocks) down to the kernels")),
+    cl::cat(modelCategory));
 static cl::opt<std::string>
     logitsOut("logits-out",
               cl::desc("Write the prompt's logits (all positions) as .npy"),
@@ -77,8 +89,9 @@ static cl::list<std::string>
                cl::cat(category));
 static cl::opt<std::string>
     weights("params",
-            cl::desc("Load every parameter from a safetensors file or an HF "
-                     "model directory"),
+            cl::desc("Load every parameter from a safetensors file, an HF "
+                     "model directory or a .gguf file (tensor names as "
+                     "stored)"),
             cl::cat(category));
 static cl::opt<std::string>
     outputDir("output-dir", cl::desc("Write each output as <name>.npy"),
@@ -232,6 +245,7 @@ int main(int argc, char **argv) {
     m.stepLogitsOut = stepLogitsOut;
     m.outputDir = outputDir;
     m.quiet = quiet;
+    m.weights = weightsAs;
     m.compile = options;
     m.profileGiven =
         !profilePath.empty() || !presetName.empty() || !policy.empty();
@@ -250,8 +264,12 @@ int main(int argc, char **argv) {
   // fails fast and nothing is compiled, loaded or written.
   std::unique_ptr<WeightSource> source;
   if (!weights.empty()) {
+    // A GGUF file gives its tensors under their own names (blk.0.attn_q...).
     auto opened = llvm::sys::fs::is_directory(weights)
                       ? SafeTensorsFile::openModelDir(weights)
+                  : llvm::StringRef(weights).ends_with(".gguf")
+                      ? llvm::Expected<std::unique_ptr<WeightSource>>(
+                            GGUFFile::open(weights))
                       : llvm::Expected<std::unique_ptr<WeightSource>>(
                             SafeTensorsFile::open(weights));
     if (!opened)

@@ -651,7 +651,32 @@ TEST_F(GGUFTest, LlamaNamesConfigAndUnpermute) {
   EXPECT_EQ(errorOf(w.rawBytes("model.layers.0.self_attn.k_proj.weight")),
             msg("tensor 'model.layers.0.self_attn.k_proj.weight': stored "
                 "with rows permuted for llama.cpp's rotary layout; use "
-                "readF32, or file().rawBytes('blk.0.attn_k.weight')"));
+                "readStored or readF32, or "
+                "file().rawBytes('blk.0.attn_k.weight')"));
+  // readStored moves whole stored rows back into Hugging Face order (here
+  // f32 rows, so the bytes are the original's).
+  for (const char *name : {"model.layers.0.self_attn.q_proj.weight",
+                           "model.layers.0.self_attn.k_proj.weight",
+                           "model.layers.0.mlp.down_proj.weight"}) {
+    const std::vector<float> &want = model.hf[name].second;
+    std::vector<float> got(want.size());
+    ASSERT_EQ(
+        errorOf(w.readStored(name, llvm::MutableArrayRef<uint8_t>(
+                                       reinterpret_cast<uint8_t *>(got.data()),
+                                       got.size() * sizeof(float)))),
+        "<success>")
+        << name;
+    EXPECT_EQ(got, want) << name;
+  }
+  std::vector<uint8_t> fewBytes(5);
+  EXPECT_EQ(
+      errorOf(w.readStored("model.layers.0.self_attn.k_proj.weight", fewBytes)),
+      msg("tensor 'model.layers.0.self_attn.k_proj.weight': destination has "
+          "5 bytes, but the tensor has 2048"));
+  EXPECT_EQ(
+      errorOf(w.readStored("model.layers.0.mlp.up_proj.weight", fewBytes)),
+      msg("tensor 'model.layers.0.mlp.up_proj.weight': destination has "
+          "5 bytes, but the tensor has 8192"));
   std::vector<float> small(3);
   EXPECT_EQ(errorOf(w.readF32("model.layers.0.self_attn.q_proj.weight", small)),
             msg("tensor 'model.layers.0.self_attn.q_proj.weight': "
@@ -685,6 +710,13 @@ TEST_F(GGUFTest, LlamaUnpermuteQuantized) {
         ASSERT_EQ(got[r * kHidden + c], stored[p * kHidden + c])
             << hf << " row " << r;
     }
+    // readStored gives the q8_0 blocks of the rows in HF order: decoded,
+    // they are what loadF32 gives.
+    std::vector<uint8_t> blocks((*weights)->lookup(hf)->byteSize);
+    ASSERT_EQ(errorOf((*weights)->readStored(hf, blocks)), "<success>");
+    std::vector<float> decoded(got.size());
+    ASSERT_EQ(errorOf(decodeToF32(DType::Q8_0, blocks, decoded)), "<success>");
+    EXPECT_EQ(decoded, got) << hf;
     // Q8_0 keeps it close to the original.
     const std::vector<float> &orig = model.hf[hf].second;
     for (size_t i = 0; i < orig.size(); ++i)

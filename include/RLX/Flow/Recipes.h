@@ -68,6 +68,9 @@ public:
   DecoderFlow &beforeLayers(Stage s);
   DecoderFlow &afterLayers(Stage s);
   DecoderFlow &patchFlow(std::function<void(ModelFlow &)> patch);
+  /// `[precision] weights` of the flows: Stored keeps matrices stored in
+  /// f16, bf16 or ggml blocks so down to the kernels (default: F32).
+  DecoderFlow &weightPrecision(WeightPrecision precision);
 
   const TransformerConfig &config() const { return cfg; }
   DecoderGraph graph() const { return kind; }
@@ -82,6 +85,7 @@ private:
   std::string family;
   DecoderGraph kind = DecoderGraph::Prefill;
   bool lastOnly = false;
+  WeightPrecision weights = WeightPrecision::F32;
   std::function<Stage(LayerCtx &)> layerHook;
   std::vector<Stage> before, after;
   std::vector<std::function<void(ModelFlow &)>> patches;

@@ -77,9 +77,16 @@ public:
   std::string deviceName() const;
 
   /// Sets one parameter (or a source of derived parameters) by name. The
-  /// tensor's shape must match; f16/bf16 values are converted to f32.
+  /// tensor's shape must match. A parameter the model keeps in f32 takes any
+  /// floating-point tensor (f16, bf16 and ggml blocks are converted); one it
+  /// keeps as stored (f16, bf16, ggml blocks) takes a tensor of exactly that
+  /// type, whose bytes are copied.
   llvm::Error setParam(llvm::StringRef name, const Tensor &value);
   llvm::Error setParam(llvm::StringRef name, llvm::ArrayRef<float> values);
+  /// Sets a parameter the model keeps as stored from its bytes (`dtype`
+  /// must be the stored type the model expects).
+  llvm::Error setParamBytes(llvm::StringRef name, DType dtype,
+                            llvm::ArrayRef<uint8_t> bytes);
   /// Loads every parameter the model needs from `source`; fails on the
   /// first missing or mis-shaped one, naming it.
   llvm::Error loadParams(const WeightSource &source);

@@ -275,6 +275,10 @@ public:
   /// Errors for q_proj/k_proj, whose stored rows are permuted.
   llvm::Expected<llvm::ArrayRef<uint8_t>>
   rawBytes(llvm::StringRef name) const override;
+  /// q_proj/k_proj come back in Hugging Face row order (whole stored rows
+  /// moved, so block-quantized rows stay as they are).
+  llvm::Error readStored(llvm::StringRef name,
+                         llvm::MutableArrayRef<uint8_t> dst) const override;
   llvm::Error readF32(llvm::StringRef name,
                       llvm::MutableArrayRef<float> dst) const override;
   llvm::Expected<llvm::ArrayRef<float>>
@@ -302,6 +306,10 @@ private:
 void unpermuteLlamaRows(llvm::ArrayRef<float> permuted,
                         llvm::MutableArrayRef<float> out, uint64_t rows,
                         uint64_t cols, uint64_t nHeads);
+/// The same on rows of `rowBytes` bytes each (any stored type).
+void unpermuteLlamaRowBytes(llvm::ArrayRef<uint8_t> permuted,
+                            llvm::MutableArrayRef<uint8_t> out, uint64_t rows,
+                            uint64_t rowBytes, uint64_t nHeads);
 
 } // namespace rlx
 

@@ -44,6 +44,14 @@ public:
   virtual llvm::Expected<llvm::ArrayRef<uint8_t>>
   rawBytes(llvm::StringRef name) const = 0;
 
+  /// Copies tensor `name` in its stored type (f16, bf16, ggml blocks...) into
+  /// `dst`, which must hold exactly `lookup(name)->byteSize` bytes; rows come
+  /// in the order the name promises (a source that stores them reordered
+  /// puts them back). Errors, naming the tensor, if it is missing, has no
+  /// stored form or `dst` has the wrong size.
+  virtual llvm::Error readStored(llvm::StringRef name,
+                                 llvm::MutableArrayRef<uint8_t> dst) const;
+
   /// Converts (or dequantizes) tensor `name` to f32 into `dst`. Errors,
   /// naming the tensor and description(), if the tensor is missing or `dst`
   /// does not have exactly its element count.
@@ -111,6 +119,8 @@ public:
   llvm::StringRef description() const override { return desc; }
   llvm::Expected<llvm::ArrayRef<uint8_t>>
   rawBytes(llvm::StringRef name) const override;
+  llvm::Error readStored(llvm::StringRef name,
+                         llvm::MutableArrayRef<uint8_t> dst) const override;
   llvm::Error readF32(llvm::StringRef name,
                       llvm::MutableArrayRef<float> dst) const override;
   llvm::Expected<llvm::ArrayRef<float>>

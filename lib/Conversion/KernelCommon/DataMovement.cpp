@@ -213,6 +213,11 @@ LogicalResult mlir::rlx::bindKernelConstants(
 }
 
 bool mlir::rlx::isTargetKernelOp(Operation *op) {
+  // Reading ggml blocks is the target's business too.
+  if (auto dq = dyn_cast<mir::DequantizeOp>(op))
+    return isa<mir::QuantType>(dq.getInput().getType().getElementType());
+  if (auto g = dyn_cast<mir::GatherOp>(op))
+    return isa<mir::QuantType>(g.getTable().getType().getElementType());
   return isa<mir::ReduceSumOp, mir::ReduceMeanOp, mir::ReduceMaxOp,
              mir::MatmulOp, mir::BatchMatmulOp, mir::FusedMatmulOp,
              mir::AttentionOp, mir::RopeOp>(op);

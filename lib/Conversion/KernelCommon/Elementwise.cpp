@@ -102,7 +102,8 @@ LogicalResult mlir::rlx::emitElementwiseKernel(KernelBuilder &k, Operation *op,
     });
     return success();
   }
-  if (isa<mir::CastOp>(op)) {
+  if (isa<mir::CastOp, mir::DequantizeOp>(op)) {
+    // f16/bf16 weights widen elementwise (ggml blocks are target kernels).
     Type to = out.elementType;
     emitMap(k, ins, out,
             [&](ValueRange v, int64_t) { return k.castValue(v[0], to); });

@@ -518,10 +518,21 @@ void KernelEmitter::forEachRow(const KernelView &like,
 /// The memref inputs of the CPU's own kernels.
 static SmallVector<KernelInput> kernelInputs(ArrayRef<KernelView> ins) {
   SmallVector<KernelInput> out;
-  for (const KernelView &v : ins)
-    out.push_back(v.isScalar()
-                      ? KernelInput{{}, v.scalar, false}
-                      : KernelInput{KernelEmitter::memrefOf(v), {}, v.packed});
+  for (const KernelView &v : ins) {
+    if (v.isScalar()) {
+      out.push_back(KernelInput{{}, v.scalar, false, {}});
+      continue;
+    }
+    Value m = KernelEmitter::memrefOf(v);
+    Type elt = cast<MemRefType>(m.getType()).getElementType();
+    out.push_back(
+        KernelInput{m,
+                    {},
+                    v.packed,
+                    elt != v.elementType || mir::isLowPrecisionWeightType(elt)
+                        ? v.elementType
+                        : Type()});
+  }
   return out;
 }
 
@@ -536,6 +547,8 @@ LogicalResult KernelEmitter::emitTargetKernel(Operation *op,
     return emitAttentionKernel(*this, op, ins, out);
   if (isa<mir::RopeOp>(op))
     return emitRopeKernel(*this, op, ins, out);
+  if (isa<mir::DequantizeOp, mir::GatherOp>(op))
+    return emitDequantizeKernel(*this, op, ins, out);
   // An axis reduction has no parallel form here: one thread runs it.
   LogicalResult result = success();
   serial([&] { result = emitReduceKernel(*this, op, ins, out); });

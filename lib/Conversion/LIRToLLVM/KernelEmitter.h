@@ -37,6 +37,9 @@ struct KernelInput {
   /// The memref is a weight `[N, K]` stored as panels of 16 rows
   /// (`[N/16][K][16]`, layout "nk16"), packed when the weights were loaded.
   bool packed = false;
+  /// The type the weight is kept in when `memref` holds it as stored (f16,
+  /// bf16, ggml blocks as bytes); null otherwise.
+  Type stored;
   Type elementType() const;
   ArrayRef<int64_t> shape() const;
 };
@@ -166,6 +169,10 @@ LogicalResult emitReduceKernel(KernelEmitter &e, Operation *op,
                                ArrayRef<KernelInput> inputs, Value out);
 LogicalResult emitMatmulKernel(KernelEmitter &e, Operation *op,
                                ArrayRef<KernelInput> inputs, Value out);
+/// mir.dequantize of ggml blocks and row gathers of a ggml table: rows
+/// dequantized by the runtime (rlx_dequantize_rows), split between threads.
+LogicalResult emitDequantizeKernel(KernelEmitter &e, Operation *op,
+                                   ArrayRef<KernelInput> inputs, Value out);
 /// A packed GEMM into `gateUp` ([..., 2I], partial sums) whose epilogue
 /// writes `out` = act(gate) * up ([..., I]): a matmul kernel and the
 /// mir.fused_glu kernel that reads it, as one kernel. `packInput`: `out` may

@@ -94,6 +94,32 @@ private:
 
 } // namespace
 
+/// The memref a view is in the generated code: a weight of ggml blocks is
+/// its bytes (memref<bytes x i8>; its KernelView keeps the block type).
+static Type loweredViewType(Type type) {
+  auto ty = cast<MemRefType>(type);
+  if (!isa<mir::QuantType>(ty.getElementType()))
+    return ty;
+  return MemRefType::get({mir::getStorageBytes(ty)},
+                         IntegerType::get(ty.getContext(), 8));
+}
+
+static SmallVector<Type> loweredViewTypes(TypeRange types) {
+  return llvm::map_to_vector(types, loweredViewType);
+}
+
+/// The view of kernel argument `arg`, which stands for a view of `type`.
+static KernelView argumentView(Value arg, Type type, bool packed) {
+  KernelView v = KernelEmitter::viewOf(arg, packed);
+  auto ty = cast<MemRefType>(type);
+  if (isa<mir::QuantType>(ty.getElementType())) {
+    v.elementType = ty.getElementType();
+    v.shape.assign(ty.getShape().begin(), ty.getShape().end());
+    v.strides = contiguousStrides(v.shape);
+  }
+  return v;
+}
+
 std::string EntryLowering::cacheKey(lir::KernelOp kernel) {
   std::string packed;
   for (Value v : kernel->getOperands())
@@ -171,8 +197,9 @@ FailureOr<func::FuncOp> EntryLowering::kernelFunction(lir::KernelOp kernel,
   OpBuilder b(module.getContext());
   Location loc = kernel.getLoc();
   unsigned numViews = kernel->getNumOperands();
-  auto [fn, e] = beginKernelFunction(b, kernel, entryName, kernel.getName(),
-                                     kernel->getOperandTypes());
+  auto [fn, e] =
+      beginKernelFunction(b, kernel, entryName, kernel.getName(),
+                          loweredViewTypes(kernel->getOperandTypes()));
   Block *entry = &fn.getBody().front();
 
   Block &body = kernel.getBody().front();
@@ -180,8 +207,8 @@ FailureOr<func::FuncOp> EntryLowering::kernelFunction(lir::KernelOp kernel,
   DenseMap<Value, KernelView> inputs;
   for (auto [i, arg, fnArg] : llvm::enumerate(
            body.getArguments(), entry->getArguments().take_front(numIns)))
-    inputs[arg] =
-        KernelEmitter::viewOf(fnArg, packedViews.contains(kernel.getIns()[i]));
+    inputs[arg] = argumentView(fnArg, kernel.getIns()[i].getType(),
+                               packedViews.contains(kernel.getIns()[i]));
   if (failed(bindKernelConstants(e, body, inputs, [&](DenseElementsAttr v) {
         return KernelEmitter::viewOf(globalFor(b, loc, v));
       })))
@@ -238,8 +265,9 @@ FailureOr<func::FuncOp> EntryLowering::gluKernelFunction(lir::KernelOp kernel,
   if (func::FuncOp *fn = kernelCache.lookup(key, kernel))
     return *fn;
   OpBuilder b(module.getContext());
-  auto [fn, e] = beginKernelFunction(b, kernel, entryName, "matmul_glu",
-                                     kernel->getOperandTypes());
+  auto [fn, e] =
+      beginKernelFunction(b, kernel, entryName, "matmul_glu",
+                          loweredViewTypes(kernel->getOperandTypes()));
   Block *block = &fn.getBody().front();
   // An in-place kernel writes the GLU's result over the GEMM's input: the
   // input is copied before any write.
@@ -306,7 +334,11 @@ LogicalResult EntryLowering::lower(lir::EntryOp entry) {
       Value offset =
           arith::ConstantIndexOp::create(b, loc, view.getByteOffset());
       Value v;
-      if (ty.getLayout().isIdentity()) {
+      if (isa<mir::QuantType>(ty.getElementType())) {
+        v = memref::ViewOp::create(b, loc,
+                                   cast<MemRefType>(loweredViewType(ty)), base,
+                                   offset, ValueRange{});
+      } else if (ty.getLayout().isIdentity()) {
         v = memref::ViewOp::create(b, loc, ty, base, offset, ValueRange{});
       } else {
         int64_t elemBytes = ty.getElementTypeBitWidth() / 8;

@@ -27,6 +27,7 @@
 #include "KernelEmitter.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/UKernels/UKernels.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -61,15 +62,31 @@ static Value matrixAt(KernelEmitter &e, Value m, ValueRange lead) {
 
 /// True when the leading dims of `ty` can be folded into its row dimension
 /// (each leading stride equals the next stride times the next size).
+/// The leading dimensions ([..., R] of [..., R, C]) of size above 1, outer
+/// first: unit dimensions place no rows, so their strides do not matter.
+static SmallVector<int64_t> rowDims(MemRefType ty) {
+  SmallVector<int64_t> dims;
+  for (int64_t d = 0; d + 1 < ty.getRank(); ++d)
+    if (ty.getDimSize(d) != 1)
+      dims.push_back(d);
+  return dims;
+}
+
+/// Whether the leading dimensions of `ty` collapse into one row index whose
+/// stride is the matrix's leading dimension (s[rank - 2]).
 static bool rowsCollapse(MemRefType ty) {
   SmallVector<int64_t> s;
   int64_t offset;
   if (failed(ty.getStridesAndOffset(s, offset)))
     return false;
-  for (int64_t d = 0; d + 2 < ty.getRank(); ++d)
-    if (ShapedType::isDynamic(s[d]) || s[d] != s[d + 1] * ty.getDimSize(d + 1))
+  SmallVector<int64_t> dims = rowDims(ty);
+  for (size_t i = 0; i + 1 < dims.size(); ++i) {
+    int64_t outer = dims[i], inner = dims[i + 1];
+    if (ShapedType::isDynamic(s[outer]) || ShapedType::isDynamic(s[inner]) ||
+        s[outer] != s[inner] * ty.getDimSize(inner))
       return false;
-  return true;
+  }
+  return dims.empty() || s[dims.back()] == s[ty.getRank() - 2];
 }
 static bool rowsCollapse(Value m) {
   return rowsCollapse(cast<MemRefType>(m.getType()));
@@ -439,6 +456,40 @@ static LogicalResult emitPackedGemm(KernelEmitter &e, Value lhs, Value w,
 }
 
 //===----------------------------------------------------------------------===//
+// Epilogue of library GEMMs
+//===----------------------------------------------------------------------===//
+
+/// out = act(out + bias) + residual, row by row (after a library GEMM).
+static void emitEpilogue(KernelEmitter &e, Value out, Value bias,
+                         Value residual, Activation act) {
+  if (!bias && act == Activation::None && !residual)
+    return;
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  auto outTy = cast<MemRefType>(out.getType());
+  int64_t n = outTy.getShape().back();
+  int64_t vl = KernelEmitter::vectorWidth(outTy.getElementType());
+  if (residual && KernelEmitter::innerStride(residual) != 1)
+    vl = 1;
+  e.parallelNest(
+      outTy.getShape().drop_back(),
+      std::clamp<int64_t>(outTy.getNumElements() / 16384, 1, 64),
+      [&](ValueRange outer) {
+        e.forChunks(n, vl, [&](Value j, int64_t width) {
+          SmallVector<Value> idx(outer);
+          idx.push_back(j);
+          Value v = e.load(out, idx, width);
+          if (bias)
+            v = arith::AddFOp::create(b, loc, v, e.load(bias, {j}, width));
+          v = e.activation(act, v);
+          if (residual)
+            v = arith::AddFOp::create(b, loc, v, e.load(residual, idx, width));
+          e.store(v, out, idx, width);
+        });
+      });
+}
+
+//===----------------------------------------------------------------------===//
 // BLAS
 //===----------------------------------------------------------------------===//
 
@@ -503,28 +554,165 @@ static LogicalResult emitBlasMatmul(KernelEmitter &e, Operation *op, Value lhs,
     });
   }
 
-  // Epilogue: out = act(out + bias) + residual, row by row.
-  if (!bias && act == Activation::None && !residual)
+  emitEpilogue(e, out, bias, residual, act);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Micro-kernels for weights kept as stored
+//===----------------------------------------------------------------------===//
+
+/// The micro-kernels' code for a weight type (its ggml code), or -1.
+static int ukernelType(Type t) {
+  if (t.isF16())
+    return RLX_UK_F16;
+  if (t.isBF16())
+    return RLX_UK_BF16;
+  if (auto q = dyn_cast<mir::QuantType>(t))
+    return static_cast<int>(q.getKind());
+  return -1;
+}
+
+/// A call of `name(args...) -> i32` (the result ignored: the compiler checked
+/// what the routine would refuse).
+static void callRoutine(KernelEmitter &e, StringRef name, ValueRange args) {
+  SmallVector<Type> types(args.getTypes());
+  func::FuncOp f =
+      e.declareFunction(name, e.b.getFunctionType(types, {e.b.getI32Type()}));
+  func::CallOp::create(e.b, e.loc, f, args);
+}
+
+/// y = x * W^T with W kept as stored (f16, bf16, ggml blocks): the rows of x
+/// are prepared once (split between threads), then the micro-kernel computes
+/// column chunks of y (split between threads), then the epilogue.
+static LogicalResult emitUkernelMatmul(KernelEmitter &e, Operation *op,
+                                       Value lhs, const KernelInput &w,
+                                       Value out, Value bias, Value residual,
+                                       Activation act) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  int wtype = ukernelType(w.stored);
+  if (wtype < 0 || !rlx_uk_supports(wtype))
+    return op->emitOpError("the CPU micro-kernels do not read weights "
+                           "stored as ")
+           << w.stored;
+  auto outTy = cast<MemRefType>(out.getType());
+  auto lTy = cast<MemRefType>(lhs.getType());
+  int64_t n = outTy.getShape().back(), k = lTy.getShape().back();
+  int64_t m = outTy.getNumElements() / std::max<int64_t>(n, 1);
+  int64_t lda = leadingDim(lhs), ldy = leadingDim(out);
+  if (!rowsCollapse(lhs) || !rowsCollapse(out) || !lda || !ldy ||
+      !lTy.getElementType().isF32() || !outTy.getElementType().isF32())
+    return op->emitOpError("the micro-kernels need f32 rows of unit stride "
+                           "that collapse into one matrix");
+  size_t bytes = rlx_uk_prepared_bytes(wtype, m, k);
+  if (!bytes)
+    return op->emitOpError("K = ") << k << " is not a whole number of blocks";
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto c32 = [&](int64_t v) { return e.constant(v, i32); };
+  auto c64 = [&](int64_t v) { return e.constant(v, i64); };
+  auto toI64 = [&](Value idx) {
+    return arith::IndexCastOp::create(b, loc, i64, idx).getResult();
+  };
+  Value prepared = e.pointer(e.scratch((bytes + 3) / 4));
+  Value x = e.pointer(lhs), weight = e.pointer(w.memref), y = e.pointer(out);
+
+  // Prepare the activations, rows split between threads.
+  int64_t rowChunks = std::clamp<int64_t>(m / 8, 1, 16);
+  int64_t rowsPer = (m + rowChunks - 1) / rowChunks;
+  rowChunks = (m + rowsPer - 1) / rowsPer;
+  e.parallelFor(rowChunks, [&](Value c) {
+    Value m0 = arith::MulIOp::create(b, loc, c, e.index(rowsPer));
+    Value m1 = arith::MinSIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, m0, e.index(rowsPer)),
+        e.index(m));
+    callRoutine(
+        e, "rlx_uk_prepare",
+        {c32(wtype), x, c64(lda), toI64(m0), toI64(m1), c64(k), prepared});
+  });
+
+  // Columns in chunks of 16-multiples the threads claim.
+  int64_t chunks = std::clamp<int64_t>(n / 64, 1, 256);
+  int64_t width = (n + chunks - 1) / chunks;
+  width = (width + 15) / 16 * 16;
+  chunks = (n + width - 1) / width;
+  e.parallelFor(chunks, [&](Value c) {
+    Value n0 = arith::MulIOp::create(b, loc, c, e.index(width));
+    Value n1 = arith::MinSIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, n0, e.index(width)), e.index(n));
+    callRoutine(e, "rlx_uk_matmul",
+                {c32(wtype), prepared, c64(m), c64(k), weight, toI64(n0),
+                 toI64(n1), y, c64(ldy)});
+  });
+  emitEpilogue(e, out, bias, residual, act);
+  return success();
+}
+
+LogicalResult mlir::rlx::emitDequantizeKernel(KernelEmitter &e, Operation *op,
+                                              ArrayRef<KernelInput> ins,
+                                              Value out) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  const KernelInput &table = ins[0];
+  int wtype = ukernelType(table.stored);
+  auto outTy = cast<MemRefType>(out.getType());
+  int64_t k = outTy.getShape().back();
+  if (wtype < 0 || !outTy.getElementType().isF32() || !rowsCollapse(out) ||
+      !leadingDim(out))
+    return op->emitOpError("the CPU back end dequantizes ggml blocks into "
+                           "contiguous f32 rows only");
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto c64 = [&](int64_t v) { return e.constant(v, i64); };
+  Value src = e.pointer(table.memref), dst = e.pointer(out);
+  int64_t rowBytes =
+      mir::getStorageBytes(RankedTensorType::get({1, k}, table.stored));
+  int64_t ld = leadingDim(out);
+  if (auto gather = dyn_cast<mir::GatherOp>(op)) {
+    // One row per index, clamped into the table.
+    Value ids = ins[1].memref;
+    auto idTy = cast<MemRefType>(ids.getType());
+    int64_t rows = gather.getTable().getType().getDimSize(0);
+    int64_t count = idTy.getNumElements();
+    Value flatIds =
+        e.reinterpret(ids, MemRefType::get({count}, idTy.getElementType()));
+    e.parallelFor(count, [&](Value i) {
+      Value id = memref::LoadOp::create(b, loc, flatIds, i);
+      Value row = arith::IndexCastOp::create(b, loc, b.getIndexType(), id);
+      row = arith::MaxSIOp::create(b, loc, row, e.index(0));
+      row = arith::MinSIOp::create(b, loc, row, e.index(rows - 1));
+      Value from = e.offsetPointer(
+          src, arith::MulIOp::create(b, loc, row, e.index(rowBytes)),
+          b.getI8Type());
+      Value to = e.offsetPointer(
+          dst, arith::MulIOp::create(b, loc, i, e.index(ld)), b.getF32Type());
+      callRoutine(e, "rlx_dequantize_rows",
+                  {e.constant(wtype, i32), from, c64(1), c64(k), to, c64(ld)});
+    });
     return success();
-  int64_t vl = KernelEmitter::vectorWidth(outTy.getElementType());
-  if (residual && KernelEmitter::innerStride(residual) != 1)
-    vl = 1;
-  e.parallelNest(
-      outTy.getShape().drop_back(),
-      std::clamp<int64_t>(outTy.getNumElements() / 16384, 1, 64),
-      [&](ValueRange outer) {
-        e.forChunks(n, vl, [&](Value j, int64_t width) {
-          SmallVector<Value> idx(outer);
-          idx.push_back(j);
-          Value v = e.load(out, idx, width);
-          if (bias)
-            v = arith::AddFOp::create(b, loc, v, e.load(bias, {j}, width));
-          v = e.activation(act, v);
-          if (residual)
-            v = arith::AddFOp::create(b, loc, v, e.load(residual, idx, width));
-          e.store(v, out, idx, width);
-        });
-      });
+  }
+  // A whole weight: chunks of rows.
+  int64_t rows = outTy.getNumElements() / std::max<int64_t>(k, 1);
+  int64_t chunks = std::clamp<int64_t>(rows / 8, 1, 64);
+  int64_t per = (rows + chunks - 1) / chunks;
+  chunks = (rows + per - 1) / per;
+  e.parallelFor(chunks, [&](Value c) {
+    Value r0 = arith::MulIOp::create(b, loc, c, e.index(per));
+    Value n = arith::SubIOp::create(
+        b, loc,
+        arith::MinSIOp::create(b, loc,
+                               arith::AddIOp::create(b, loc, r0, e.index(per)),
+                               e.index(rows)),
+        r0);
+    Value from = e.offsetPointer(
+        src, arith::MulIOp::create(b, loc, r0, e.index(rowBytes)),
+        b.getI8Type());
+    Value to = e.offsetPointer(
+        dst, arith::MulIOp::create(b, loc, r0, e.index(ld)), b.getF32Type());
+    callRoutine(e, "rlx_dequantize_rows",
+                {e.constant(wtype, i32), from,
+                 arith::IndexCastOp::create(b, loc, i64, n), c64(k), to,
+                 c64(ld)});
+  });
   return success();
 }
 
@@ -542,11 +730,12 @@ LogicalResult mlir::rlx::emitMatmulKernel(KernelEmitter &e, Operation *op,
   if (!lhs || !rhs)
     return op->emitOpError("expects tensor operands on the CPU back end");
   auto outTy = cast<MemRefType>(out.getType());
+  bool stored = ins[1].stored && !ins[1].stored.isF32();
   if (!outTy.getElementType().isF32() ||
       !cast<MemRefType>(lhs.getType()).getElementType().isF32() ||
-      !cast<MemRefType>(rhs.getType()).getElementType().isF32())
-    return op->emitOpError("the CPU back end multiplies f32 matrices only "
-                           "(f16/bf16 GEMM is not implemented yet)");
+      (!stored && !cast<MemRefType>(rhs.getType()).getElementType().isF32()))
+    return op->emitOpError("the CPU back end multiplies f32 matrices (or f32 "
+                           "rows by a weight kept as stored) only");
   Value bias, residual;
   Activation act = Activation::None;
   if (auto fused = dyn_cast<mir::FusedMatmulOp>(op)) {
@@ -557,6 +746,18 @@ LogicalResult mlir::rlx::emitMatmulKernel(KernelEmitter &e, Operation *op,
       residual = ins[next++].memref;
     act = fused.getActivation();
   }
+  bool ukernel =
+      e.config && e.config.getStrategy() == lir::KernelStrategy::Ukernel;
+  if (ukernel != stored)
+    return stored ? op->emitOpError("reads a weight kept as ")
+                        << ins[1].stored
+                        << " but is not lowered by the micro-kernels "
+                           "(lir-select-strategy)"
+                  : op->emitOpError("is lowered by the micro-kernels, which "
+                                    "read weights kept as f16, bf16 or ggml "
+                                    "blocks, not f32");
+  if (ukernel)
+    return emitUkernelMatmul(e, op, lhs, ins[1], out, bias, residual, act);
   if (e.config &&
       e.config.getStrategy() == lir::KernelStrategy::GemmGenerated) {
     if (!ins[1].packed)

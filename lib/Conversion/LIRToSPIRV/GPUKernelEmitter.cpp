@@ -358,6 +358,11 @@ LogicalResult GPUKernelEmitter::emitTargetKernel(Operation *op,
                                                  ArrayRef<KernelView> ins,
                                                  const KernelView &out) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<mir::DequantizeOp, mir::GatherOp>([&](Operation *) {
+        return op->emitOpError("reads ggml blocks, which the SPIR-V back end "
+                               "does not implement yet (keep weights in f32: "
+                               "[precision] weights = \"f32\")");
+      })
       .Case<mir::MatmulOp, mir::BatchMatmulOp, mir::FusedMatmulOp>(
           [&](Operation *) { return emitGPUMatmulKernel(*this, op, ins, out); })
       .Case<mir::AttentionOp>([&](Operation *) {

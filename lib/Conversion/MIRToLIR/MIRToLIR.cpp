@@ -242,9 +242,7 @@ FailureOr<lir::EntryOp> FuncConverter::run() {
       info.offset = paramBytes;
       info.shape = ty;
       info.strides = identityStrides(ty);
-      paramBytes += llvm::alignTo(ty.getNumElements() *
-                                      lir::getElementBytes(ty.getElementType()),
-                                  options.alignment);
+      paramBytes += llvm::alignTo(mir::getStorageBytes(ty), options.alignment);
       it->second = addView(info);
       paramOps[param.getName()] = param;
       viewOf[param] = it->second;

@@ -43,3 +43,55 @@ lir.entry @negative_unplanned arena_size = 0, param_size = 0, alignment = 64 {
   %x = lir.alloc : memref<4xf32>
   lir.io input "x" %x : memref<4xf32>
 }
+
+// -----
+
+lir.entry @negative_stored_blas arena_size = 2048, param_size = 4096, alignment = 64 {
+  %x = lir.view arena[0] : memref<4x64xf32>
+  %w = lir.view params[0] : memref<32x64x!mir.quant<q8_0>>
+  %y = lir.view arena[1024] : memref<4x32xf32>
+  lir.io input "x" %x : memref<4x64xf32>
+  lir.io param "w" %w : memref<32x64x!mir.quant<q8_0>>
+  lir.kernel "matmul" ins(%x, %w : memref<4x64xf32>, memref<32x64x!mir.quant<q8_0>>) outs(%y : memref<4x32xf32>) attributes {config = #lir.config<gemm_blas>} {
+  ^bb0(%t: tensor<4x64xf32>, %s: tensor<32x64x!mir.quant<q8_0>>):
+    // expected-error @+1 {{reads a weight kept as '!mir.quant<q8_0>' but is not lowered by the micro-kernels (lir-select-strategy)}}
+    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<4x64xf32>, tensor<32x64x!mir.quant<q8_0>>) -> tensor<4x32xf32>
+    lir.yield %q : tensor<4x32xf32>
+  }
+  lir.io output "y" %y : memref<4x32xf32>
+}
+
+// -----
+
+lir.entry @negative_ukernel_f32 arena_size = 2048, param_size = 16384, alignment = 64 {
+  %x = lir.view arena[0] : memref<4x64xf32>
+  %w = lir.view params[0] : memref<32x64xf32>
+  %y = lir.view arena[1024] : memref<4x32xf32>
+  lir.io input "x" %x : memref<4x64xf32>
+  lir.io param "w" %w : memref<32x64xf32>
+  lir.kernel "matmul" ins(%x, %w : memref<4x64xf32>, memref<32x64xf32>) outs(%y : memref<4x32xf32>) attributes {config = #lir.config<ukernel>} {
+  ^bb0(%t: tensor<4x64xf32>, %s: tensor<32x64xf32>):
+    // expected-error @+1 {{is lowered by the micro-kernels, which read weights kept as f16, bf16 or ggml blocks, not f32}}
+    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<4x64xf32>, tensor<32x64xf32>) -> tensor<4x32xf32>
+    lir.yield %q : tensor<4x32xf32>
+  }
+  lir.io output "y" %y : memref<4x32xf32>
+}
+
+// -----
+
+lir.entry @negative_ukernel_strided_rows arena_size = 4096, param_size = 4096, alignment = 64 {
+  %a = lir.view arena[0] : memref<4x2x64xf32>
+  %x = lir.view arena[0] source(%a : memref<4x2x64xf32>) : memref<4x1x64xf32, strided<[128, 64, 1]>>
+  %w = lir.view params[0] : memref<32x64x!mir.quant<q8_0>>
+  %y = lir.view arena[2048] : memref<4x1x32xf32>
+  lir.io input "a" %a : memref<4x2x64xf32>
+  lir.io param "w" %w : memref<32x64x!mir.quant<q8_0>>
+  lir.kernel "matmul" ins(%x, %w : memref<4x1x64xf32, strided<[128, 64, 1]>>, memref<32x64x!mir.quant<q8_0>>) outs(%y : memref<4x1x32xf32>) attributes {config = #lir.config<ukernel>} {
+  ^bb0(%t: tensor<4x1x64xf32>, %s: tensor<32x64x!mir.quant<q8_0>>):
+    // expected-error @+1 {{the micro-kernels need f32 rows of unit stride that collapse into one matrix}}
+    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<4x1x64xf32>, tensor<32x64x!mir.quant<q8_0>>) -> tensor<4x1x32xf32>
+    lir.yield %q : tensor<4x1x32xf32>
+  }
+  lir.io output "y" %y : memref<4x1x32xf32>
+}

@@ -64,3 +64,46 @@ lir.entry @strategies arena_size = 65536, param_size = 65536, alignment = 64 {
   lir.io output "h" %h : memref<12x32xf32>
   lir.io output "e" %e : memref<12x24xf32>
 }
+
+// -----
+
+/// A matmul over a weight kept as stored (ggml blocks, bf16, f16) calls the
+/// runtime's micro-kernels, whatever the tile options say; the f32 one next
+/// to it keeps its strategy.
+// CHECK-LABEL: lir.entry @stored
+// CHECK: lir.kernel "q4_0" {{.*}}config = #lir.config<ukernel>
+// CHECK: lir.kernel "bf16" {{.*}}config = #lir.config<ukernel>
+// CHECK: lir.kernel "f32" {{.*}}config = #lir.config<gemm_blas>
+// TILE-LABEL: lir.entry @stored
+// TILE: lir.kernel "q4_0" {{.*}}config = #lir.config<ukernel>
+lir.entry @stored arena_size = 65536, param_size = 65536, alignment = 64 {
+  %x = lir.view arena[0] : memref<12x64xf32>
+  %q = lir.view params[0] : memref<32x64x!mir.quant<q4_0>>
+  %b = lir.view params[1152] : memref<32x64xbf16>
+  %f = lir.view params[8192] : memref<32x64xf32>
+  %y = lir.view arena[8192] : memref<12x32xf32>
+  %y2 = lir.view arena[12288] : memref<12x32xf32>
+  %y3 = lir.view arena[16384] : memref<12x32xf32>
+  lir.io input "x" %x : memref<12x64xf32>
+  lir.io param "q" %q : memref<32x64x!mir.quant<q4_0>>
+  lir.io param "b" %b : memref<32x64xbf16>
+  lir.io param "f" %f : memref<32x64xf32>
+  lir.kernel "q4_0" ins(%x, %q : memref<12x64xf32>, memref<32x64x!mir.quant<q4_0>>) outs(%y : memref<12x32xf32>) {
+  ^bb0(%t: tensor<12x64xf32>, %s: tensor<32x64x!mir.quant<q4_0>>):
+    %r = mir.matmul %t, %s {transpose_rhs} : (tensor<12x64xf32>, tensor<32x64x!mir.quant<q4_0>>) -> tensor<12x32xf32>
+    lir.yield %r : tensor<12x32xf32>
+  }
+  lir.kernel "bf16" ins(%x, %b : memref<12x64xf32>, memref<32x64xbf16>) outs(%y2 : memref<12x32xf32>) {
+  ^bb0(%t: tensor<12x64xf32>, %s: tensor<32x64xbf16>):
+    %r = mir.matmul %t, %s {transpose_rhs} : (tensor<12x64xf32>, tensor<32x64xbf16>) -> tensor<12x32xf32>
+    lir.yield %r : tensor<12x32xf32>
+  }
+  lir.kernel "f32" ins(%x, %f : memref<12x64xf32>, memref<32x64xf32>) outs(%y3 : memref<12x32xf32>) {
+  ^bb0(%t: tensor<12x64xf32>, %s: tensor<32x64xf32>):
+    %r = mir.matmul %t, %s {transpose_rhs} : (tensor<12x64xf32>, tensor<32x64xf32>) -> tensor<12x32xf32>
+    lir.yield %r : tensor<12x32xf32>
+  }
+  lir.io output "y" %y : memref<12x32xf32>
+  lir.io output "y2" %y2 : memref<12x32xf32>
+  lir.io output "y3" %y3 : memref<12x32xf32>
+}

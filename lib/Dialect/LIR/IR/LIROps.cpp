@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringSet.h"
@@ -170,6 +171,9 @@ LogicalResult AllocOp::verify() {
 
 int64_t ViewOp::getExtentBytes() {
   MemRefType ty = getType();
+  // ggml blocks: whole contiguous rows.
+  if (isa<mir::QuantType>(ty.getElementType()))
+    return mir::getStorageBytes(ty);
   int64_t bytes = getElementBytes(ty.getElementType());
   if (ty.getNumElements() == 0)
     return 0;

@@ -9,10 +9,11 @@
 // generator follows (`#lir.config`), as IREE's lowering_config does, so the
 // choice is visible in the IR and testable on its own.
 //
-// CPU: a matmul whose weight is stored nk16 runs the generated GEMM with a
-// register tile chosen from its shape, any other matmul calls BLAS; a fused
-// GLU GEMM gets the generated GEMM's tile with the gate and up vectors
-// sharing the register tile.
+// CPU: a matmul whose weight is kept as stored (f16, bf16, ggml blocks)
+// calls the runtime's micro-kernels; one whose weight is stored nk16 runs the
+// generated GEMM with a register tile chosen from its shape; any other
+// matmul calls BLAS. A fused GLU GEMM gets the generated GEMM's tile with the
+// gate and up vectors sharing the register tile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,6 +75,14 @@ void mlir::rlx::lir::selectCPUStrategies(EntryOp entry, const GemmTile &base) {
     if (!isa_and_nonnull<mir::MatmulOp, mir::FusedMatmulOp, mir::BatchMatmulOp>(
             compute))
       continue;
+    // A weight kept as stored is read by the runtime's micro-kernels.
+    if (kernel.getIns().size() > 1 &&
+        mir::isLowPrecisionWeightType(
+            cast<MemRefType>(kernel.getIns()[1].getType()).getElementType())) {
+      kernel.setConfigAttr(
+          LoweringConfigAttr::get(ctx, KernelStrategy::Ukernel, {}, {}));
+      continue;
+    }
     bool packed = kernel.getIns().size() > 1 &&
                   layouts.lookup(kernel.getIns()[1]) == ParamLayout::NK16;
     kernel.setConfigAttr(

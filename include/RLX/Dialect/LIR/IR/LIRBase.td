@@ -89,7 +89,12 @@ def LIR_KernelStrategy : I32Enum<"KernelStrategy",
     I32EnumCase<"GemmBlas", 2, "gemm_blas">,
     // A generated GEMM whose epilogue applies the GLU of the kernel's second
     // op (lir-fuse-glu-gemm; CPU); `tile` as for gemm_generated.
-    I32EnumCase<"GluGemm", 3, "glu_gemm">
+    I32EnumCase<"GluGemm", 3, "glu_gemm">,
+    // The runtime's micro-kernels for a weight kept as stored (f16, bf16,
+    // ggml blocks): activations prepared once (rounded to 8 bits per block
+    // for the ggml types, as llama.cpp does), then columns split between
+    // threads (CPU).
+    I32EnumCase<"Ukernel", 4, "ukernel">
   ]> {
   let cppNamespace = "::mlir::rlx::lir";
 }

@@ -24,8 +24,11 @@
 
 namespace mlir::rlx::lir {
 /// Bytes per element as stored in the arena and the parameter pool (an i1
-/// takes a byte).
+/// takes a byte). Elements of ggml blocks (!mir.quant) have no size of
+/// their own: 1, views of them are addressed in bytes.
 inline int64_t getElementBytes(Type t) {
+  if (!t.isIntOrIndexOrFloat())
+    return 1;
   return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
 }
 } // namespace mlir::rlx::lir

@@ -1,0 +1,42 @@
+//===- Kernels.h - Runtime routines generated code calls --------*- C++ -*-===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Plain-C routines the CPU code generator calls from the kernels it emits
+// (besides cblas_sgemm and the micro-kernels of RLX/UKernels/UKernels.h).
+// The JIT resolves them in-process; they depend on nothing but the weight
+// readers' dequantizers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RLX_RUNTIME_KERNELS_H
+#define RLX_RUNTIME_KERNELS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Dequantizes `rows` rows of `k` elements of ggml type `ggmlType` (f16 = 1,
+/// bf16 = 30 and the block types by their ggml code; rows one after the
+/// other, `k` a whole number of blocks) from `src` to f32 at `dst` (rows of
+/// `ldDst` floats). Returns 0, or -1 (nothing written) for an unknown type
+/// or a row that is not a whole number of blocks.
+int rlx_dequantize_rows(int ggmlType, const void *src, int64_t rows, int64_t k,
+                        float *dst, int64_t ldDst);
+
+/// The JIT symbols of this header and of RLX/UKernels/UKernels.h, for a
+/// symbol map: calls `add(name, address)` for each.
+void rlx_for_each_kernel_symbol(void (*add)(const char *name, void *address,
+                                            void *user),
+                                void *user);
+
+#ifdef __cplusplus
+} // extern "C"
+#endif
+
+#endif // RLX_RUNTIME_KERNELS_H

@@ -1,0 +1,47 @@
+//===- Kernels.cpp - Runtime routines generated code calls ----------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Runtime/Kernels.h"
+#include "RLX/UKernels/UKernels.h"
+#include "RLX/Weights/GGUF.h"
+#include "RLX/Weights/Tensor.h"
+
+using namespace rlx;
+
+extern "C" int rlx_dequantize_rows(int ggmlType, const void *src,
+                                   int64_t rows, int64_t k, float *dst,
+                                   int64_t ldDst) {
+  std::optional<DType> dtype =
+      dtypeOfGGMLType(static_cast<uint32_t>(ggmlType));
+  if (!dtype || rows < 0 || k < 0 || ldDst < k)
+    return -1;
+  llvm::Expected<uint64_t> bytes = storageBytes(*dtype, {1, k});
+  if (!bytes) {
+    llvm::consumeError(bytes.takeError());
+    return -1;
+  }
+  const auto *in = static_cast<const uint8_t *>(src);
+  for (int64_t r = 0; r < rows; ++r) {
+    llvm::Error err =
+        decodeToF32(*dtype, llvm::ArrayRef<uint8_t>(in + r * *bytes, *bytes),
+                    llvm::MutableArrayRef<float>(dst + r * ldDst, k));
+    if (err) {
+      llvm::consumeError(std::move(err));
+      return -1;
+    }
+  }
+  return 0;
+}
+
+extern "C" void rlx_for_each_kernel_symbol(void (*add)(const char *, void *,
+                                                       void *),
+                                           void *user) {
+  add("rlx_dequantize_rows", reinterpret_cast<void *>(&rlx_dequantize_rows),
+      user);
+  add("rlx_uk_prepare", reinterpret_cast<void *>(&rlx_uk_prepare), user);
+  add("rlx_uk_matmul", reinterpret_cast<void *>(&rlx_uk_matmul), user);
+}

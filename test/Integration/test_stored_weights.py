@@ -1,0 +1,375 @@
+# Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Weights kept in their stored precision down to the kernels, end to end
+through rlx-run: a GGUF file (written by gguf-py) holds a weight in f16, bf16
+or a ggml block type, the module marks the parameter `storage = ...`, and the
+CPU kernel reads the blocks in place (micro-kernels with activations rounded
+per block to 8 bits, or to bf16 for bf16 weights).
+
+Reference: y = x @ dequantize(W)^T in float64 over gguf-py's dequantized
+weights, with the activations rounded as the kernels round them (see
+`check` for the tolerances). Every test
+runs once per micro-kernel ISA this CPU has (RLX_UK_ISA), so the AVX2 and
+scalar fallbacks are exercised on an AVX-512 machine too."""
+
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import RLX_RUN
+
+gguf = pytest.importorskip("gguf")
+from gguf import quants  # noqa: E402
+from gguf.constants import GGML_QUANT_SIZES  # noqa: E402
+from gguf.constants import GGMLQuantizationType as T  # noqa: E402
+
+# ggml spelling -> (type, f16 scale offsets in a block) for random blocks.
+BLOCK_TYPES = {
+    "q4_0": (T.Q4_0, [0]),
+    "q4_1": (T.Q4_1, [0, 2]),
+    "q5_0": (T.Q5_0, [0]),
+    "q5_1": (T.Q5_1, [0, 2]),
+    "q8_0": (T.Q8_0, [0]),
+    "q2_K": (T.Q2_K, [80, 82]),
+    "q3_K": (T.Q3_K, [108]),
+    "q4_K": (T.Q4_K, [0, 2]),
+    "q5_K": (T.Q5_K, [0, 2]),
+    "q6_K": (T.Q6_K, [208]),
+}
+TYPES = ["f16", "bf16", *BLOCK_TYPES]
+
+
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":")[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def isas():
+    flags = cpu_flags()
+    out = ["scalar"]
+    if {"avx2", "fma", "f16c"} <= flags:
+        out.append("avx2")
+    if {"avx512f", "avx512bw", "avx512vl", "avx512_vnni"} <= flags:
+        out.append("avx512")
+    return out
+
+
+def storage_attr(name):
+    return name if name in ("f16", "bf16") else f"!mir.quant<{name}>"
+
+
+def random_weight(rng, name, n, k):
+    """(bytes for GGUFWriter, raw type or None, dequantized [n, k] f32)."""
+    if name in ("f16", "bf16"):
+        w = rng.uniform(-1, 1, size=(n, k)).astype(np.float32)
+        if name == "f16":
+            data = w.astype(np.float16)
+            return data, None, data.astype(np.float32)
+        data = quants.quantize(w, T.BF16)
+        return data, T.BF16, quants.dequantize(data, T.BF16)
+    qtype, scales = BLOCK_TYPES[name]
+    elements, size = GGML_QUANT_SIZES[qtype]
+    blocks = rng.integers(0, 256, size=(n * k // elements, size),
+                          dtype=np.uint8)
+    for off in scales:
+        h = rng.uniform(-0.05, 0.05, size=blocks.shape[0]).astype(np.float16)
+        blocks[:, off:off + 2] = h.view(np.uint8).reshape(-1, 2)
+    data = blocks.reshape(n, k // elements * size)
+    return data, qtype, quants.dequantize(data, qtype)
+
+
+def write_gguf(path, tensors):
+    writer = gguf.GGUFWriter(str(path), "rlxtest")
+    for key, (data, raw) in tensors.items():
+        writer.add_tensor(key, data, raw_dtype=raw)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def to_bf16(x):
+    """x rounded to bf16 (nearest, ties to even), as f32."""
+    bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32)
+
+
+def prepared(name, x):
+    """x as the kernel rounds it before the dot products (f32, [..., k]),
+    following RLX/UKernels/UKernels.h: bf16 to nearest even; the 32-element
+    types per block of 32 with d = max|x| / 127, q = rint(x * (1 / d));
+    the K-quants per block of 256 with v the first element of largest
+    magnitude, s = -128 / v, q = min(127, rint(x * s)), d = 1 / s."""
+    if name == "f16":
+        return x
+    if name == "bf16":
+        return to_bf16(x)
+    shape = x.shape
+    block = 256 if name.endswith("_K") else 32
+    xb = x.astype(np.float32).reshape(-1, block)
+    one = np.float32(1)
+    if block == 32:
+        d = (np.abs(xb).max(axis=1, keepdims=True) / np.float32(127))
+        d = d.astype(np.float32)
+        inv = np.where(d > 0, one / np.where(d > 0, d, one), 0)
+        q = np.rint(xb * inv.astype(np.float32))
+    else:
+        v = xb[np.arange(len(xb)), np.abs(xb).argmax(axis=1)][:, None]
+        sc = np.where(v != 0, np.float32(-128) / np.where(v != 0, v, one), 0)
+        sc = sc.astype(np.float32)
+        q = np.minimum(np.float32(127), np.rint(xb * sc))
+        d = np.where(sc != 0, one / np.where(sc != 0, sc, one), 0)
+    return (q.astype(np.float32) * d.astype(np.float32)).reshape(shape)
+
+
+def check(y, x, w, name):
+    """y against x_hat w^T in float64, x_hat the activations as the kernel
+    rounds them, within 1e-5 * sum_k |w_nk x_hat_k| (the f32 accumulation
+    and the f32 per-block scales). A second, independent check against the
+    exact activations: within the bound the rounding gives,
+    sum_k |w_nk| * |x_k - x_hat_k|, which for the block types is at most
+    half a quantization step (d / 2) per element (one for q8_K's clamp)."""
+    xh = prepared(name, x).astype(np.float64)
+    w64 = w.astype(np.float64)
+    ref = xh @ w64.T
+    bound = 1e-5 * (np.abs(xh) @ np.abs(w64).T) + 1e-6
+    err = np.abs(y.astype(np.float64) - ref)
+    worst = np.unravel_index(np.argmax(err / bound), err.shape)
+    assert (err <= bound).all(), (
+        f"{name}: |y - x_hat w^T| = {err[worst]:.3g} exceeds "
+        f"{bound[worst]:.3g} at {worst} (y {y[worst]:.6g}, reference "
+        f"{ref[worst]:.6g})")
+    x64 = x.astype(np.float64)
+    rounding = np.abs(x64 - xh)
+    if name not in ("f16", "bf16"):
+        block = 256 if name.endswith("_K") else 32
+        # Half a step, or for q8_K one whole step where the clamp to 127
+        # cuts the value of opposite sign to v.
+        step = np.abs(x64).reshape(-1, block).max(axis=1) / 127
+        most = 1.0 if block == 256 else 0.5
+        assert (rounding.reshape(-1, block)
+                <= step[:, None] * most * (1 + 1e-6)).all()
+    exact = np.abs(y.astype(np.float64) - x64 @ w64.T)
+    assert (exact <= rounding @ np.abs(w64).T + bound).all()
+
+
+def run(tmp_path, mlir, inputs, gguf_path, isa, args=()):
+    src = tmp_path / "module.mlir"
+    src.write_text(mlir)
+    out = tmp_path / "out"
+    cmd = [str(RLX_RUN), str(src), "--quiet", "--output-dir", str(out),
+           "--params", str(gguf_path), *args]
+    for key, arr in inputs.items():
+        np.save(tmp_path / f"{key}.npy", arr)
+        cmd += ["--input", f"{key}={tmp_path / f'{key}.npy'}"]
+    env = dict(os.environ, RLX_UK_ISA=isa)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    return {f.stem: np.load(f) for f in out.glob("*.npy")}
+
+
+LINEAR = """
+func.func @main(%x: tensor<1x{m}x{k}xf32> {{rlx.name = "x"}})
+    -> (tensor<1x{m}x{n}xf32> {{rlx.name = "y"}}) {{
+  %w = hir.param "w" {{storage = {storage}}} : tensor<{n}x{k}xf32>
+  %y = hir.linear %x, %w : (tensor<1x{m}x{k}xf32>, tensor<{n}x{k}xf32>)
+      -> tensor<1x{m}x{n}xf32>
+  return %y : tensor<1x{m}x{n}xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize("isa", isas())
+@pytest.mark.parametrize("m", [1, 7])
+@pytest.mark.parametrize("name", TYPES)
+def test_linear(tmp_path, name, m, isa):
+    rng = np.random.default_rng(abs(hash((name, m))) % 2**32)
+    n, k = 24, 512
+    data, raw, w = random_weight(rng, name, n, k)
+    path = tmp_path / "w.gguf"
+    write_gguf(path, {"w": (data, raw)})
+    x = rng.standard_normal((1, m, k)).astype(np.float32)
+    mlir = LINEAR.format(m=m, k=k, n=n, storage=storage_attr(name))
+    y = run(tmp_path, mlir, {"x": x}, path, isa)["y"]
+    assert y.shape == (1, m, n)
+    check(y[0], x[0], w, name)
+
+
+def test_linear_ir_reads_blocks(tmp_path):
+    """The kernel reads the q4_0 blocks (the ukernel strategy), with no f32
+    copy of the weight."""
+    rng = np.random.default_rng(1)
+    data, raw, _ = random_weight(rng, "q4_0", 8, 64)
+    path = tmp_path / "w.gguf"
+    write_gguf(path, {"w": (data, raw)})
+    x = rng.standard_normal((1, 2, 64)).astype(np.float32)
+    dump = tmp_path / "ir"
+    run(tmp_path, LINEAR.format(m=2, k=64, n=8, storage="!mir.quant<q4_0>"),
+        {"x": x}, path, "scalar", ["--dump-ir", str(dump)])
+    lir = "\n".join(p.read_text() for p in sorted(dump.glob("*lir*")))
+    assert "gemm_ukernel" in lir or "ukernel" in lir, lir[:2000]
+    assert "8x64x!mir.quant<q4_0>" in lir
+
+
+EMBED = """
+func.func @main(%ids: tensor<1x{t}xi32> {{rlx.name = "ids"}})
+    -> (tensor<1x{t}x{k}xf32> {{rlx.name = "h"}}) {{
+  %table = hir.param "table" {{storage = {storage}}} : tensor<{v}x{k}xf32>
+  %h = hir.embed %ids, %table : (tensor<1x{t}xi32>, tensor<{v}x{k}xf32>)
+      -> tensor<1x{t}x{k}xf32>
+  return %h : tensor<1x{t}x{k}xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize("name", ["f16", "bf16", "q4_0", "q8_0", "q5_1",
+                                  "q4_K", "q6_K"])
+def test_embedding_rows_bit_exact(tmp_path, name):
+    """A token embedding stored as blocks: the gathered rows are the
+    dequantized rows, bit for bit."""
+    rng = np.random.default_rng(5)
+    v, k = 40, 256
+    data, raw, table = random_weight(rng, name, v, k)
+    path = tmp_path / "t.gguf"
+    write_gguf(path, {"table": (data, raw)})
+    ids = np.array([[3, 0, 39, 3, 17]], dtype=np.int32)
+    mlir = EMBED.format(t=5, k=k, v=v, storage=storage_attr(name))
+    h = run(tmp_path, mlir, {"ids": ids}, path, "scalar")["h"]
+    np.testing.assert_array_equal(h[0].view(np.uint32),
+                                  table[ids[0]].view(np.uint32))
+
+
+STANDING = """
+func.func @main(%x: tensor<{n}x{k}xf32> {{rlx.name = "x"}})
+    -> (tensor<{n}x{k}xf32> {{rlx.name = "y"}}) {{
+  %w = hir.param "w" {{storage = {storage}}} : tensor<{n}x{k}xf32>
+  %y = hir.add %x, %w : (tensor<{n}x{k}xf32>, tensor<{n}x{k}xf32>)
+      -> tensor<{n}x{k}xf32>
+  return %y : tensor<{n}x{k}xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize("name", ["f16", "bf16", "q8_0", "q3_K"])
+def test_standing_dequantize(tmp_path, name):
+    """A stored weight read by an op that cannot take blocks (an add):
+    the mir.dequantize stays a kernel of its own and widens exactly."""
+    rng = np.random.default_rng(6)
+    n, k = 6, 256
+    data, raw, w = random_weight(rng, name, n, k)
+    path = tmp_path / "w.gguf"
+    write_gguf(path, {"w": (data, raw)})
+    x = rng.standard_normal((n, k)).astype(np.float32)
+    mlir = STANDING.format(n=n, k=k, storage=storage_attr(name))
+    y = run(tmp_path, mlir, {"x": x}, path, "scalar")["y"]
+    np.testing.assert_array_equal(y, x + w)
+
+
+#===----------------------------------------------------------------------===#
+# Whole models: a LLaMA GGUF whose matrices gguf-py quantized
+#===----------------------------------------------------------------------===#
+
+# type -> tolerance on the prompt's logits (relative to their scale) against
+# PyTorch on the dequantized weights: f16 runs f32 activations, bf16 rounds
+# them to bf16 (2^-9 relative), the block types to 8 bits per block.
+MODEL_TYPES = {"f16": 1e-5, "bf16": 1e-2, "q8_0": 2e-2, "q4_0": 2e-2,
+               "q5_1": 2e-2}
+PROMPT = [4, 81, 15, 160, 23, 42, 7]
+
+
+@pytest.fixture(scope="module")
+def quantized_models(tmp_path_factory):
+    import sys
+    from conftest import ROOT
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    out = tmp_path_factory.mktemp("qmodels")
+    for name in MODEL_TYPES:
+        subprocess.run([sys.executable,
+                        str(ROOT / "scripts" / "make_tiny_models.py"),
+                        str(out), "--kind", "llama", "--name", f"llama-{name}",
+                        "--seed", "11", "--gguf", "--gguf-type", name],
+                       check=True, capture_output=True)
+    return out
+
+
+def dequantized_reference(path, name):
+    """The HF model at `path` with every matrix replaced by what the GGUF
+    stores: dequantize(quantize(W)) by gguf-py (rows are quantized whole, so
+    llama.cpp's Q/K row permutation commutes with it)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+    model = AutoModelForCausalLM.from_pretrained(
+        path, attn_implementation="eager").eval()
+    with torch.no_grad():
+        for key, p in model.named_parameters():
+            if p.dim() != 2:
+                continue
+            w = p.detach().numpy().astype(np.float32)
+            if name == "f16":
+                back = w.astype(np.float16).astype(np.float32)
+            else:
+                qtype = T[name.upper()]
+                back = quants.dequantize(quants.quantize(w, qtype), qtype)
+            p.copy_(torch.from_numpy(np.ascontiguousarray(back)))
+    return model
+
+
+@pytest.mark.parametrize("name", list(MODEL_TYPES))
+def test_llama_gguf_stored(quantized_models, tmp_path, name):
+    """`rlx-run --model x.gguf --weights-as stored`: the prompt's logits
+    against PyTorch on the dequantized weights, greedy ids equal to it, and
+    the compiled graph reads the blocks (the parameter pool is the file's
+    size, not f32's)."""
+    import torch
+    gguf_path = quantized_models / f"llama-{name}.gguf"
+    logits = tmp_path / "logits.npy"
+    cmd = [str(RLX_RUN), "--model", str(gguf_path), "--prompt-ids",
+           ",".join(map(str, PROMPT)), "--max-new-tokens", "6",
+           "--logits-out", str(logits), "--weights-as", "stored"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    tokens = [int(t) for t in
+              proc.stdout.split("tokens:")[1].split("\n")[0].split()]
+    model = dequantized_reference(quantized_models / f"llama-{name}", name)
+    with torch.no_grad():
+        ref = model(torch.tensor([PROMPT])).logits.numpy()
+        greedy = model.generate(torch.tensor([PROMPT]), max_new_tokens=6,
+                                do_sample=False)[0, len(PROMPT):].tolist()
+    got = np.load(logits)
+    err = float(np.abs(got - ref).max() / max(1.0, np.abs(ref).max()))
+    assert err < MODEL_TYPES[name], f"{name}: logits off by {err:.3g}"
+    assert tokens == greedy
+    params = int(proc.stdout.split("params ")[1].split(" bytes")[0])
+    file_bytes = gguf_path.stat().st_size
+    assert params <= file_bytes, (
+        f"parameter pool {params} bytes, the file {file_bytes}: the weights "
+        "were widened")
+
+
+def test_aot_refuses_stored(tmp_path):
+    """An AOT library does not link the micro-kernels yet: a clear error
+    before anything is written, not a library that fails to load."""
+    rng = np.random.default_rng(2)
+    data, raw, _ = random_weight(rng, "q8_0", 8, 64)
+    path = tmp_path / "w.gguf"
+    write_gguf(path, {"w": (data, raw)})
+    src = tmp_path / "module.mlir"
+    src.write_text(LINEAR.format(m=2, k=64, n=8, storage="!mir.quant<q8_0>"))
+    np.save(tmp_path / "x.npy", np.zeros((1, 2, 64), np.float32))
+    proc = subprocess.run(
+        [str(RLX_RUN), str(src), "--input", f"x={tmp_path / 'x.npy'}",
+         "--params", str(path), "--aot", str(tmp_path / "lib")],
+        capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "AOT: the model keeps weights as stored" in proc.stderr
+    assert not (tmp_path / "lib.so").exists()
