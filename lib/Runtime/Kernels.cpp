@@ -12,11 +12,9 @@
 
 using namespace rlx;
 
-extern "C" int rlx_dequantize_rows(int ggmlType, const void *src,
-                                   int64_t rows, int64_t k, float *dst,
-                                   int64_t ldDst) {
-  std::optional<DType> dtype =
-      dtypeOfGGMLType(static_cast<uint32_t>(ggmlType));
+extern "C" int rlx_dequantize_rows(int ggmlType, const void *src, int64_t rows,
+                                   int64_t k, float *dst, int64_t ldDst) {
+  std::optional<DType> dtype = dtypeOfGGMLType(static_cast<uint32_t>(ggmlType));
   if (!dtype || rows < 0 || k < 0 || ldDst < k)
     return -1;
   llvm::Expected<uint64_t> bytes = storageBytes(*dtype, {1, k});
