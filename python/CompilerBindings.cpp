@@ -635,6 +635,7 @@ static void registerGenerator(nb::module_ &m) {
       .def_ro("prefill_seconds", &GenerationStats::prefillSeconds)
       .def_ro("decode_seconds", &GenerationStats::decodeSeconds)
       .def_ro("compile_seconds", &GenerationStats::compileSeconds)
+      .def_ro("load_seconds", &GenerationStats::loadSeconds)
       .def_ro("graphs_compiled", &GenerationStats::graphsCompiled)
       .def_prop_ro("prefill_tokens_per_second",
                    &GenerationStats::prefillTokensPerSecond)

@@ -69,7 +69,9 @@ static cl::opt<std::string> jsonOut("json", cl::desc("Write results as JSON"),
 static cl::opt<std::string>
     only("only",
          cl::desc("Sections to run, comma-separated: gemm, layers, model, "
-                  "peers (default: all)"),
+                  "peers, models (default: all but models: whole GGUF "
+                  "models beside llama.cpp, bench/models.py, minutes and "
+                  "GBs of files)"),
          cl::init(""), cl::cat(category));
 static cl::opt<unsigned> repsOpt("reps", cl::desc("Timed runs per case"),
                                  cl::init(0), cl::cat(category));
@@ -220,6 +222,8 @@ struct Report {
   json::Object machine;
   std::vector<Case> cases;
   std::vector<std::string> notes;
+  /// bench/models.py's report (the `models` section), if it ran.
+  std::optional<json::Value> models;
 };
 } // namespace
 
@@ -307,9 +311,12 @@ static json::Value toJSON(const Report &r) {
   json::Array notes;
   for (const std::string &n : r.notes)
     notes.push_back(n);
-  return json::Object{{"machine", json::Object(r.machine)},
-                      {"cases", std::move(cases)},
-                      {"notes", std::move(notes)}};
+  json::Object root{{"machine", json::Object(r.machine)},
+                    {"cases", std::move(cases)},
+                    {"notes", std::move(notes)}};
+  if (r.models)
+    root["models"] = *r.models;
+  return root;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1189,12 +1196,44 @@ static void benchPeers(Report &report, unsigned reps) {
 }
 
 //===----------------------------------------------------------------------===//
+// Whole GGUF models beside llama.cpp
+//===----------------------------------------------------------------------===//
+
+/// Runs bench/models.py (it writes the files, runs rlx-run and llama.cpp in
+/// processes of their own and prints the table); keeps its JSON.
+static Error benchModels(Report &report, double bandwidth) {
+  std::string py = python;
+  if (py.empty())
+    py = sourceDir() + "/.venv/bin/python";
+  std::vector<std::string> args = {
+      sourceDir() + "/bench/models.py",
+      "--threads=" + std::to_string(cpuThreadCount(threadsOpt)),
+      "--read-bandwidth=" + std::to_string(bandwidth)};
+  if (quick)
+    args.push_back("--quick");
+  llvm::outs() << "models (bench/models.py; the first run writes the "
+                  "files)...\n";
+  llvm::outs().flush();
+  Expected<std::string> out = runCapture(py, args, std::nullopt, 7200);
+  if (!out)
+    return out.takeError();
+  StringRef text = StringRef(*out).trim();
+  auto [table, last] = text.rsplit('\n');
+  llvm::outs() << table << "\n";
+  Expected<json::Value> parsed = json::parse(last);
+  if (!parsed)
+    return parsed.takeError();
+  report.models = std::move(*parsed);
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
 // Main
 //===----------------------------------------------------------------------===//
 
 static bool wanted(StringRef section) {
   if (only.empty())
-    return true;
+    return section != "models";
   for (StringRef s : llvm::split(StringRef(only), ','))
     if (s.trim() == section)
       return true;
@@ -1246,6 +1285,8 @@ int main(int argc, char **argv) {
     benchPeers(report, reps);
   if (wanted("model"))
     ok &= check(benchModel(report, reps), "model");
+  if (wanted("models"))
+    ok &= check(benchModels(report, bw), "models");
 
   // Decode against the memory bound.
   Dims l = llamaDims();

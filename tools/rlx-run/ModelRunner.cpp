@@ -133,7 +133,8 @@ static Error runEncoder(Session &session, LoadedModel &m,
 }
 
 static Error runDecoder(Session &session, LoadedModel &m,
-                        const ModelRunOptions &o) {
+                        const ModelRunOptions &o,
+                        std::chrono::steady_clock::time_point started) {
   Expected<DecoderFlow> recipe = decoderFlowFor(m.config);
   if (!recipe)
     return recipe.takeError();
@@ -193,9 +194,14 @@ static Error runDecoder(Session &session, LoadedModel &m,
                  << (o.sampling.temperature > 0 ? "sampled" : "greedy")
                  << ")\n";
   bool printedCompile = false;
+  double firstToken = 0;
   Expected<std::vector<int32_t>> tokens = (*gen)->generate(
       o.prompt, o.maxNewTokens, o.sampling,
       [&](int32_t) {
+        if (firstToken == 0)
+          firstToken = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - started)
+                           .count();
         if (!printedCompile && !o.quiet) {
           printCompile(session, "the prompt graph");
           printedCompile = true;
@@ -216,7 +222,10 @@ static Error runDecoder(Session &session, LoadedModel &m,
                  << " tok/s); decode: " << s.decodeSteps << " steps, "
                  << llvm::format("%.1f", s.decodeTokensPerSecond())
                  << " tok/s; " << s.graphsCompiled << " graphs compiled in "
-                 << llvm::format("%.2f", s.compileSeconds) << " s\n";
+                 << llvm::format("%.2f", s.compileSeconds) << " s; weights "
+                 << "loaded in " << llvm::format("%.2f", s.loadSeconds)
+                 << " s; first token after " << llvm::format("%.2f", firstToken)
+                 << " s (open, build, compile, load and prefill)\n";
   if (!o.stepLogitsOut.empty() && !steps.empty()) {
     std::vector<float> flat;
     for (auto &v : steps)
@@ -231,6 +240,7 @@ static Error runDecoder(Session &session, LoadedModel &m,
 }
 
 Error rlx::runModel(Session &session, const ModelRunOptions &o) {
+  auto started = std::chrono::steady_clock::now();
   if (o.prompt.empty())
     return fail("--model needs --prompt-ids (comma-separated token ids)");
   Expected<LoadedModel> m = load(o.model);
@@ -249,5 +259,5 @@ Error rlx::runModel(Session &session, const ModelRunOptions &o) {
                  << m->config.vocabSize << ")\n";
   if (m->config.modelType == "bert")
     return runEncoder(session, *m, o);
-  return runDecoder(session, *m, o);
+  return runDecoder(session, *m, o, started);
 }

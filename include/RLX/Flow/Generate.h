@@ -39,7 +39,10 @@ struct GenerationStats {
   /// New tokens; the first comes from the prompt step, the others from
   /// `decodeSteps` decode steps.
   size_t promptTokens = 0, newTokens = 0, decodeSteps = 0;
-  double prefillSeconds = 0, decodeSeconds = 0, compileSeconds = 0;
+  /// Prefill and decode leave out compiling graphs (compileSeconds) and
+  /// loading the weights into the first one (loadSeconds).
+  double prefillSeconds = 0, decodeSeconds = 0, compileSeconds = 0,
+         loadSeconds = 0;
   unsigned graphsCompiled = 0;
   double prefillTokensPerSecond() const {
     return prefillSeconds > 0 ? promptTokens / prefillSeconds : 0;
