@@ -107,6 +107,16 @@ def write_gguf_py(path, shape, type_name, seed=0):
     w.add_layer_norm_rms_eps(1e-5)
     w.add_rope_dimension_count(shape["hidden"] // shape["heads"])
     w.add_vocab_size(shape["vocab"])
+    # A placeholder SentencePiece vocabulary: llama.cpp refuses a file
+    # without one (the benchmark feeds token ids).
+    vocab = shape["vocab"]
+    w.add_tokenizer_model("llama")
+    w.add_token_list(["<unk>", "<s>", "</s>"] +
+                     [f"<t{i}>" for i in range(3, vocab)])
+    w.add_token_scores([0.0] * vocab)
+    w.add_token_types([2, 3, 3] + [1] * (vocab - 3))
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
     tensors = tensor_list(shape)
 
     def stored(name, shp):
@@ -144,8 +154,16 @@ def quantize_llama_cpp(src, dst, type_name, threads):
     params.ftype = LLAMA_FTYPES[type_name]
     params.nthread = threads
     tmp = dst.with_suffix(".part")
-    rc = llama_cpp.llama_model_quantize(str(src).encode(), str(tmp).encode(),
-                                        params)
+    # llama.cpp logs to stdout, which carries this script's table.
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        rc = llama_cpp.llama_model_quantize(str(src).encode(),
+                                            str(tmp).encode(), params)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
     if rc != 0:
         raise RuntimeError(f"llama_model_quantize({type_name}) returned {rc}")
     tmp.rename(dst)

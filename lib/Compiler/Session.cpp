@@ -294,6 +294,17 @@ Expected<Session::Impl::Lowered>
 Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   auto start = std::chrono::steady_clock::now();
   stats = CompileStats();
+  // Profile settings no back end implements yet are refused, not dropped.
+  const CompileProfile::PrecisionProfile &precision = options.profile.precision;
+  if (precision.compute != ComputePrecision::F32)
+    return fail("[precision] compute = \"" +
+                stringifyComputePrecision(precision.compute) +
+                "\" is not implemented: RLX computes in f32 (keep weights "
+                "lower with [precision] weights)");
+  if (precision.mixed != MixedPrecision::None)
+    return fail("[precision] mixed = \"" +
+                stringifyMixedPrecision(precision.mixed) +
+                "\" is not implemented: RLX computes in f32");
   detail::PhaseTimer phase(stats);
   std::string dir = options.dumpDir;
   DiagnosticCollector diags(context);

@@ -44,6 +44,9 @@ struct FlowContext::Impl {
   /// The type a weight stored as `dtype` keeps in the IR (f16, bf16, ggml
   /// blocks), or null when it computes in f32.
   mlir::Type storageType(DType dtype);
+  /// The storage of a weight of `shape` stored as `dtype` in the file under
+  /// weightPrecision (null: f32).
+  mlir::Type weightStorage(DType dtype, llvm::ArrayRef<int64_t> shape);
   /// Weight `key` as hir.param, checked against the source (or a param
   /// the flow synthesized).
   llvm::Expected<mlir::Value> param(llvm::StringRef key,

@@ -74,16 +74,44 @@ Expected<Value> FlowContext::Impl::param(StringRef key,
                 formatShape(shape));
   mlir::OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&func.getBody().front());
-  // Matrices stored in f16, bf16 or ggml blocks keep that type down to the
-  // kernels when the profile says so; vectors (norms, biases) are widened.
   mlir::TypeAttr storage;
-  if (weightPrecision == WeightPrecision::Stored && shape.size() == 2)
-    if (mlir::Type t = storageType(info->dtype))
-      storage = mlir::TypeAttr::get(t);
+  if (mlir::Type t = weightStorage(info->dtype, shape))
+    storage = mlir::TypeAttr::get(t);
   Value v = mlir::rlx::hir::ParamOp::create(b, loc, tensor(shape),
                                             b.getStringAttr(key), storage);
   params[key] = v;
   return v;
+}
+
+mlir::Type FlowContext::Impl::weightStorage(DType dtype,
+                                            llvm::ArrayRef<int64_t> shape) {
+  // Matrices only: vectors (norms, biases) are f32 in every case.
+  if (shape.size() != 2)
+    return {};
+  DType target;
+  switch (weightPrecision) {
+  case WeightPrecision::F32:
+    return {};
+  case WeightPrecision::Stored:
+    // f16, bf16 or ggml blocks stay so down to the kernels.
+    return storageType(dtype);
+  case WeightPrecision::BF16:
+    target = DType::BF16;
+    break;
+  case WeightPrecision::F16:
+    target = DType::F16;
+    break;
+  case WeightPrecision::Q8_0:
+    target = DType::Q8_0;
+    break;
+  case WeightPrecision::Q4_0:
+    target = DType::Q4_0;
+    break;
+  }
+  // Converted at load; rows that are not whole blocks stay f32.
+  if (shape.back() % dtypeBlockElements(target) != 0)
+    return {};
+  return storageType(target);
 }
 
 mlir::Type FlowContext::Impl::storageType(DType dtype) {

@@ -94,6 +94,11 @@ DecoderLayerSpec DecoderFlow::layerSpec(unsigned i) const {
   return s;
 }
 
+DecoderFlow &DecoderFlow::profile(CompileProfile p) {
+  userProfile = std::move(p);
+  return *this;
+}
+
 DecoderFlow &DecoderFlow::weightPrecision(WeightPrecision precision) {
   weights = precision;
   return *this;
@@ -103,9 +108,11 @@ ModelFlow DecoderFlow::flow() const {
   bool decode = kind == DecoderGraph::Decode;
   bool gemma = family == "gemma";
   ModelFlow f(family + (decode ? "_decode" : "_prefill"));
-  CompileProfile profile = decode ? CompileProfile::llama32Decode()
-                                  : CompileProfile::llama32Prefill();
-  profile.precision.weights = weights;
+  CompileProfile profile = userProfile ? *userProfile
+                           : decode    ? CompileProfile::llama32Decode()
+                                       : CompileProfile::llama32Prefill();
+  if (weights)
+    profile.precision.weights = *weights;
   f.profile(profile);
   f.input("tokens", {1, kDynamic}, DType::I32)
       .input("positions", {1, kDynamic}, DType::I32);

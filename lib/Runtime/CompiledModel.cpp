@@ -9,6 +9,7 @@
 #include "MemRefABI.h"
 #include "RLX/Runtime/CpuExecutor.h"
 #include "RLX/Runtime/MemoryBudget.h"
+#include "RLX/Weights/Quant.h"
 #include "RLX/Weights/WeightSource.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/DynamicLibrary.h"
@@ -410,14 +411,22 @@ Error CompiledModel::setParam(StringRef name, const Tensor &value) {
   if (llvm::ArrayRef<int64_t>(shape) != value.shape())
     return fail("param '" + name + "': expected shape " + formatShape(shape) +
                 ", got " + value.describe());
-  if (e->dtype != DType::F32)
+  if (e->dtype != DType::F32 && value.dtype() == e->dtype)
     return setParamBytes(name, value.dtype(), value.bytes());
-  if (value.dtype() == DType::F32)
+  if (value.dtype() == DType::F32 && e->dtype == DType::F32)
     return setParam(name, value.data<float>());
   std::vector<float> converted(value.numElements());
   if (Error err = decodeToF32(value.dtype(), value.bytes(), converted))
     return fail("param '" + name + "': " + llvm::toString(std::move(err)));
-  return setParam(name, converted);
+  if (e->dtype == DType::F32)
+    return setParam(name, converted);
+  // Kept in another type than the value's: converted (re-quantized).
+  Expected<std::vector<uint8_t>> bytes = encodeFromF32(e->dtype, converted);
+  if (!bytes)
+    return fail("param '" + name + "' is kept as " + dtypeName(e->dtype) +
+                "; converting " + dtypeName(value.dtype()) +
+                " data: " + llvm::toString(bytes.takeError()));
+  return setParamBytes(name, e->dtype, *bytes);
 }
 
 Error CompiledModel::loadParams(const WeightSource &source) {
@@ -441,14 +450,8 @@ Error CompiledModel::loadParams(const WeightSource &source) {
       return fail(source.description() + ": weight '" + name + "' has shape " +
                   formatShape(t->shape) + ", the model needs " +
                   formatShape(shape));
-    if (e->dtype != DType::F32) {
+    if (e->dtype != DType::F32 && t->dtype == e->dtype) {
       // Kept as stored: the bytes as the file has them.
-      if (t->dtype != e->dtype)
-        return fail(source.description() + ": weight '" + name + "' is " +
-                    dtypeName(t->dtype) +
-                    "; the model was compiled to keep "
-                    "it as " +
-                    dtypeName(e->dtype));
       auto dst = storedDestination(*e, name, t->dtype, storage->paramPool->data,
                                    *storage->set);
       if (!dst)
@@ -456,6 +459,22 @@ Error CompiledModel::loadParams(const WeightSource &source) {
       if (Error err = source.readStored(name, *dst))
         return err;
       storage->paramsChanged = true;
+      continue;
+    }
+    if (e->dtype != DType::F32) {
+      // Kept in another type ([precision] weights = "q8_0"...): converted
+      // from f32, one tensor at a time.
+      Expected<std::vector<float>> data = source.loadF32(name);
+      if (!data)
+        return data.takeError();
+      Expected<std::vector<uint8_t>> bytes = encodeFromF32(e->dtype, *data);
+      if (!bytes)
+        return fail(source.description() + ": weight '" + name + "' is " +
+                    dtypeName(t->dtype) + "; the model keeps it as " +
+                    dtypeName(e->dtype) + ", and converting failed: " +
+                    llvm::toString(bytes.takeError()));
+      if (Error err = setParamBytes(name, e->dtype, *bytes))
+        return err;
       continue;
     }
     Expected<std::vector<float>> data = source.loadF32(name);

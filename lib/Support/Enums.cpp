@@ -15,7 +15,8 @@ static constexpr StringRef targetNames[] = {"cpu", "spirv"};
 static constexpr StringRef targetChoiceNames[] = {"auto", "cpu", "spirv"};
 static constexpr StringRef computePrecisionNames[] = {"f32", "f16", "bf16"};
 static constexpr StringRef mixedPrecisionNames[] = {"none", "auto"};
-static constexpr StringRef weightPrecisionNames[] = {"stored", "f32"};
+static constexpr StringRef weightPrecisionNames[] = {"stored", "f32",  "bf16",
+                                                     "f16",    "q8_0", "q4_0"};
 static constexpr StringRef gemmStrategyNames[] = {"auto", "blas", "generated"};
 static constexpr StringRef bufferSpaceNames[] = {"arena", "params",
                                                  "constants"};

@@ -138,7 +138,12 @@ static Error runDecoder(Session &session, LoadedModel &m,
   Expected<DecoderFlow> recipe = decoderFlowFor(m.config);
   if (!recipe)
     return recipe.takeError();
-  recipe->weightPrecision(o.weights);
+  // A profile given replaces the presets of the prompt and decode graphs;
+  // --weights-as, when given, has the last word on the weights.
+  if (o.profileGiven)
+    recipe->profile(o.compile.profile);
+  if (o.weights)
+    recipe->weightPrecision(*o.weights);
   int64_t t = o.prompt.size();
   CompileOptions c = o.compile;
 
@@ -150,8 +155,7 @@ static Error runDecoder(Session &session, LoadedModel &m,
     if (!built)
       return built.takeError();
     CompileOptions pc = c;
-    if (!o.profileGiven)
-      pc.profile = built->profile;
+    pc.profile = built->profile;
     pc.inputShapes["tokens"] = {1, t};
     pc.inputShapes["positions"] = {1, t};
     Expected<CompiledModel> model = session.compileString(built->mlir, pc);
@@ -181,8 +185,7 @@ static Error runDecoder(Session &session, LoadedModel &m,
   int64_t maxContext = o.maxContext
                            ? o.maxContext
                            : std::min<int64_t>(m.config.maxPositions, 512);
-  if (!o.profileGiven)
-    c.profile = CompileProfile::llama32Decode();
+  // The decode graphs compile with the recipe's profile (built.profile).
   Expected<std::unique_ptr<Generator>> gen =
       Generator::create(session, *recipe, *m.weights, maxContext, c);
   if (!gen)

@@ -26,8 +26,9 @@ struct ModelRunOptions {
   bool quiet = false;
   CompileOptions compile;
   bool profileGiven = false;
-  /// `--weights-as`: keep matrices as the file stores them, or widen to f32.
-  WeightPrecision weights = WeightPrecision::F32;
+  /// `--weights-as`: keep matrices as the file stores them, widen them to
+  /// f32, or convert them to bf16/f16/q8_0/q4_0 at load.
+  std::optional<WeightPrecision> weights;
 };
 
 /// Runs an HF-style model directory (config.json + safetensors) or a GGUF

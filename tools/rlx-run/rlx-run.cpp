@@ -68,7 +68,15 @@ static cl::opt<WeightPrecision> weightsAs(
                           "widen every weight to f32 at load (default)"),
                clEnumValN(WeightPrecision::Stored, "stored",
                           "keep matrices as the file stores them (f16, bf16, "
-                          "ggml blocks) down to the kernels")),
+                          "ggml blocks) down to the kernels"),
+               clEnumValN(WeightPrecision::BF16, "bf16",
+                          "convert matrices to bf16 at load"),
+               clEnumValN(WeightPrecision::F16, "f16",
+                          "convert matrices to f16 at load"),
+               clEnumValN(WeightPrecision::Q8_0, "q8_0",
+                          "quantize matrices to q8_0 at load"),
+               clEnumValN(WeightPrecision::Q4_0, "q4_0",
+                          "quantize matrices to q4_0 at load")),
     cl::cat(modelCategory));
 static cl::opt<std::string>
     logitsOut("logits-out",
@@ -245,7 +253,8 @@ int main(int argc, char **argv) {
     m.stepLogitsOut = stepLogitsOut;
     m.outputDir = outputDir;
     m.quiet = quiet;
-    m.weights = weightsAs;
+    if (weightsAs.getNumOccurrences())
+      m.weights = weightsAs;
     m.compile = options;
     m.profileGiven =
         !profilePath.empty() || !presetName.empty() || !policy.empty();

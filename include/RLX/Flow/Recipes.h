@@ -26,6 +26,7 @@
 
 #include "RLX/Flow/Config.h"
 #include "RLX/Flow/ModelFlow.h"
+#include <optional>
 
 namespace rlx {
 
@@ -68,8 +69,12 @@ public:
   DecoderFlow &beforeLayers(Stage s);
   DecoderFlow &afterLayers(Stage s);
   DecoderFlow &patchFlow(std::function<void(ModelFlow &)> patch);
+  /// The compile profile of the flows (default: the llama32Prefill or
+  /// llama32Decode preset, as the graph is).
+  DecoderFlow &profile(CompileProfile p);
   /// `[precision] weights` of the flows: Stored keeps matrices stored in
-  /// f16, bf16 or ggml blocks so down to the kernels (default: F32).
+  /// f16, bf16 or ggml blocks so down to the kernels (default: the
+  /// profile's, F32 in the presets).
   DecoderFlow &weightPrecision(WeightPrecision precision);
 
   const TransformerConfig &config() const { return cfg; }
@@ -85,7 +90,8 @@ private:
   std::string family;
   DecoderGraph kind = DecoderGraph::Prefill;
   bool lastOnly = false;
-  WeightPrecision weights = WeightPrecision::F32;
+  std::optional<CompileProfile> userProfile;
+  std::optional<WeightPrecision> weights;
   std::function<Stage(LayerCtx &)> layerHook;
   std::vector<Stage> before, after;
   std::vector<std::function<void(ModelFlow &)>> patches;

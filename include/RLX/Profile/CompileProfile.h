@@ -90,9 +90,10 @@ struct CompileProfile {
     ComputePrecision compute = ComputePrecision::F32;
     /// `mixed`: mixed-precision mode.
     MixedPrecision mixed = MixedPrecision::None;
-    /// `weights`: keep weights as the file stores them ("stored": f16,
-    /// bf16 and ggml blocks are read by the kernels as they are) or widen
-    /// them to f32 when loading ("f32").
+    /// `weights`: keep weight matrices as the file stores them ("stored":
+    /// f16, bf16 and ggml blocks are read by the kernels as they are), widen
+    /// them to f32 when loading ("f32"), or convert them to "bf16", "f16",
+    /// "q8_0" or "q4_0" when loading.
     WeightPrecision weights = WeightPrecision::F32;
 
     bool operator==(const PrecisionProfile &other) const;

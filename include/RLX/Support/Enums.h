@@ -48,10 +48,13 @@ enum class ComputePrecision { F32, F16, BF16 };
 /// Whether mixed precision (e.g. f32 accumulation for f16 compute) is used.
 enum class MixedPrecision { None, Auto };
 
-/// The precision weights are kept in. `Stored`: as the weight file stores
-/// them (f16, bf16 or ggml blocks stay so down to the kernels that read
-/// them); `F32`: widened to f32 when loaded.
-enum class WeightPrecision { Stored, F32 };
+/// The precision weight matrices are kept in. `Stored`: as the weight file
+/// stores them (f16, bf16 or ggml blocks stay so down to the kernels that
+/// read them); `F32`: widened to f32 when loaded; `BF16`, `F16`, `Q8_0`,
+/// `Q4_0`: converted (re-quantized) to that type when loaded, for matrices
+/// whose rows are a whole number of its blocks (others stay f32). Vectors
+/// (norms, biases) are f32 in every case.
+enum class WeightPrecision { Stored, F32, BF16, F16, Q8_0, Q4_0 };
 
 /// How the CPU code generator implements GEMMs: `Generated` register-tiled
 /// kernels over weights packed at load time, `Blas` calls to cblas_sgemm,
