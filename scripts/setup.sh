@@ -4,7 +4,9 @@
 # Idempotent: packages already present are skipped.
 #
 #   scripts/setup.sh            # apt packages + .venv with the core Python packages
-#   RLX_SETUP_PEERS=1 scripts/setup.sh   # also the benchmark peers (torch, onnxruntime, iree)
+#   RLX_SETUP_PEERS=1 scripts/setup.sh   # also the benchmark peers (onnxruntime, iree)
+#   RLX_SETUP_REFS=0 scripts/setup.sh    # without the references (torch,
+#                                        # transformers, gguf, llama-cpp-python)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,4 +60,27 @@ if [ ${#need[@]} -gt 0 ]; then
   $PIP install -q --progress-bar off --disable-pip-version-check "${need[@]}"
 else
   echo "setup: python packages present"
+fi
+
+# llama.cpp (llama-cpp-python builds it from source, a few minutes): its
+# quantizer makes the K-quant test files, and it is the peer of rlx-bench
+# --only models. Built for this CPU's vector extensions but without AMX,
+# whose kernels crash on machines that report AMX without granting it.
+if [ "${RLX_SETUP_REFS:-1}" = 1 ] && \
+   ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
+  flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || true)
+  args="-DGGML_NATIVE=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+  for pair in avx:AVX avx2:AVX2 fma:FMA f16c:F16C bmi2:BMI2 avx_vnni:AVX_VNNI \
+              avx512f:AVX512 avx512vbmi:AVX512_VBMI avx512_vnni:AVX512_VNNI \
+              avx512_bf16:AVX512_BF16; do
+    if [[ " $flags " == *" ${pair%%:*} "* ]]; then
+      args+=" -DGGML_${pair#*:}=ON"
+    else
+      args+=" -DGGML_${pair#*:}=OFF"
+    fi
+  done
+  echo "setup: pip installing llama-cpp-python (builds llama.cpp: $args)"
+  CMAKE_ARGS="$args" CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) \
+    $PIP install -q --progress-bar off --disable-pip-version-check \
+    llama-cpp-python
 fi

@@ -8,6 +8,7 @@
 #include "RLX/Flow/Generate.h"
 #include "RLX/Runtime/MemoryBudget.h"
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -150,36 +151,55 @@ Expected<std::vector<float>> Generator::step(llvm::ArrayRef<int32_t> tokens,
   if (!model)
     return model.takeError();
 
-  TensorMap_t feeds;
+  Tensor tokenIds = Tensor::fromI32({1, n}, tokens);
   std::vector<int32_t> pos(n), mask(past + n, 0);
   std::iota(pos.begin(), pos.end(), static_cast<int32_t>(start));
   for (int64_t j = pad; j < past + n; ++j)
     mask[j] = 1;
-  feeds.emplace("tokens", Tensor::fromI32({1, n}, tokens));
-  feeds.emplace("positions", Tensor::fromI32({1, n}, pos));
-  feeds.emplace("kv_mask", Tensor::fromI32({1, past + n}, mask));
+  Tensor positions = Tensor::fromI32({1, n}, pos);
+  Tensor kvMask = Tensor::fromI32({1, past + n}, mask);
+  TensorRefMap_t feeds;
+  feeds.emplace("tokens", tokenIds);
+  feeds.emplace("positions", positions);
+  feeds.emplace("kv_mask", kvMask);
+  // The past buffers live across steps (no allocation, no page faults while
+  // decoding): the masked head is zeroed, the cached tokens fill the rest.
+  feedK.resize(c.numLayers);
+  feedV.resize(c.numLayers);
+  std::array<int64_t, 3> pastShape = {1, past, kv};
+  auto bytesOf = [](const std::vector<float> &v) {
+    return llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(v.data()),
+                                   v.size() * sizeof(float));
+  };
   for (int64_t i = 0; i < c.numLayers; ++i) {
-    Tensor k(DType::F32, {1, past, kv}), v(DType::F32, {1, past, kv});
-    auto *kd = reinterpret_cast<float *>(k.mutableBytes().data());
-    auto *vd = reinterpret_cast<float *>(v.mutableBytes().data());
-    std::memcpy(kd + pad * kv, cacheK[i].data(), start * kv * sizeof(float));
-    std::memcpy(vd + pad * kv, cacheV[i].data(), start * kv * sizeof(float));
-    feeds.emplace("past_k." + std::to_string(i), std::move(k));
-    feeds.emplace("past_v." + std::to_string(i), std::move(v));
+    for (auto [feed, cache] : {std::make_pair(&feedK[i], &cacheK[i]),
+                               std::make_pair(&feedV[i], &cacheV[i])}) {
+      feed->resize(past * kv);
+      std::fill(feed->begin(), feed->begin() + pad * kv, 0.0f);
+      std::memcpy(feed->data() + pad * kv, cache->data(),
+                  start * kv * sizeof(float));
+    }
+    feeds.emplace("past_k." + std::to_string(i),
+                  TensorRef(DType::F32, pastShape, bytesOf(feedK[i])));
+    feeds.emplace("past_v." + std::to_string(i),
+                  TensorRef(DType::F32, pastShape, bytesOf(feedV[i])));
   }
-  Expected<TensorMap_t> out = (*model)->run(feeds);
+  Expected<TensorRefMap_t> out = (*model)->runInArena(feeds);
   if (!out)
     return out.takeError();
+  auto rows = [&](llvm::StringRef name) {
+    return reinterpret_cast<const float *>(out->at(name.str()).bytes.data()) +
+           past * kv;
+  };
   for (int64_t i = 0; i < c.numLayers; ++i) {
-    auto k = out->at("present_k." + std::to_string(i)).data<float>();
-    auto v = out->at("present_v." + std::to_string(i)).data<float>();
-    std::memcpy(cacheK[i].data() + start * kv, k.data() + past * kv,
-                n * kv * sizeof(float));
-    std::memcpy(cacheV[i].data() + start * kv, v.data() + past * kv,
-                n * kv * sizeof(float));
+    std::memcpy(cacheK[i].data() + start * kv,
+                rows("present_k." + std::to_string(i)), n * kv * sizeof(float));
+    std::memcpy(cacheV[i].data() + start * kv,
+                rows("present_v." + std::to_string(i)), n * kv * sizeof(float));
   }
-  auto logits = out->at("logits").data<float>();
-  return std::vector<float>(logits.begin(), logits.end());
+  const TensorRef &logits = out->at("logits");
+  const auto *l = reinterpret_cast<const float *>(logits.bytes.data());
+  return std::vector<float>(l, l + logits.bytes.size() / sizeof(float));
 }
 
 Expected<std::vector<int32_t>>

@@ -516,6 +516,20 @@ Expected<TensorMap_t> CompiledModel::run(const TensorMap_t &inputs) {
 }
 
 Expected<TensorMap_t> CompiledModel::runViews(const TensorRefMap_t &inputs) {
+  Expected<TensorRefMap_t> views = runInArena(inputs);
+  if (!views)
+    return views.takeError();
+  TensorMap_t outputs;
+  for (const auto &[name, view] : *views) {
+    Tensor t(view.dtype, view.shape);
+    copyBytes(t.mutableBytes().data(), view.bytes.data(), view.bytes.size());
+    outputs.emplace(name, std::move(t));
+  }
+  return outputs;
+}
+
+Expected<TensorRefMap_t>
+CompiledModel::runInArena(const TensorRefMap_t &inputs) {
   if (!storage)
     return storageError();
   std::vector<const ManifestEntry *> ins = info.ofKind(IOKind::Input);
@@ -564,13 +578,12 @@ Expected<TensorMap_t> CompiledModel::runViews(const TensorRefMap_t &inputs) {
     return std::move(err);
   storage->paramsChanged = false;
 
-  TensorMap_t outputs;
-  for (const ManifestEntry *e : info.ofKind(IOKind::Output)) {
-    Tensor t(e->dtype, e->shape);
-    copyBytes(t.mutableBytes().data(), storage->arena.data + e->offset,
-              e->byteSize());
-    outputs.emplace(e->name, std::move(t));
-  }
+  TensorRefMap_t outputs;
+  for (const ManifestEntry *e : info.ofKind(IOKind::Output))
+    outputs.emplace(e->name, TensorRef(e->dtype, e->shape,
+                                       llvm::ArrayRef<uint8_t>(
+                                           storage->arena.data + e->offset,
+                                           e->byteSize())));
   return outputs;
 }
 

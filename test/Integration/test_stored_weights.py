@@ -373,3 +373,160 @@ def test_aot_refuses_stored(tmp_path):
     assert proc.returncode == 1
     assert "AOT: the model keeps weights as stored" in proc.stderr
     assert not (tmp_path / "lib.so").exists()
+
+
+# --weights-as TYPE on an f32 checkpoint: matrices converted at load (ggml's
+# reference quantizers, byte-exact with gguf-py's), same tolerances.
+REQUANTIZE = {"bf16": 1e-2, "f16": 1e-5, "q8_0": 2e-2, "q4_0": 2e-2}
+
+
+@pytest.mark.parametrize("name", list(REQUANTIZE))
+def test_llama_weights_converted_at_load(quantized_models, tmp_path, name):
+    import torch
+    hf_dir = quantized_models / "llama-f16"  # its safetensors are f32
+    logits = tmp_path / "logits.npy"
+    proc = subprocess.run(
+        [str(RLX_RUN), "--model", str(hf_dir), "--prompt-ids",
+         ",".join(map(str, PROMPT)), "--max-new-tokens", "6",
+         "--logits-out", str(logits), "--weights-as", name],
+        capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    tokens = [int(t) for t in
+              proc.stdout.split("tokens:")[1].split("\n")[0].split()]
+    model = dequantized_reference(hf_dir, name)
+    with torch.no_grad():
+        ref = model(torch.tensor([PROMPT])).logits.numpy()
+        greedy = model.generate(torch.tensor([PROMPT]), max_new_tokens=6,
+                                do_sample=False)[0, len(PROMPT):].tolist()
+    got = np.load(logits)
+    err = float(np.abs(got - ref).max() / max(1.0, np.abs(ref).max()))
+    assert err < REQUANTIZE[name], f"{name}: logits off by {err:.3g}"
+    assert tokens == greedy
+
+
+def test_profile_weights_and_refused_compute(quantized_models, tmp_path):
+    """[precision] weights in a profile file converts the matrices (the
+    parameter pool shrinks to q4_0's size); compute and mixed, which no back
+    end implements, are refused by name."""
+    hf_dir = quantized_models / "llama-f16"
+    base = [str(RLX_RUN), "--model", str(hf_dir), "--prompt-ids", "1,2,3",
+            "--max-new-tokens", "2"]
+    sizes = {}
+    for weights in ("f32", "q4_0"):
+        profile = tmp_path / f"{weights}.rlx.toml"
+        profile.write_text(f'[precision]\nweights = "{weights}"\n')
+        proc = subprocess.run(base + ["--profile", str(profile)],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        sizes[weights] = int(proc.stdout.split("params ")[1].split(" ")[0])
+    assert sizes["q4_0"] < sizes["f32"] / 5
+    for key, value in (("compute", "bf16"), ("mixed", "auto")):
+        profile = tmp_path / f"{key}.rlx.toml"
+        profile.write_text(f'[precision]\n{key} = "{value}"\n')
+        proc = subprocess.run(base + ["--profile", str(profile)],
+                              capture_output=True, text=True)
+        assert proc.returncode == 1
+        assert f'[precision] {key} = "{value}" is not implemented' in \
+            proc.stderr
+
+
+#===----------------------------------------------------------------------===#
+# A Q4_K_M file made by llama.cpp's own quantizer
+#===----------------------------------------------------------------------===#
+
+
+def unpermute(t, heads):
+    """Inverse of convert_hf_to_gguf.py's Q/K row permutation."""
+    return (t.reshape(heads, t.shape[0] // heads // 2, 2, *t.shape[1:])
+            .swapaxes(1, 2).reshape(t.shape))
+
+
+@pytest.fixture(scope="module")
+def q4_k_m_model(tmp_path_factory):
+    """(HF model with the file's dequantized weights, q4_K_M GGUF path, ggml
+    types in the file): a random LLaMA with rows of 256 and 512 so that
+    llama.cpp's Q4_K_M recipe uses q4_K and q6_K, quantized by
+    llama_model_quantize from an f32 GGUF."""
+    torch = pytest.importorskip("torch")
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from transformers import LlamaConfig, LlamaForCausalLM
+    import sys
+    from conftest import ROOT
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import make_tiny_models
+    out = tmp_path_factory.mktemp("q4km")
+    cfg = LlamaConfig(vocab_size=256, hidden_size=256, intermediate_size=512,
+                      num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=2, head_dim=64, rms_norm_eps=1e-5,
+                      rope_theta=10000.0, max_position_embeddings=256,
+                      tie_word_embeddings=False)
+    torch.manual_seed(5)
+    model = LlamaForCausalLM(cfg).eval()
+    make_tiny_models.randomize(model, 5)
+    f32 = out / "f32.gguf"
+    make_tiny_models.write_gguf(model, str(f32))
+    q = out / "q4_K_M.gguf"
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = 15  # LLAMA_FTYPE_MOSTLY_Q4_K_M
+    params.nthread = 2
+    assert llama_cpp.llama_model_quantize(str(f32).encode(), str(q).encode(),
+                                          params) == 0
+    reader = gguf.GGUFReader(str(q))
+    types = {}
+    hf = {}
+    names = {"token_embd.weight": "model.embed_tokens.weight",
+             "output_norm.weight": "model.norm.weight",
+             "output.weight": "lm_head.weight"}
+    per_layer = {"attn_norm": "input_layernorm", "ffn_norm":
+                 "post_attention_layernorm", "attn_q": "self_attn.q_proj",
+                 "attn_k": "self_attn.k_proj", "attn_v": "self_attn.v_proj",
+                 "attn_output": "self_attn.o_proj", "ffn_gate": "mlp.gate_proj",
+                 "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj"}
+    for t in reader.tensors:
+        shape = tuple(int(d) for d in reversed(t.shape))
+        w = quants.dequantize(t.data, t.tensor_type).reshape(shape)
+        types[t.name] = t.tensor_type.name.lower().replace("_k", "_K")
+        if t.name in names:
+            key = names[t.name]
+        else:
+            _, layer, kind, _ = t.name.split(".")
+            key = f"model.layers.{layer}.{per_layer[kind]}.weight"
+            if kind == "attn_q":
+                w = unpermute(w, cfg.num_attention_heads)
+            if kind == "attn_k":
+                w = unpermute(w, cfg.num_key_value_heads)
+        hf[key] = torch.from_numpy(np.ascontiguousarray(w, np.float32))
+    missing, unexpected = model.load_state_dict(hf, strict=False)
+    assert not unexpected and not [m for m in missing if "rotary" not in m]
+    return model, q, types
+
+
+def test_llama_q4_k_m_from_llama_cpp(q4_k_m_model, tmp_path):
+    """The K-quants as llama.cpp writes them. Widened at load (--weights-as
+    f32), the logits match PyTorch on the file's dequantized weights (gguf-py)
+    to 1e-4: the blocks are read right. Kept as stored, the greedy ids are
+    PyTorch's and the logits within 3e-2, the 8-bit activation rounding per
+    block of 256 (llama.cpp's q8_K scheme) over two layers."""
+    import torch
+    model, path, types = q4_k_m_model
+    assert {"q4_K", "q6_K"} <= set(types.values()), types
+    with torch.no_grad():
+        ref = model(torch.tensor([PROMPT])).logits.numpy()
+        greedy = model.generate(torch.tensor([PROMPT]), max_new_tokens=6,
+                                do_sample=False)[0, len(PROMPT):].tolist()
+    for weights, tolerance in (("f32", 1e-4), ("stored", 3e-2)):
+        logits = tmp_path / f"logits-{weights}.npy"
+        proc = subprocess.run(
+            [str(RLX_RUN), "--model", str(path), "--prompt-ids",
+             ",".join(map(str, PROMPT)), "--max-new-tokens", "6",
+             "--logits-out", str(logits), "--weights-as", weights],
+            capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        tokens = [int(t) for t in
+                  proc.stdout.split("tokens:")[1].split("\n")[0].split()]
+        got = np.load(logits)
+        err = float(np.abs(got - ref).max() / max(1.0, np.abs(ref).max()))
+        assert err < tolerance, f"{weights}: logits off by {err:.3g}"
+        assert tokens == greedy, weights
+    params = int(proc.stdout.split("params ")[1].split(" bytes")[0])
+    assert params <= path.stat().st_size

@@ -100,6 +100,9 @@ private:
   CompiledModel *pool = nullptr;
   /// Per layer, [maxContext, kv] keys and values.
   std::vector<std::vector<float>> cacheK, cacheV;
+  /// Per layer, the past keys and values fed to a step ([past, kv]), kept
+  /// between steps so that decoding does not allocate.
+  std::vector<std::vector<float>> feedK, feedV;
   GenerationStats statistics;
 };
 

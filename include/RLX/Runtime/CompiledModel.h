@@ -107,6 +107,11 @@ public:
   /// The same from borrowed inputs, copied straight into the arena; each
   /// view's byte size must match its dtype and shape.
   llvm::Expected<TensorMap_t> runViews(const TensorRefMap_t &inputs);
+  /// The same without copying the outputs: views into the model's arena,
+  /// valid until the next run of this model (or of one sharing its
+  /// storage). For loops such as decoding, which would otherwise allocate
+  /// and fault in every output anew at each step.
+  llvm::Expected<TensorRefMap_t> runInArena(const TensorRefMap_t &inputs);
 
   /// Loads an AOT shared object written by Session::compileToLibrary with
   /// its manifest (JSON); no MLIR involved.
