@@ -458,6 +458,7 @@ Error CompiledModel::loadParams(const WeightSource &source) {
         return dst.takeError();
       if (Error err = source.readStored(name, *dst))
         return err;
+      source.release(name);
       storage->paramsChanged = true;
       continue;
     }
@@ -473,6 +474,7 @@ Error CompiledModel::loadParams(const WeightSource &source) {
                     dtypeName(t->dtype) + "; the model keeps it as " +
                     dtypeName(e->dtype) + ", and converting failed: " +
                     llvm::toString(bytes.takeError()));
+      source.release(name);
       if (Error err = setParamBytes(name, e->dtype, *bytes))
         return err;
       continue;
@@ -480,6 +482,7 @@ Error CompiledModel::loadParams(const WeightSource &source) {
     Expected<std::vector<float>> data = source.loadF32(name);
     if (!data)
       return data.takeError();
+    source.release(name);
     if (Error err = setParam(name, *data))
       return err;
   }

@@ -311,6 +311,12 @@ Error GGUFLlamaWeights::readF32(StringRef name,
   return Error::success();
 }
 
+void GGUFLlamaWeights::release(StringRef name) const {
+  auto it = index.find(name);
+  if (it != index.end())
+    gguf->release(entries[it->second].ggufName);
+}
+
 Expected<ArrayRef<float>> GGUFLlamaWeights::viewF32(StringRef name) const {
   auto it = index.find(name);
   if (it == index.end())

@@ -349,6 +349,13 @@ const TensorInfo *SafeTensorsFile::lookup(StringRef name) const {
   return it == index.end() ? nullptr : &tensors[it->second];
 }
 
+void SafeTensorsFile::release(StringRef name) const {
+  if (Expected<ArrayRef<uint8_t>> bytes = rawBytes(name))
+    releaseMapped(*buffer, *bytes);
+  else
+    llvm::consumeError(bytes.takeError());
+}
+
 Expected<ArrayRef<uint8_t>> SafeTensorsFile::rawBytes(StringRef name) const {
   const TensorInfo *info = lookup(name);
   if (!info)
@@ -469,6 +476,11 @@ public:
     if (it == shardOf.end())
       return missingTensor(name);
     return shards[it->second]->viewF32(name);
+  }
+  void release(StringRef name) const override {
+    auto it = shardOf.find(name);
+    if (it != shardOf.end())
+      shards[it->second]->release(name);
   }
 
   std::string dir;

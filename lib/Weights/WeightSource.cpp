@@ -6,6 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Weights/WeightSource.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
+#include <sys/mman.h>
 
 using namespace llvm;
 
@@ -37,6 +40,21 @@ Expected<uint64_t> WeightSource::checkDestination(const TensorInfo &info,
                                       Twine(*count) + " (shape " +
                                       formatShape(info.shape) + ")");
   return *count;
+}
+
+void WeightSource::releaseMapped(const llvm::MemoryBuffer &buffer,
+                                 ArrayRef<uint8_t> range) {
+  if (buffer.getBufferKind() != llvm::MemoryBuffer::MemoryBuffer_MMap ||
+      range.empty())
+    return;
+  const uintptr_t page = llvm::sys::Process::getPageSizeEstimate();
+  uintptr_t begin = reinterpret_cast<uintptr_t>(range.data());
+  uintptr_t end = begin + range.size();
+  // Whole pages inside the range only: the neighbours may be in use.
+  begin = (begin + page - 1) / page * page;
+  end = end / page * page;
+  if (end > begin)
+    ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
 }
 
 Error WeightSource::readStored(StringRef name,
@@ -182,6 +200,11 @@ Expected<ArrayRef<uint8_t>> WeightSourceStack::rawBytes(StringRef name) const {
   if (const WeightSource *s = owner(name))
     return s->rawBytes(name);
   return missingTensor(name);
+}
+
+void WeightSourceStack::release(StringRef name) const {
+  if (const WeightSource *s = owner(name))
+    s->release(name);
 }
 
 Error WeightSourceStack::readStored(StringRef name,

@@ -189,6 +189,25 @@ TEST_F(GGUFTest, Version2AndNestingAtTheLimit) {
 // Tensors
 //===----------------------------------------------------------------------===//
 
+TEST_F(GGUFTest, ReleaseKeepsTheDataReadable) {
+  // Large enough that the file is memory-mapped; released pages are read
+  // back from the file, never zeros.
+  std::vector<float> big = pseudoRandom(1 << 20, 4), small = pseudoRandom(5, 5);
+  GGUFWriter w;
+  ASSERT_EQ(errorOf(w.addTensor("small", {5}, DType::F32, small)), "<success>");
+  ASSERT_EQ(errorOf(w.addTensor("big", {1024, 1024}, DType::F32, big)),
+            "<success>");
+  ASSERT_EQ(errorOf(w.write(path("m.gguf"))), "<success>");
+  auto file = GGUFFile::open(path("m.gguf"));
+  ASSERT_TRUE(bool(file)) << errorOf(std::move(file));
+  EXPECT_EQ(*(*file)->loadF32("big"), big);
+  (*file)->release("big");
+  (*file)->release("small");
+  (*file)->release("no such tensor");
+  EXPECT_EQ(*(*file)->loadF32("big"), big);
+  EXPECT_EQ(*(*file)->loadF32("small"), small);
+}
+
 TEST_F(GGUFTest, RoundTripF32F16BF16) {
   std::vector<float> a = pseudoRandom(12, 1), h = pseudoRandom(8, 2),
                      bf = pseudoRandom(6, 3);

@@ -168,6 +168,7 @@ public:
   llvm::StringRef description() const override { return path; }
   llvm::Expected<llvm::ArrayRef<uint8_t>>
   rawBytes(llvm::StringRef name) const override;
+  void release(llvm::StringRef name) const override;
 
 private:
   GGUFFile() = default;
@@ -283,6 +284,7 @@ public:
                       llvm::MutableArrayRef<float> dst) const override;
   llvm::Expected<llvm::ArrayRef<float>>
   viewF32(llvm::StringRef name) const override;
+  void release(llvm::StringRef name) const override;
 
 private:
   GGUFLlamaWeights() = default;

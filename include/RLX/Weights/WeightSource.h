@@ -23,6 +23,10 @@
 #include <string>
 #include <vector>
 
+namespace llvm {
+class MemoryBuffer;
+} // namespace llvm
+
 namespace rlx {
 
 class WeightSource {
@@ -68,7 +72,18 @@ public:
 
   bool contains(llvm::StringRef name) const { return lookup(name) != nullptr; }
 
+  /// Says the caller is done with tensor `name` for now (a model copied it
+  /// into its parameter pool): a memory-mapped file drops the tensor's pages
+  /// from the process's resident set (the OS keeps them cached; reading the
+  /// tensor again maps them back), so that a loaded model does not hold its
+  /// weights twice. Does nothing for other sources.
+  virtual void release(llvm::StringRef name) const {}
+
 protected:
+  /// Drops the whole pages of `range`, a part of `buffer`, from the process
+  /// if `buffer` is a read-only file mapping (never for heap memory).
+  static void releaseMapped(const llvm::MemoryBuffer &buffer,
+                            llvm::ArrayRef<uint8_t> range);
   /// "<description>: tensor '<name>': <message>".
   llvm::Error tensorError(llvm::StringRef name,
                           const llvm::Twine &message) const;
@@ -125,6 +140,7 @@ public:
                       llvm::MutableArrayRef<float> dst) const override;
   llvm::Expected<llvm::ArrayRef<float>>
   viewF32(llvm::StringRef name) const override;
+  void release(llvm::StringRef name) const override;
 
 private:
   const WeightSource *owner(llvm::StringRef name) const;
