@@ -107,6 +107,13 @@ def write_gguf(model, path, type_name="f32"):
     w.add_rope_freq_base(rope.get("rope_theta", getattr(cfg, "rope_theta", 1e4)))
     w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
     w.add_rope_dimension_count(cfg.head_dim)
+    # A placeholder SentencePiece vocabulary, so that llama.cpp loads the
+    # file too (the tests feed token ids).
+    v = cfg.vocab_size
+    w.add_tokenizer_model("llama")
+    w.add_token_list(["<unk>", "<s>", "</s>"] + [f"<t{i}>" for i in range(3, v)])
+    w.add_token_scores([0.0] * v)
+    w.add_token_types([2, 3, 3] + [1] * (v - 3))
 
     def permute(t, heads):
         return (t.reshape(heads, 2, t.shape[0] // heads // 2, *t.shape[1:])

@@ -324,36 +324,55 @@ def dequantized_reference(path, name):
     return model
 
 
+def run_model(path, tmp_path, weights):
+    """rlx-run --model on PROMPT: (greedy tokens, prompt logits, stdout)."""
+    logits = tmp_path / f"logits-{weights}.npy"
+    proc = subprocess.run(
+        [str(RLX_RUN), "--model", str(path), "--prompt-ids",
+         ",".join(map(str, PROMPT)), "--max-new-tokens", "6",
+         "--logits-out", str(logits), "--weights-as", weights],
+        capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    tokens = [int(t) for t in
+              proc.stdout.split("tokens:")[1].split("\n")[0].split()]
+    return tokens, np.load(logits), proc.stdout
+
+
+def torch_reference(model):
+    """(prompt logits, greedy tokens) of a transformers model on PROMPT."""
+    import torch
+    with torch.no_grad():
+        ref = model(torch.tensor([PROMPT])).logits.numpy()
+        greedy = model.generate(torch.tensor([PROMPT]), max_new_tokens=6,
+                                do_sample=False)[0, len(PROMPT):].tolist()
+    return ref, greedy
+
+
+def scale_err(got, ref):
+    return float(np.abs(got - ref).max() / max(1.0, np.abs(ref).max()))
+
+
+def params_bytes(stdout):
+    return int(stdout.split("params ")[1].split(" bytes")[0])
+
+
 @pytest.mark.parametrize("name", list(MODEL_TYPES))
 def test_llama_gguf_stored(quantized_models, tmp_path, name):
     """`rlx-run --model x.gguf --weights-as stored`: the prompt's logits
     against PyTorch on the dequantized weights, greedy ids equal to it, and
     the compiled graph reads the blocks (the parameter pool is the file's
     size, not f32's)."""
-    import torch
     gguf_path = quantized_models / f"llama-{name}.gguf"
-    logits = tmp_path / "logits.npy"
-    cmd = [str(RLX_RUN), "--model", str(gguf_path), "--prompt-ids",
-           ",".join(map(str, PROMPT)), "--max-new-tokens", "6",
-           "--logits-out", str(logits), "--weights-as", "stored"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    tokens = [int(t) for t in
-              proc.stdout.split("tokens:")[1].split("\n")[0].split()]
-    model = dequantized_reference(quantized_models / f"llama-{name}", name)
-    with torch.no_grad():
-        ref = model(torch.tensor([PROMPT])).logits.numpy()
-        greedy = model.generate(torch.tensor([PROMPT]), max_new_tokens=6,
-                                do_sample=False)[0, len(PROMPT):].tolist()
-    got = np.load(logits)
-    err = float(np.abs(got - ref).max() / max(1.0, np.abs(ref).max()))
+    tokens, got, stdout = run_model(gguf_path, tmp_path, "stored")
+    ref, greedy = torch_reference(
+        dequantized_reference(quantized_models / f"llama-{name}", name))
+    err = scale_err(got, ref)
     assert err < MODEL_TYPES[name], f"{name}: logits off by {err:.3g}"
     assert tokens == greedy
-    params = int(proc.stdout.split("params ")[1].split(" bytes")[0])
     file_bytes = gguf_path.stat().st_size
-    assert params <= file_bytes, (
-        f"parameter pool {params} bytes, the file {file_bytes}: the weights "
-        "were widened")
+    assert params_bytes(stdout) <= file_bytes, (
+        f"parameter pool {params_bytes(stdout)} bytes, the file {file_bytes}: "
+        "the weights were widened")
 
 
 def test_aot_refuses_stored(tmp_path):
@@ -382,24 +401,10 @@ REQUANTIZE = {"bf16": 1e-2, "f16": 1e-5, "q8_0": 2e-2, "q4_0": 2e-2}
 
 @pytest.mark.parametrize("name", list(REQUANTIZE))
 def test_llama_weights_converted_at_load(quantized_models, tmp_path, name):
-    import torch
     hf_dir = quantized_models / "llama-f16"  # its safetensors are f32
-    logits = tmp_path / "logits.npy"
-    proc = subprocess.run(
-        [str(RLX_RUN), "--model", str(hf_dir), "--prompt-ids",
-         ",".join(map(str, PROMPT)), "--max-new-tokens", "6",
-         "--logits-out", str(logits), "--weights-as", name],
-        capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    tokens = [int(t) for t in
-              proc.stdout.split("tokens:")[1].split("\n")[0].split()]
-    model = dequantized_reference(hf_dir, name)
-    with torch.no_grad():
-        ref = model(torch.tensor([PROMPT])).logits.numpy()
-        greedy = model.generate(torch.tensor([PROMPT]), max_new_tokens=6,
-                                do_sample=False)[0, len(PROMPT):].tolist()
-    got = np.load(logits)
-    err = float(np.abs(got - ref).max() / max(1.0, np.abs(ref).max()))
+    tokens, got, _ = run_model(hf_dir, tmp_path, name)
+    ref, greedy = torch_reference(dequantized_reference(hf_dir, name))
+    err = scale_err(got, ref)
     assert err < REQUANTIZE[name], f"{name}: logits off by {err:.3g}"
     assert tokens == greedy
 
@@ -507,26 +512,35 @@ def test_llama_q4_k_m_from_llama_cpp(q4_k_m_model, tmp_path):
     to 1e-4: the blocks are read right. Kept as stored, the greedy ids are
     PyTorch's and the logits within 3e-2, the 8-bit activation rounding per
     block of 256 (llama.cpp's q8_K scheme) over two layers."""
-    import torch
     model, path, types = q4_k_m_model
     assert {"q4_K", "q6_K"} <= set(types.values()), types
-    with torch.no_grad():
-        ref = model(torch.tensor([PROMPT])).logits.numpy()
-        greedy = model.generate(torch.tensor([PROMPT]), max_new_tokens=6,
-                                do_sample=False)[0, len(PROMPT):].tolist()
+    ref, greedy = torch_reference(model)
     for weights, tolerance in (("f32", 1e-4), ("stored", 3e-2)):
-        logits = tmp_path / f"logits-{weights}.npy"
-        proc = subprocess.run(
-            [str(RLX_RUN), "--model", str(path), "--prompt-ids",
-             ",".join(map(str, PROMPT)), "--max-new-tokens", "6",
-             "--logits-out", str(logits), "--weights-as", weights],
-            capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr
-        tokens = [int(t) for t in
-                  proc.stdout.split("tokens:")[1].split("\n")[0].split()]
-        got = np.load(logits)
-        err = float(np.abs(got - ref).max() / max(1.0, np.abs(ref).max()))
+        tokens, got, stdout = run_model(path, tmp_path, weights)
+        err = scale_err(got, ref)
         assert err < tolerance, f"{weights}: logits off by {err:.3g}"
         assert tokens == greedy, weights
-    params = int(proc.stdout.split("params ")[1].split(" bytes")[0])
-    assert params <= path.stat().st_size
+    assert params_bytes(stdout) <= path.stat().st_size
+
+
+def test_q4_k_m_logits_against_llama_cpp(q4_k_m_model, tmp_path):
+    """The same Q4_K_M file through llama.cpp (llama-cpp-python): both
+    runtimes round activations to 8 bits (llama.cpp also keeps its KV cache
+    in f16), so each is compared with the exact reference (PyTorch on the
+    dequantized weights) and RLX must be at least as close to it as
+    llama.cpp is; the two agree on the next token at most positions."""
+    llama_cpp = pytest.importorskip("llama_cpp")
+    model, path, _ = q4_k_m_model
+    ref, _ = torch_reference(model)
+    _, got, _ = run_model(path, tmp_path, "stored")
+    llm = llama_cpp.Llama(model_path=str(path), n_ctx=64, n_batch=64,
+                          n_threads=2, logits_all=True, verbose=False)
+    llm.eval(PROMPT)
+    theirs = np.array(llm.scores[:len(PROMPT)], dtype=np.float32)
+    assert np.abs(theirs).max() > 0, "llama.cpp returned no logits"
+    ours_err, theirs_err = scale_err(got[0], ref[0]), scale_err(theirs, ref[0])
+    print(f"RLX {ours_err:.3g}, llama.cpp {theirs_err:.3g}, between "
+          f"{scale_err(got[0], theirs):.3g}")
+    assert theirs_err < 0.2, "llama.cpp did not run the same model"
+    assert ours_err <= theirs_err * 1.1
+    assert (got[0].argmax(-1) == theirs.argmax(-1)).mean() >= 0.7
