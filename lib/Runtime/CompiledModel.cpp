@@ -15,9 +15,12 @@
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <sys/mman.h>
+#include <thread>
 
 using namespace rlx;
 using detail::MemRef1D;
@@ -429,7 +432,35 @@ Error CompiledModel::setParam(StringRef name, const Tensor &value) {
   return setParamBytes(name, e->dtype, *bytes);
 }
 
+/// Runs `jobs` on up to the machine's cores; returns the first failure in
+/// job order (every job runs).
+static Error runInParallel(std::vector<std::function<Error()>> &jobs) {
+  std::vector<std::string> failures(jobs.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < jobs.size(); i = next++)
+      if (Error err = jobs[i]())
+        failures[i] = llvm::toString(std::move(err));
+  };
+  size_t workers = std::min<size_t>(
+      jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; ++w)
+    threads.emplace_back(work);
+  work();
+  for (std::thread &t : threads)
+    t.join();
+  for (const std::string &f : failures)
+    if (!f.empty())
+      return fail(f);
+  return Error::success();
+}
+
 Error CompiledModel::loadParams(const WeightSource &source) {
+  // Weights kept below f32 are copied (or converted) straight into their
+  // place in the pool, in parallel: the first touch of the pool's pages is
+  // most of a load. Checks and places come first, in order.
+  std::vector<std::function<Error()>> jobs;
   for (const std::string &name : weightNames()) {
     const TensorInfo *t = source.lookup(name);
     const ManifestEntry *e = findWeight(name);
@@ -450,33 +481,43 @@ Error CompiledModel::loadParams(const WeightSource &source) {
       return fail(source.description() + ": weight '" + name + "' has shape " +
                   formatShape(t->shape) + ", the model needs " +
                   formatShape(shape));
-    if (e->dtype != DType::F32 && t->dtype == e->dtype) {
-      // Kept as stored: the bytes as the file has them.
-      auto dst = storedDestination(*e, name, t->dtype, storage->paramPool->data,
+    if (e->dtype != DType::F32) {
+      auto dst = storedDestination(*e, name, e->dtype, storage->paramPool->data,
                                    *storage->set);
       if (!dst)
         return dst.takeError();
-      if (Error err = source.readStored(name, *dst))
-        return err;
-      source.release(name);
       storage->paramsChanged = true;
-      continue;
-    }
-    if (e->dtype != DType::F32) {
+      if (t->dtype == e->dtype) {
+        // Kept as stored: the bytes as the file has them.
+        jobs.push_back([&source, name, dst = *dst]() -> Error {
+          if (Error err = source.readStored(name, dst))
+            return err;
+          source.release(name);
+          return Error::success();
+        });
+        continue;
+      }
       // Kept in another type ([precision] weights = "q8_0"...): converted
-      // from f32, one tensor at a time.
-      Expected<std::vector<float>> data = source.loadF32(name);
-      if (!data)
-        return data.takeError();
-      Expected<std::vector<uint8_t>> bytes = encodeFromF32(e->dtype, *data);
-      if (!bytes)
-        return fail(source.description() + ": weight '" + name + "' is " +
-                    dtypeName(t->dtype) + "; the model keeps it as " +
-                    dtypeName(e->dtype) + ", and converting failed: " +
-                    llvm::toString(bytes.takeError()));
-      source.release(name);
-      if (Error err = setParamBytes(name, e->dtype, *bytes))
-        return err;
+      // from f32.
+      jobs.push_back([&source, name, dst = *dst, from = t->dtype,
+                      to = e->dtype]() -> Error {
+        Expected<std::vector<float>> data = source.loadF32(name);
+        if (!data)
+          return data.takeError();
+        source.release(name);
+        Expected<std::vector<uint8_t>> bytes = encodeFromF32(to, *data);
+        if (!bytes)
+          return fail(
+              source.description() + ": weight '" + name + "' is " +
+              dtypeName(from) + "; the model keeps it as " + dtypeName(to) +
+              ", and converting failed: " + llvm::toString(bytes.takeError()));
+        if (bytes->size() != dst.size())
+          return fail("param '" + name + "': converted to " +
+                      llvm::Twine(bytes->size()) + " bytes, expected " +
+                      llvm::Twine(dst.size()));
+        copyBytes(dst.data(), bytes->data(), bytes->size());
+        return Error::success();
+      });
       continue;
     }
     Expected<std::vector<float>> data = source.loadF32(name);
@@ -486,7 +527,7 @@ Error CompiledModel::loadParams(const WeightSource &source) {
     if (Error err = setParam(name, *data))
       return err;
   }
-  return Error::success();
+  return runInParallel(jobs);
 }
 
 /// Rejects integer values outside [0, bound).
