@@ -16,6 +16,8 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_VERBOSITY=error HF_HUB_DISABLE_PROGRESS_BAR
 
 echo "== making small random-weight checkpoints in $DEMO"
 $PY scripts/make_tiny_models.py "$DEMO" --kind llama --seed 7 >/dev/null
+$PY scripts/make_tiny_models.py "$DEMO" --kind llama --seed 7 --name llama-q8_0 \
+  --gguf --gguf-type q8_0 >/dev/null
 $PY scripts/make_tiny_models.py "$DEMO" --kind bert --seed 7 >/dev/null
 
 PROMPT=1,15,42,7,99,3
@@ -28,6 +30,18 @@ TOKENS=$(sed -n 's/^tokens: //p' "$DEMO/llama.txt" | tr ' ' ',')
 echo "-- parity with transformers"
 $PY scripts/parity.py "$DEMO/llama" --prompt-ids $PROMPT --logits "$DEMO/llama-logits.npy" \
   --tokens "$TOKENS" --step-logits "$DEMO/llama-steps.npy"
+
+echo
+echo "== LLaMA as a q8_0 GGUF, weights kept as stored down to the kernels"
+"$RUN" --model "$DEMO/llama-q8_0.gguf" --prompt-ids $PROMPT --max-new-tokens 16 \
+  --weights-as stored | tee "$DEMO/llama-q8_0.txt" | grep -E "^(model|compiled|tokens|prefill)"
+Q8_TOKENS=$(sed -n 's/^tokens: //p' "$DEMO/llama-q8_0.txt" | tr ' ' ',')
+echo "-- params are the q8_0 blocks (about a quarter of the f32 model's above);"
+if [ "$Q8_TOKENS" = "$TOKENS" ]; then
+  echo "   greedy tokens identical to the f32 model's"
+else
+  echo "   greedy tokens differ from the f32 model's at q8_0 precision: $Q8_TOKENS"
+fi
 
 echo
 echo "== BERT: compile and encode (hidden states + mean-pooled embedding)"
