@@ -22,6 +22,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
@@ -153,6 +154,11 @@ Error detail::compileLIRToLibrary(LIRModule &lir, StringRef prefix,
 
   std::string object = (prefix + ".o").str();
   std::error_code ec;
+  // The prefix's directory is made if missing (like rlx-run --output-dir).
+  llvm::StringRef parent = llvm::sys::path::parent_path(object);
+  if (!parent.empty())
+    if (std::error_code made = llvm::sys::fs::create_directories(parent))
+      return fail(parent + ": " + made.message());
   llvm::ToolOutputFile out(object, ec, llvm::sys::fs::OF_None);
   if (ec)
     return fail(object + ": " + ec.message());
