@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <sys/mman.h>
 #include <thread>
 
@@ -328,9 +329,13 @@ Error CompiledModel::setParamBytes(StringRef name, DType dtype,
   return Error::success();
 }
 
-Error CompiledModel::setParam(StringRef name, llvm::ArrayRef<float> values) {
-  if (!storage)
-    return storageError();
+/// Writes the f32 `values` of weight `name` into every place of the pool
+/// that takes it (a param of its own, parts of derived params), packing
+/// where the layout says so, and appends the keys of the places it filled.
+/// Touches nothing but the pool, so that weights can load in parallel.
+static Error writeF32Weight(const Manifest &info, StringRef name,
+                            llvm::ArrayRef<float> values, uint8_t *pool,
+                            std::vector<std::string> &keys) {
   bool used = false;
   for (const ManifestEntry &e : info.entries) {
     if (e.kind != IOKind::Param)
@@ -349,14 +354,12 @@ Error CompiledModel::setParam(StringRef name, llvm::ArrayRef<float> values) {
                     describe(e.dtype, e.shape) + ", got " +
                     llvm::Twine(values.size()));
       if (e.layout == ParamLayout::NK16)
-        packWeightsNK16(
-            values.data(), e.shape[0], e.shape[1], 0,
-            reinterpret_cast<float *>(storage->paramPool->data + e.offset));
+        packWeightsNK16(values.data(), e.shape[0], e.shape[1], 0,
+                        reinterpret_cast<float *>(pool + e.offset));
       else
-        copyBytes(storage->paramPool->data + e.offset, values.data(),
+        copyBytes(pool + e.offset, values.data(),
                   values.size() * sizeof(float));
-      storage->set->insert(e.name);
-      storage->paramsChanged = true;
+      keys.push_back(e.name);
       used = true;
       continue;
     }
@@ -373,14 +376,26 @@ Error CompiledModel::setParam(StringRef name, llvm::ArrayRef<float> values) {
         return fail("param '" + name + "': expected " + llvm::Twine(expected) +
                     " values (part " + llvm::Twine(i) + " of '" + e.name +
                     "'), got " + llvm::Twine(values.size()));
-      scatterSource(e, i, values, storage->paramPool->data);
-      storage->set->insert(derivedKey(e.name, s));
-      storage->paramsChanged = true;
+      scatterSource(e, i, values, pool);
+      keys.push_back(derivedKey(e.name, s));
       used = true;
     }
   }
   if (!used)
     return fail("the model has no param '" + name + "'");
+  return Error::success();
+}
+
+Error CompiledModel::setParam(StringRef name, llvm::ArrayRef<float> values) {
+  if (!storage)
+    return storageError();
+  std::vector<std::string> keys;
+  if (Error err =
+          writeF32Weight(info, name, values, storage->paramPool->data, keys))
+    return err;
+  for (const std::string &key : keys)
+    storage->set->insert(key);
+  storage->paramsChanged = true;
   return Error::success();
 }
 
@@ -457,10 +472,12 @@ static Error runInParallel(std::vector<std::function<Error()>> &jobs) {
 }
 
 Error CompiledModel::loadParams(const WeightSource &source) {
-  // Weights kept below f32 are copied (or converted) straight into their
-  // place in the pool, in parallel: the first touch of the pool's pages is
-  // most of a load. Checks and places come first, in order.
+  // Every weight is copied (or converted) straight into its place in the
+  // pool, in parallel: the first touch of the pool's pages is most of a
+  // load. Checks and places come first, in order.
   std::vector<std::function<Error()>> jobs;
+  std::vector<std::string> placed;
+  std::mutex placedMutex;
   for (const std::string &name : weightNames()) {
     const TensorInfo *t = source.lookup(name);
     const ManifestEntry *e = findWeight(name);
@@ -520,14 +537,45 @@ Error CompiledModel::loadParams(const WeightSource &source) {
       });
       continue;
     }
-    Expected<std::vector<float>> data = source.loadF32(name);
-    if (!data)
-      return data.takeError();
-    source.release(name);
-    if (Error err = setParam(name, *data))
-      return err;
+    // f32: read straight into the pool when the weight has one unpacked
+    // place of its own, else through a buffer to pack or scatter.
+    bool direct = e->sources.empty() && e->layout != ParamLayout::NK16 &&
+                  llvm::none_of(info.entries, [&](const ManifestEntry &o) {
+                    return llvm::is_contained(o.sources, name);
+                  });
+    if (direct) {
+      auto *dst =
+          reinterpret_cast<float *>(storage->paramPool->data + e->offset);
+      jobs.push_back([&source, name, dst, n = e->numElements()]() -> Error {
+        if (Error err =
+                source.readF32(name, llvm::MutableArrayRef<float>(dst, n)))
+          return err;
+        source.release(name);
+        return Error::success();
+      });
+      storage->set->insert(e->name);
+    } else {
+      // The places are marked below, once every job has succeeded.
+      jobs.push_back([this, &source, name, &placed, &placedMutex]() -> Error {
+        Expected<std::vector<float>> data = source.loadF32(name);
+        if (!data)
+          return data.takeError();
+        source.release(name);
+        std::vector<std::string> keys;
+        if (Error err = writeF32Weight(info, name, *data,
+                                       storage->paramPool->data, keys))
+          return err;
+        std::lock_guard<std::mutex> lock(placedMutex);
+        placed.insert(placed.end(), keys.begin(), keys.end());
+        return Error::success();
+      });
+    }
+    storage->paramsChanged = true;
   }
-  return runInParallel(jobs);
+  Error err = runInParallel(jobs);
+  for (const std::string &key : placed)
+    storage->set->insert(key);
+  return err;
 }
 
 /// Rejects integer values outside [0, bound).
