@@ -876,6 +876,32 @@ static void registerDecoderRecipes(nb::module_ &m) {
           "kv_mask -> logits of the last position, present_k.N, "
           "present_v.N.")
       .def(
+          "profile",
+          [](DF &r, nb::handle p) -> DF & { return r.profile(toProfile(p)); },
+          "profile"_a, ref,
+          nb::sig("def profile(self, profile: CompileProfile | str) -> "
+                  "DecoderFlow"),
+          "The compile profile of the prefill and decode graphs (default: "
+          "the\nllama32_prefill / llama32_decode presets).")
+      .def(
+          "weight_precision",
+          [](DF &r, const std::string &w) -> DF & {
+            std::optional<WeightPrecision> p = symbolizeWeightPrecision(w);
+            if (!p) {
+              std::string known;
+              for (llvm::StringRef s : enumSpellings<WeightPrecision>())
+                known += (known.empty() ? "" : ", ") + s.str();
+              throw nb::value_error(("weight_precision: unknown value '" + w +
+                                     "' (expected one of: " + known + ")")
+                                        .c_str());
+            }
+            return r.weightPrecision(*p);
+          },
+          "precision"_a, ref,
+          "The weight matrices: 'stored' (as the file stores them, down to "
+          "the\nkernels), 'f32', or 'bf16', 'f16', 'q8_0', 'q4_0' (converted "
+          "when\nloaded); overrides the profile's [precision] weights.")
+      .def(
           "last_token_logits",
           [](DF &r, bool enable) -> DF & { return r.lastTokenLogits(enable); },
           "enable"_a = true, ref,

@@ -388,7 +388,7 @@ template <typename T, typename E>
 static void enumField(nb::class_<T> &cls, const char *name, E T::*field,
                       llvm::StringRef (*stringify)(E),
                       std::optional<E> (*symbolize)(llvm::StringRef),
-                      unsigned count, const char *doc) {
+                      const char *doc) {
   cls.def_prop_rw(
       name, [=](const T &self) { return stringify(self.*field).str(); },
       [=](T &self, const std::string &value) {
@@ -397,8 +397,8 @@ static void enumField(nb::class_<T> &cls, const char *name, E T::*field,
           return;
         }
         std::string known;
-        for (unsigned i = 0; i < count; ++i)
-          known += (i ? ", " : "") + stringify(static_cast<E>(i)).str();
+        for (llvm::StringRef spelling : enumSpellings<E>())
+          known += (known.empty() ? "" : ", ") + spelling.str();
         throw nb::value_error((std::string(name) + ": unknown value '" + value +
                                "' (expected one of: " + known + ")")
                                   .c_str());
@@ -484,10 +484,10 @@ void python::registerProfile(nb::module_ &m) {
                                        "`[fusion]`: HIR lowering and fusion.");
   fusion.def(nb::init<>());
   enumField(fusion, "policy", &CP::FusionProfile::policy, stringifyFusionPolicy,
-            symbolizeFusionPolicy, 2,
+            symbolizeFusionPolicy,
             "HIR-to-MIR lowering policy: 'direct' or 'fusable'.");
   enumField(fusion, "target", &CP::FusionProfile::target, stringifyTargetChoice,
-            symbolizeTargetChoice, 3,
+            symbolizeTargetChoice,
             "Backend whose fusion rules apply: 'auto', 'cpu' or 'spirv'.");
   fusion
       .def_rw("assert_clean", &CP::FusionProfile::assertClean,
@@ -522,15 +522,16 @@ void python::registerProfile(nb::module_ &m) {
       profile, "PrecisionProfile", "`[precision]`: compute element type.");
   precision.def(nb::init<>());
   enumField(precision, "compute", &CP::PrecisionProfile::compute,
-            stringifyComputePrecision, symbolizeComputePrecision, 3,
+            stringifyComputePrecision, symbolizeComputePrecision,
             "Element type of computation: 'f32', 'f16' or 'bf16'.");
   enumField(precision, "mixed", &CP::PrecisionProfile::mixed,
-            stringifyMixedPrecision, symbolizeMixedPrecision, 2,
+            stringifyMixedPrecision, symbolizeMixedPrecision,
             "Mixed-precision mode: 'none' or 'auto'.");
   enumField(precision, "weights", &CP::PrecisionProfile::weights,
-            stringifyWeightPrecision, symbolizeWeightPrecision, 2,
-            "Weight precision: 'stored' (f16, bf16 and ggml blocks stay so "
-            "down to the kernels) or 'f32' (widened when loaded).");
+            stringifyWeightPrecision, symbolizeWeightPrecision,
+            "Weight matrices: 'stored' (f16, bf16 and ggml blocks stay so "
+            "down to the kernels), 'f32' (widened when loaded), or 'bf16', "
+            "'f16', 'q8_0', 'q4_0' (converted when loaded).");
   valueSemantics(precision);
 
   nb::class_<CP::CpuBackendProfile> cpu(profile, "CpuBackendProfile",
@@ -541,7 +542,7 @@ void python::registerProfile(nb::module_ &m) {
       .def_rw("threads", &CP::CpuBackendProfile::threads,
               "Worker threads; 0 means all cores.");
   enumField(cpu, "gemm", &CP::CpuBackendProfile::gemm, stringifyGemmStrategy,
-            symbolizeGemmStrategy, 3,
+            symbolizeGemmStrategy,
             "GEMM implementation: 'auto', 'blas' or 'generated'.");
   valueSemantics(cpu);
 

@@ -104,6 +104,31 @@ def test_recipe_errors(llama, tmp_path):
         rlx.Llama32Flow.from_model_dir(llama).build({})
 
 
+def test_weight_precision(llama, reference):
+    """recipe.weight_precision('q8_0'): the matrices are kept as q8_0 blocks
+    (converted at load) and the logits stay within the q8_0 rounding of the
+    f32 model's."""
+    weights = rlx.load_weights(llama)
+    recipe = rlx.Llama32Flow.from_model_dir(llama).weight_precision("q8_0")
+    built = recipe.for_prefill().build(weights)
+    t = len(PROMPT)
+    model = rlx.Session().compile(
+        built, input_shapes={"tokens": [1, t], "positions": [1, t]}
+    )
+    dtypes = {e["dtype"] for e in model.manifest if e["kind"] == "param"}
+    assert "q8_0" in dtypes
+    model.load_params(weights)
+    logits = model.run(
+        {
+            "tokens": np.array([PROMPT], np.int32),
+            "positions": np.arange(t, dtype=np.int32)[None],
+        }
+    )["logits"]
+    assert 1e-6 < scale_err(logits, reference) < 5e-2
+    with pytest.raises(ValueError, match="expected one of: stored, f32, bf16"):
+        recipe.weight_precision("q3")
+
+
 def test_greedy_generation_matches_transformers(llama):
     result = rlx.generate(llama, PROMPT, 10)
     m = hf_model(llama)
