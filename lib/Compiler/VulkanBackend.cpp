@@ -52,12 +52,15 @@ static Error checkFeatures(mlir::rlx::lir::EntryOp entry,
       return fail("Vulkan device '" + info.name +
                   "' lacks shaderFloat16 / storageBuffer16BitAccess, which "
                   "the model's f16 tensors need");
-    if (mlir::isa<mlir::rlx::mir::QuantType>(t))
-      return fail("the SPIR-V back end does not read weights stored as ggml "
-                  "blocks yet: compile with [precision] weights = \"f32\"");
-    if (t.isBF16() || t.isF64())
-      return fail("the SPIR-V back end does not support the model's " +
-                  llvm::Twine(t.isBF16() ? "bf16" : "f64") + " tensors");
+    // Weights stored as bf16 or ggml blocks are decoded by the kernels (or
+    // refused by name when the kernels are generated).
+    bool weight = view.getSpace() == mlir::rlx::lir::MemorySpace::Params;
+    if ((mlir::isa<mlir::rlx::mir::QuantType>(t) || t.isBF16()) && !weight)
+      return fail("the SPIR-V back end reads bf16 and ggml blocks only as "
+                  "weights, not as the model's tensors");
+    if (t.isF64())
+      return fail("the SPIR-V back end does not support the model's f64 "
+                  "tensors");
   }
   return Error::success();
 }

@@ -82,9 +82,112 @@ Value GPUKernelEmitter::linearIndex(const GPUView &view, ValueRange indices) {
   return addConst(lin, view.offset);
 }
 
+bool GPUKernelEmitter::isWordDecoded(Type t) {
+  if (t.isBF16())
+    return true;
+  auto q = dyn_cast<mir::QuantType>(t);
+  return q && (q.getKind() == mir::QuantKind::Q8_0 ||
+               q.getKind() == mir::QuantKind::Q4_0);
+}
+
+Value GPUKernelEmitter::wordAtByte(Value buffer, Value byte) {
+  Type i32 = b.getI32Type();
+  Value word =
+      memref::LoadOp::create(b, loc, buffer, ValueRange{divConst(byte, 4)});
+  Value shift =
+      arith::IndexCastOp::create(b, loc, i32, mulConst(remConst(byte, 4), 8));
+  return arith::ShRUIOp::create(b, loc, word, shift);
+}
+
+Value GPUKernelEmitter::halfBitsToF32(Value bits) {
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto c = [&](int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  };
+  Value h = arith::AndIOp::create(b, loc, bits, c(0xffff));
+  Value sign = arith::ShLIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, h, c(0x8000)), c(16));
+  Value exp = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, h, c(10)), c(0x1f));
+  Value mant = arith::AndIOp::create(b, loc, h, c(0x3ff));
+  // Normal numbers: rebias the exponent (15 -> 127); infinities and NaNs
+  // keep an all-ones exponent.
+  Value isMax =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, exp, c(31));
+  Value fexp = arith::SelectOp::create(
+      b, loc, isMax, c(0xff), arith::AddIOp::create(b, loc, exp, c(112)));
+  Value normal = arith::OrIOp::create(
+      b, loc,
+      arith::OrIOp::create(b, loc, sign,
+                           arith::ShLIOp::create(b, loc, fexp, c(23))),
+      arith::ShLIOp::create(b, loc, mant, c(13)));
+  Value normalF = arith::BitcastOp::create(b, loc, f32, normal);
+  // Zeros and subnormals: mant * 2^-24, signed.
+  Value sub = arith::MulFOp::create(
+      b, loc, arith::UIToFPOp::create(b, loc, f32, mant),
+      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0x1p-24f)));
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, sign, c(0));
+  sub = arith::SelectOp::create(b, loc, negative,
+                                arith::NegFOp::create(b, loc, sub), sub);
+  Value isSub =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, exp, c(0));
+  (void)i32;
+  return arith::SelectOp::create(b, loc, isSub, sub, normalF);
+}
+
+Value GPUKernelEmitter::loadStored(const GPUView &view, ValueRange indices) {
+  Type f32 = b.getF32Type();
+  auto c = [&](int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  };
+  if (view.elementType.isBF16()) {
+    // Two bytes an element: the bits of the upper half of an f32.
+    Value byte = mulConst(linearIndex(view, indices), 2);
+    Value bits = arith::ShLIOp::create(
+        b, loc,
+        arith::AndIOp::create(b, loc, wordAtByte(view.buffer, byte), c(0xffff)),
+        c(16));
+    return arith::BitcastOp::create(b, loc, f32, bits);
+  }
+  // ggml blocks of 32 along the rows of an [N, K] weight: an f16 scale d,
+  // then the codes; x = d * q. `offset` counts bytes here.
+  auto q = cast<mir::QuantType>(view.elementType);
+  int64_t blockBytes = q.getBlockBytes(), cols = view.shape.back();
+  int64_t rowBytes = cols / 32 * blockBytes;
+  Value row = indices[0], col = indices[1];
+  Value block = addConst(
+      add(mulConst(row, rowBytes), mulConst(divConst(col, 32), blockBytes)),
+      view.offset);
+  Value d = halfBitsToF32(wordAtByte(view.buffer, block));
+  Value j = remConst(col, 32);
+  Value code;
+  if (q.getKind() == mir::QuantKind::Q8_0) {
+    // 32 signed bytes.
+    Value byte = wordAtByte(view.buffer, addConst(add(block, j), 2));
+    Value s = arith::ShRSIOp::create(
+        b, loc, arith::ShLIOp::create(b, loc, byte, c(24)), c(24));
+    code = arith::SIToFPOp::create(b, loc, f32, s);
+  } else {
+    // 16 bytes: element j < 16 is the low nibble of byte j, element j >= 16
+    // the high nibble of byte j - 16; the code is nibble - 8.
+    Value low = cmpLTConst(j, 16);
+    Value at = arith::SelectOp::create(b, loc, low, j, addConst(j, -16));
+    Value byte = wordAtByte(view.buffer, addConst(add(block, at), 2));
+    Value shift = arith::SelectOp::create(b, loc, low, c(0), c(4));
+    Value nib = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, byte, shift), c(0xf));
+    code = arith::SIToFPOp::create(b, loc, f32,
+                                   arith::SubIOp::create(b, loc, nib, c(8)));
+  }
+  return arith::MulFOp::create(b, loc, d, code);
+}
+
 Value GPUKernelEmitter::load(const GPUView &view, ValueRange indices) {
   if (view.isScalar())
     return view.scalar;
+  if (isWordDecoded(view.elementType))
+    return loadStored(view, indices);
   return memref::LoadOp::create(b, loc, view.buffer,
                                 ValueRange{linearIndex(view, indices)});
 }
@@ -358,11 +461,30 @@ LogicalResult GPUKernelEmitter::emitTargetKernel(Operation *op,
                                                  ArrayRef<KernelView> ins,
                                                  const KernelView &out) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case<mir::DequantizeOp, mir::GatherOp>([&](Operation *) {
-        return op->emitOpError("reads ggml blocks, which the SPIR-V back end "
-                               "does not implement yet (keep weights in f32: "
-                               "[precision] weights = \"f32\")");
-      })
+      .Case<mir::DequantizeOp, mir::GatherOp>(
+          [&](Operation *) -> LogicalResult {
+            Type stored = op->getOperand(0).getType();
+            stored = cast<ShapedType>(stored).getElementType();
+            if (!isWordDecoded(stored))
+              return op->emitOpError("reads ")
+                     << stored
+                     << ", which the SPIR-V back end does not decode (it reads "
+                        "q8_0, q4_0, bf16 and f16 weights; keep others in f32: "
+                        "[precision] weights = \"f32\")";
+            // The loads decode the blocks: a gather is a gather, a dequantize
+            // a copy over the [N, K] weight.
+            if (isa<mir::GatherOp>(op))
+              return emitDataMovementKernel(*this, op, ins, out);
+            const KernelView &in = ins[0];
+            if (in.rank() != 2 || out.rank() != 2)
+              return op->emitOpError("dequantizes [N, K] weights only");
+            int64_t cols = in.shape[1];
+            forEachElement(in.shape[0] * cols, [&](Value i) {
+              SmallVector<Value> at = {divConst(i, cols), remConst(i, cols)};
+              store(load(in, at), out, at);
+            });
+            return success();
+          })
       .Case<mir::MatmulOp, mir::BatchMatmulOp, mir::FusedMatmulOp>(
           [&](Operation *) { return emitGPUMatmulKernel(*this, op, ins, out); })
       .Case<mir::AttentionOp>([&](Operation *) {

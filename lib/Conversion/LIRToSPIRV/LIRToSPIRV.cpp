@@ -192,9 +192,14 @@ EntryLowering::kernelFunction(lir::KernelOp kernel, ArrayRef<Binding> bindings,
   auto storage =
       spirv::StorageClassAttr::get(ctx, spirv::StorageClass::StorageBuffer);
   SmallVector<Type> argTypes;
+  // Weights stored as bf16 or ggml blocks bind as 32-bit words, which the
+  // loads decode.
   for (const Binding &bd : bindings)
-    argTypes.push_back(MemRefType::get({ShapedType::kDynamic}, bd.elementType,
-                                       MemRefLayoutAttrInterface(), storage));
+    argTypes.push_back(MemRefType::get(
+        {ShapedType::kDynamic},
+        GPUKernelEmitter::isWordDecoded(bd.elementType) ? b.getI32Type()
+                                                        : bd.elementType,
+        MemRefLayoutAttrInterface(), storage));
   auto fn =
       gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
   fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
@@ -278,11 +283,17 @@ LogicalResult EntryLowering::lower(lir::EntryOp entry) {
     }
     for (const Binding &bd : bindings) {
       Type t = bd.elementType;
-      if (t.isBF16())
+      // bf16 and ggml blocks only as weights, which the loads decode.
+      bool decodedWeight = GPUKernelEmitter::isWordDecoded(t) &&
+                           bd.space == lir::MemorySpace::Params;
+      if (t.isBF16() && !decodedWeight)
         return kernel.emitOpError("bf16 tensors are not supported by the "
-                                  "SPIR-V back end (use f32 or f16)");
-      if (!t.isIntOrFloat())
-        return kernel.emitOpError("unsupported element type ") << t;
+                                  "SPIR-V back end (use f32 or f16; bf16 "
+                                  "weights are read as stored)");
+      if (!t.isIntOrFloat() && !decodedWeight)
+        return kernel.emitOpError("unsupported element type ")
+               << t << " (the SPIR-V back end reads q8_0, q4_0, bf16 and f16 "
+               << "weights; keep others in f32: [precision] weights = \"f32\")";
     }
     FailureOr<GeneratedKernel *> gen =
         kernelFunction(kernel, bindings, entry.getSymName());

@@ -63,13 +63,26 @@ struct Matrix {
     }
     return idx;
   }
+  /// Elements as f32 (a weight stored as f16 is widened; bf16 and ggml
+  /// blocks load as f32).
   Value load(GPUKernelEmitter &e, ArrayRef<Value> batch, Value r,
              Value c) const {
-    return e.load(view, indices(batch, r, c));
+    return widen(e, e.load(view, indices(batch, r, c)));
   }
   Value loadOr(GPUKernelEmitter &e, ArrayRef<Value> batch, Value r, Value c,
                Value inBounds, Value fallback) const {
-    return e.loadOr(view, indices(batch, r, c), inBounds, fallback);
+    SmallVector<Value> idx = indices(batch, r, c);
+    SmallVector<Value> clamped;
+    for (auto [i, v] : llvm::enumerate(idx))
+      clamped.push_back(e.minIndex(v, e.index(view.shape[i] - 1)));
+    Value v = load(e, batch, clamped[clamped.size() - (transposed ? 1 : 2)],
+                   clamped[clamped.size() - (transposed ? 2 : 1)]);
+    return arith::SelectOp::create(e.b, e.loc, inBounds, v, fallback);
+  }
+  static Value widen(GPUKernelEmitter &e, Value v) {
+    if (v.getType().isF16())
+      return arith::ExtFOp::create(e.b, e.loc, e.b.getF32Type(), v);
+    return v;
   }
 };
 } // namespace
@@ -293,11 +306,19 @@ LogicalResult mlir::rlx::emitGPUMatmulKernel(GPUKernelEmitter &e, Operation *op,
   const GPUView &lhs = ins[0], &rhs = ins[1];
   if (lhs.isScalar() || rhs.isScalar())
     return op->emitOpError("expects tensor operands on the SPIR-V back end");
-  if (!out.elementType.isF32() || !lhs.elementType.isF32() ||
-      !rhs.elementType.isF32())
-    return op->emitOpError("the SPIR-V back end multiplies f32 matrices only");
   bool transA = op->hasAttr("transpose_lhs");
   bool transB = op->hasAttr("transpose_rhs");
+  // A weight kept as stored ([N, K]: f16, or bf16/q8_0/q4_0 decoded by the
+  // loads) multiplies f32 rows.
+  bool storedRhs = transB && rhs.rank() == 2 &&
+                   (rhs.elementType.isF16() ||
+                    GPUKernelEmitter::isWordDecoded(rhs.elementType));
+  if (!out.elementType.isF32() || !lhs.elementType.isF32() ||
+      (!rhs.elementType.isF32() && !storedRhs))
+    return op->emitOpError("the SPIR-V back end multiplies f32 matrices (or "
+                           "f32 rows by an [N, K] weight stored as f16, bf16, "
+                           "q8_0 or q4_0) only, got ")
+           << rhs.elementType;
   bool batched = isa<mir::BatchMatmulOp>(op);
   int64_t rank = out.rank();
   int64_t m = out.shape[rank - 2], n = out.shape[rank - 1];

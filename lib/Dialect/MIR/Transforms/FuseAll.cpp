@@ -144,10 +144,10 @@ bool mlir::rlx::doesMIRFusionTargetClaim(::rlx::Target target,
   case ::rlx::Target::Spirv:
     // A whole attention block is two GEMMs, RoPE and attention: on a GPU
     // these are separate dispatches with different workgroup shapes, so
-    // SPIR-V keeps mir.attention and the projections apart. Its kernels
-    // read weights in f32: a weight stored lower is dequantized first.
-    return kind != MIRFusionKind::AttentionBlock &&
-           kind != MIRFusionKind::Dequantize;
+    // SPIR-V keeps mir.attention and the projections apart. Its matmuls
+    // and gathers read stored weights themselves (those it cannot decode
+    // are refused by name when lowered).
+    return kind != MIRFusionKind::AttentionBlock;
   }
   llvm_unreachable("unknown fusion target");
 }
