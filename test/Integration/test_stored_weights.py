@@ -96,6 +96,15 @@ def write_gguf(path, tensors):
     writer.close()
 
 
+def stored_file(tmp_path, rng, name, n, k, key="w"):
+    """A GGUF holding one random [n, k] tensor `key` stored as `name`:
+    (path, its dequantized values)."""
+    data, raw, values = random_weight(rng, name, n, k)
+    path = tmp_path / f"{key}.gguf"
+    write_gguf(path, {key: (data, raw)})
+    return path, values
+
+
 def to_bf16(x):
     """x rounded to bf16 (nearest, ties to even), as f32."""
     bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
@@ -194,9 +203,7 @@ func.func @main(%x: tensor<1x{m}x{k}xf32> {{rlx.name = "x"}})
 def test_linear(tmp_path, name, m, isa):
     rng = np.random.default_rng(abs(hash((name, m))) % 2**32)
     n, k = 24, 512
-    data, raw, w = random_weight(rng, name, n, k)
-    path = tmp_path / "w.gguf"
-    write_gguf(path, {"w": (data, raw)})
+    path, w = stored_file(tmp_path, rng, name, n, k)
     x = rng.standard_normal((1, m, k)).astype(np.float32)
     mlir = LINEAR.format(m=m, k=k, n=n, storage=storage_attr(name))
     y = run(tmp_path, mlir, {"x": x}, path, isa)["y"]
@@ -208,9 +215,7 @@ def test_linear_ir_reads_blocks(tmp_path):
     """The kernel reads the q4_0 blocks (the ukernel strategy), with no f32
     copy of the weight."""
     rng = np.random.default_rng(1)
-    data, raw, _ = random_weight(rng, "q4_0", 8, 64)
-    path = tmp_path / "w.gguf"
-    write_gguf(path, {"w": (data, raw)})
+    path, _ = stored_file(tmp_path, rng, "q4_0", 8, 64)
     x = rng.standard_normal((1, 2, 64)).astype(np.float32)
     dump = tmp_path / "ir"
     run(tmp_path, LINEAR.format(m=2, k=64, n=8, storage="!mir.quant<q4_0>"),
@@ -238,9 +243,7 @@ def test_embedding_rows_bit_exact(tmp_path, name):
     dequantized rows, bit for bit."""
     rng = np.random.default_rng(5)
     v, k = 40, 256
-    data, raw, table = random_weight(rng, name, v, k)
-    path = tmp_path / "t.gguf"
-    write_gguf(path, {"table": (data, raw)})
+    path, table = stored_file(tmp_path, rng, name, v, k, key="table")
     ids = np.array([[3, 0, 39, 3, 17]], dtype=np.int32)
     mlir = EMBED.format(t=5, k=k, v=v, storage=storage_attr(name))
     h = run(tmp_path, mlir, {"ids": ids}, path, "scalar")["h"]
@@ -265,9 +268,7 @@ def test_standing_dequantize(tmp_path, name):
     the mir.dequantize stays a kernel of its own and widens exactly."""
     rng = np.random.default_rng(6)
     n, k = 6, 256
-    data, raw, w = random_weight(rng, name, n, k)
-    path = tmp_path / "w.gguf"
-    write_gguf(path, {"w": (data, raw)})
+    path, w = stored_file(tmp_path, rng, name, n, k)
     x = rng.standard_normal((n, k)).astype(np.float32)
     mlir = STANDING.format(n=n, k=k, storage=storage_attr(name))
     y = run(tmp_path, mlir, {"x": x}, path, "scalar")["y"]
@@ -379,9 +380,7 @@ def test_aot_refuses_stored(tmp_path):
     """An AOT library does not link the micro-kernels yet: a clear error
     before anything is written, not a library that fails to load."""
     rng = np.random.default_rng(2)
-    data, raw, _ = random_weight(rng, "q8_0", 8, 64)
-    path = tmp_path / "w.gguf"
-    write_gguf(path, {"w": (data, raw)})
+    path, _ = stored_file(tmp_path, rng, "q8_0", 8, 64)
     src = tmp_path / "module.mlir"
     src.write_text(LINEAR.format(m=2, k=64, n=8, storage="!mir.quant<q8_0>"))
     np.save(tmp_path / "x.npy", np.zeros((1, 2, 64), np.float32))
@@ -563,9 +562,7 @@ def test_vulkan_linear(tmp_path, name, m):
     require_vulkan()
     rng = np.random.default_rng(abs(hash((name, m, "vk"))) % 2**32)
     n, k = 24, 256
-    data, raw, w = random_weight(rng, name, n, k)
-    path = tmp_path / "w.gguf"
-    write_gguf(path, {"w": (data, raw)})
+    path, w = stored_file(tmp_path, rng, name, n, k)
     x = rng.standard_normal((1, m, k)).astype(np.float32)
     mlir = LINEAR.format(m=m, k=k, n=n, storage=storage_attr(name))
     y = run(tmp_path, mlir, {"x": x}, path, "scalar",
@@ -585,9 +582,7 @@ def test_vulkan_embedding(tmp_path, name):
     require_vulkan()
     rng = np.random.default_rng(8)
     v, k = 40, 256
-    data, raw, table = random_weight(rng, name, v, k)
-    path = tmp_path / "t.gguf"
-    write_gguf(path, {"table": (data, raw)})
+    path, table = stored_file(tmp_path, rng, name, v, k, key="table")
     ids = np.array([[3, 0, 39, 3, 17]], dtype=np.int32)
     mlir = EMBED.format(t=5, k=k, v=v, storage=storage_attr(name))
     h = run(tmp_path, mlir, {"ids": ids}, path, "scalar",
@@ -599,9 +594,7 @@ def test_vulkan_refuses_k_quants(tmp_path):
     from conftest import require_vulkan
     require_vulkan()
     rng = np.random.default_rng(9)
-    data, raw, _ = random_weight(rng, "q4_K", 8, 256)
-    path = tmp_path / "w.gguf"
-    write_gguf(path, {"w": (data, raw)})
+    path, _ = stored_file(tmp_path, rng, "q4_K", 8, 256)
     src = tmp_path / "module.mlir"
     src.write_text(LINEAR.format(m=2, k=256, n=8,
                                  storage="!mir.quant<q4_K>"))
@@ -637,9 +630,7 @@ def test_vulkan_standing_dequantize(tmp_path, name):
     require_vulkan()
     rng = np.random.default_rng(10)
     n, k = 6, 256
-    data, raw, w = random_weight(rng, name, n, k)
-    path = tmp_path / "w.gguf"
-    write_gguf(path, {"w": (data, raw)})
+    path, w = stored_file(tmp_path, rng, name, n, k)
     x = rng.standard_normal((n, k)).astype(np.float32)
     mlir = STANDING.format(n=n, k=k, storage=storage_attr(name))
     y = run(tmp_path, mlir, {"x": x}, path, "scalar",

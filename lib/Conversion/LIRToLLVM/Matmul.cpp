@@ -582,6 +582,27 @@ static void callRoutine(KernelEmitter &e, StringRef name, ValueRange args) {
   func::CallOp::create(e.b, e.loc, f, args);
 }
 
+/// Splits [0, total) into at most `maxChunks` ranges of a multiple of
+/// `granule` (about total / perChunk of them) and runs `body(begin, end)` on
+/// each in parallel.
+static void parallelRanges(KernelEmitter &e, int64_t total, int64_t perChunk,
+                           int64_t maxChunks, int64_t granule,
+                           function_ref<void(Value, Value)> body) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  int64_t chunks = std::clamp<int64_t>(total / perChunk, 1, maxChunks);
+  int64_t width = (total + chunks - 1) / chunks;
+  width = (width + granule - 1) / granule * granule;
+  chunks = (total + width - 1) / width;
+  e.parallelFor(chunks, [&](Value c) {
+    Value begin = arith::MulIOp::create(b, loc, c, e.index(width));
+    Value end = arith::MinSIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, begin, e.index(width)),
+        e.index(total));
+    body(begin, end);
+  });
+}
+
 /// y = x * W^T with W kept as stored (f16, bf16, ggml blocks): the rows of x
 /// are prepared once (split between threads), then the micro-kernel computes
 /// column chunks of y (split between threads), then the epilogue.
@@ -618,28 +639,13 @@ static LogicalResult emitUkernelMatmul(KernelEmitter &e, Operation *op,
   Value x = e.pointer(lhs), weight = e.pointer(w.memref), y = e.pointer(out);
 
   // Prepare the activations, rows split between threads.
-  int64_t rowChunks = std::clamp<int64_t>(m / 8, 1, 16);
-  int64_t rowsPer = (m + rowChunks - 1) / rowChunks;
-  rowChunks = (m + rowsPer - 1) / rowsPer;
-  e.parallelFor(rowChunks, [&](Value c) {
-    Value m0 = arith::MulIOp::create(b, loc, c, e.index(rowsPer));
-    Value m1 = arith::MinSIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, m0, e.index(rowsPer)),
-        e.index(m));
+  parallelRanges(e, m, 8, 16, 1, [&](Value m0, Value m1) {
     callRoutine(
         e, "rlx_uk_prepare",
         {c32(wtype), x, c64(lda), toI64(m0), toI64(m1), c64(k), prepared});
   });
-
   // Columns in chunks of 16-multiples the threads claim.
-  int64_t chunks = std::clamp<int64_t>(n / 64, 1, 256);
-  int64_t width = (n + chunks - 1) / chunks;
-  width = (width + 15) / 16 * 16;
-  chunks = (n + width - 1) / width;
-  e.parallelFor(chunks, [&](Value c) {
-    Value n0 = arith::MulIOp::create(b, loc, c, e.index(width));
-    Value n1 = arith::MinSIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, n0, e.index(width)), e.index(n));
+  parallelRanges(e, n, 64, 256, 16, [&](Value n0, Value n1) {
     callRoutine(e, "rlx_uk_matmul",
                 {c32(wtype), prepared, c64(m), c64(k), weight, toI64(n0),
                  toI64(n1), y, c64(ldy)});
@@ -667,6 +673,16 @@ LogicalResult mlir::rlx::emitDequantizeKernel(KernelEmitter &e, Operation *op,
   int64_t rowBytes =
       mir::getStorageBytes(RankedTensorType::get({1, k}, table.stored));
   int64_t ld = leadingDim(out);
+  // Rows [from, from + count) of the table to rows [to, ...) of the output.
+  auto dequantizeRows = [&](Value fromRow, Value toRow, Value count) {
+    Value from = e.offsetPointer(
+        src, arith::MulIOp::create(b, loc, fromRow, e.index(rowBytes)),
+        b.getI8Type());
+    Value to = e.offsetPointer(
+        dst, arith::MulIOp::create(b, loc, toRow, e.index(ld)), b.getF32Type());
+    callRoutine(e, "rlx_dequantize_rows",
+                {e.constant(wtype, i32), from, count, c64(k), to, c64(ld)});
+  };
   if (auto gather = dyn_cast<mir::GatherOp>(op)) {
     // One row per index, clamped into the table.
     Value ids = ins[1].memref;
@@ -680,38 +696,15 @@ LogicalResult mlir::rlx::emitDequantizeKernel(KernelEmitter &e, Operation *op,
       Value row = arith::IndexCastOp::create(b, loc, b.getIndexType(), id);
       row = arith::MaxSIOp::create(b, loc, row, e.index(0));
       row = arith::MinSIOp::create(b, loc, row, e.index(rows - 1));
-      Value from = e.offsetPointer(
-          src, arith::MulIOp::create(b, loc, row, e.index(rowBytes)),
-          b.getI8Type());
-      Value to = e.offsetPointer(
-          dst, arith::MulIOp::create(b, loc, i, e.index(ld)), b.getF32Type());
-      callRoutine(e, "rlx_dequantize_rows",
-                  {e.constant(wtype, i32), from, c64(1), c64(k), to, c64(ld)});
+      dequantizeRows(row, i, c64(1));
     });
     return success();
   }
   // A whole weight: chunks of rows.
   int64_t rows = outTy.getNumElements() / std::max<int64_t>(k, 1);
-  int64_t chunks = std::clamp<int64_t>(rows / 8, 1, 64);
-  int64_t per = (rows + chunks - 1) / chunks;
-  chunks = (rows + per - 1) / per;
-  e.parallelFor(chunks, [&](Value c) {
-    Value r0 = arith::MulIOp::create(b, loc, c, e.index(per));
-    Value n = arith::SubIOp::create(
-        b, loc,
-        arith::MinSIOp::create(b, loc,
-                               arith::AddIOp::create(b, loc, r0, e.index(per)),
-                               e.index(rows)),
-        r0);
-    Value from = e.offsetPointer(
-        src, arith::MulIOp::create(b, loc, r0, e.index(rowBytes)),
-        b.getI8Type());
-    Value to = e.offsetPointer(
-        dst, arith::MulIOp::create(b, loc, r0, e.index(ld)), b.getF32Type());
-    callRoutine(e, "rlx_dequantize_rows",
-                {e.constant(wtype, i32), from,
-                 arith::IndexCastOp::create(b, loc, i64, n), c64(k), to,
-                 c64(ld)});
+  parallelRanges(e, rows, 8, 64, 1, [&](Value r0, Value r1) {
+    Value n = arith::SubIOp::create(b, loc, r1, r0);
+    dequantizeRows(r0, r0, arith::IndexCastOp::create(b, loc, i64, n));
   });
   return success();
 }
