@@ -13,6 +13,7 @@
 
 #include "Bindings.h"
 #include "RLX/Profile/CompileProfile.h"
+#include "RLX/Runtime/CpuExecutor.h"
 #include "RLX/Weights/GGUF.h"
 #include "RLX/Weights/SafeTensors.h"
 #include "llvm/ADT/StringMap.h"
@@ -638,6 +639,11 @@ NB_MODULE(_rlx, m) {
   m.doc() = "RLX: an MLIR compiler for transformer inference (native part; "
             "import `rlx`).";
   nb::exception<RLXError>(m, "RLXError", PyExc_RuntimeError);
+  // The environment is read by the tools and this module, never by the
+  // libraries.
+  if (const char *isa = std::getenv("RLX_UK_ISA"))
+    if (llvm::Error err = selectMicroKernelISA(isa))
+      throw RLXError("RLX_UK_ISA: " + llvm::toString(std::move(err)));
   registerWeights(m);
   registerProfile(m);
   registerFlow(m);

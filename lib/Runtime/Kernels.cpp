@@ -6,9 +6,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Runtime/Kernels.h"
+#include "RLX/Runtime/CpuExecutor.h"
 #include "RLX/UKernels/UKernels.h"
 #include "RLX/Weights/GGUF.h"
 #include "RLX/Weights/Tensor.h"
+#include "llvm/ADT/STLExtras.h"
 
 using namespace rlx;
 
@@ -33,6 +35,22 @@ extern "C" int rlx_dequantize_rows(int ggmlType, const void *src, int64_t rows,
     }
   }
   return 0;
+}
+
+llvm::Error rlx::selectMicroKernelISA(llvm::StringRef name) {
+  static constexpr llvm::StringLiteral names[] = {"avx512", "avx512-nobf16",
+                                                  "avx2", "scalar"};
+  if (!llvm::is_contained(names, name))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "unknown micro-kernel instruction set '" + name +
+            "' (expected one of: avx512, avx512-nobf16, avx2, scalar)");
+  if (rlx_uk_select_isa(name.str().c_str()) != 0)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "this CPU lacks the micro-kernel "
+                                   "instruction set '" +
+                                       name + "'");
+  return llvm::Error::success();
 }
 
 extern "C" void rlx_for_each_kernel_symbol(void (*add)(const char *, void *,

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 //
 // Argument checks, the one-time choice of instruction set (cpuid through
-// __builtin_cpu_supports, optionally overridden by RLX_UK_ISA), the
+// __builtin_cpu_supports, or the one rlx_uk_select_isa names), the
 // activation rounding (ISA-independent, so a prepared buffer means the same
 // under every instruction set) and the dispatch to the kernels.
 //
@@ -90,11 +90,6 @@ int currentLevel() {
   if (level >= 0)
     return level;
   int choice = bestLevel();
-  if (const char *env = std::getenv("RLX_UK_ISA")) {
-    int named = levelNamed(env);
-    if (named >= 0)
-      choice = named;
-  }
   int expected = -1;
   if (chosenLevel.compare_exchange_strong(expected, choice,
                                           std::memory_order_acq_rel))

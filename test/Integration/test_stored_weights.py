@@ -636,3 +636,22 @@ def test_vulkan_standing_dequantize(tmp_path, name):
     y = run(tmp_path, mlir, {"x": x}, path, "scalar",
             ["--device", "vulkan"])["y"]
     np.testing.assert_array_equal(y, x + w)
+
+
+@pytest.mark.parametrize("isa,message", [
+    ("avx9", "unknown micro-kernel instruction set 'avx9' (expected one of: "
+             "avx512, avx512-nobf16, avx2, scalar)"),
+    ("", "unknown micro-kernel instruction set ''")])
+def test_bad_ukernel_isa_refused(tmp_path, isa, message):
+    """RLX_UK_ISA is honoured or refused by name, never ignored."""
+    rng = np.random.default_rng(11)
+    path, _ = stored_file(tmp_path, rng, "q8_0", 8, 64)
+    src = tmp_path / "module.mlir"
+    src.write_text(LINEAR.format(m=2, k=64, n=8, storage="!mir.quant<q8_0>"))
+    np.save(tmp_path / "x.npy", np.zeros((1, 2, 64), np.float32))
+    proc = subprocess.run(
+        [str(RLX_RUN), str(src), "--input", f"x={tmp_path / 'x.npy'}",
+         "--params", str(path)],
+        capture_output=True, text=True, env=dict(os.environ, RLX_UK_ISA=isa))
+    assert proc.returncode == 1
+    assert f"RLX_UK_ISA: {message}" in proc.stderr

@@ -14,6 +14,7 @@
 
 #include "ModelRunner.h"
 #include "RLX/Compiler/Session.h"
+#include "RLX/Runtime/CpuExecutor.h"
 #include "RLX/Weights/GGUF.h"
 #include "RLX/Weights/Npy.h"
 #include "RLX/Weights/SafeTensors.h"
@@ -190,6 +191,10 @@ int main(int argc, char **argv) {
       "rlx-run: compile an RLX module (HIR, MIR or LIR) for the CPU and run "
       "it\n\n  rlx-run model.mlir --input tokens=ids.npy --params "
       "weights.safetensors --output-dir out/\n");
+  // The environment is read here, by the tool, never by the libraries.
+  if (const char *isa = std::getenv("RLX_UK_ISA"))
+    if (llvm::Error err = selectMicroKernelISA(isa))
+      return fail("RLX_UK_ISA: " + llvm::toString(std::move(err)));
 
   CompileOptions options;
   if (!profilePath.empty() && !presetName.empty())

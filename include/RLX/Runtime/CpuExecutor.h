@@ -36,6 +36,12 @@ namespace rlx {
 /// (0: $RLX_NUM_THREADS when set, else every core).
 unsigned cpuThreadCount(unsigned requested);
 
+/// Makes the micro-kernels that read weights kept as stored use the
+/// instruction set `name` ("avx512", "avx512-nobf16", "avx2", "scalar";
+/// the tools pass $RLX_UK_ISA). Errors, naming it, when the name is unknown
+/// or this CPU lacks the instruction set. Call it before running models.
+llvm::Error selectMicroKernelISA(llvm::StringRef name);
+
 class CpuExecutor : public Executor {
 public:
   using SpmdFn = spmd::SpmdFn;

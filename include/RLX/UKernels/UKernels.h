@@ -23,9 +23,9 @@
 // Both steps are thread-safe and keep no state: threads may prepare disjoint
 // row ranges into the same buffer, then compute disjoint column ranges. The
 // only global is the instruction set, chosen once on first use (the best the
-// CPU has, or the one named by the environment variable RLX_UK_ISA) and
-// changeable with rlx_uk_select_isa. The
-// prepared form does not depend on the instruction set.
+// CPU has) and changeable with rlx_uk_select_isa (the RLX tools pass
+// $RLX_UK_ISA to it, refusing a name it rejects). The prepared form does
+// not depend on the instruction set.
 //
 // Weight types are identified by their ggml type codes (RLX_UK_*). The
 // library is plain C at its interface and depends on nothing but the C and
