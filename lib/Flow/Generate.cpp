@@ -219,14 +219,15 @@ Generator::generate(llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
   statistics.promptTokens = prompt.size();
   statistics.newTokens = 0;
   // Timings leave out the compiles of new graphs and the weights' load.
-  double compiled = statistics.compileSeconds + statistics.loadSeconds;
+  auto leftOut = [&] {
+    return statistics.compileSeconds + statistics.loadSeconds;
+  };
+  double before = leftOut();
   auto start = std::chrono::steady_clock::now();
   Expected<std::vector<float>> logits = step(prompt, 0);
   if (!logits)
     return logits.takeError();
-  statistics.prefillSeconds =
-      since(start) -
-      (statistics.compileSeconds + statistics.loadSeconds - compiled);
+  statistics.prefillSeconds = since(start) - (leftOut() - before);
 
   std::vector<int32_t> out;
   int64_t length = prompt.size();
@@ -240,13 +241,12 @@ Generator::generate(llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
       onToken(token);
     if (i + 1 == maxNewTokens)
       break;
-    compiled = statistics.compileSeconds + statistics.loadSeconds;
+    before = leftOut();
     auto t = std::chrono::steady_clock::now();
     logits = step({token}, length);
     if (!logits)
       return logits.takeError();
-    decode += since(t) -
-              (statistics.compileSeconds + statistics.loadSeconds - compiled);
+    decode += since(t) - (leftOut() - before);
     ++length;
   }
   statistics.newTokens = out.size();

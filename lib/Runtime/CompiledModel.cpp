@@ -19,7 +19,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <mutex>
 #include <sys/mman.h>
 #include <thread>
 
@@ -276,12 +275,19 @@ static uint64_t rowBytes(DType dtype, int64_t columns) {
   return *bytes;
 }
 
-/// Where the stored bytes of param `name` (or of one source of a derived
-/// param) go in the parameter pool, after checking that the model keeps it
-/// as `dtype`; marks it set.
-static Expected<llvm::MutableArrayRef<uint8_t>>
-storedDestination(const ManifestEntry &e, StringRef name, DType dtype,
-                  uint8_t *pool, llvm::StringSet<> &set) {
+namespace {
+/// Where the stored bytes of a weight go in the parameter pool, and the key
+/// that marks them set once written.
+struct StoredPlace {
+  llvm::MutableArrayRef<uint8_t> bytes;
+  std::string key;
+};
+} // namespace
+
+/// The place of param `name` (or of one source of a derived param) kept as
+/// stored, after checking that the model keeps it as `dtype`.
+static Expected<StoredPlace> storedPlace(const ManifestEntry &e, StringRef name,
+                                         DType dtype, uint8_t *pool) {
   if (e.dtype != dtype)
     return fail("param '" + name + "' is kept as " + dtypeName(e.dtype) +
                 ", got " + dtypeName(dtype) + " data");
@@ -289,19 +295,15 @@ storedDestination(const ManifestEntry &e, StringRef name, DType dtype,
   Expected<uint64_t> bytes = storageBytes(dtype, shape);
   if (!bytes)
     return fail("param '" + name + "': " + llvm::toString(bytes.takeError()));
-  uint64_t offset = e.offset;
-  if (e.sources.empty()) {
-    set.insert(e.name);
-  } else {
-    // Stored types are concatenated along their rows (axis 0 of a matrix).
-    size_t index = llvm::find(e.sources, name) - e.sources.begin();
-    int64_t before = 0;
-    for (size_t i = 0; i < index; ++i)
-      before += e.sourceSizes[i];
-    offset += before * rowBytes(dtype, e.shape.back());
-    set.insert(derivedKey(e.name, name));
-  }
-  return llvm::MutableArrayRef<uint8_t>(pool + offset, *bytes);
+  if (e.sources.empty())
+    return StoredPlace{{pool + e.offset, *bytes}, e.name};
+  // Stored types are concatenated along their rows (axis 0 of a matrix).
+  size_t index = llvm::find(e.sources, name) - e.sources.begin();
+  int64_t before = 0;
+  for (size_t i = 0; i < index; ++i)
+    before += e.sourceSizes[i];
+  uint64_t offset = e.offset + before * rowBytes(dtype, e.shape.back());
+  return StoredPlace{{pool + offset, *bytes}, derivedKey(e.name, name)};
 }
 
 Error CompiledModel::setParamBytes(StringRef name, DType dtype,
@@ -311,20 +313,17 @@ Error CompiledModel::setParamBytes(StringRef name, DType dtype,
   const ManifestEntry *e = findWeight(name);
   if (!e)
     return fail("the model has no param '" + name + "'");
-  uint64_t expected = 0;
-  if (Expected<uint64_t> size = storageBytes(dtype, weightShape(*e, name)))
-    expected = *size;
-  else
-    llvm::consumeError(size.takeError());
-  if (e->dtype == dtype && bytes.size() != expected)
-    return fail("param '" + name + "': expected " + llvm::Twine(expected) +
-                " bytes of " + describe(dtype, weightShape(*e, name)) +
-                ", got " + llvm::Twine(bytes.size()));
-  auto dst = storedDestination(*e, name, dtype, storage->paramPool->data,
-                               *storage->set);
-  if (!dst)
-    return dst.takeError();
-  copyBytes(dst->data(), bytes.data(), bytes.size());
+  Expected<StoredPlace> place =
+      storedPlace(*e, name, dtype, storage->paramPool->data);
+  if (!place)
+    return place.takeError();
+  if (bytes.size() != place->bytes.size())
+    return fail("param '" + name + "': expected " +
+                llvm::Twine(place->bytes.size()) + " bytes of " +
+                describe(dtype, weightShape(*e, name)) + ", got " +
+                llvm::Twine(bytes.size()));
+  copyBytes(place->bytes.data(), bytes.data(), bytes.size());
+  storage->set->insert(place->key);
   storage->paramsChanged = true;
   return Error::success();
 }
@@ -447,15 +446,23 @@ Error CompiledModel::setParam(StringRef name, const Tensor &value) {
   return setParamBytes(name, e->dtype, *bytes);
 }
 
-/// Runs `jobs` on up to the machine's cores; returns the first failure in
-/// job order (every job runs).
-static Error runInParallel(std::vector<std::function<Error()>> &jobs) {
+/// Loads one weight into the pool; returns the keys of the places filled.
+using LoadJob = std::function<Expected<std::vector<std::string>>()>;
+
+/// Runs `jobs` on up to the machine's cores, then marks the places the
+/// successful ones filled in `set`; returns the first failure in job order
+/// (every job runs).
+static Error runInParallel(std::vector<LoadJob> &jobs, llvm::StringSet<> &set) {
   std::vector<std::string> failures(jobs.size());
+  std::vector<std::vector<std::string>> keys(jobs.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i = next++; i < jobs.size(); i = next++)
-      if (Error err = jobs[i]())
-        failures[i] = llvm::toString(std::move(err));
+    for (size_t i = next++; i < jobs.size(); i = next++) {
+      if (Expected<std::vector<std::string>> filled = jobs[i]())
+        keys[i] = std::move(*filled);
+      else
+        failures[i] = llvm::toString(filled.takeError());
+    }
   };
   size_t workers = std::min<size_t>(
       jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
@@ -465,6 +472,9 @@ static Error runInParallel(std::vector<std::function<Error()>> &jobs) {
   work();
   for (std::thread &t : threads)
     t.join();
+  for (const std::vector<std::string> &filled : keys)
+    for (const std::string &key : filled)
+      set.insert(key);
   for (const std::string &f : failures)
     if (!f.empty())
       return fail(f);
@@ -475,9 +485,7 @@ Error CompiledModel::loadParams(const WeightSource &source) {
   // Every weight is copied (or converted) straight into its place in the
   // pool, in parallel: the first touch of the pool's pages is most of a
   // load. Checks and places come first, in order.
-  std::vector<std::function<Error()>> jobs;
-  std::vector<std::string> placed;
-  std::mutex placedMutex;
+  std::vector<LoadJob> jobs;
   for (const std::string &name : weightNames()) {
     const TensorInfo *t = source.lookup(name);
     const ManifestEntry *e = findWeight(name);
@@ -498,26 +506,28 @@ Error CompiledModel::loadParams(const WeightSource &source) {
       return fail(source.description() + ": weight '" + name + "' has shape " +
                   formatShape(t->shape) + ", the model needs " +
                   formatShape(shape));
+    storage->paramsChanged = true;
     if (e->dtype != DType::F32) {
-      auto dst = storedDestination(*e, name, e->dtype, storage->paramPool->data,
-                                   *storage->set);
-      if (!dst)
-        return dst.takeError();
-      storage->paramsChanged = true;
+      Expected<StoredPlace> place =
+          storedPlace(*e, name, e->dtype, storage->paramPool->data);
+      if (!place)
+        return place.takeError();
       if (t->dtype == e->dtype) {
         // Kept as stored: the bytes as the file has them.
-        jobs.push_back([&source, name, dst = *dst]() -> Error {
-          if (Error err = source.readStored(name, dst))
-            return err;
-          source.release(name);
-          return Error::success();
-        });
+        jobs.push_back(
+            [&source, name,
+             place = *place]() -> Expected<std::vector<std::string>> {
+              if (Error err = source.readStored(name, place.bytes))
+                return std::move(err);
+              source.release(name);
+              return std::vector<std::string>{place.key};
+            });
         continue;
       }
       // Kept in another type ([precision] weights = "q8_0"...): converted
       // from f32.
-      jobs.push_back([&source, name, dst = *dst, from = t->dtype,
-                      to = e->dtype]() -> Error {
+      jobs.push_back([&source, name, place = *place, from = t->dtype,
+                      to = e->dtype]() -> Expected<std::vector<std::string>> {
         Expected<std::vector<float>> data = source.loadF32(name);
         if (!data)
           return data.takeError();
@@ -528,12 +538,12 @@ Error CompiledModel::loadParams(const WeightSource &source) {
               source.description() + ": weight '" + name + "' is " +
               dtypeName(from) + "; the model keeps it as " + dtypeName(to) +
               ", and converting failed: " + llvm::toString(bytes.takeError()));
-        if (bytes->size() != dst.size())
+        if (bytes->size() != place.bytes.size())
           return fail("param '" + name + "': converted to " +
                       llvm::Twine(bytes->size()) + " bytes, expected " +
-                      llvm::Twine(dst.size()));
-        copyBytes(dst.data(), bytes->data(), bytes->size());
-        return Error::success();
+                      llvm::Twine(place.bytes.size()));
+        copyBytes(place.bytes.data(), bytes->data(), bytes->size());
+        return std::vector<std::string>{place.key};
       });
       continue;
     }
@@ -546,36 +556,30 @@ Error CompiledModel::loadParams(const WeightSource &source) {
     if (direct) {
       auto *dst =
           reinterpret_cast<float *>(storage->paramPool->data + e->offset);
-      jobs.push_back([&source, name, dst, n = e->numElements()]() -> Error {
+      jobs.push_back([&source, name, dst, n = e->numElements(),
+                      key = e->name]() -> Expected<std::vector<std::string>> {
         if (Error err =
                 source.readF32(name, llvm::MutableArrayRef<float>(dst, n)))
-          return err;
+          return std::move(err);
         source.release(name);
-        return Error::success();
+        return std::vector<std::string>{key};
       });
-      storage->set->insert(e->name);
-    } else {
-      // The places are marked below, once every job has succeeded.
-      jobs.push_back([this, &source, name, &placed, &placedMutex]() -> Error {
-        Expected<std::vector<float>> data = source.loadF32(name);
-        if (!data)
-          return data.takeError();
-        source.release(name);
-        std::vector<std::string> keys;
-        if (Error err = writeF32Weight(info, name, *data,
-                                       storage->paramPool->data, keys))
-          return err;
-        std::lock_guard<std::mutex> lock(placedMutex);
-        placed.insert(placed.end(), keys.begin(), keys.end());
-        return Error::success();
-      });
+      continue;
     }
-    storage->paramsChanged = true;
+    jobs.push_back([this, &source,
+                    name]() -> Expected<std::vector<std::string>> {
+      Expected<std::vector<float>> data = source.loadF32(name);
+      if (!data)
+        return data.takeError();
+      source.release(name);
+      std::vector<std::string> keys;
+      if (Error err =
+              writeF32Weight(info, name, *data, storage->paramPool->data, keys))
+        return std::move(err);
+      return keys;
+    });
   }
-  Error err = runInParallel(jobs);
-  for (const std::string &key : placed)
-    storage->set->insert(key);
-  return err;
+  return runInParallel(jobs, *storage->set);
 }
 
 /// Rejects integer values outside [0, bound).

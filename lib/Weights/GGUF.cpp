@@ -738,12 +738,7 @@ Expected<ArrayRef<uint8_t>> GGUFFile::rawBytes(StringRef name) const {
       info->byteSize);
 }
 
-void GGUFFile::release(StringRef name) const {
-  if (Expected<ArrayRef<uint8_t>> bytes = rawBytes(name))
-    releaseMapped(*buffer, *bytes);
-  else
-    llvm::consumeError(bytes.takeError());
-}
+void GGUFFile::release(StringRef name) const { releaseMapped(*buffer, name); }
 
 //===----------------------------------------------------------------------===//
 // Writing

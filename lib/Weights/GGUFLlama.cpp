@@ -279,10 +279,8 @@ Error GGUFLlamaWeights::readStored(StringRef name,
   Expected<ArrayRef<uint8_t>> stored = gguf->rawBytes(e.ggufName);
   if (!stored)
     return stored.takeError();
-  if (stored->size() != dst.size())
-    return tensorError(name, "destination has " + Twine(dst.size()) +
-                                 " bytes, but the tensor has " +
-                                 Twine(stored->size()));
+  if (Error err = checkStoredDestination(name, stored->size(), dst.size()))
+    return err;
   if (!e.permuteHeads) {
     std::copy(stored->begin(), stored->end(), dst.begin());
     return Error::success();

@@ -350,10 +350,7 @@ const TensorInfo *SafeTensorsFile::lookup(StringRef name) const {
 }
 
 void SafeTensorsFile::release(StringRef name) const {
-  if (Expected<ArrayRef<uint8_t>> bytes = rawBytes(name))
-    releaseMapped(*buffer, *bytes);
-  else
-    llvm::consumeError(bytes.takeError());
+  releaseMapped(*buffer, name);
 }
 
 Expected<ArrayRef<uint8_t>> SafeTensorsFile::rawBytes(StringRef name) const {

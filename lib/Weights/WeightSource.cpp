@@ -43,13 +43,19 @@ Expected<uint64_t> WeightSource::checkDestination(const TensorInfo &info,
 }
 
 void WeightSource::releaseMapped(const llvm::MemoryBuffer &buffer,
-                                 ArrayRef<uint8_t> range) {
-  if (buffer.getBufferKind() != llvm::MemoryBuffer::MemoryBuffer_MMap ||
-      range.empty())
+                                 StringRef name) const {
+  if (buffer.getBufferKind() != llvm::MemoryBuffer::MemoryBuffer_MMap)
+    return;
+  Expected<ArrayRef<uint8_t>> range = rawBytes(name);
+  if (!range) {
+    llvm::consumeError(range.takeError());
+    return;
+  }
+  if (range->empty())
     return;
   const uintptr_t page = llvm::sys::Process::getPageSizeEstimate();
-  uintptr_t begin = reinterpret_cast<uintptr_t>(range.data());
-  uintptr_t end = begin + range.size();
+  uintptr_t begin = reinterpret_cast<uintptr_t>(range->data());
+  uintptr_t end = begin + range->size();
   // Whole pages inside the range only: the neighbours may be in use.
   begin = (begin + page - 1) / page * page;
   end = end / page * page;
@@ -62,12 +68,19 @@ Error WeightSource::readStored(StringRef name,
   Expected<ArrayRef<uint8_t>> bytes = rawBytes(name);
   if (!bytes)
     return bytes.takeError();
-  if (bytes->size() != dst.size())
-    return tensorError(name, "destination has " + Twine(dst.size()) +
-                                 " bytes, but the tensor has " +
-                                 Twine(bytes->size()));
+  if (Error err = checkStoredDestination(name, bytes->size(), dst.size()))
+    return err;
   std::copy(bytes->begin(), bytes->end(), dst.begin());
   return Error::success();
+}
+
+Error WeightSource::checkStoredDestination(StringRef name, uint64_t tensorBytes,
+                                           size_t dstBytes) const {
+  if (tensorBytes == dstBytes)
+    return Error::success();
+  return tensorError(name, "destination has " + Twine(dstBytes) +
+                               " bytes, but the tensor has " +
+                               Twine(tensorBytes));
 }
 
 Error WeightSource::readF32(StringRef name, MutableArrayRef<float> dst) const {

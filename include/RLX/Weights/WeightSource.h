@@ -80,10 +80,15 @@ public:
   virtual void release(llvm::StringRef name) const {}
 
 protected:
-  /// Drops the whole pages of `range`, a part of `buffer`, from the process
-  /// if `buffer` is a read-only file mapping (never for heap memory).
-  static void releaseMapped(const llvm::MemoryBuffer &buffer,
-                            llvm::ArrayRef<uint8_t> range);
+  /// release() for a source whose tensors are rawBytes() inside `buffer`:
+  /// drops the whole pages of tensor `name` from the process if `buffer` is
+  /// a read-only file mapping (never for heap memory).
+  void releaseMapped(const llvm::MemoryBuffer &buffer,
+                     llvm::StringRef name) const;
+  /// Checks that a destination of `dstBytes` bytes fits tensor `name`'s
+  /// `tensorBytes` stored bytes.
+  llvm::Error checkStoredDestination(llvm::StringRef name, uint64_t tensorBytes,
+                                     size_t dstBytes) const;
   /// "<description>: tensor '<name>': <message>".
   llvm::Error tensorError(llvm::StringRef name,
                           const llvm::Twine &message) const;

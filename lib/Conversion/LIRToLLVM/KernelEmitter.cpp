@@ -523,15 +523,11 @@ static SmallVector<KernelInput> kernelInputs(ArrayRef<KernelView> ins) {
       out.push_back(KernelInput{{}, v.scalar, false, {}});
       continue;
     }
-    Value m = KernelEmitter::memrefOf(v);
-    Type elt = cast<MemRefType>(m.getType()).getElementType();
-    out.push_back(
-        KernelInput{m,
-                    {},
-                    v.packed,
-                    elt != v.elementType || mir::isLowPrecisionWeightType(elt)
-                        ? v.elementType
-                        : Type()});
+    out.push_back(KernelInput{
+        KernelEmitter::memrefOf(v),
+        {},
+        v.packed,
+        mir::isLowPrecisionWeightType(v.elementType) ? v.elementType : Type()});
   }
   return out;
 }

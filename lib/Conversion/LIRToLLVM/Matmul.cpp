@@ -60,8 +60,6 @@ static Value matrixAt(KernelEmitter &e, Value m, ValueRange lead) {
                                    offsets, sizes, strides);
 }
 
-/// True when the leading dims of `ty` can be folded into its row dimension
-/// (each leading stride equals the next stride times the next size).
 /// The leading dimensions ([..., R] of [..., R, C]) of size above 1, outer
 /// first: unit dimensions place no rows, so their strides do not matter.
 static SmallVector<int64_t> rowDims(MemRefType ty) {
@@ -459,6 +457,27 @@ static LogicalResult emitPackedGemm(KernelEmitter &e, Value lhs, Value w,
 // Epilogue of library GEMMs
 //===----------------------------------------------------------------------===//
 
+/// Splits [0, total) into at most `maxChunks` ranges of a multiple of
+/// `granule` (about total / perChunk of them) and runs `body(begin, end)` on
+/// each in parallel.
+static void parallelRanges(KernelEmitter &e, int64_t total, int64_t perChunk,
+                           int64_t maxChunks, int64_t granule,
+                           function_ref<void(Value, Value)> body) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  int64_t chunks = std::clamp<int64_t>(total / perChunk, 1, maxChunks);
+  int64_t width = (total + chunks - 1) / chunks;
+  width = (width + granule - 1) / granule * granule;
+  chunks = (total + width - 1) / width;
+  e.parallelFor(chunks, [&](Value c) {
+    Value begin = arith::MulIOp::create(b, loc, c, e.index(width));
+    Value end = arith::MinSIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, begin, e.index(width)),
+        e.index(total));
+    body(begin, end);
+  });
+}
+
 /// out = act(out + bias) + residual, row by row (after a library GEMM).
 static void emitEpilogue(KernelEmitter &e, Value out, Value bias,
                          Value residual, Activation act) {
@@ -529,15 +548,8 @@ static LogicalResult emitBlasMatmul(KernelEmitter &e, Operation *op, Value lhs,
     Value bm = e.pointer(rhs);
     Value c = e.pointer(matrixAt(e, out, zeros));
     // Columns split between threads, in multiples of 16.
-    int64_t chunks = std::clamp<int64_t>(n / 256, 1, 8);
-    int64_t width = (n + chunks - 1) / chunks;
-    width = (width + 15) / 16 * 16;
-    chunks = (n + width - 1) / width;
-    e.parallelFor(chunks, [&](Value ch) {
-      Value n0 = arith::MulIOp::create(b, loc, ch, e.index(width));
-      Value nc =
-          arith::MinSIOp::create(b, loc, e.index(width),
-                                 arith::SubIOp::create(b, loc, e.index(n), n0));
+    parallelRanges(e, n, 256, 8, 16, [&](Value n0, Value n1) {
+      Value nc = arith::SubIOp::create(b, loc, n1, n0);
       Value bOff =
           transB ? arith::MulIOp::create(b, loc, n0, e.index(ldb)).getResult()
                  : n0;
@@ -580,27 +592,6 @@ static void callRoutine(KernelEmitter &e, StringRef name, ValueRange args) {
   func::FuncOp f =
       e.declareFunction(name, e.b.getFunctionType(types, {e.b.getI32Type()}));
   func::CallOp::create(e.b, e.loc, f, args);
-}
-
-/// Splits [0, total) into at most `maxChunks` ranges of a multiple of
-/// `granule` (about total / perChunk of them) and runs `body(begin, end)` on
-/// each in parallel.
-static void parallelRanges(KernelEmitter &e, int64_t total, int64_t perChunk,
-                           int64_t maxChunks, int64_t granule,
-                           function_ref<void(Value, Value)> body) {
-  OpBuilder &b = e.b;
-  Location loc = e.loc;
-  int64_t chunks = std::clamp<int64_t>(total / perChunk, 1, maxChunks);
-  int64_t width = (total + chunks - 1) / chunks;
-  width = (width + granule - 1) / granule * granule;
-  chunks = (total + width - 1) / width;
-  e.parallelFor(chunks, [&](Value c) {
-    Value begin = arith::MulIOp::create(b, loc, c, e.index(width));
-    Value end = arith::MinSIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, begin, e.index(width)),
-        e.index(total));
-    body(begin, end);
-  });
 }
 
 /// y = x * W^T with W kept as stored (f16, bf16, ggml blocks): the rows of x

@@ -203,7 +203,7 @@ Value GPUKernelEmitter::loadOr(const GPUView &view, ValueRange indices,
   SmallVector<Value> clamped;
   for (auto [i, idx] : llvm::enumerate(indices))
     clamped.push_back(minIndex(idx, index(view.shape[i] - 1)));
-  Value v = load(view, clamped);
+  Value v = castValue(load(view, clamped), fallback.getType());
   return arith::SelectOp::create(b, loc, inBounds, v, fallback);
 }
 

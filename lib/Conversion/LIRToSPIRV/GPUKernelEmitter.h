@@ -87,8 +87,9 @@ public:
   /// sits in a buffer of 32-bit words and loads as f32, decoded in place.
   Value load(const GPUView &view, ValueRange indices);
   void store(Value value, const GPUView &view, ValueRange indices);
-  /// A load whose indices are clamped into the view; `inBounds` false gives
-  /// `fallback` instead (tile loads at ragged edges).
+  /// A load whose indices are clamped into the view, converted to the type
+  /// of `fallback`, which `inBounds` false gives instead (tile loads at
+  /// ragged edges).
   Value loadOr(const GPUView &view, ValueRange indices, Value inBounds,
                Value fallback);
 

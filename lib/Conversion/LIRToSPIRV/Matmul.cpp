@@ -67,22 +67,11 @@ struct Matrix {
   /// blocks load as f32).
   Value load(GPUKernelEmitter &e, ArrayRef<Value> batch, Value r,
              Value c) const {
-    return widen(e, e.load(view, indices(batch, r, c)));
+    return e.castValue(e.load(view, indices(batch, r, c)), e.b.getF32Type());
   }
   Value loadOr(GPUKernelEmitter &e, ArrayRef<Value> batch, Value r, Value c,
                Value inBounds, Value fallback) const {
-    SmallVector<Value> idx = indices(batch, r, c);
-    SmallVector<Value> clamped;
-    for (auto [i, v] : llvm::enumerate(idx))
-      clamped.push_back(e.minIndex(v, e.index(view.shape[i] - 1)));
-    Value v = load(e, batch, clamped[clamped.size() - (transposed ? 1 : 2)],
-                   clamped[clamped.size() - (transposed ? 2 : 1)]);
-    return arith::SelectOp::create(e.b, e.loc, inBounds, v, fallback);
-  }
-  static Value widen(GPUKernelEmitter &e, Value v) {
-    if (v.getType().isF16())
-      return arith::ExtFOp::create(e.b, e.loc, e.b.getF32Type(), v);
-    return v;
+    return e.loadOr(view, indices(batch, r, c), inBounds, fallback);
   }
 };
 } // namespace
