@@ -637,6 +637,9 @@ static void registerGenerator(nb::module_ &m) {
       .def_ro("compile_seconds", &GenerationStats::compileSeconds)
       .def_ro("load_seconds", &GenerationStats::loadSeconds)
       .def_ro("graphs_compiled", &GenerationStats::graphsCompiled)
+      .def_ro("past_bytes_copied", &GenerationStats::pastBytesCopied,
+              "Bytes of cached keys and values copied into the graphs' past "
+              "inputs (only the new rows when the cache stays in place).")
       .def_prop_ro("prefill_tokens_per_second",
                    &GenerationStats::prefillTokensPerSecond)
       .def_prop_ro("decode_tokens_per_second",

@@ -5,7 +5,7 @@
 model.safetensors) with `transformers`, for the demo and the parity tests.
 
     make_tiny_models.py OUT_DIR [--kind llama|qwen3|gemma2|bert|all] [--seed N]
-        [--heads N] [--kv-heads N] [--tied] [--layers N] [--gguf]
+        [--heads N] [--kv-heads N] [--tied] [--layers N] [--window N] [--gguf]
         [--gguf-type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1] [--name NAME]
 
 Each model goes to OUT_DIR/<name or kind>; with --gguf, the LLaMA one is also
@@ -48,7 +48,7 @@ def gemma2(args):
                        num_hidden_layers=max(args.layers, 2),
                        num_attention_heads=args.heads,
                        num_key_value_heads=args.kv_heads, head_dim=64 // args.heads, rms_norm_eps=1e-6, rope_theta=10000.0,
-                       max_position_embeddings=256, sliding_window=4,
+                       max_position_embeddings=256, sliding_window=args.window,
                        query_pre_attn_scalar=16, attn_logit_softcapping=50.0,
                        final_logit_softcapping=30.0)
     return Gemma2ForCausalLM(cfg)
@@ -161,6 +161,8 @@ def main():
     ap.add_argument("--name", help="directory name (default: the kind)")
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--tied", action="store_true")
+    ap.add_argument("--window", type=int, default=4,
+                    help="Gemma 2's sliding window (default 4)")
     ap.add_argument("--gguf", action="store_true")
     ap.add_argument("--gguf-type", default="f32",
                     choices=["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1",

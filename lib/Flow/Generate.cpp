@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <tuple>
 
 using namespace rlx;
 using llvm::Error;
@@ -93,11 +94,11 @@ Generator::create(Session &session, DecoderFlow recipe,
   return g;
 }
 
-Expected<CompiledModel *> Generator::graph(int64_t past, int64_t count) {
+Expected<Generator::Graph *> Generator::graph(int64_t past, int64_t count) {
   auto key = std::make_pair(past, count);
   auto it = graphs.find(key);
   if (it != graphs.end())
-    return it->second.get();
+    return &it->second;
   const TransformerConfig &c = recipe.config();
   int64_t kv = c.numKvHeads * c.headDim;
   CompileOptions o = options;
@@ -115,20 +116,29 @@ Expected<CompiledModel *> Generator::graph(int64_t past, int64_t count) {
     return model.takeError();
   statistics.compileSeconds += since(start);
   ++statistics.graphsCompiled;
-  auto owned = std::make_unique<CompiledModel>(std::move(*model));
+  Graph g;
+  g.model = std::make_unique<CompiledModel>(std::move(*model));
   if (pool) {
-    if (Error err = owned->shareParams(*pool))
+    if (Error err = g.model->shareParams(*pool))
       return std::move(err);
   } else {
     auto load = std::chrono::steady_clock::now();
-    if (Error err = owned->loadParams(*source))
+    if (Error err = g.model->loadParams(*source))
       return std::move(err);
     statistics.loadSeconds += since(load);
-    pool = owned.get();
+    pool = g.model.get();
   }
-  CompiledModel *raw = owned.get();
-  graphs.emplace(key, std::move(owned));
-  return raw;
+  const Manifest &m = g.model->manifest();
+  g.pastInPlace = true;
+  for (int64_t i = 0; i < c.numLayers; ++i)
+    for (const char *kind : {"_k.", "_v."}) {
+      std::string layer = kind + std::to_string(i);
+      const ManifestEntry *in = m.find(IOKind::Input, "past" + layer);
+      const ManifestEntry *out = m.find(IOKind::Output, "present" + layer);
+      g.pastInPlace &= in && out && in->offset == out->offset &&
+                       !g.model->inputPlace("past" + layer).empty();
+    }
+  return &graphs.emplace(key, std::move(g)).first->second;
 }
 
 Expected<std::vector<float>> Generator::step(llvm::ArrayRef<int32_t> tokens,
@@ -138,64 +148,77 @@ Expected<std::vector<float>> Generator::step(llvm::ArrayRef<int32_t> tokens,
   if (start + n > maxContext)
     return fail("the context of " + llvm::Twine(start + n) +
                 " tokens exceeds the maximum of " + llvm::Twine(maxContext));
-  // The past is the cache rounded up to a bucket (at least 16 slots),
-  // right-aligned: the cached tokens fill its last `start` slots, so key
-  // index distances equal position distances (causal and sliding-window
-  // masks stay exact) and the key mask hides the unused head of the bucket.
-  // The prompt runs as a step whose past is fully masked.
+  // The past is the cache rounded up to a bucket (at least 16 slots).
   int64_t past = 16;
   while (past < start)
     past *= 2;
-  int64_t pad = past - start;
-  Expected<CompiledModel *> model = graph(past, n);
-  if (!model)
-    return model.takeError();
+  Expected<Graph *> graph = this->graph(past, n);
+  if (!graph)
+    return graph.takeError();
+  Graph &g = **graph;
+  // In place, the cached tokens fill the first `start` slots of the past and
+  // stay in the graph's arena between steps: a step copies only the rows
+  // the graph has not seen. Key index distances then exceed position
+  // distances by `past - start`, which no mask sees unless a sliding window
+  // reaches past the bucket. Otherwise the cached tokens fill the last
+  // `start` slots (index distances equal position distances), fed whole.
+  bool inPlace =
+      g.pastInPlace && (c.slidingWindow <= 0 || past + n <= c.slidingWindow);
+  int64_t head = inPlace ? 0 : past - start;
+  if (!inPlace || g.rowsHeld > start)
+    g.rowsHeld = 0;
 
   Tensor tokenIds = Tensor::fromI32({1, n}, tokens);
   std::vector<int32_t> pos(n), mask(past + n, 0);
   std::iota(pos.begin(), pos.end(), static_cast<int32_t>(start));
-  for (int64_t j = pad; j < past + n; ++j)
-    mask[j] = 1;
+  std::fill(mask.begin() + head, mask.begin() + head + start, 1);
+  std::fill(mask.begin() + past, mask.end(), 1);
   Tensor positions = Tensor::fromI32({1, n}, pos);
   Tensor kvMask = Tensor::fromI32({1, past + n}, mask);
   TensorRefMap_t feeds;
   feeds.emplace("tokens", tokenIds);
   feeds.emplace("positions", positions);
   feeds.emplace("kv_mask", kvMask);
-  // The past buffers live across steps (no allocation, no page faults while
-  // decoding): the masked head is zeroed, the cached tokens fill the rest.
   feedK.resize(c.numLayers);
   feedV.resize(c.numLayers);
   std::array<int64_t, 3> pastShape = {1, past, kv};
-  auto bytesOf = [](const std::vector<float> &v) {
-    return llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(v.data()),
-                                   v.size() * sizeof(float));
-  };
+  size_t rowBytes = kv * sizeof(float);
   for (int64_t i = 0; i < c.numLayers; ++i) {
-    for (auto [feed, cache] : {std::make_pair(&feedK[i], &cacheK[i]),
-                               std::make_pair(&feedV[i], &cacheV[i])}) {
-      feed->resize(past * kv);
-      std::fill(feed->begin(), feed->begin() + pad * kv, 0.0f);
-      std::memcpy(feed->data() + pad * kv, cache->data(),
-                  start * kv * sizeof(float));
+    for (auto [kind, feed, cache] :
+         {std::make_tuple("past_k.", &feedK[i], &cacheK[i]),
+          std::make_tuple("past_v.", &feedV[i], &cacheV[i])}) {
+      std::string name = kind + std::to_string(i);
+      llvm::MutableArrayRef<uint8_t> place;
+      if (inPlace) {
+        place = g.model->inputPlace(name);
+        std::memcpy(place.data() + g.rowsHeld * rowBytes,
+                    cache->data() + g.rowsHeld * kv,
+                    (start - g.rowsHeld) * rowBytes);
+        statistics.pastBytesCopied += (start - g.rowsHeld) * rowBytes;
+      } else {
+        // Kept between steps: decoding does not allocate or fault pages in.
+        feed->resize(past * kv);
+        std::fill(feed->begin(), feed->begin() + head * kv, 0.0f);
+        std::memcpy(feed->data() + head * kv, cache->data(), start * rowBytes);
+        place = {reinterpret_cast<uint8_t *>(feed->data()), past * rowBytes};
+        statistics.pastBytesCopied += past * rowBytes;
+      }
+      feeds.emplace(name, TensorRef(DType::F32, pastShape, place));
     }
-    feeds.emplace("past_k." + std::to_string(i),
-                  TensorRef(DType::F32, pastShape, bytesOf(feedK[i])));
-    feeds.emplace("past_v." + std::to_string(i),
-                  TensorRef(DType::F32, pastShape, bytesOf(feedV[i])));
   }
-  Expected<TensorRefMap_t> out = (*model)->runInArena(feeds);
+  Expected<TensorRefMap_t> out = g.model->runInArena(feeds);
   if (!out)
     return out.takeError();
+  g.rowsHeld = inPlace ? start : 0;
   auto rows = [&](llvm::StringRef name) {
     return reinterpret_cast<const float *>(out->at(name.str()).bytes.data()) +
            past * kv;
   };
   for (int64_t i = 0; i < c.numLayers; ++i) {
     std::memcpy(cacheK[i].data() + start * kv,
-                rows("present_k." + std::to_string(i)), n * kv * sizeof(float));
+                rows("present_k." + std::to_string(i)), n * rowBytes);
     std::memcpy(cacheV[i].data() + start * kv,
-                rows("present_v." + std::to_string(i)), n * kv * sizeof(float));
+                rows("present_v." + std::to_string(i)), n * rowBytes);
   }
   const TensorRef &logits = out->at("logits");
   const auto *l = reinterpret_cast<const float *>(logits.bytes.data());
@@ -216,7 +239,11 @@ Generator::generate(llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
                   llvm::Twine(i) + " is outside the vocabulary [0, " +
                   llvm::Twine(vocab) + ")");
   std::mt19937_64 rng(sampling.seed);
+  // The cache is written anew from position 0.
+  for (auto &entry : graphs)
+    entry.second.rowsHeld = 0;
   statistics.promptTokens = prompt.size();
+  statistics.pastBytesCopied = 0;
   statistics.newTokens = 0;
   // Timings leave out the compiles of new graphs and the weights' load.
   auto leftOut = [&] {

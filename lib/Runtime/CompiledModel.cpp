@@ -663,9 +663,12 @@ CompiledModel::runInArena(const TensorRefMap_t &inputs) {
     return fail(llvm::Twine(missing.size()) + " param(s) never set: " + list +
                 (missing.size() > 5 ? ", ..." : ""));
   }
-  for (const ManifestEntry *e : ins)
-    copyBytes(storage->arena.data + e->offset,
-              inputs.find(e->name)->second.bytes.data(), e->byteSize());
+  // An input written in place (see inputPlace) is not copied.
+  for (const ManifestEntry *e : ins) {
+    const uint8_t *src = inputs.find(e->name)->second.bytes.data();
+    if (src != storage->arena.data + e->offset)
+      copyBytes(storage->arena.data + e->offset, src, e->byteSize());
+  }
 
   if (Error err = executor->execute(
           info, {storage->arena.data, storage->arena.size},
@@ -681,6 +684,13 @@ CompiledModel::runInArena(const TensorRefMap_t &inputs) {
                                            storage->arena.data + e->offset,
                                            e->byteSize())));
   return outputs;
+}
+
+llvm::MutableArrayRef<uint8_t> CompiledModel::inputPlace(StringRef name) {
+  const ManifestEntry *e = info.find(IOKind::Input, name);
+  if (!storage || !storage->arena.data || !e)
+    return {};
+  return {storage->arena.data + e->offset, static_cast<size_t>(e->byteSize())};
 }
 
 Expected<CompiledModel>

@@ -34,6 +34,8 @@ MODELS = {
                    "--layers", "1"],
     "qwen3": ["--kind", "qwen3", "--heads", "4", "--kv-heads", "2"],
     "gemma2": ["--kind", "gemma2", "--heads", "4", "--kv-heads", "2"],
+    "gemma2-w40": ["--kind", "gemma2", "--heads", "4", "--kv-heads", "2",
+                   "--window", "40"],
     "bert": ["--kind", "bert", "--heads", "4"],
 }
 
@@ -102,6 +104,28 @@ def test_decoder_generate_matches_recompute(models, tmp_path, name, policy):
     assert s.shape == (12, m.config.vocab_size)
     assert scale_err(s, full[len(prompt) - 1:]) < 1e-4
     assert "tok/s" in proc.stdout
+
+
+@pytest.mark.parametrize("name", ["llama-gqa2", "gemma2-w40"])
+def test_long_generation_across_buckets(models, tmp_path, name):
+    """40 new tokens cross the 16-, 32- and 64-slot past buckets. The cache
+    stays in the graphs' arenas (only new rows copied) except where Gemma 2's
+    40-token window reaches past a bucket (64 slots), where the past is fed
+    whole, right-aligned: both against transformers."""
+    prompt = [2, 11, 3, 30, 8]
+    steps = tmp_path / "steps.npy"
+    proc = rlx_model(models / name, prompt, "--max-new-tokens", "40",
+                     "--step-logits-out", str(steps))
+    assert proc.returncode == 0, proc.stderr
+    tokens = [int(t) for t in proc.stdout.split("tokens:")[1].split("\n")[0].split()]
+    m = hf_causal(models / name)
+    with torch.no_grad():
+        hf = m.generate(torch.tensor([prompt]), max_new_tokens=40,
+                        do_sample=False)[0, len(prompt):].tolist()
+        full = m(torch.tensor([prompt + tokens[:-1]])).logits.numpy()[0]
+    assert tokens == hf
+    assert scale_err(np.load(steps), full[len(prompt) - 1:]) < 1e-4
+    assert "4 graphs compiled" in proc.stdout
 
 
 @pytest.mark.parametrize("name", ["llama-mha-tied", "llama-gqa4"])

@@ -228,7 +228,9 @@ static Error runDecoder(Session &session, LoadedModel &m,
                  << llvm::format("%.2f", s.compileSeconds) << " s; weights "
                  << "loaded in " << llvm::format("%.2f", s.loadSeconds)
                  << " s; first token after " << llvm::format("%.2f", firstToken)
-                 << " s (open, build, compile, load and prefill)\n";
+                 << " s (open, build, compile, load and prefill); "
+                 << llvm::format("%.2f", s.pastBytesCopied / 1048576.0)
+                 << " MiB of cached keys and values copied\n";
   if (!o.stepLogitsOut.empty() && !steps.empty()) {
     std::vector<float> flat;
     for (auto &v : steps)

@@ -8,9 +8,11 @@
 //
 // Generates tokens with a decoder recipe. The KV cache is preallocated to
 // the maximum context; decode graphs are compiled per bucket of past length
-// (16, 32, 64, ...) and reused: the unused tail of a bucket is hidden by the
-// key mask. The prompt runs as one step whose past is fully masked. All
-// graphs share one parameter pool.
+// (16, 32, 64, ...) and reused: the unused slots of a bucket are hidden by
+// the key mask. The prompt runs as one step whose past is fully masked. All
+// graphs share one parameter pool. A graph whose past inputs live in the
+// head of its present outputs keeps the cache in its arena between steps
+// and takes only the new rows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +46,11 @@ struct GenerationStats {
   double prefillSeconds = 0, decodeSeconds = 0, compileSeconds = 0,
          loadSeconds = 0;
   unsigned graphsCompiled = 0;
+  /// Bytes of cached keys and values copied into the graphs' past inputs.
+  /// A graph that keeps its past in the head of its present (lir-plan-arena)
+  /// takes only the rows it has not seen; others take the whole past at
+  /// every step.
+  uint64_t pastBytesCopied = 0;
   double prefillTokensPerSecond() const {
     return prefillSeconds > 0 ? promptTokens / prefillSeconds : 0;
   }
@@ -82,8 +89,16 @@ private:
       : session(session), recipe(std::move(recipe)), weights(weights),
         maxContext(maxContext), options(std::move(options)) {}
 
+  struct Graph {
+    std::unique_ptr<CompiledModel> model;
+    /// Its past_k.N / past_v.N share their bytes with the head of
+    /// present_k.N / present_v.N.
+    bool pastInPlace = false;
+    /// Cached tokens its past inputs hold in place (rows [0, rowsHeld)).
+    int64_t rowsHeld = 0;
+  };
   /// The graph for `past` cached tokens and `count` new ones.
-  llvm::Expected<CompiledModel *> graph(int64_t past, int64_t count);
+  llvm::Expected<Graph *> graph(int64_t past, int64_t count);
   /// Runs `tokens` at positions [start, start + n) over the cache; returns
   /// the logits of the last one and appends the new keys and values.
   llvm::Expected<std::vector<float>> step(llvm::ArrayRef<int32_t> tokens,
@@ -96,7 +111,7 @@ private:
   CompileOptions options;
   BuiltModel built;
   std::unique_ptr<WeightSourceStack> source;
-  std::map<std::pair<int64_t, int64_t>, std::unique_ptr<CompiledModel>> graphs;
+  std::map<std::pair<int64_t, int64_t>, Graph> graphs;
   CompiledModel *pool = nullptr;
   /// Per layer, [maxContext, kv] keys and values.
   std::vector<std::vector<float>> cacheK, cacheV;

@@ -112,6 +112,13 @@ public:
   /// storage). For loops such as decoding, which would otherwise allocate
   /// and fault in every output anew at each step.
   llvm::Expected<TensorRefMap_t> runInArena(const TensorRefMap_t &inputs);
+  /// The arena bytes where input `name` lives (empty when the model has no
+  /// such input or no storage). An input written there and passed to run*
+  /// as a view of these same bytes is not copied. They keep what the last
+  /// run left: an input the arena plan keeps inside an output (the past of
+  /// a KV-cache step, the head of the present) holds that output's bytes,
+  /// so a decoding loop appends to it instead of feeding it anew.
+  llvm::MutableArrayRef<uint8_t> inputPlace(llvm::StringRef name);
 
   /// Loads an AOT shared object written by Session::compileToLibrary with
   /// its manifest (JSON); no MLIR involved.

@@ -90,6 +90,91 @@ lir.entry @planned arena_size = 128, param_size = 0, alignment = 64 {
 
 // -----
 
+/// A KV-cache step: the past (an input) is the head of the concat's result,
+/// so the kernel copies only the new rows into the tail and the input shares
+/// the output's bytes.
+// CHECK-LABEL: lir.entry @concat_head_in_place arena_size = 320
+// CHECK: %[[P:.*]] = lir.view arena[0] : memref<1x6x8xf32>
+// CHECK: %[[H:.*]] = lir.view arena[0] source(%[[P]] : memref<1x6x8xf32>) : memref<1x4x8xf32>
+// CHECK: %[[T:.*]] = lir.view arena[128] source(%[[P]] : memref<1x6x8xf32>) : memref<1x2x8xf32>
+// CHECK: lir.io input "past" %[[H]]
+// CHECK: lir.kernel "concat" ins(%[[N:.*]] : memref<1x2x8xf32>) outs(%[[T]] : memref<1x2x8xf32>) {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<1x2x8xf32>):
+// CHECK-NEXT: mir.concat %[[A]] {axis = 1 : i64} : (tensor<1x2x8xf32>) -> tensor<1x2x8xf32>
+// CHECK: lir.io output "present" %[[P]]
+// NOINPLACE-LABEL: lir.entry @concat_head_in_place
+// NOINPLACE: lir.kernel "concat" ins({{.*}} : memref<1x4x8xf32>, memref<1x2x8xf32>)
+lir.entry @concat_head_in_place arena_size = 0, param_size = 0, alignment = 64 {
+  %past = lir.alloc : memref<1x4x8xf32>
+  %x = lir.alloc : memref<1x2x8xf32>
+  %new = lir.alloc : memref<1x2x8xf32>
+  %present = lir.alloc : memref<1x6x8xf32>
+  lir.io input "past" %past : memref<1x4x8xf32>
+  lir.io input "x" %x : memref<1x2x8xf32>
+  lir.kernel "neg" ins(%x : memref<1x2x8xf32>) outs(%new : memref<1x2x8xf32>) {
+  ^bb0(%t: tensor<1x2x8xf32>):
+    %r = mir.neg %t : (tensor<1x2x8xf32>) -> tensor<1x2x8xf32>
+    lir.yield %r : tensor<1x2x8xf32>
+  }
+  lir.kernel "concat" ins(%past, %new : memref<1x4x8xf32>, memref<1x2x8xf32>) outs(%present : memref<1x6x8xf32>) {
+  ^bb0(%a: tensor<1x4x8xf32>, %b: tensor<1x2x8xf32>):
+    %r = mir.concat %a, %b {axis = 1 : i64} : (tensor<1x4x8xf32>, tensor<1x2x8xf32>) -> tensor<1x6x8xf32>
+    lir.yield %r : tensor<1x6x8xf32>
+  }
+  lir.io output "present" %present : memref<1x6x8xf32>
+}
+
+// -----
+
+/// Not in place: the head is not contiguous in the result (dim 0 is 2), is
+/// written again after the concat, or is aliased by a view.
+// CHECK-LABEL: lir.entry @concat_head_not_in_place
+// CHECK: lir.kernel "concat" ins({{.*}} : memref<2x4x8xf32>, memref<2x2x8xf32>)
+// CHECK: lir.kernel "concat" ins({{.*}} : memref<1x4x8xf32>, memref<1x2x8xf32>)
+// CHECK: lir.kernel "concat" ins({{.*}} : memref<1x4x8xf32>, memref<1x2x8xf32>)
+lir.entry @concat_head_not_in_place arena_size = 0, param_size = 0, alignment = 64 {
+  %a = lir.alloc : memref<2x4x8xf32>
+  %b = lir.alloc : memref<2x2x8xf32>
+  %ab = lir.alloc : memref<2x6x8xf32>
+  %c = lir.alloc : memref<1x4x8xf32>
+  %d = lir.alloc : memref<1x2x8xf32>
+  %cd = lir.alloc : memref<1x6x8xf32>
+  %e = lir.alloc : memref<1x4x8xf32>
+  %e2 = lir.view arena[0] source(%e : memref<1x4x8xf32>) : memref<1x2x8xf32>
+  %ed = lir.alloc : memref<1x6x8xf32>
+  lir.io input "a" %a : memref<2x4x8xf32>
+  lir.io input "b" %b : memref<2x2x8xf32>
+  lir.io input "c" %c : memref<1x4x8xf32>
+  lir.io input "d" %d : memref<1x2x8xf32>
+  lir.io input "e" %e : memref<1x4x8xf32>
+  lir.kernel "concat" ins(%a, %b : memref<2x4x8xf32>, memref<2x2x8xf32>) outs(%ab : memref<2x6x8xf32>) {
+  ^bb0(%x: tensor<2x4x8xf32>, %y: tensor<2x2x8xf32>):
+    %r = mir.concat %x, %y {axis = 1 : i64} : (tensor<2x4x8xf32>, tensor<2x2x8xf32>) -> tensor<2x6x8xf32>
+    lir.yield %r : tensor<2x6x8xf32>
+  }
+  lir.kernel "concat" ins(%c, %d : memref<1x4x8xf32>, memref<1x2x8xf32>) outs(%cd : memref<1x6x8xf32>) {
+  ^bb0(%x: tensor<1x4x8xf32>, %y: tensor<1x2x8xf32>):
+    %r = mir.concat %x, %y {axis = 1 : i64} : (tensor<1x4x8xf32>, tensor<1x2x8xf32>) -> tensor<1x6x8xf32>
+    lir.yield %r : tensor<1x6x8xf32>
+  }
+  lir.kernel "rewrite" ins(%d : memref<1x2x8xf32>) outs(%c : memref<1x4x8xf32>) {
+  ^bb0(%x: tensor<1x2x8xf32>):
+    %r = mir.concat %x, %x {axis = 1 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>) -> tensor<1x4x8xf32>
+    lir.yield %r : tensor<1x4x8xf32>
+  }
+  lir.kernel "concat" ins(%e, %e2 : memref<1x4x8xf32>, memref<1x2x8xf32>) outs(%ed : memref<1x6x8xf32>) {
+  ^bb0(%x: tensor<1x4x8xf32>, %y: tensor<1x2x8xf32>):
+    %r = mir.concat %x, %y {axis = 1 : i64} : (tensor<1x4x8xf32>, tensor<1x2x8xf32>) -> tensor<1x6x8xf32>
+    lir.yield %r : tensor<1x6x8xf32>
+  }
+  lir.io output "ab" %ab : memref<2x6x8xf32>
+  lir.io output "cd" %cd : memref<1x6x8xf32>
+  lir.io output "c" %c : memref<1x4x8xf32>
+  lir.io output "ed" %ed : memref<1x6x8xf32>
+}
+
+// -----
+
 lir.entry @negative_read_before_write arena_size = 0, param_size = 0, alignment = 64 {
   %x = lir.alloc : memref<4xf32>
   %y = lir.alloc : memref<4xf32>

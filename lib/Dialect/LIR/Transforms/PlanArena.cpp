@@ -50,6 +50,77 @@ static bool isElementwiseKernel(KernelOp kernel) {
              mir::GeluOp, mir::ReluOp, mir::NegOp>(op);
 }
 
+/// Whether `alloc`'s only uses are entry inputs, reads, and writes by
+/// kernels before `before`: its bytes, once written, stay as they are.
+static bool writtenOnlyBefore(AllocOp alloc, KernelOp before) {
+  for (OpOperand &use : alloc->getUses()) {
+    Operation *user = use.getOwner();
+    if (auto io = dyn_cast<IOOp>(user)) {
+      if (io.getKind() != IOKind::Input)
+        return false;
+      continue;
+    }
+    auto kernel = dyn_cast<KernelOp>(user);
+    if (!kernel)
+      return false; // A view aliasing it.
+    bool writes = use.getOperandNumber() >= kernel.getIns().size();
+    if (writes && (kernel == before || !kernel->isBeforeInBlock(before)))
+      return false;
+  }
+  return true;
+}
+
+/// A concat whose first operand is a whole buffer that lies contiguously at
+/// the start of its result (every dim before the axis is 1) and is written
+/// only before the concat: that buffer becomes the head of the result's
+/// storage, and the kernel copies only the other operands, into the tail.
+/// A KV-cache step appends the new keys to the past ones without copying
+/// the past.
+static void placeConcatHeadsInPlace(Block &block) {
+  for (KernelOp kernel : llvm::make_early_inc_range(block.getOps<KernelOp>())) {
+    auto concat = dyn_cast_or_null<mir::ConcatOp>(kernel.getComputeOp());
+    Block &body = kernel.getBody().front();
+    if (!concat || kernel.getOuts().size() != 1 || kernel.getIns().size() < 2 ||
+        concat.getInputs().size() != kernel.getIns().size() ||
+        !llvm::equal(concat.getInputs(), body.getArguments()))
+      continue;
+    auto out = kernel.getOuts()[0].getDefiningOp<AllocOp>();
+    auto head = kernel.getIns()[0].getDefiningOp<AllocOp>();
+    if (!out || !head || head == out ||
+        llvm::is_contained(kernel.getIns().drop_front(), head.getResult()))
+      continue;
+    int64_t axis = concat.getAxis();
+    MemRefType outTy = out.getType(), headTy = head.getType();
+    if (!llvm::all_of(outTy.getShape().take_front(axis),
+                      [](int64_t d) { return d == 1; }) ||
+        !writtenOnlyBefore(head, kernel))
+      continue;
+
+    // The head becomes a view of the result's first bytes.
+    if (head->isBeforeInBlock(out))
+      out->moveBefore(head);
+    OpBuilder b(head);
+    auto headView = ViewOp::create(b, head.getLoc(), headTy, MemorySpace::Arena,
+                                   0, out.getResult());
+    head.replaceAllUsesWith(headView.getResult());
+    head.erase();
+
+    // The kernel writes the other operands into the tail.
+    SmallVector<int64_t> tailShape(outTy.getShape());
+    tailShape[axis] -= headTy.getDimSize(axis);
+    auto tailTy = MemRefType::get(tailShape, outTy.getElementType());
+    b.setInsertionPointAfter(headView);
+    auto tail = ViewOp::create(b, kernel.getLoc(), tailTy, MemorySpace::Arena,
+                               bufferBytes(headTy), out.getResult());
+    kernel.getInsMutable().erase(0);
+    kernel.getOutsMutable().assign(tail.getResult());
+    concat->eraseOperand(0);
+    body.eraseArgument(0);
+    concat.getResult().setType(
+        RankedTensorType::get(tailShape, outTy.getElementType()));
+  }
+}
+
 namespace {
 struct Buffer {
   AllocOp alloc;
@@ -64,6 +135,8 @@ LogicalResult mlir::rlx::lir::planEntryArena(EntryOp entry,
                                              const ArenaPlanOptions &options,
                                              ArenaStats *stats) {
   Block &block = entry.getBlock();
+  if (options.inplace)
+    placeConcatHeadsInPlace(block);
   SmallVector<Buffer> buffers;
   DenseMap<Operation *, int> bufferOf;
   for (AllocOp alloc : block.getOps<AllocOp>()) {

@@ -53,7 +53,12 @@ def LIRPlanArenaPass : Pass<"lir-plan-arena", "ModuleOp"> {
     (from the kernel that writes it, or the start for inputs, to the last
     kernel that reads it or any view aliasing it, or the end for outputs),
     lets an elementwise kernel write over a same-sized input buffer it is
-    the last to read (`inplace`), places the buffers best-fit at the
+    the last to read (`inplace`), stores the first operand of a concat in
+    the head of its result when it lies there contiguously (every dim
+    before the axis is 1) and nothing writes it after the concat (the
+    kernel then copies only the other operands: a KV-cache step appends to
+    the past keys without copying them; an input so placed shares its bytes
+    with the result), places the buffers best-fit at the
     entry's alignment, replaces each `lir.alloc` by a `lir.view arena[...]`
     (views aliasing it move with it) and sets the entry's `arena_size`.
     Entries without `lir.alloc` are left unchanged. With `stats`, a remark
@@ -71,7 +76,8 @@ def LIRPlanArenaPass : Pass<"lir-plan-arena", "ModuleOp"> {
   }];
   let options = [
     Option<"inplace", "inplace", "bool", /*default=*/"true",
-           "Let elementwise kernels write over an input they read last">,
+           "Let elementwise kernels write over an input they read last "
+           "and concats keep their first operand in place">,
     Option<"stats", "stats", "bool", /*default=*/"false",
            "Report arena bytes, the naive sum and the peak live set">
   ];

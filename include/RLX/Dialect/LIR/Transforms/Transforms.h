@@ -57,7 +57,9 @@ ArenaStats planArena(MutableArrayRef<PlannedBuffer> buffers, int64_t alignment);
 
 struct ArenaPlanOptions {
   /// Let an elementwise kernel write its result over an input buffer it is
-  /// the last to read (same byte size, not an input or output of the entry).
+  /// the last to read (same byte size, not an input or output of the
+  /// entry), and a concat keep its first operand where it lies in the result
+  /// (see lir-plan-arena).
   bool inplace = true;
 };
 
