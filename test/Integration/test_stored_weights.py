@@ -549,7 +549,10 @@ def test_q4_k_m_logits_against_llama_cpp(q4_k_m_model, tmp_path):
 # Vulkan: the kernels decode the stored weights themselves
 #===----------------------------------------------------------------------===#
 
-VULKAN_TYPES = ["f16", "bf16", "q8_0", "q4_0"]
+# Every stored type: f16 natively, bf16 and each ggml block type decoded by
+# the shaders' loads (the K-quants from random blocks with f16 scales in
+# [-0.05, 0.05], K = 256 = one super-block per row).
+VULKAN_TYPES = TYPES
 
 
 @pytest.mark.parametrize("m", [1, 7, 40])
@@ -575,8 +578,8 @@ def test_vulkan_linear(tmp_path, name, m):
 
 
 # A bf16 table gathers bf16 rows, which the SPIR-V back end does not store
-# (refused by name); q8_0/q4_0 tables gather f32 rows.
-@pytest.mark.parametrize("name", ["f16", "q8_0", "q4_0"])
+# (refused by name, below); ggml block tables gather f32 rows.
+@pytest.mark.parametrize("name", ["f16", *BLOCK_TYPES])
 def test_vulkan_embedding(tmp_path, name):
     from conftest import require_vulkan
     require_vulkan()
@@ -590,24 +593,26 @@ def test_vulkan_embedding(tmp_path, name):
     np.testing.assert_array_equal(h[0], table[ids[0]])
 
 
-def test_vulkan_refuses_k_quants(tmp_path):
+def test_vulkan_refuses_bf16_gather(tmp_path):
+    """A bf16 embedding table gathers bf16 rows, an activation in bf16, which
+    the SPIR-V back end does not implement: refused by name."""
     from conftest import require_vulkan
     require_vulkan()
     rng = np.random.default_rng(9)
-    path, _ = stored_file(tmp_path, rng, "q4_K", 8, 256)
+    path, _ = stored_file(tmp_path, rng, "bf16", 40, 256, key="table")
     src = tmp_path / "module.mlir"
-    src.write_text(LINEAR.format(m=2, k=256, n=8,
-                                 storage="!mir.quant<q4_K>"))
-    np.save(tmp_path / "x.npy", np.zeros((1, 2, 256), np.float32))
+    src.write_text(EMBED.format(t=5, k=256, v=40, storage="bf16"))
+    np.save(tmp_path / "ids.npy", np.zeros((1, 5), np.int32))
     proc = subprocess.run(
-        [str(RLX_RUN), str(src), "--input", f"x={tmp_path / 'x.npy'}",
+        [str(RLX_RUN), str(src), "--input", f"ids={tmp_path / 'ids.npy'}",
          "--params", str(path), "--device", "vulkan"],
         capture_output=True, text=True)
     assert proc.returncode == 1
-    assert "the SPIR-V back end reads q8_0, q4_0, bf16 and f16" in proc.stderr
+    assert "the SPIR-V back end reads bf16 and ggml blocks only as " \
+        "weights, not as the model's tensors" in proc.stderr
 
 
-@pytest.mark.parametrize("name", ["f16", "q8_0", "q4_0"])
+@pytest.mark.parametrize("name", ["f16", "q8_0", "q4_0", "q5_1"])
 def test_vulkan_llama_gguf_stored(quantized_models, tmp_path, name):
     """A whole LLaMA GGUF on the GPU with its weights as stored: the shaders
     decode them and keep f32 activations, so the logits match PyTorch on
@@ -623,9 +628,29 @@ def test_vulkan_llama_gguf_stored(quantized_models, tmp_path, name):
     assert tokens == greedy
 
 
-@pytest.mark.parametrize("name", ["bf16", "q8_0", "q4_0"])
+def test_vulkan_q4_k_m_from_llama_cpp(q4_k_m_model, tmp_path):
+    """The Q4_K_M file llama.cpp's quantizer wrote (q4_K and q6_K blocks)
+    on the GPU with its weights as stored: the shaders decode the K-quants
+    and keep f32 activations, so the logits match PyTorch on the file's
+    dequantized weights to 1e-4 and the greedy ids are PyTorch's."""
+    from conftest import require_vulkan
+    require_vulkan()
+    model, path, types = q4_k_m_model
+    assert {"q4_K", "q6_K"} <= set(types.values()), types
+    ref, greedy = torch_reference(model)
+    tokens, got, stdout = run_model(path, tmp_path, "stored",
+                                    ["--device", "vulkan"])
+    err = scale_err(got, ref)
+    print(f"types {sorted(set(types.values()))}: logits off by {err:.3g}")
+    assert err < 1e-4, f"logits off by {err:.3g}"
+    assert tokens == greedy
+    assert params_bytes(stdout) <= path.stat().st_size
+
+
+@pytest.mark.parametrize("name", ["bf16", *BLOCK_TYPES])
 def test_vulkan_standing_dequantize(tmp_path, name):
-    """A stored weight read by an add: the GPU's own dequantize kernel."""
+    """A stored weight read by an add: the GPU's own dequantize kernel,
+    bit for bit gguf-py's dequantize."""
     from conftest import require_vulkan
     require_vulkan()
     rng = np.random.default_rng(10)

@@ -83,111 +83,322 @@ Value GPUKernelEmitter::linearIndex(const GPUView &view, ValueRange indices) {
 }
 
 bool GPUKernelEmitter::isWordDecoded(Type t) {
-  if (t.isBF16())
-    return true;
-  auto q = dyn_cast<mir::QuantType>(t);
-  return q && (q.getKind() == mir::QuantKind::Q8_0 ||
-               q.getKind() == mir::QuantKind::Q4_0);
+  return t.isBF16() || isa<mir::QuantType>(t);
 }
 
-Value GPUKernelEmitter::wordAtByte(Value buffer, Value byte) {
-  Type i32 = b.getI32Type();
+//===----------------------------------------------------------------------===//
+// Weights as stored: bf16 and ggml blocks
+//===----------------------------------------------------------------------===//
+//
+// A weight kept as stored binds as 32-bit words, and each load decodes its
+// one element from the bytes with integer ops. The float arithmetic follows
+// ggml's dequantize_row_* and gguf-py's dequantize (lib/Weights/Quant.cpp is
+// the same code on the CPU) operation for operation: the f16 scales widen
+// exactly and every product that may round (q6_K's d * scale * q) is formed
+// in their order, so the values are theirs bit for bit. The blocks
+// (little-endian; offsets in bytes, see ggml-common.h):
+//
+//   q8_0   34 B / 32:  f16 d, i8 qs[32]                      d * q
+//   q4_0   18 B / 32:  f16 d, u8 qs[16]                      d * (q - 8)
+//   q4_1   20 B / 32:  f16 d, f16 m, u8 qs[16]               d * q + m
+//   q5_0   22 B / 32:  f16 d, u8 qh[4], u8 qs[16]            d * (q - 16)
+//   q5_1   24 B / 32:  f16 d, f16 m, u8 qh[4], u8 qs[16]     d * q + m
+//   q2_K   84 B / 256: u8 scales[16], u8 qs[64], f16 d, f16 dmin
+//   q3_K  110 B / 256: u8 hmask[32], u8 qs[64], u8 scales[12], f16 d
+//   q4_K  144 B / 256: f16 d, f16 dmin, u8 scales[12], u8 qs[128]
+//   q5_K  176 B / 256: f16 d, f16 dmin, u8 scales[12], u8 qh[32], u8 qs[128]
+//   q6_K  210 B / 256: u8 ql[128], u8 qh[64], i8 scales[16], f16 d
+
+namespace {
+/// Decodes single elements of a weight stored as bf16 or ggml blocks from
+/// the i32 storage buffer it is bound to. Byte positions are indices; bytes,
+/// bit fields and codes are i32 values.
+class StoredDecoder {
+public:
+  StoredDecoder(GPUKernelEmitter &e, Value buffer)
+      : e(e), b(e.b), loc(e.loc), buffer(buffer) {}
+
+  /// Element `i` (linear) of a bf16 tensor.
+  Value bf16(Value i);
+  /// Element `j` (in [0, block size)) of the block of `kind` at byte
+  /// `block`, as f32.
+  Value blockElement(mir::QuantKind kind, Value block, Value j);
+
+private:
+  // One function per block family.
+  Value q8_0(Value block, Value j);
+  /// q4_0, q4_1, q5_0 and q5_1: nibbles, a fifth bit from qh, a min or an
+  /// offset.
+  Value q4q5(mir::QuantKind kind, Value block, Value j);
+  Value q2K(Value block, Value j);
+  Value q3K(Value block, Value j);
+  /// q4_K and q5_K: eight sub-blocks of 32 with 6-bit scales and mins.
+  Value q4q5K(mir::QuantKind kind, Value block, Value j);
+  Value q6K(Value block, Value j);
+
+  /// The 6-bit scale and min of sub-block `sub` (an index in [0, 8)) of a
+  /// q4_K/q5_K block, from the 12 bytes at `block + offset`
+  /// (get_scale_min_k4).
+  std::pair<Value, Value> scaleMinK4(Value block, int64_t offset, Value sub);
+  /// Byte `block + offset + at` (`at` may be null), in [0, 255].
+  Value byteAt(Value block, int64_t offset, Value at);
+  /// The f16 at byte `block + offset` (even), as f32.
+  Value halfAt(Value block, int64_t offset);
+  /// The 32-bit word holding byte `byte`, shifted right so that the byte
+  /// comes first.
+  Value wordAtByte(Value byte);
+  /// An f16 given as its bits (the low 16 bits of an i32), as f32.
+  Value halfBitsToF32(Value bits);
+  /// (v >> shift) & mask, `shift` an index.
+  Value bits(Value v, Value shift, int64_t mask);
+
+  // i32 arithmetic.
+  Value c(int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  }
+  Value andC(Value v, int64_t m) {
+    return arith::AndIOp::create(b, loc, v, c(m));
+  }
+  Value orI(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
+  Value shlC(Value v, int64_t s) {
+    return arith::ShLIOp::create(b, loc, v, c(s));
+  }
+  Value shrC(Value v, int64_t s) {
+    return arith::ShRUIOp::create(b, loc, v, c(s));
+  }
+  Value subC(Value v, int64_t s) {
+    return arith::SubIOp::create(b, loc, v, c(s));
+  }
+  /// A byte read as an int8.
+  Value signedByte(Value v) {
+    return arith::ShRSIOp::create(b, loc, shlC(v, 24), c(24));
+  }
+  Value toF32(Value i) {
+    return arith::SIToFPOp::create(b, loc, b.getF32Type(), i);
+  }
+  Value subF(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+
+  GPUKernelEmitter &e;
+  OpBuilder &b;
+  Location loc;
+  Value buffer;
+};
+} // namespace
+
+Value StoredDecoder::wordAtByte(Value byte) {
   Value word =
-      memref::LoadOp::create(b, loc, buffer, ValueRange{divConst(byte, 4)});
-  Value shift =
-      arith::IndexCastOp::create(b, loc, i32, mulConst(remConst(byte, 4), 8));
+      memref::LoadOp::create(b, loc, buffer, ValueRange{e.divConst(byte, 4)});
+  Value shift = arith::IndexCastOp::create(b, loc, b.getI32Type(),
+                                           e.mulConst(e.remConst(byte, 4), 8));
   return arith::ShRUIOp::create(b, loc, word, shift);
 }
 
-Value GPUKernelEmitter::halfBitsToF32(Value bits) {
-  Type i32 = b.getI32Type(), f32 = b.getF32Type();
-  auto c = [&](int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
-  };
-  Value h = arith::AndIOp::create(b, loc, bits, c(0xffff));
-  Value sign = arith::ShLIOp::create(
-      b, loc, arith::AndIOp::create(b, loc, h, c(0x8000)), c(16));
-  Value exp = arith::AndIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, h, c(10)), c(0x1f));
-  Value mant = arith::AndIOp::create(b, loc, h, c(0x3ff));
+Value StoredDecoder::byteAt(Value block, int64_t offset, Value at) {
+  return andC(wordAtByte(e.addConst(at ? e.add(block, at) : block, offset)),
+              0xff);
+}
+
+Value StoredDecoder::halfAt(Value block, int64_t offset) {
+  return halfBitsToF32(wordAtByte(e.addConst(block, offset)));
+}
+
+Value StoredDecoder::bits(Value v, Value shift, int64_t mask) {
+  std::optional<int64_t> constant = getConstantIntValue(shift);
+  if (!constant || *constant != 0)
+    v = arith::ShRUIOp::create(
+        b, loc, v, arith::IndexCastOp::create(b, loc, b.getI32Type(), shift));
+  return andC(v, mask);
+}
+
+Value StoredDecoder::halfBitsToF32(Value bits) {
+  Type f32 = b.getF32Type();
+  Value h = andC(bits, 0xffff);
+  Value sign = shlC(andC(h, 0x8000), 16);
+  Value exp = andC(shrC(h, 10), 0x1f);
+  Value mant = andC(h, 0x3ff);
   // Normal numbers: rebias the exponent (15 -> 127); infinities and NaNs
   // keep an all-ones exponent.
   Value isMax =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, exp, c(31));
   Value fexp = arith::SelectOp::create(
       b, loc, isMax, c(0xff), arith::AddIOp::create(b, loc, exp, c(112)));
-  Value normal = arith::OrIOp::create(
-      b, loc,
-      arith::OrIOp::create(b, loc, sign,
-                           arith::ShLIOp::create(b, loc, fexp, c(23))),
-      arith::ShLIOp::create(b, loc, mant, c(13)));
+  Value normal = orI(orI(sign, shlC(fexp, 23)), shlC(mant, 13));
   Value normalF = arith::BitcastOp::create(b, loc, f32, normal);
   // Zeros and subnormals: mant * 2^-24, signed.
-  Value sub = arith::MulFOp::create(
-      b, loc, arith::UIToFPOp::create(b, loc, f32, mant),
-      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0x1p-24f)));
+  Value sub =
+      e.mulF(arith::UIToFPOp::create(b, loc, f32, mant),
+             arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0x1p-24f)));
   Value negative =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, sign, c(0));
   sub = arith::SelectOp::create(b, loc, negative,
                                 arith::NegFOp::create(b, loc, sub), sub);
   Value isSub =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, exp, c(0));
-  (void)i32;
   return arith::SelectOp::create(b, loc, isSub, sub, normalF);
 }
 
-Value GPUKernelEmitter::loadStored(const GPUView &view, ValueRange indices) {
-  Type f32 = b.getF32Type();
-  auto c = [&](int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
-  };
-  if (view.elementType.isBF16()) {
-    // Two bytes an element: the bits of the upper half of an f32.
-    Value byte = mulConst(linearIndex(view, indices), 2);
-    Value bits = arith::ShLIOp::create(
-        b, loc,
-        arith::AndIOp::create(b, loc, wordAtByte(view.buffer, byte), c(0xffff)),
-        c(16));
-    return arith::BitcastOp::create(b, loc, f32, bits);
+std::pair<Value, Value> StoredDecoder::scaleMinK4(Value block, int64_t offset,
+                                                  Value sub) {
+  // Sub-block s < 4 keeps its scale and min in the low six bits of bytes s
+  // and s + 4; s >= 4 keeps their low four bits in the nibbles of byte
+  // s + 4 and their high two in the top bits of bytes s - 4 and s. With
+  // r = s % 4 that is bytes r, r + 4 and r + 8 either way.
+  Value r = e.remConst(sub, 4);
+  Value b0 = byteAt(block, offset, r), b4 = byteAt(block, offset + 4, r),
+        b8 = byteAt(block, offset + 8, r);
+  Value first = e.cmpLTConst(sub, 4);
+  Value scale = arith::SelectOp::create(
+      b, loc, first, andC(b0, 63), orI(andC(b8, 0xf), andC(shrC(b0, 2), 0x30)));
+  Value min = arith::SelectOp::create(
+      b, loc, first, andC(b4, 63), orI(shrC(b8, 4), andC(shrC(b4, 2), 0x30)));
+  return {scale, min};
+}
+
+Value StoredDecoder::bf16(Value i) {
+  // Two bytes an element: the bits of the upper half of an f32.
+  Value h = andC(wordAtByte(e.mulConst(i, 2)), 0xffff);
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), shlC(h, 16));
+}
+
+Value StoredDecoder::q8_0(Value block, Value j) {
+  Value q = signedByte(byteAt(block, 2, j));
+  return e.mulF(halfAt(block, 0), toF32(q));
+}
+
+Value StoredDecoder::q4q5(mir::QuantKind kind, Value block, Value j) {
+  bool hasMin = kind == mir::QuantKind::Q4_1 || kind == mir::QuantKind::Q5_1;
+  bool fifthBit = kind == mir::QuantKind::Q5_0 || kind == mir::QuantKind::Q5_1;
+  int64_t qh = hasMin ? 4 : 2, qs = fifthBit ? qh + 4 : qh;
+  // Element j < 16 is the low nibble of byte j, element j >= 16 the high
+  // nibble of byte j - 16.
+  Value q = bits(byteAt(block, qs, e.remConst(j, 16)),
+                 e.mulConst(e.divConst(j, 16), 4), 0xf);
+  // Its fifth bit is bit j of the 32 bits of qh.
+  if (fifthBit)
+    q = orI(q,
+            shlC(bits(byteAt(block, qh, e.divConst(j, 8)), e.remConst(j, 8), 1),
+                 4));
+  Value d = halfAt(block, 0);
+  if (hasMin)
+    return e.addF(e.mulF(d, toF32(q)), halfAt(block, 2));
+  return e.mulF(d, toF32(subC(q, fifthBit ? 16 : 8)));
+}
+
+Value StoredDecoder::q2K(Value block, Value j) {
+  // Sixteen groups of 16 elements, each with a byte of scales: the low
+  // nibble multiplies d, the high one dmin.
+  Value sc = byteAt(block, 0, e.divConst(j, 16));
+  Value dl = e.mulF(halfAt(block, 80), toF32(andC(sc, 0xf)));
+  Value ml = e.mulF(halfAt(block, 82), toF32(shrC(sc, 4)));
+  // Each half of 128 elements takes 32 bytes of 2-bit codes: element j is
+  // in byte (j / 128) * 32 + j % 32, at bit 2 * ((j / 32) % 4).
+  Value at = e.add(e.mulConst(e.divConst(j, 128), 32), e.remConst(j, 32));
+  Value q = bits(byteAt(block, 16, at),
+                 e.mulConst(e.remConst(e.divConst(j, 32), 4), 2), 3);
+  return subF(e.mulF(dl, toF32(q)), ml);
+}
+
+Value StoredDecoder::q3K(Value block, Value j) {
+  // Sixteen 6-bit scales, centred on 32: scale g has its low four bits in
+  // byte g % 8 (nibble g / 8) and its high two in byte 8 + g % 4 (at bit
+  // 2 * (g / 4)).
+  Value g = e.divConst(j, 16);
+  Value low = bits(byteAt(block, 96, e.remConst(g, 8)),
+                   e.mulConst(e.divConst(g, 8), 4), 0xf);
+  Value high = bits(byteAt(block, 104, e.remConst(g, 4)),
+                    e.mulConst(e.divConst(g, 4), 2), 3);
+  Value scale = subC(orI(low, shlC(high, 4)), 32);
+  // The 2-bit code sits as q2_K's; it loses 4 unless its bit of hmask
+  // (bit j / 32 of byte j % 32) is set.
+  Value at = e.add(e.mulConst(e.divConst(j, 128), 32), e.remConst(j, 32));
+  Value q = bits(byteAt(block, 32, at),
+                 e.mulConst(e.remConst(e.divConst(j, 32), 4), 2), 3);
+  Value h = bits(byteAt(block, 0, e.remConst(j, 32)), e.divConst(j, 32), 1);
+  Value code = arith::SubIOp::create(
+      b, loc, q, shlC(arith::XOrIOp::create(b, loc, h, c(1)), 2));
+  return e.mulF(e.mulF(halfAt(block, 108), toF32(scale)), toF32(code));
+}
+
+Value StoredDecoder::q4q5K(mir::QuantKind kind, Value block, Value j) {
+  bool q5 = kind == mir::QuantKind::Q5_K;
+  Value sub = e.divConst(j, 32);
+  auto [sc, m] = scaleMinK4(block, 4, sub);
+  // 32 bytes of nibbles per 64 elements: element j is in byte
+  // (j / 64) * 32 + j % 32, the low nibble for even sub-blocks.
+  Value at = e.add(e.mulConst(e.divConst(j, 64), 32), e.remConst(j, 32));
+  Value q = bits(byteAt(block, q5 ? 48 : 16, at),
+                 e.mulConst(e.remConst(sub, 2), 4), 0xf);
+  // q5_K: the fifth bit is bit `sub` of qh byte j % 32.
+  if (q5)
+    q = orI(q, shlC(bits(byteAt(block, 16, e.remConst(j, 32)), sub, 1), 4));
+  Value d = e.mulF(halfAt(block, 0), toF32(sc));
+  Value dm = e.mulF(halfAt(block, 2), toF32(m));
+  return subF(e.mulF(d, toF32(q)), dm);
+}
+
+Value StoredDecoder::q6K(Value block, Value j) {
+  // Each half of 128 elements: 64 bytes of low nibbles (element j in byte
+  // (j / 128) * 64 + j % 64, the high nibble for (j / 64) odd) and 32 of
+  // high 2-bit pairs (byte (j / 128) * 32 + j % 32, bit 2 * ((j / 32) % 4)).
+  Value half = e.divConst(j, 128);
+  Value low =
+      bits(byteAt(block, 0, e.add(e.mulConst(half, 64), e.remConst(j, 64))),
+           e.mulConst(e.remConst(e.divConst(j, 64), 2), 4), 0xf);
+  Value high =
+      bits(byteAt(block, 128, e.add(e.mulConst(half, 32), e.remConst(j, 32))),
+           e.mulConst(e.remConst(e.divConst(j, 32), 4), 2), 3);
+  Value q = subC(orI(low, shlC(high, 4)), 32);
+  // A signed 8-bit scale per 16 elements.
+  Value scale = signedByte(byteAt(block, 192, e.divConst(j, 16)));
+  return e.mulF(e.mulF(halfAt(block, 208), toF32(scale)), toF32(q));
+}
+
+Value StoredDecoder::blockElement(mir::QuantKind kind, Value block, Value j) {
+  switch (kind) {
+  case mir::QuantKind::Q8_0:
+    return q8_0(block, j);
+  case mir::QuantKind::Q4_0:
+  case mir::QuantKind::Q4_1:
+  case mir::QuantKind::Q5_0:
+  case mir::QuantKind::Q5_1:
+    return q4q5(kind, block, j);
+  case mir::QuantKind::Q2_K:
+    return q2K(block, j);
+  case mir::QuantKind::Q3_K:
+    return q3K(block, j);
+  case mir::QuantKind::Q4_K:
+  case mir::QuantKind::Q5_K:
+    return q4q5K(kind, block, j);
+  case mir::QuantKind::Q6_K:
+    return q6K(block, j);
   }
-  // ggml blocks of 32 along the rows of an [N, K] weight: an f16 scale d,
-  // then the codes; x = d * q. `offset` counts bytes here.
+  llvm_unreachable("unknown ggml block type");
+}
+
+/// An element of a weight kept as bf16 or ggml blocks, decoded from its
+/// 32-bit words.
+static Value loadStored(GPUKernelEmitter &e, const GPUView &view,
+                        ValueRange indices) {
+  StoredDecoder decoder(e, view.buffer);
+  if (view.elementType.isBF16())
+    return decoder.bf16(e.linearIndex(view, indices));
+  // Blocks along the rows of an [N, K] weight; `offset` counts bytes here.
+  assert(indices.size() == 2 && "ggml blocks are read from [N, K] weights");
   auto q = cast<mir::QuantType>(view.elementType);
-  int64_t blockBytes = q.getBlockBytes(), cols = view.shape.back();
-  int64_t rowBytes = cols / 32 * blockBytes;
+  int64_t elements = q.getBlockElements(), bytes = q.getBlockBytes();
+  int64_t rowBytes = view.shape.back() / elements * bytes;
   Value row = indices[0], col = indices[1];
-  Value block = addConst(
-      add(mulConst(row, rowBytes), mulConst(divConst(col, 32), blockBytes)),
-      view.offset);
-  Value d = halfBitsToF32(wordAtByte(view.buffer, block));
-  Value j = remConst(col, 32);
-  Value code;
-  if (q.getKind() == mir::QuantKind::Q8_0) {
-    // 32 signed bytes.
-    Value byte = wordAtByte(view.buffer, addConst(add(block, j), 2));
-    Value s = arith::ShRSIOp::create(
-        b, loc, arith::ShLIOp::create(b, loc, byte, c(24)), c(24));
-    code = arith::SIToFPOp::create(b, loc, f32, s);
-  } else {
-    // 16 bytes: element j < 16 is the low nibble of byte j, element j >= 16
-    // the high nibble of byte j - 16; the code is nibble - 8.
-    Value low = cmpLTConst(j, 16);
-    Value at = arith::SelectOp::create(b, loc, low, j, addConst(j, -16));
-    Value byte = wordAtByte(view.buffer, addConst(add(block, at), 2));
-    Value shift = arith::SelectOp::create(b, loc, low, c(0), c(4));
-    Value nib = arith::AndIOp::create(
-        b, loc, arith::ShRUIOp::create(b, loc, byte, shift), c(0xf));
-    code = arith::SIToFPOp::create(b, loc, f32,
-                                   arith::SubIOp::create(b, loc, nib, c(8)));
-  }
-  return arith::MulFOp::create(b, loc, d, code);
+  Value block = e.addConst(e.add(e.mulConst(row, rowBytes),
+                                 e.mulConst(e.divConst(col, elements), bytes)),
+                           view.offset);
+  return decoder.blockElement(q.getKind(), block, e.remConst(col, elements));
 }
 
 Value GPUKernelEmitter::load(const GPUView &view, ValueRange indices) {
   if (view.isScalar())
     return view.scalar;
   if (isWordDecoded(view.elementType))
-    return loadStored(view, indices);
+    return loadStored(*this, view, indices);
   return memref::LoadOp::create(b, loc, view.buffer,
                                 ValueRange{linearIndex(view, indices)});
 }
@@ -463,16 +674,9 @@ LogicalResult GPUKernelEmitter::emitTargetKernel(Operation *op,
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<mir::DequantizeOp, mir::GatherOp>(
           [&](Operation *) -> LogicalResult {
-            Type stored = op->getOperand(0).getType();
-            stored = cast<ShapedType>(stored).getElementType();
-            if (!isWordDecoded(stored))
-              return op->emitOpError("reads ")
-                     << stored
-                     << ", which the SPIR-V back end does not decode (it reads "
-                        "q8_0, q4_0, bf16 and f16 weights; keep others in f32: "
-                        "[precision] weights = \"f32\")";
-            // The loads decode the blocks: a gather is a gather, a dequantize
-            // a copy over the [N, K] weight.
+            // Only ggml blocks come here (isTargetKernelOp), and the loads
+            // decode every type: a gather is a gather, a dequantize a copy
+            // over the [N, K] weight.
             if (isa<mir::GatherOp>(op))
               return emitDataMovementKernel(*this, op, ins, out);
             const KernelView &in = ins[0];

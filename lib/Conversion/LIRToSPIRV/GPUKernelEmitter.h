@@ -74,7 +74,8 @@ public:
   Value andI(Value a, Value c);
 
   /// Whether the element type is one the SPIR-V kernels decode from 32-bit
-  /// words (bf16, q8_0, q4_0), and so binds as an array of i32.
+  /// words (bf16 and every ggml block type), and so binds as an array of
+  /// i32.
   static bool isWordDecoded(Type elementType);
 
   //===--------------------------------------------------------------------===//
@@ -83,8 +84,9 @@ public:
 
   /// Element index inside the buffer of `view` at `indices`.
   Value linearIndex(const GPUView &view, ValueRange indices);
-  /// Loads an element. A weight stored as bf16 or ggml blocks (q8_0, q4_0)
-  /// sits in a buffer of 32-bit words and loads as f32, decoded in place.
+  /// Loads an element. A weight stored as bf16 or ggml blocks sits in a
+  /// buffer of 32-bit words and loads as f32, decoded in place (as ggml's
+  /// dequantize_row_* computes it, so bit for bit).
   Value load(const GPUView &view, ValueRange indices);
   void store(Value value, const GPUView &view, ValueRange indices);
   /// A load whose indices are clamped into the view, converted to the type
@@ -93,15 +95,6 @@ public:
   Value loadOr(const GPUView &view, ValueRange indices, Value inBounds,
                Value fallback);
 
-private:
-  /// Bits 0.. of the 32-bit word holding byte `byte` (an index) of
-  /// `buffer`, shifted so that the byte comes first (an i32).
-  Value wordAtByte(Value buffer, Value byte);
-  /// An f16 given as its bits (the low 16 bits of an i32), as f32.
-  Value halfBitsToF32(Value bits);
-  Value loadStored(const GPUView &view, ValueRange indices);
-
-public:
   /// Workgroup memory, shared by the threads of a workgroup.
   Value sharedAlloc(ArrayRef<int64_t> shape, Type elementType);
   /// Per-thread scratch memory.

@@ -290,10 +290,14 @@ LogicalResult EntryLowering::lower(lir::EntryOp entry) {
         return kernel.emitOpError("bf16 tensors are not supported by the "
                                   "SPIR-V back end (use f32 or f16; bf16 "
                                   "weights are read as stored)");
+      if (isa<mir::QuantType>(t) && !decodedWeight)
+        return kernel.emitOpError("reads ")
+               << t << " outside the parameters (the SPIR-V back end decodes "
+               << "ggml blocks in weights only)";
       if (!t.isIntOrFloat() && !decodedWeight)
         return kernel.emitOpError("unsupported element type ")
-               << t << " (the SPIR-V back end reads q8_0, q4_0, bf16 and f16 "
-               << "weights; keep others in f32: [precision] weights = \"f32\")";
+               << t << " (the SPIR-V back end reads f32, f16, integers, and "
+               << "weights in bf16 or any ggml block type)";
     }
     FailureOr<GeneratedKernel *> gen =
         kernelFunction(kernel, bindings, entry.getSymName());

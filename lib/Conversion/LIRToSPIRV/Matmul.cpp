@@ -297,16 +297,16 @@ LogicalResult mlir::rlx::emitGPUMatmulKernel(GPUKernelEmitter &e, Operation *op,
     return op->emitOpError("expects tensor operands on the SPIR-V back end");
   bool transA = op->hasAttr("transpose_lhs");
   bool transB = op->hasAttr("transpose_rhs");
-  // A weight kept as stored ([N, K]: f16, or bf16/q8_0/q4_0 decoded by the
-  // loads) multiplies f32 rows.
+  // A weight kept as stored ([N, K]: f16, or bf16 and ggml blocks decoded
+  // by the loads) multiplies f32 rows.
   bool storedRhs = transB && rhs.rank() == 2 &&
                    (rhs.elementType.isF16() ||
                     GPUKernelEmitter::isWordDecoded(rhs.elementType));
   if (!out.elementType.isF32() || !lhs.elementType.isF32() ||
       (!rhs.elementType.isF32() && !storedRhs))
     return op->emitOpError("the SPIR-V back end multiplies f32 matrices (or "
-                           "f32 rows by an [N, K] weight stored as f16, bf16, "
-                           "q8_0 or q4_0) only, got ")
+                           "f32 rows by an [N, K] weight stored as f16, bf16 "
+                           "or ggml blocks) only, got ")
            << rhs.elementType;
   bool batched = isa<mir::BatchMatmulOp>(op);
   int64_t rank = out.rank();

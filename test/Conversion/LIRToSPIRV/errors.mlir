@@ -40,7 +40,7 @@ lir.entry @f16_matmul arena_size = 1024, param_size = 0, alignment = 64 {
   lir.io input "w" %w : memref<8x8xf16>
   lir.kernel "matmul" ins(%x, %w : memref<4x8xf16>, memref<8x8xf16>) outs(%y : memref<4x8xf16>) {
   ^bb0(%t: tensor<4x8xf16>, %u: tensor<8x8xf16>):
-    // expected-error @+1 {{the SPIR-V back end multiplies f32 matrices (or f32 rows by an [N, K] weight stored as f16, bf16, q8_0 or q4_0) only, got 'f16'}}
+    // expected-error @+1 {{the SPIR-V back end multiplies f32 matrices (or f32 rows by an [N, K] weight stored as f16, bf16 or ggml blocks) only, got 'f16'}}
     %r = mir.matmul %t, %u : (tensor<4x8xf16>, tensor<8x8xf16>) -> tensor<4x8xf16>
     lir.yield %r : tensor<4x8xf16>
   }
@@ -49,14 +49,15 @@ lir.entry @f16_matmul arena_size = 1024, param_size = 0, alignment = 64 {
 
 // -----
 
-/// ggml blocks other than q8_0 and q4_0 are refused by name.
-lir.entry @q4_k_weight arena_size = 4096, param_size = 4096, alignment = 64 {
+/// ggml blocks are decoded in weights only: a q4_K tensor in the arena is
+/// refused by name.
+lir.entry @q4_k_in_arena arena_size = 4096, param_size = 0, alignment = 64 {
   %x = lir.view arena[0] : memref<2x256xf32>
-  %w = lir.view params[0] : memref<8x256x!mir.quant<q4_K>>
-  %y = lir.view arena[2048] : memref<2x8xf32>
+  %w = lir.view arena[2048] : memref<8x256x!mir.quant<q4_K>>
+  %y = lir.view arena[3200] : memref<2x8xf32>
   lir.io input "x" %x : memref<2x256xf32>
-  lir.io param "w" %w : memref<8x256x!mir.quant<q4_K>>
-  // expected-error @+1 {{unsupported element type '!mir.quant<q4_K>' (the SPIR-V back end reads q8_0, q4_0, bf16 and f16 weights}}
+  lir.io input "w" %w : memref<8x256x!mir.quant<q4_K>>
+  // expected-error @+1 {{reads '!mir.quant<q4_K>' outside the parameters (the SPIR-V back end decodes ggml blocks in weights only)}}
   lir.kernel "matmul" ins(%x, %w : memref<2x256xf32>, memref<8x256x!mir.quant<q4_K>>) outs(%y : memref<2x8xf32>) {
   ^bb0(%t: tensor<2x256xf32>, %u: tensor<8x256x!mir.quant<q4_K>>):
     %r = mir.matmul %t, %u {transpose_rhs} : (tensor<2x256xf32>, tensor<8x256x!mir.quant<q4_K>>) -> tensor<2x8xf32>
