@@ -423,6 +423,7 @@ static nb::dict profileDict(const CompileProfile &p) {
   precision["compute"] = stringifyComputePrecision(p.precision.compute).str();
   precision["mixed"] = stringifyMixedPrecision(p.precision.mixed).str();
   precision["weights"] = stringifyWeightPrecision(p.precision.weights).str();
+  precision["kv_cache"] = stringifyComputePrecision(p.precision.kvCache).str();
   cpu["unfuse_regions"] = p.backend.cpu.unfuseRegions;
   cpu["gemm"] = stringifyGemmStrategy(p.backend.cpu.gemm).str();
   cpu["threads"] = p.backend.cpu.threads;
@@ -533,6 +534,10 @@ void python::registerProfile(nb::module_ &m) {
             "Weight matrices: 'stored' (f16, bf16 and ggml blocks stay so "
             "down to the kernels), 'f32' (widened when loaded), or 'bf16', "
             "'f16', 'q8_0', 'q4_0' (converted when loaded).");
+  enumField(precision, "kv_cache", &CP::PrecisionProfile::kvCache,
+            stringifyComputePrecision, symbolizeComputePrecision,
+            "Keys and values a decoder keeps between steps: 'f32', 'f16' or "
+            "'bf16' (attention computes in f32).");
   valueSemantics(precision);
 
   nb::class_<CP::CpuBackendProfile> cpu(profile, "CpuBackendProfile",

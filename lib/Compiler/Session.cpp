@@ -305,6 +305,11 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
     return fail("[precision] mixed = \"" +
                 stringifyMixedPrecision(precision.mixed) +
                 "\" is not implemented: RLX computes in f32");
+  if (precision.kvCache != ComputePrecision::F32 && device != Device::Cpu)
+    return fail("[precision] kv_cache = \"" +
+                stringifyComputePrecision(precision.kvCache) +
+                "\" is implemented on the CPU only: the Vulkan attention "
+                "reads keys and values in f32 (use kv_cache = \"f32\")");
   detail::PhaseTimer phase(stats);
   std::string dir = options.dumpDir;
   DiagnosticCollector diags(context);

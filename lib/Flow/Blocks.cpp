@@ -528,8 +528,10 @@ static Error emitDecoderLayer(Impl &impl, unsigned index,
         mlir::ShapedType::isDynamic(pk[1]) || mlir::ShapedType::isDynamic(xs[1])
             ? mlir::ShapedType::kDynamic
             : pk[1] + xs[1];
-    auto ty =
-        mlir::RankedTensorType::get({pk[0], total, kv}, impl.b.getF32Type());
+    // The present keys and values keep the past's element type.
+    auto ty = mlir::RankedTensorType::get(
+        {pk[0], total, kv},
+        mlir::cast<mlir::RankedTensorType>(pastK.getType()).getElementType());
     results.append({ty, ty});
   }
   mlir::Operation *op = impl.create(opName, results, operands, attrs);

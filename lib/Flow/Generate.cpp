@@ -74,23 +74,30 @@ Generator::create(Session &session, DecoderFlow recipe,
       std::vector<const WeightSource *>{&weights, g->built.synthesized.get()});
   const TransformerConfig &c = g->recipe.config();
   size_t kv = c.numKvHeads * c.headDim;
-  // Keys and values of every layer for maxContext tokens, in f32.
+  // Keys and values of every layer for maxContext tokens, in the element
+  // type of `[precision] kv_cache`.
+  ComputePrecision kvType = g->built.profile.precision.kvCache;
+  g->cacheType = kvType == ComputePrecision::F16    ? DType::F16
+                 : kvType == ComputePrecision::BF16 ? DType::BF16
+                                                    : DType::F32;
+  g->cacheElementBytes = kvType == ComputePrecision::F32 ? 4 : 2;
   Expected<MemoryBudget> budget = MemoryBudget::get(g->options.memoryBudgetMB);
   if (!budget)
     return budget.takeError();
-  std::optional<uint64_t> cacheBytes = mulBytes(2 * sizeof(float), kv);
+  std::optional<uint64_t> cacheBytes = mulBytes(2 * g->cacheElementBytes, kv);
   if (cacheBytes)
     cacheBytes = mulBytes(*cacheBytes, c.numLayers);
   if (cacheBytes)
     cacheBytes = mulBytes(*cacheBytes, maxContext);
-  if (Error err = budget->check(cacheBytes.value_or(UINT64_MAX),
-                                "the KV cache (" + llvm::Twine(c.numLayers) +
-                                    " layers, " + llvm::Twine(maxContext) +
-                                    " tokens, " + llvm::Twine(kv) +
-                                    " floats per key and per value)"))
+  if (Error err = budget->check(
+          cacheBytes.value_or(UINT64_MAX),
+          "the KV cache (" + llvm::Twine(c.numLayers) + " layers, " +
+              llvm::Twine(maxContext) + " tokens, " + llvm::Twine(kv) + " " +
+              dtypeName(g->cacheType) + " values per key and per value)"))
     return std::move(err);
-  g->cacheK.assign(c.numLayers, std::vector<float>(maxContext * kv));
-  g->cacheV.assign(c.numLayers, std::vector<float>(maxContext * kv));
+  size_t rowBytes = kv * g->cacheElementBytes;
+  g->cacheK.assign(c.numLayers, std::vector<uint8_t>(maxContext * rowBytes));
+  g->cacheV.assign(c.numLayers, std::vector<uint8_t>(maxContext * rowBytes));
   return g;
 }
 
@@ -182,7 +189,7 @@ Expected<std::vector<float>> Generator::step(llvm::ArrayRef<int32_t> tokens,
   feedK.resize(c.numLayers);
   feedV.resize(c.numLayers);
   std::array<int64_t, 3> pastShape = {1, past, kv};
-  size_t rowBytes = kv * sizeof(float);
+  size_t rowBytes = kv * cacheElementBytes;
   for (int64_t i = 0; i < c.numLayers; ++i) {
     for (auto [kind, feed, cache] :
          {std::make_tuple("past_k.", &feedK[i], &cacheK[i]),
@@ -192,18 +199,19 @@ Expected<std::vector<float>> Generator::step(llvm::ArrayRef<int32_t> tokens,
       if (inPlace) {
         place = g.model->inputPlace(name);
         std::memcpy(place.data() + g.rowsHeld * rowBytes,
-                    cache->data() + g.rowsHeld * kv,
+                    cache->data() + g.rowsHeld * rowBytes,
                     (start - g.rowsHeld) * rowBytes);
         statistics.pastBytesCopied += (start - g.rowsHeld) * rowBytes;
       } else {
         // Kept between steps: decoding does not allocate or fault pages in.
-        feed->resize(past * kv);
-        std::fill(feed->begin(), feed->begin() + head * kv, 0.0f);
-        std::memcpy(feed->data() + head * kv, cache->data(), start * rowBytes);
-        place = {reinterpret_cast<uint8_t *>(feed->data()), past * rowBytes};
+        feed->resize(past * rowBytes);
+        std::fill(feed->begin(), feed->begin() + head * rowBytes, 0);
+        std::memcpy(feed->data() + head * rowBytes, cache->data(),
+                    start * rowBytes);
+        place = {feed->data(), past * rowBytes};
         statistics.pastBytesCopied += past * rowBytes;
       }
-      feeds.emplace(name, TensorRef(DType::F32, pastShape, place));
+      feeds.emplace(name, TensorRef(cacheType, pastShape, place));
     }
   }
   Expected<TensorRefMap_t> out = g.model->runInArena(feeds);
@@ -211,13 +219,12 @@ Expected<std::vector<float>> Generator::step(llvm::ArrayRef<int32_t> tokens,
     return out.takeError();
   g.rowsHeld = inPlace ? start : 0;
   auto rows = [&](llvm::StringRef name) {
-    return reinterpret_cast<const float *>(out->at(name.str()).bytes.data()) +
-           past * kv;
+    return out->at(name.str()).bytes.data() + past * rowBytes;
   };
   for (int64_t i = 0; i < c.numLayers; ++i) {
-    std::memcpy(cacheK[i].data() + start * kv,
+    std::memcpy(cacheK[i].data() + start * rowBytes,
                 rows("present_k." + std::to_string(i)), n * rowBytes);
-    std::memcpy(cacheV[i].data() + start * kv,
+    std::memcpy(cacheV[i].data() + start * rowBytes,
                 rows("present_v." + std::to_string(i)), n * rowBytes);
   }
   const TensorRef &logits = out->at("logits");

@@ -312,6 +312,12 @@ Expected<BuiltModel> ModelFlow::build(const WeightSource &weights) const {
     case DType::F32:
       elt = b.getF32Type();
       break;
+    case DType::F16:
+      elt = b.getF16Type();
+      break;
+    case DType::BF16:
+      elt = b.getBF16Type();
+      break;
     case DType::I32:
       elt = b.getI32Type();
       break;

@@ -104,6 +104,11 @@ DecoderFlow &DecoderFlow::weightPrecision(WeightPrecision precision) {
   return *this;
 }
 
+DecoderFlow &DecoderFlow::kvCachePrecision(ComputePrecision precision) {
+  kvCache = precision;
+  return *this;
+}
+
 ModelFlow DecoderFlow::flow() const {
   bool decode = kind == DecoderGraph::Decode;
   bool gemma = family == "gemma";
@@ -113,14 +118,20 @@ ModelFlow DecoderFlow::flow() const {
                                        : CompileProfile::llama32Prefill();
   if (weights)
     profile.precision.weights = *weights;
+  if (kvCache)
+    profile.precision.kvCache = *kvCache;
   f.profile(profile);
   f.input("tokens", {1, kDynamic}, DType::I32)
       .input("positions", {1, kDynamic}, DType::I32);
   int64_t kv = cfg.numKvHeads * cfg.headDim;
   if (decode) {
+    DType cache =
+        profile.precision.kvCache == ComputePrecision::F16    ? DType::F16
+        : profile.precision.kvCache == ComputePrecision::BF16 ? DType::BF16
+                                                              : DType::F32;
     for (int64_t i = 0; i < cfg.numLayers; ++i)
-      f.input("past_k." + std::to_string(i), {1, kDynamic, kv}, DType::F32)
-          .input("past_v." + std::to_string(i), {1, kDynamic, kv}, DType::F32);
+      f.input("past_k." + std::to_string(i), {1, kDynamic, kv}, cache)
+          .input("past_v." + std::to_string(i), {1, kDynamic, kv}, cache);
     f.input("kv_mask", {1, kDynamic}, DType::I32);
   }
   // The first input (tokens) is the active tensor again after the inputs.

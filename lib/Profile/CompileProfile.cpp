@@ -79,8 +79,8 @@ bool CompileProfile::PassProfile::operator==(const PassProfile &other) const {
 
 bool CompileProfile::PrecisionProfile::operator==(
     const PrecisionProfile &other) const {
-  return std::tie(compute, mixed, weights) ==
-         std::tie(other.compute, other.mixed, other.weights);
+  return std::tie(compute, mixed, weights, kvCache) ==
+         std::tie(other.compute, other.mixed, other.weights, other.kvCache);
 }
 
 bool CompileProfile::CpuBackendProfile::operator==(
@@ -121,7 +121,8 @@ static constexpr StringRef fusionKeys[] = {"policy", "target", "assert_clean",
                                            "skip", "disable"};
 static constexpr StringRef passesKeys[] = {"dce", "constant_folding",
                                            "verbose"};
-static constexpr StringRef precisionKeys[] = {"compute", "mixed", "weights"};
+static constexpr StringRef precisionKeys[] = {"compute", "mixed", "weights",
+                                              "kv_cache"};
 static constexpr StringRef backendKeys[] = {"cpu", "spirv"};
 static constexpr StringRef cpuKeys[] = {"unfuse_regions", "gemm", "threads"};
 static constexpr StringRef spirvKeys[] = {
@@ -430,6 +431,8 @@ void ProfileReader::readPrecision(const toml::table &table,
                  readEnum(node, path, out.compute);
                else if (key == "mixed")
                  readEnum(node, path, out.mixed);
+               else if (key == "kv_cache")
+                 readEnum(node, path, out.kvCache);
                else
                  readEnum(node, path, out.weights);
              });
@@ -593,7 +596,8 @@ std::string CompileProfile::toToml() const {
   os << "[precision]\n"
      << "compute = \"" << stringifyComputePrecision(precision.compute) << "\"\n"
      << "mixed = \"" << stringifyMixedPrecision(precision.mixed) << "\"\n"
-     << "weights = \"" << stringifyWeightPrecision(precision.weights)
+     << "weights = \"" << stringifyWeightPrecision(precision.weights) << "\"\n"
+     << "kv_cache = \"" << stringifyComputePrecision(precision.kvCache)
      << "\"\n\n";
 
   os << "[backend.cpu]\n"

@@ -343,8 +343,8 @@ def test_budget_refuses_kv_cache(tmp_path):
     d = model_dir(tmp_path / "m", formats.LLAMA_CONFIG)
     proc = run([RLX_RUN, "--model", d, "--prompt-ids", "1,2", "--quiet",
                 "--max-context", "100000000", "--memory-budget-mb", "64"])
-    assert_refused(proc, d, "the KV cache (1 layers, 100000000 tokens, 4 "
-                   "floats per key and per value) = 3200000000 bytes (3051 "
+    assert_refused(proc, d, "the KV cache (1 layers, 100000000 tokens, 4 f32 "
+                   "values per key and per value) = 3200000000 bytes (3051 "
                    "MiB), over the memory budget of 67108864 bytes "
                    "(--memory-budget-mb 64)")
 

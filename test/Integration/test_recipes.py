@@ -128,6 +128,50 @@ def test_long_generation_across_buckets(models, tmp_path, name):
     assert "4 graphs compiled" in proc.stdout
 
 
+@pytest.mark.parametrize("policy", ["direct", "fusable"])
+@pytest.mark.parametrize("kv,tol", [("f16", 5e-3), ("bf16", 3e-2)])
+@pytest.mark.parametrize("name", ["llama-gqa2", "qwen3", "gemma2-w40"])
+def test_half_precision_kv_cache(models, tmp_path, name, kv, tol, policy):
+    """`--kv-cache f16|bf16` ([precision] kv_cache): the decode graphs keep
+    past keys and values in half precision and attention reads them widened.
+    Step logits against a full f32 recompute within the rounding of the
+    cache (f16: 11 significant bits, bf16: 8); not equal to the f32 cache's
+    (the cache really is rounded); greedy ids as transformers' for f16."""
+    prompt = [2, 11, 3, 30, 8]
+    steps, f32 = tmp_path / "steps.npy", tmp_path / "f32.npy"
+    proc = rlx_model(models / name, prompt, "--max-new-tokens", "20",
+                     "--step-logits-out", str(steps), "--kv-cache", kv,
+                     "--policy", policy)
+    assert proc.returncode == 0, proc.stderr
+    assert "0 missed" in proc.stdout
+    ref = rlx_model(models / name, prompt, "--max-new-tokens", "20",
+                    "--step-logits-out", str(f32), "--policy", policy)
+    assert ref.returncode == 0, ref.stderr
+    tokens = [int(t) for t in proc.stdout.split("tokens:")[1].split("\n")[0].split()]
+    m = hf_causal(models / name)
+    with torch.no_grad():
+        full = m(torch.tensor([prompt + tokens[:-1]])).logits.numpy()[0]
+    got = np.load(steps)
+    err = scale_err(got, full[len(prompt) - 1:])
+    assert err < tol
+    assert not np.array_equal(got, np.load(f32))
+    if kv == "f16":
+        with torch.no_grad():
+            hf = m.generate(torch.tensor([prompt]), max_new_tokens=20,
+                            do_sample=False)[0, len(prompt):].tolist()
+        assert tokens == hf
+
+
+def test_half_precision_kv_cache_refused_on_vulkan(models):
+    from conftest import require_vulkan
+    require_vulkan()
+    proc = rlx_model(models / "llama-gqa2", [1, 2], "--max-new-tokens", "2",
+                     "--kv-cache", "f16", "--device", "vulkan")
+    assert proc.returncode == 1
+    assert ('[precision] kv_cache = "f16" is implemented on the CPU only'
+            in proc.stderr)
+
+
 @pytest.mark.parametrize("name", ["llama-mha-tied", "llama-gqa4"])
 def test_gguf_equals_safetensors(models, tmp_path, name):
     prompt = [4, 8, 15, 16, 23, 42]

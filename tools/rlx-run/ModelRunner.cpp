@@ -144,6 +144,8 @@ static Error runDecoder(Session &session, LoadedModel &m,
     recipe->profile(o.compile.profile);
   if (o.weights)
     recipe->weightPrecision(*o.weights);
+  if (o.kvCache)
+    recipe->kvCachePrecision(*o.kvCache);
   int64_t t = o.prompt.size();
   CompileOptions c = o.compile;
 

@@ -29,6 +29,8 @@ struct ModelRunOptions {
   /// `--weights-as`: keep matrices as the file stores them, widen them to
   /// f32, or convert them to bf16/f16/q8_0/q4_0 at load.
   std::optional<WeightPrecision> weights;
+  /// `--kv-cache`: the element type of the decode graphs' KV cache.
+  std::optional<ComputePrecision> kvCache;
 };
 
 /// Runs an HF-style model directory (config.json + safetensors) or a GGUF

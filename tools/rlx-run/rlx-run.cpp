@@ -79,6 +79,15 @@ static cl::opt<WeightPrecision> weightsAs(
                clEnumValN(WeightPrecision::Q4_0, "q4_0",
                           "quantize matrices to q4_0 at load")),
     cl::cat(modelCategory));
+static cl::opt<ComputePrecision> kvCacheAs(
+    "kv-cache",
+    cl::desc("Element type of the KV cache (the profile's [precision] "
+             "kv_cache); attention computes in f32:"),
+    cl::init(ComputePrecision::F32),
+    cl::values(clEnumValN(ComputePrecision::F32, "f32", "f32 (default)"),
+               clEnumValN(ComputePrecision::F16, "f16", "f16"),
+               clEnumValN(ComputePrecision::BF16, "bf16", "bf16")),
+    cl::cat(modelCategory));
 static cl::opt<std::string>
     logitsOut("logits-out",
               cl::desc("Write the prompt's logits (all positions) as .npy"),
@@ -260,6 +269,8 @@ int main(int argc, char **argv) {
     m.quiet = quiet;
     if (weightsAs.getNumOccurrences())
       m.weights = weightsAs;
+    if (kvCacheAs.getNumOccurrences())
+      m.kvCache = kvCacheAs;
     m.compile = options;
     m.profileGiven =
         !profilePath.empty() || !presetName.empty() || !policy.empty();

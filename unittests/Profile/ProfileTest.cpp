@@ -66,6 +66,7 @@ CompileProfile nonDefaultProfile() {
   profile.passes.verbose = true;
   profile.precision.compute = ComputePrecision::BF16;
   profile.precision.mixed = MixedPrecision::Auto;
+  profile.precision.kvCache = ComputePrecision::F16;
   profile.backend.cpu.unfuseRegions = true;
   profile.backend.cpu.gemm = GemmStrategy::Generated;
   profile.backend.cpu.threads = 2;
@@ -156,6 +157,8 @@ TEST(CompileProfileTest, EqualityComparesEveryField) {
   EXPECT_TRUE(differsAfter([](CompileProfile &p) { p.passes.verbose = true; }));
   EXPECT_TRUE(differsAfter(
       [](CompileProfile &p) { p.precision.mixed = MixedPrecision::Auto; }));
+  EXPECT_TRUE(differsAfter(
+      [](CompileProfile &p) { p.precision.kvCache = ComputePrecision::BF16; }));
   EXPECT_TRUE(
       differsAfter([](CompileProfile &p) { p.backend.cpu.threads = 3; }));
   EXPECT_TRUE(
@@ -220,6 +223,7 @@ verbose = true
 [precision]
 compute = "bf16"
 mixed = "auto"
+kv_cache = "f16"
 
 [backend.cpu]
 unfuse_regions = true
@@ -278,6 +282,7 @@ verbose = false
 compute = "f32"
 mixed = "none"
 weights = "f32"
+kv_cache = "f32"
 
 [backend.cpu]
 unfuse_regions = false

@@ -113,11 +113,14 @@ private:
   std::unique_ptr<WeightSourceStack> source;
   std::map<std::pair<int64_t, int64_t>, Graph> graphs;
   CompiledModel *pool = nullptr;
-  /// Per layer, [maxContext, kv] keys and values.
-  std::vector<std::vector<float>> cacheK, cacheV;
+  /// The element type of the cache (`[precision] kv_cache`) and its size.
+  DType cacheType = DType::F32;
+  size_t cacheElementBytes = 4;
+  /// Per layer, [maxContext, kv] keys and values (bytes of cacheType).
+  std::vector<std::vector<uint8_t>> cacheK, cacheV;
   /// Per layer, the past keys and values fed to a step ([past, kv]), kept
   /// between steps so that decoding does not allocate.
-  std::vector<std::vector<float>> feedK, feedV;
+  std::vector<std::vector<uint8_t>> feedK, feedV;
   GenerationStats statistics;
 };
 

@@ -76,6 +76,10 @@ public:
   /// f16, bf16 or ggml blocks so down to the kernels (default: the
   /// profile's, F32 in the presets).
   DecoderFlow &weightPrecision(WeightPrecision precision);
+  /// `[precision] kv_cache` of the flows: the element type of the past and
+  /// present keys and values of the decode graph (default: the profile's,
+  /// F32 in the presets).
+  DecoderFlow &kvCachePrecision(ComputePrecision precision);
 
   const TransformerConfig &config() const { return cfg; }
   DecoderGraph graph() const { return kind; }
@@ -92,6 +96,7 @@ private:
   bool lastOnly = false;
   std::optional<CompileProfile> userProfile;
   std::optional<WeightPrecision> weights;
+  std::optional<ComputePrecision> kvCache;
   std::function<Stage(LayerCtx &)> layerHook;
   std::vector<Stage> before, after;
   std::vector<std::function<void(ModelFlow &)>> patches;

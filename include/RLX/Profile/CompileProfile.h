@@ -95,6 +95,10 @@ struct CompileProfile {
     /// them to f32 when loading ("f32"), or convert them to "bf16", "f16",
     /// "q8_0" or "q4_0" when loading.
     WeightPrecision weights = WeightPrecision::F32;
+    /// `kv_cache`: element type of the keys and values a decoder keeps
+    /// between steps ("f32", "f16" or "bf16"); attention reads them so and
+    /// computes in f32.
+    ComputePrecision kvCache = ComputePrecision::F32;
 
     bool operator==(const PrecisionProfile &other) const;
     bool operator!=(const PrecisionProfile &other) const {

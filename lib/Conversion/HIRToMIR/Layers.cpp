@@ -168,6 +168,12 @@ static FailureOr<LayerResults> lowerDecoderLayer(MIRBuilder &mb, Operation *op,
   k = mb.rope(k, p.positions, p.invFreq, c.headDim, c.rotaryDim, c.theta,
               c.style);
   if (p.pastK) {
+    // A cache kept in f16 / bf16 stores the new keys and values rounded.
+    Type cache = MIRBuilder::typeOf(p.pastK).getElementType();
+    if (MIRBuilder::typeOf(k).getElementType() != cache) {
+      k = mb.convert(k, cache);
+      v = mb.convert(v, cache);
+    }
     k = mb.concat({p.pastK, k}, 1);
     v = mb.concat({p.pastV, v}, 1);
     r.presentK = k;

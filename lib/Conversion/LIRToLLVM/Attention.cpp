@@ -29,8 +29,25 @@
 using namespace mlir;
 using namespace mlir::rlx;
 
+/// Loads `width` elements of `buffer` at `indices` (a scalar for 0) as f32:
+/// keys and values kept in f16 / bf16 are widened.
+static Value loadF32(OpBuilder &b, Location loc, Value buffer,
+                     ValueRange indices, int64_t width) {
+  Type elt = cast<MemRefType>(buffer.getType()).getElementType();
+  Value x = width ? vector::LoadOp::create(
+                        b, loc, VectorType::get({width}, elt), buffer, indices)
+                        .getResult()
+                  : memref::LoadOp::create(b, loc, buffer, indices).getResult();
+  if (elt.isF32())
+    return x;
+  Type f32 = b.getF32Type();
+  return arith::ExtFOp::create(
+      b, loc, width ? Type(VectorType::get({width}, f32)) : f32, x);
+}
+
 /// The per-key attention; emitAttentionKernel has checked the operands
-/// (memrefs, unit inner stride, f32).
+/// (memrefs, unit inner stride, an f32 query; keys and values f32, f16 or
+/// bf16).
 static LogicalResult emitAttentionPerKey(KernelEmitter &e, Operation *o,
                                          ArrayRef<KernelInput> ins, Value out) {
   auto op = cast<mir::AttentionOp>(o);
@@ -77,8 +94,7 @@ static LogicalResult emitAttentionPerKey(KernelEmitter &e, Operation *o,
             b, loc, start, end, e.index(1), ValueRange{negInf, zero, zeros},
             [&](OpBuilder &, Location, Value j, ValueRange it) {
               Value m = it[0], l = it[1], acc = it[2];
-              Value kv = vector::LoadOp::create(b, loc, vecTy, k,
-                                                ValueRange{bi, j, kvOff});
+              Value kv = loadF32(b, loc, k, ValueRange{bi, j, kvOff}, hd);
               Value dot = vector::ReductionOp::create(
                   b, loc, vector::CombiningKind::ADD,
                   arith::MulFOp::create(b, loc, qv, kv));
@@ -98,8 +114,7 @@ static LogicalResult emitAttentionPerKey(KernelEmitter &e, Operation *o,
                   b, loc, arith::SubFOp::create(b, loc, s, m2));
               Value l2 = arith::AddFOp::create(
                   b, loc, arith::MulFOp::create(b, loc, l, c), p);
-              Value vv = vector::LoadOp::create(b, loc, vecTy, v,
-                                                ValueRange{bi, j, kvOff});
+              Value vv = loadF32(b, loc, v, ValueRange{bi, j, kvOff}, hd);
               Value acc2 = arith::AddFOp::create(
                   b, loc, arith::MulFOp::create(b, loc, acc, e.splat(c, hd)),
                   arith::MulFOp::create(b, loc, vv, e.splat(p, hd)));
@@ -171,8 +186,9 @@ struct BlockedAttention {
       Value col0 = mul(ivs[1], idx(hd));
       e.loopNest({tk}, [&](ValueRange j) {
         for (int64_t d = 0; d < hd; ++d) {
-          Value x = memref::LoadOp::create(
-              b, loc, k, ValueRange{ivs[0], j[0], add(col0, idx(d))});
+          Value x =
+              loadF32(b, loc, k, ValueRange{ivs[0], j[0], add(col0, idx(d))},
+                      /*width=*/0);
           memref::StoreOp::create(
               b, loc, x, kt, ValueRange{add(base, add(idx(d * tkPad), j[0]))});
         }
@@ -290,9 +306,8 @@ struct BlockedAttention {
       Value j = add(j0, idx(jj));
       SmallVector<Value> vrow;
       for (int64_t c = 0; c < hv; ++c)
-        vrow.push_back(vector::LoadOp::create(
-            b, loc, vecTy(), v,
-            ValueRange{bi, j, add(vCol0, idx(c * kBlock))}));
+        vrow.push_back(loadF32(
+            b, loc, v, ValueRange{bi, j, add(vCol0, idx(c * kBlock))}, kBlock));
       for (size_t r = 0; r < rows.size(); ++r) {
         Value pj = splat(vector::ExtractOp::create(b, loc, probs[r], jj));
         for (int64_t c = 0; c < hv; ++c)

@@ -482,6 +482,30 @@ func.func @decoder_layer_c7_softcap(%x: tensor<1x4x64xf32>, %pos: tensor<4xi32>,
 
 // -----
 
+func.func @decoder_layer_c8_cache_type(%x: tensor<1x4x64xf32>, %pos: tensor<4xi32>, %pk: tensor<1x3x32xi32>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>, %wo: tensor<64x64xf32>, %g: tensor<128x64xf32>, %d: tensor<64x128xf32>) {
+  // expected-error @+1 {{operand #2 must be ranked tensor of floating-point values}}
+  %y, %k, %v = hir.llama_cached_decoder_layer %x, %pos past(%pk, %pk) attn(%n, %wq, %wk, %wk, %wo) post_norm(%n) mlp(%g, %g, %d) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64} : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<1x3x32xi32>, tensor<1x3x32xi32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> (tensor<1x4x64xf32>, tensor<1x7x32xf32>, tensor<1x7x32xf32>)
+  return
+}
+
+// -----
+
+func.func @decoder_layer_c8_half_cache_beside_half_input(%x: tensor<1x4x64xf16>, %pos: tensor<4xi32>, %pk: tensor<1x3x32xbf16>, %n: tensor<64xf16>, %wq: tensor<64x64xf16>, %wk: tensor<32x64xf16>, %wo: tensor<64x64xf16>, %g: tensor<128x64xf16>, %d: tensor<64x128xf16>) {
+  // expected-error @+1 {{keeps its KV cache in 'bf16', which must be the input's element type ('f16') or f16/bf16 beside f32}}
+  %y, %k, %v = hir.llama_cached_decoder_layer %x, %pos past(%pk, %pk) attn(%n, %wq, %wk, %wk, %wo) post_norm(%n) mlp(%g, %g, %d) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64} : (tensor<1x4x64xf16>, tensor<4xi32>, tensor<1x3x32xbf16>, tensor<1x3x32xbf16>, tensor<64xf16>, tensor<64x64xf16>, tensor<32x64xf16>, tensor<32x64xf16>, tensor<64x64xf16>, tensor<64xf16>, tensor<128x64xf16>, tensor<128x64xf16>, tensor<64x128xf16>) -> (tensor<1x4x64xf16>, tensor<1x7x32xbf16>, tensor<1x7x32xbf16>)
+  return
+}
+
+// -----
+
+func.func @decoder_layer_c8_present_type(%x: tensor<1x4x64xf32>, %pos: tensor<4xi32>, %pk: tensor<1x3x32xf16>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>, %wo: tensor<64x64xf32>, %g: tensor<128x64xf32>, %d: tensor<64x128xf32>) {
+  // expected-error @+1 {{returns present keys of element type 'f32', not the past's 'f16'}}
+  %y, %k, %v = hir.llama_cached_decoder_layer %x, %pos past(%pk, %pk) attn(%n, %wq, %wk, %wk, %wo) post_norm(%n) mlp(%g, %g, %d) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64} : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<1x3x32xf16>, tensor<1x3x32xf16>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> (tensor<1x4x64xf32>, tensor<1x7x32xf32>, tensor<1x7x32xf32>)
+  return
+}
+
+// -----
+
 func.func @decoder_layer_c8_present_length(%x: tensor<1x4x64xf32>, %pos: tensor<4xi32>, %pk: tensor<1x3x32xf32>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>, %wo: tensor<64x64xf32>, %g: tensor<128x64xf32>, %d: tensor<64x128xf32>) {
   // expected-error @+1 {{expects present_k of shape [1, 7, 32], got 'tensor<1x6x32xf32>'}}
   %y, %k, %v = hir.llama_cached_decoder_layer %x, %pos past(%pk, %pk) attn(%n, %wq, %wk, %wk, %wo) post_norm(%n) mlp(%g, %g, %d) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64} : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<1x3x32xf32>, tensor<1x3x32xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> (tensor<1x4x64xf32>, tensor<1x6x32xf32>, tensor<1x6x32xf32>)

@@ -792,8 +792,16 @@ func.func @attention_c1_rank_four_query(%q: tensor<1x4x?x16xf32>, %k: tensor<1x?
 // -----
 
 func.func @attention_c1_mixed_element_types(%q: tensor<1x?x64xf32>, %k: tensor<1x?x64xf16>, %v: tensor<1x?x64xf32>) {
-  // expected-error @+1 {{'mir.attention' op requires query, key and value of one element type}}
+  // expected-error @+1 {{'mir.attention' op requires key and value of one element type, the query's or f16/bf16 beside an f32 query}}
   %o = mir.attention %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 4 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : (tensor<1x?x64xf32>, tensor<1x?x64xf16>, tensor<1x?x64xf32>) -> tensor<1x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_c1_half_cache_beside_half_query(%q: tensor<1x?x64xf16>, %k: tensor<1x?x64xbf16>, %v: tensor<1x?x64xbf16>) {
+  // expected-error @+1 {{'mir.attention' op requires key and value of one element type, the query's or f16/bf16 beside an f32 query}}
+  %o = mir.attention %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 4 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : (tensor<1x?x64xf16>, tensor<1x?x64xbf16>, tensor<1x?x64xbf16>) -> tensor<1x?x64xf16>
   return
 }
 

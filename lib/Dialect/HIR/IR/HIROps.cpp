@@ -508,6 +508,19 @@ static LogicalResult verifyDecoderLayer(OpTy op, const DecoderExtras &extras) {
       failed(checkSameType(o, "present_v", extras.presentV,
                            extras.presentK.getType())))
     return failure();
+  // c8: the cache is kept in the input's element type, or in f16 / bf16
+  // beside f32 inputs; past and present agree.
+  Type cache = cast<RankedTensorType>(extras.pastK.getType()).getElementType();
+  Type input = cast<RankedTensorType>(x.getType()).getElementType();
+  if (cache != input && !(input.isF32() && (cache.isF16() || cache.isBF16())))
+    return o->emitOpError("keeps its KV cache in ")
+           << cache << ", which must be the input's element type (" << input
+           << ") or f16/bf16 beside f32";
+  Type present =
+      cast<RankedTensorType>(extras.presentK.getType()).getElementType();
+  if (present != cache)
+    return o->emitOpError("returns present keys of element type ")
+           << present << ", not the past's " << cache;
   // c9: the key mask covers past and new keys.
   if (extras.mask && failed(checkShape(o, "mask", extras.mask, {b, total})))
     return failure();

@@ -1213,10 +1213,13 @@ LogicalResult AttentionOp::verify() {
   if (q.getRank() != 3 || k.getRank() != 3 || v.getRank() != 3)
     return emitOpError("requires rank-3 query, key and value, got ")
            << q << ", " << k << " and " << v;
-  if (k.getElementType() != q.getElementType() ||
-      v.getElementType() != q.getElementType())
-    return emitOpError("requires query, key and value of one element type, "
-                       "got ")
+  // Keys and values share one element type: the query's, or f16 / bf16
+  // beside an f32 query (a KV cache kept in half precision).
+  Type qe = q.getElementType(), ke = k.getElementType();
+  if (v.getElementType() != ke ||
+      (ke != qe && !(qe.isF32() && (ke.isF16() || ke.isBF16()))))
+    return emitOpError("requires key and value of one element type, the "
+                       "query's or f16/bf16 beside an f32 query, got ")
            << q << ", " << k << " and " << v;
   // mir_attention_c2, c3, c7, c8, c9.
   int64_t numHeads = getNumHeads(), numKvHeads = getNumKvHeads(),

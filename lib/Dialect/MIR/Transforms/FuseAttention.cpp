@@ -56,8 +56,11 @@ struct Heads {
 };
 } // namespace
 
-/// v = transpose(reshape(src, [B, T, H, D]), [0, 2, 1, 3]).
-static MIRMatchResult matchSplitHeads(Value v, Heads &heads) {
+/// v = transpose(reshape(src, [B, T, H, D]), [0, 2, 1, 3]). With
+/// `widened`, src may be cast(src') from f16 / bf16 to f32 (the keys and
+/// values of a KV cache kept in half precision: mir.attention reads src').
+static MIRMatchResult matchSplitHeads(Value v, Heads &heads,
+                                      bool widened = false) {
   auto tr = v.getDefiningOp<mir::TransposeOp>();
   if (!tr || tr.getPermutation() != ArrayRef<int64_t>{0, 2, 1, 3})
     return MIRMatchResult::noMatch();
@@ -78,6 +81,15 @@ static MIRMatchResult matchSplitHeads(Value v, Heads &heads) {
   heads.heads = out[2];
   heads.headDim = out[3];
   heads.ops = {rs, tr};
+  if (auto cast =
+          widened ? heads.source.getDefiningOp<mir::CastOp>() : mir::CastOp()) {
+    Type from = cast.getInput().getType().getElementType();
+    if (cast.getType().getElementType().isF32() &&
+        (from.isF16() || from.isBF16()) && cast->hasOneUse()) {
+      heads.source = cast.getInput();
+      heads.ops.insert(heads.ops.begin(), cast);
+    }
+  }
   return MIRMatchResult::matched();
 }
 
@@ -89,8 +101,8 @@ static MIRMatchResult matchKvHeads(Value v, Heads &heads) {
   auto bc = r2 ? r2.getInput().getDefiningOp<mir::BroadcastOp>() : nullptr;
   auto r1 = bc ? bc.getInput().getDefiningOp<mir::ReshapeOp>() : nullptr;
   if (!r1)
-    return matchSplitHeads(v, heads);
-  MIRMatchResult split = matchSplitHeads(r1.getInput(), heads);
+    return matchSplitHeads(v, heads, /*widened=*/true);
+  MIRMatchResult split = matchSplitHeads(r1.getInput(), heads, true);
   if (!split.isMatched())
     return split;
   ArrayRef<int64_t> s0 = shapeOf(r1.getInput()), s1 = shapeOf(r1),
@@ -388,6 +400,10 @@ MIRMatchResult mlir::rlx::matchAttention(mir::SoftmaxOp op,
         kLayout, "the query and key/value heads do not line up",
         "use num_heads query heads, num_kv_heads K/V heads each repeated "
         "num_heads/num_kv_heads times, and one head_dim");
+  if (k.source.getType() != v.source.getType())
+    return MIRMatchResult::missed(
+        kLayout, "the keys and values are read in different element types",
+        "keep keys and values in one element type");
   if (out.getType() != q.source.getType())
     return MIRMatchResult::missed(
         kLayout, "the output does not have the query's type",

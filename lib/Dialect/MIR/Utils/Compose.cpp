@@ -88,6 +88,11 @@ Value mlir::rlx::composeAttention(MIRBuilder &mb, Value q, Value k, Value v,
   bool positional = cfg.maskKind == MaskKind::Causal ||
                     cfg.maskKind == MaskKind::SlidingWindow;
 
+  // Keys and values kept in f16 / bf16 are read as the query's type.
+  if (MIRBuilder::typeOf(k).getElementType() != elt) {
+    k = mb.convert(k, elt);
+    v = mb.convert(v, elt);
+  }
   Value qh = splitHeads(mb, q, cfg.numHeads, cfg.headDim);
   Value kh = repeatKv(mb, splitHeads(mb, k, cfg.numKvHeads, cfg.headDim),
                       cfg.numHeads / cfg.numKvHeads);

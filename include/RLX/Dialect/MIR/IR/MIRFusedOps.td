@@ -143,6 +143,8 @@ def MIR_AttentionOp : MIR_Op<"attention",
   let description = [{
     `query` is `[B, Tq, num_heads*head_dim]`; `key` and `value` are
     `[B, Tk, num_kv_heads*head_dim]`; the result has the type of `query`.
+    Keys and values share one element type: the query's, or f16 / bf16
+    beside an f32 query (a KV cache kept in half precision, read widened).
     Heads are contiguous `head_dim` slices of the last dim. Grouped-query
     attention: `num_heads % num_kv_heads == 0` and query head `h` uses kv
     head `h / (num_heads / num_kv_heads)`.
