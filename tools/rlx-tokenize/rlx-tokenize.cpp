@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RLX/Tokenizer/ChatTemplate.h"
 #include "RLX/Tokenizer/Tokenizer.h"
 #include "RLX/Weights/GGUF.h"
 #include "RLX/Weights/JSON.h"
@@ -51,6 +52,13 @@ static cl::opt<bool> noSpecial(
     "no-special",
     cl::desc("Encode without the post-processor's special tokens (BOS, "
              "[CLS]/[SEP]); decode leaving special tokens out"),
+    cl::cat(category));
+static cl::opt<std::string> chat(
+    "chat",
+    cl::desc("Render a chat template: read {\"template\" (default: the "
+             "tokenizer's), \"messages\": [{\"role\", \"content\"}], "
+             "\"add_generation_prompt\"} from this JSON file and print the "
+             "text (BOS/EOS token strings from the tokenizer)"),
     cl::cat(category));
 static cl::opt<bool> info("info",
                           cl::desc("Print what was loaded, BOS and EOS ids"),
@@ -115,6 +123,39 @@ int main(int argc, char **argv) {
       ids.push_back(id);
     }
     llvm::outs() << tok->decode(ids, noSpecial) << "\n";
+  }
+  if (!chat.empty()) {
+    auto buffer = llvm::MemoryBuffer::getFile(chat);
+    if (!buffer)
+      return fail(chat + ": " + buffer.getError().message());
+    llvm::Expected<llvm::json::Value> parsed =
+        parseJSON((*buffer)->getBuffer());
+    if (!parsed)
+      return fail(chat + ": " + llvm::toString(parsed.takeError()));
+    const llvm::json::Object *o = parsed->getAsObject();
+    if (!o)
+      return fail(chat + ": expected a JSON object");
+    ChatTemplateInputs in;
+    in.addGenerationPrompt =
+        o->getBoolean("add_generation_prompt").value_or(true);
+    if (const llvm::json::Array *msgs = o->getArray("messages"))
+      for (const llvm::json::Value &m : *msgs)
+        if (const llvm::json::Object *mo = m.getAsObject())
+          in.messages.push_back({mo->getString("role").value_or("").str(),
+                                 mo->getString("content").value_or("").str()});
+    if (std::optional<int32_t> bos = tok->bosId())
+      in.bosToken = tok->idToToken(*bos);
+    if (!tok->eosIds().empty())
+      in.eosToken = tok->idToToken(tok->eosIds().front());
+    std::optional<llvm::StringRef> tmpl = o->getString("template");
+    if (!tmpl)
+      tmpl = tok->chatTemplate();
+    if (!tmpl)
+      return fail(tok->description() + " has no chat template");
+    llvm::Expected<std::string> text = renderChatTemplate(*tmpl, in);
+    if (!text)
+      return fail(text.takeError());
+    llvm::outs() << *text;
   }
   if (!batch.empty()) {
     auto buffer = llvm::MemoryBuffer::getFile(batch);

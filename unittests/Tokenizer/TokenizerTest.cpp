@@ -221,6 +221,90 @@ TEST(TokenizerTest, StreamingDecodeHoldsPartialCharacters) {
   EXPECT_EQ(stream.finish(), "\xEF\xBF\xBD");
 }
 
+TEST(TokenizerTest, WordPieceWithBertPieces) {
+  const char *json = R"({
+    "normalizer": {"type": "BertNormalizer", "clean_text": true,
+                   "handle_chinese_chars": true, "strip_accents": null,
+                   "lowercase": true},
+    "pre_tokenizer": {"type": "BertPreTokenizer"},
+    "post_processor": {"type": "BertProcessing", "sep": ["[SEP]", 1],
+                       "cls": ["[CLS]", 0]},
+    "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": true},
+    "model": {"type": "WordPiece", "unk_token": "[UNK]",
+              "continuing_subword_prefix": "##",
+              "max_input_chars_per_word": 100,
+              "vocab": {"[CLS]": 0, "[SEP]": 1, "[UNK]": 2, "un": 3,
+                        "##aff": 4, "##able": 5, "!": 6, "cafe": 7, "日": 8}}
+  })";
+  llvm::Expected<Tokenizer> tok = Tokenizer::fromJSON(json, "wp.json");
+  ASSERT_TRUE(bool(tok)) << llvm::toString(tok.takeError());
+  // Lowercased, accents stripped, CJK isolated, punctuation split.
+  llvm::Expected<std::vector<int32_t>> ids =
+      tok->encode("UNAFFABLE! Café日 xyz");
+  ASSERT_TRUE(bool(ids)) << llvm::toString(ids.takeError());
+  EXPECT_EQ(*ids, (std::vector<int32_t>{0, 3, 4, 5, 6, 7, 8, 2, 1}));
+  EXPECT_EQ(tok->decode(*ids, /*skipSpecial=*/false),
+            "[CLS] unaffable! cafe 日 [UNK] [SEP]");
+}
+
+TEST(TokenizerTest, UnigramViterbi) {
+  const char *json = R"({
+    "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581",
+                      "prepend_scheme": "always", "split": true},
+    "decoder": {"type": "Metaspace", "replacement": "\u2581",
+                "prepend_scheme": "always", "split": true},
+    "model": {"type": "Unigram", "unk_id": 0, "byte_fallback": false,
+              "vocab": [["<unk>", 0.0], ["\u2581", -2.0], ["a", -3.0],
+                        ["b", -3.0], ["ab", -4.0], ["\u2581ab", -7.5],
+                        ["\u2581a", -3.0]]}
+  })";
+  llvm::Expected<Tokenizer> tok = Tokenizer::fromJSON(json, "uni.json");
+  ASSERT_TRUE(bool(tok)) << llvm::toString(tok.takeError());
+  // "▁ab": ▁ + ab and ▁a + b tie at -6 (over ▁ab, -7.5); the path found
+  // first wins, as in tokenizers. The unknown "zz" fuses into one <unk>.
+  llvm::Expected<std::vector<int32_t>> ids = tok->encode("ab zzab");
+  ASSERT_TRUE(bool(ids)) << llvm::toString(ids.takeError());
+  EXPECT_EQ(*ids, (std::vector<int32_t>{1, 4, 1, 0, 4}));
+}
+
+TEST(TokenizerTest, GGUFSentencePiece) {
+  GGUFWriter w;
+  w.set("general.architecture", GGUFValue::string("llama"));
+  w.set("tokenizer.ggml.model", GGUFValue::string("llama"));
+  std::vector<std::string> tokens = {"<unk>",         "<s>", "</s>", "<0x21>",
+                                     "\xE2\x96\x81",  "h",   "i",    "hi",
+                                     "\xE2\x96\x81hi"};
+  std::vector<float> scores = {0, 0, 0, 0, -1, -1, -1, -2, -3};
+  std::vector<int32_t> types = {2, 3, 3, 6, 1, 1, 1, 1, 1};
+  std::vector<GGUFValue> t, s, ty;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    t.push_back(GGUFValue::string(tokens[i]));
+    s.push_back(GGUFValue::float32(scores[i]));
+    ty.push_back(GGUFValue::int32(types[i]));
+  }
+  w.set("tokenizer.ggml.tokens", GGUFValue::array(GGUFType::String, t));
+  w.set("tokenizer.ggml.scores", GGUFValue::array(GGUFType::Float32, s));
+  w.set("tokenizer.ggml.token_type", GGUFValue::array(GGUFType::Int32, ty));
+  w.set("tokenizer.ggml.bos_token_id", GGUFValue::uint32(1));
+  w.set("tokenizer.ggml.eos_token_id", GGUFValue::uint32(2));
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  w.writeTo(os);
+  auto file = GGUFFile::fromBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(bytes, "spm.gguf"), "spm.gguf");
+  ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
+  llvm::Expected<Tokenizer> tok = Tokenizer::fromGGUF(**file);
+  ASSERT_TRUE(bool(tok)) << llvm::toString(tok.takeError());
+  EXPECT_EQ(tok->bosId(), 1);
+  EXPECT_EQ(tok->eosIds(), llvm::ArrayRef<int32_t>{2});
+  // BOS, then ▁hi (the space prefix), ! by byte fallback, </s> matched as
+  // a control token, ▁ + h + i after it (merged to ▁hi).
+  llvm::Expected<std::vector<int32_t>> ids = tok->encode("hi!</s>hi");
+  ASSERT_TRUE(bool(ids)) << llvm::toString(ids.takeError());
+  EXPECT_EQ(*ids, (std::vector<int32_t>{1, 8, 3, 2, 8}));
+  EXPECT_EQ(tok->decode({8, 3, 8}), "hi! hi");
+}
+
 TEST(TokenizerTest, GGUFRefusals) {
   GGUFWriter w;
   w.set("general.architecture", GGUFValue::string("llama"));
