@@ -7,6 +7,7 @@ model.safetensors) with `transformers`, for the demo and the parity tests.
     make_tiny_models.py OUT_DIR [--kind llama|qwen3|gemma2|bert|all] [--seed N]
         [--heads N] [--kv-heads N] [--tied] [--layers N] [--window N] [--gguf]
         [--gguf-type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1] [--name NAME]
+        [--vocab N]
 
 Each model goes to OUT_DIR/<name or kind>; with --gguf, the LLaMA one is also
 written as OUT_DIR/<name or llama>.gguf (llama.cpp's Q/K row order), its
@@ -22,7 +23,7 @@ import torch
 
 def llama(args):
     from transformers import LlamaConfig, LlamaForCausalLM
-    cfg = LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=160,
+    cfg = LlamaConfig(vocab_size=args.vocab, hidden_size=64, intermediate_size=160,
                       num_hidden_layers=args.layers, num_attention_heads=args.heads,
                       num_key_value_heads=args.kv_heads, head_dim=64 // args.heads,
                       rms_norm_eps=1e-5, rope_theta=10000.0,
@@ -164,6 +165,8 @@ def main():
     ap.add_argument("--window", type=int, default=4,
                     help="Gemma 2's sliding window (default 4)")
     ap.add_argument("--gguf", action="store_true")
+    ap.add_argument("--vocab", type=int, default=256,
+                    help="the LLaMA model's vocabulary size (default 256)")
     ap.add_argument("--gguf-type", default="f32",
                     choices=["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1",
                              "q5_0", "q5_1"])

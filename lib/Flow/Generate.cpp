@@ -7,6 +7,8 @@
 
 #include "RLX/Flow/Generate.h"
 #include "RLX/Runtime/MemoryBudget.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -26,6 +28,22 @@ static Error fail(const llvm::Twine &msg) {
 static double since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
       .count();
+}
+
+Error rlx::checkSamplingOptions(const SamplingOptions &opts) {
+  auto bad = [](llvm::StringRef name, double value, llvm::StringRef rule) {
+    std::string v;
+    llvm::raw_string_ostream os(v);
+    os << llvm::format("%g", value);
+    return fail(name + " is " + v + "; it must be " + rule);
+  };
+  if (!std::isfinite(opts.temperature) || opts.temperature < 0)
+    return bad("temperature", opts.temperature, "finite and >= 0");
+  if (!(opts.topP > 0 && opts.topP <= 1))
+    return bad("top-p", opts.topP, "in (0, 1]");
+  if (opts.topK < 0)
+    return bad("top-k", opts.topK, ">= 0");
+  return Error::success();
 }
 
 int32_t rlx::sampleToken(llvm::ArrayRef<float> logits,
@@ -236,7 +254,10 @@ Expected<std::vector<int32_t>>
 Generator::generate(llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
                     const SamplingOptions &sampling,
                     std::function<void(int32_t)> onToken,
-                    std::vector<std::vector<float>> *stepLogits) {
+                    std::vector<std::vector<float>> *stepLogits,
+                    llvm::ArrayRef<int32_t> stopTokens) {
+  if (Error err = checkSamplingOptions(sampling))
+    return std::move(err);
   if (prompt.empty())
     return fail("the prompt is empty");
   int64_t vocab = recipe.config().vocabSize;
@@ -273,7 +294,7 @@ Generator::generate(llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
     out.push_back(token);
     if (onToken)
       onToken(token);
-    if (i + 1 == maxNewTokens)
+    if (i + 1 == maxNewTokens || llvm::is_contained(stopTokens, token))
       break;
     before = leftOut();
     auto t = std::chrono::steady_clock::now();

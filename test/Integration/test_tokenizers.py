@@ -357,3 +357,263 @@ def test_encode_decode_match_hf(toks, name):
             check_case(hf, got, text, special)
             if lossless and not special and "<" not in text:
                 assert got["decoded"] == text or name.startswith("bpe-qwen2"), text
+
+
+#===----------------------------------------------------------------------===#
+# rlx-run --prompt
+#===----------------------------------------------------------------------===#
+
+CHAT_SPECIALS = ["<|pad|>", "<|begin_of_text|>", "<|end_of_text|>"]
+
+
+@pytest.fixture(scope="module")
+def llama_dir(tmp_path_factory):
+    """A tiny random LLaMA whose vocabulary is a trained LLaMA 3-style
+    byte-level BPE (BOS 1 and EOS 2, as LlamaConfig's defaults), saved with
+    transformers' PreTrainedTokenizerFast (tokenizer.json and
+    tokenizer_config.json)."""
+    pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    out = tmp_path_factory.mktemp("prompt")
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(LLAMA3_REGEX), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=CHAT_SPECIALS,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    tok.train_from_iterator(TRAIN, trainer)
+    tok.post_processor = processors.TemplateProcessing(
+        single="<|begin_of_text|> $A", special_tokens=[("<|begin_of_text|>", 1)])
+    subprocess.run([PY, str(ROOT / "scripts" / "make_tiny_models.py"), str(out),
+                    "--kind", "llama", "--name", "llama", "--seed", "3",
+                    "--vocab", str(tok.get_vocab_size())],
+                   check=True, capture_output=True)
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<|begin_of_text|>",
+        eos_token="<|end_of_text|>", clean_up_tokenization_spaces=False)
+    fast.save_pretrained(out / "llama")
+    return out / "llama"
+
+
+def rlx_prompt(model, prompt, *args):
+    return subprocess.run([str(RLX_RUN), "--model", str(model), "--prompt", prompt,
+                           "--quiet", *args], capture_output=True, text=True)
+
+
+def ids_after(stderr, label):
+    line = [ln for ln in stderr.splitlines() if ln.startswith(label)][0]
+    return [int(t) for t in line[len(label):].split()]
+
+
+def hf_greedy(model_dir, ids, n):
+    import torch
+    from transformers import AutoModelForCausalLM
+    m = AutoModelForCausalLM.from_pretrained(model_dir, attn_implementation="eager").eval()
+    with torch.no_grad():
+        out = m.generate(torch.tensor([ids]), max_new_tokens=n, do_sample=False)
+    return out[0, len(ids):].tolist()
+
+
+@pytest.mark.parametrize("prompt", ["Hello", "Grüße, 世界! 😀\n  def f():"])
+def test_prompt_text_matches_transformers(llama_dir, prompt):
+    from transformers import AutoTokenizer
+    fast = AutoTokenizer.from_pretrained(llama_dir)
+    proc = rlx_prompt(llama_dir, prompt, "--max-new-tokens", "8")
+    assert proc.returncode == 0, proc.stderr
+    ids = ids_after(proc.stderr, "prompt ids:")
+    assert ids == fast(prompt).input_ids
+    gen = hf_greedy(llama_dir, ids, 8)
+    assert ids_after(proc.stderr, "tokens:") == gen
+    text_ids = gen[:-1] if gen and gen[-1] == 2 else gen
+    # stdout holds the generated text only, streamed.
+    assert proc.stdout == fast.decode(text_ids) + "\n"
+
+
+def test_prompt_stops_at_eos(llama_dir, tmp_path):
+    """With the 4th greedy token made an EOS token (generation_config.json's
+    eos_token_id as a list), RLX and transformers stop there; --ignore-eos
+    goes on."""
+    import shutil
+    d = tmp_path / "model"
+    shutil.copytree(llama_dir, d)
+    from transformers import AutoTokenizer
+    ids = AutoTokenizer.from_pretrained(d)("Hello world").input_ids
+    free = hf_greedy(d, ids, 8)
+    stop = free[3]
+    cfg = json.loads((d / "generation_config.json").read_text())
+    cfg["eos_token_id"] = [2, stop]
+    (d / "generation_config.json").write_text(json.dumps(cfg))
+    gen = hf_greedy(d, ids, 8)
+    assert gen[-1] == stop and len(gen) <= 4
+    proc = rlx_prompt(d, "Hello world", "--max-new-tokens", "8")
+    assert proc.returncode == 0, proc.stderr
+    assert ids_after(proc.stderr, "tokens:") == gen
+    assert f"stopped at EOS token {stop}" in proc.stderr
+    proc = rlx_prompt(d, "Hello world", "--max-new-tokens", "8", "--ignore-eos")
+    assert proc.returncode == 0, proc.stderr
+    assert ids_after(proc.stderr, "tokens:") == free
+
+
+def test_prompt_errors(llama_dir, tmp_path):
+    proc = subprocess.run([str(RLX_RUN), "--model", str(llama_dir), "--prompt", "hi",
+                           "--prompt-ids", "1,2"], capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "--prompt and --prompt-ids are exclusive" in proc.stderr
+    import shutil
+    d = tmp_path / "notok"
+    shutil.copytree(llama_dir, d)
+    (d / "tokenizer.json").unlink()
+    proc = rlx_prompt(d, "hi")
+    assert proc.returncode != 0
+    assert f"no tokenizer: looked for {d}/tokenizer.json" in proc.stderr
+    # A file naming what it does not support.
+    data = json.loads((llama_dir / "tokenizer.json").read_text())
+    data["normalizer"] = {"type": "Precompiled", "precompiled_charsmap": ""}
+    (d / "tokenizer.json").write_text(json.dumps(data))
+    proc = rlx_prompt(d, "hi")
+    assert proc.returncode != 0
+    assert f"{d}/tokenizer.json: normalizer 'Precompiled' is not supported" in proc.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--temperature", "-1"], "temperature is -1; it must be finite and >= 0"),
+    (["--temperature", "nan"], "temperature is nan; it must be finite and >= 0"),
+    (["--temperature", "inf"], "temperature is inf; it must be finite and >= 0"),
+    (["--top-p", "0"], "top-p is 0; it must be in (0, 1]"),
+    (["--top-p", "1.5"], "top-p is 1.5; it must be in (0, 1]"),
+    (["--top-k", "-3"], "top-k is -3; it must be >= 0"),
+])
+def test_sampling_options_checked(llama_dir, args, message):
+    for prompt in (["--prompt", "hi"], ["--prompt-ids", "1,2"]):
+        proc = subprocess.run([str(RLX_RUN), "--model", str(llama_dir), *prompt, *args],
+                              capture_output=True, text=True)
+        assert proc.returncode != 0
+        assert message in proc.stderr, proc.stderr
+
+
+#===----------------------------------------------------------------------===#
+# Chat templates
+#===----------------------------------------------------------------------===#
+
+CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
+          "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}"
+          "{{ '<|im_start|>assistant\\n' }}{% endif %}")
+LLAMA2 = ("{% if messages[0]['role'] == 'system' %}{% set loop_messages = messages[1:] %}"
+          "{% set system_message = messages[0]['content'] %}{% else %}"
+          "{% set loop_messages = messages %}{% set system_message = false %}{% endif %}"
+          "{% for message in loop_messages %}{% if (message['role'] == 'user') != "
+          "(loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate "
+          "user/assistant/user/assistant/...') }}{% endif %}{% if loop.index0 == 0 and "
+          "system_message != false %}{% set content = '<<SYS>>\\n' + system_message + "
+          "'\\n<</SYS>>\\n\\n' + message['content'] %}{% else %}{% set content = "
+          "message['content'] %}{% endif %}{% if message['role'] == 'user' %}{{ bos_token + "
+          "'[INST] ' + content.strip() + ' [/INST]' }}{% elif message['role'] == 'assistant' %}"
+          "{{ ' '  + content.strip() + ' ' + eos_token }}{% endif %}{% endfor %}")
+LLAMA3 = ("{% set loop_messages = messages %}{% for message in loop_messages %}"
+          "{% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'"
+          "+ message['content'] | trim + '<|eot_id|>' %}{% if loop.index0 == 0 %}"
+          "{% set content = bos_token + content %}{% endif %}{{ content }}{% endfor %}"
+          "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}"
+          "{% endif %}")
+ZEPHYR = """{% for message in messages %}
+{% if message['role'] == 'user' %}
+{{ '<|user|>\\n' + message['content'] + eos_token }}
+{% elif message['role'] == 'system' %}
+{{ '<|system|>\\n' + message['content'] + eos_token }}
+{% elif message['role'] == 'assistant' %}
+{{ '<|assistant|>\\n'  + message['content'] + eos_token }}
+{% endif %}
+{% if loop.last and add_generation_prompt %}
+{{ '<|assistant|>' }}
+{% endif %}
+{% endfor %}"""
+FANCY = """{#- a comment -#}
+{%- set ns = namespace(found=false, n=0) -%}
+{%- for m in messages -%}
+  {%- if m.role == 'system' -%}{%- set ns.found = true -%}{%- endif -%}
+  {%- set ns.n = ns.n + m.content | length -%}
+{%- endfor -%}
+{%- if not ns.found -%}{{ 'Default system.\\n' }}{%- endif -%}
+{%- for m in messages %}
+  [{{ loop.index }}/{{ loop.length }}] {{ m.role | upper }}: {{ m.content if m.content else "(empty)" }}
+    {% if loop.first %}first{% elif loop.last %}last{% else %}middle{% endif %}
+{%- endfor %}
+{% if tools is defined %}tools{% else %}no tools{% endif %} {{ 'x' ~ 3 ~ (ns.n > 5) }}
+{{ "'quoted'" }} {{ messages[-1]['content'][:4] }} {{ 'user' in messages | map_free }}"""
+
+MESSAGES = [
+    [{"role": "user", "content": "Hello!"}],
+    [{"role": "system", "content": "You are terse."},
+     {"role": "user", "content": "  Grüße, 世界 😀\nline two  "},
+     {"role": "assistant", "content": "Hi.\n"},
+     {"role": "user", "content": "Again?"}],
+    [{"role": "user", "content": ""}, {"role": "assistant", "content": "ok"}],
+]
+
+
+def render(model_dir, template, messages, add_generation_prompt=True):
+    f = model_dir.parent / "chat.json"
+    f.write_text(json.dumps({"template": template, "messages": messages,
+                             "add_generation_prompt": add_generation_prompt}))
+    return subprocess.run([str(RLX_TOKENIZE), str(model_dir), "--chat", str(f)],
+                          capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("template", ["CHATML", "LLAMA2", "LLAMA3", "ZEPHYR", "FANCY"])
+def test_chat_template_matches_transformers(llama_dir, template):
+    from transformers import AutoTokenizer
+    fast = AutoTokenizer.from_pretrained(llama_dir)
+    tmpl = globals()[template]
+    if template == "FANCY":
+        tmpl = tmpl.replace(" {{ 'user' in messages | map_free }}", "")
+    for messages in MESSAGES:
+        for gen in (True, False):
+            try:
+                want = fast.apply_chat_template(messages, chat_template=tmpl,
+                                                tokenize=False, add_generation_prompt=gen)
+            except Exception as e:  # raise_exception
+                proc = render(llama_dir, tmpl, messages, gen)
+                assert proc.returncode != 0
+                assert "raise_exception: " + str(e) in proc.stderr, proc.stderr
+                continue
+            proc = render(llama_dir, tmpl, messages, gen)
+            assert proc.returncode == 0, proc.stderr
+            assert proc.stdout == want, (template, messages)
+
+
+@pytest.mark.parametrize("template, message", [
+    ("{% macro f() %}x{% endmacro %}", "chat template: '{% macro %}' is not supported"),
+    ("{{ messages | map_free }}", "chat template: filter 'map_free' is not supported"),
+    ("{{ range(3) }}", "chat template: function 'range' is not supported"),
+    ("{% for a, b in messages %}{% endfor %}", "for-loops over several variables are not supported"),
+    ("{% if true %}x", "chat template: '{% if %}' without '{% endif %}'"),
+])
+def test_chat_template_refusals(llama_dir, template, message):
+    proc = render(llama_dir, template, MESSAGES[0])
+    assert proc.returncode != 0
+    assert message in proc.stderr, proc.stderr
+
+
+def test_rlx_run_chat(llama_dir, tmp_path):
+    import shutil
+    from transformers import AutoTokenizer
+    d = tmp_path / "chat"
+    shutil.copytree(llama_dir, d)
+    cfg = json.loads((d / "tokenizer_config.json").read_text())
+    cfg["chat_template"] = LLAMA3
+    (d / "tokenizer_config.json").write_text(json.dumps(cfg))
+    fast = AutoTokenizer.from_pretrained(d)
+    messages = [{"role": "user", "content": "Hi there"}]
+    rendered = fast.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    want = fast(rendered, add_special_tokens=False).input_ids
+    proc = rlx_prompt(d, "Hi there", "--chat", "--max-new-tokens", "5")
+    assert proc.returncode == 0, proc.stderr
+    ids = ids_after(proc.stderr, "prompt ids:")
+    assert ids == want
+    assert ids_after(proc.stderr, "tokens:") == hf_greedy(d, ids, 5)
+    # No template: the error says where it was looked for.
+    proc = rlx_prompt(llama_dir, "Hi", "--chat")
+    assert proc.returncode != 0
+    assert "has no chat template (tokenizer_config.json chat_template" in proc.stderr

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "ModelRunner.h"
+#include "RLX/Tokenizer/ChatTemplate.h"
+#include "RLX/Tokenizer/Tokenizer.h"
 #include "RLX/Weights/GGUF.h"
 #include "RLX/Weights/Npy.h"
 #include "RLX/Weights/SafeTensors.h"
@@ -61,19 +63,24 @@ static Expected<LoadedModel> load(llvm::StringRef path) {
   return m;
 }
 
-static void printCompile(Session &session, llvm::StringRef what) {
+/// Where reports go: stdout, or stderr when stdout carries generated text.
+static llvm::raw_ostream &report(const ModelRunOptions &o) {
+  return o.promptText ? llvm::errs() : llvm::outs();
+}
+
+static void printCompile(Session &session, llvm::StringRef what,
+                         llvm::raw_ostream &os) {
   const CompileStats &s = session.lastStats();
-  llvm::outs() << "compiled " << what << " in "
-               << llvm::format("%.3f", s.compileSeconds) << " s: " << s.kernels
-               << " kernels (" << s.kernelFunctions << " functions), arena "
-               << s.arenaBytes << " bytes (naive " << s.naiveBytes
-               << "), params " << s.paramBytes << " bytes\n"
-               << "  fused ops: " << s.fusedOps << "\n"
-               << "  compile phases: " << s.phaseSummary() << "\n";
+  os << "compiled " << what << " in " << llvm::format("%.3f", s.compileSeconds)
+     << " s: " << s.kernels << " kernels (" << s.kernelFunctions
+     << " functions), arena " << s.arenaBytes << " bytes (naive "
+     << s.naiveBytes << "), params " << s.paramBytes << " bytes\n"
+     << "  fused ops: " << s.fusedOps << "\n"
+     << "  compile phases: " << s.phaseSummary() << "\n";
   for (const std::string &w : s.warnings)
     llvm::errs() << "rlx-run: warning: " << w << "\n";
   if (!s.fusionReport.empty())
-    llvm::outs() << "  " << s.fusionReport << "\n";
+    os << "  " << s.fusionReport << "\n";
 }
 
 static Error writeArray(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
@@ -101,7 +108,8 @@ static Error runEncoder(Session &session, LoadedModel &m,
   if (!model)
     return model.takeError();
   if (!o.quiet)
-    printCompile(session, "bert encoder (" + std::to_string(t) + " tokens)");
+    printCompile(session, "bert encoder (" + std::to_string(t) + " tokens)",
+                 report(o));
   if (Error err = model->loadParams(*m.weights))
     return err;
   std::vector<int32_t> ones(t, 1), pos(t), zeros(t, 0);
@@ -118,9 +126,9 @@ static Error runEncoder(Session &session, LoadedModel &m,
   double ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - start)
                   .count();
-  llvm::outs() << "ran in " << llvm::format("%.3f", ms) << " ms\n";
+  report(o) << "ran in " << llvm::format("%.3f", ms) << " ms\n";
   for (auto &[name, tensor] : *out) {
-    llvm::outs() << name << ": " << tensor.summary() << "\n";
+    report(o) << name << ": " << tensor.summary() << "\n";
     if (o.outputDir.empty())
       continue;
     llvm::sys::fs::create_directories(o.outputDir);
@@ -134,7 +142,8 @@ static Error runEncoder(Session &session, LoadedModel &m,
 
 static Error runDecoder(Session &session, LoadedModel &m,
                         const ModelRunOptions &o,
-                        std::chrono::steady_clock::time_point started) {
+                        std::chrono::steady_clock::time_point started,
+                        const Tokenizer *tokenizer) {
   Expected<DecoderFlow> recipe = decoderFlowFor(m.config);
   if (!recipe)
     return recipe.takeError();
@@ -178,8 +187,8 @@ static Error runDecoder(Session &session, LoadedModel &m,
     if (Error err = writeTensorNpy(o.logitsOut, logits))
       return err;
     if (!o.quiet)
-      llvm::outs() << "wrote prompt logits " << logits.describe() << " to "
-                   << o.logitsOut << "\n";
+      report(o) << "wrote prompt logits " << logits.describe() << " to "
+                << o.logitsOut << "\n";
   }
   if (o.maxNewTokens == 0)
     return Error::success();
@@ -193,46 +202,64 @@ static Error runDecoder(Session &session, LoadedModel &m,
   if (!gen)
     return gen.takeError();
   std::vector<std::vector<float>> steps;
+  llvm::raw_ostream &os = report(o);
   if (!o.quiet)
-    llvm::outs() << "prompt: " << t << " tokens; generating up to "
-                 << o.maxNewTokens << " (max context " << maxContext << ", "
-                 << (o.sampling.temperature > 0 ? "sampled" : "greedy")
-                 << ")\n";
+    os << "prompt: " << t << " tokens; generating up to " << o.maxNewTokens
+       << " (max context " << maxContext << ", "
+       << (o.sampling.temperature > 0 ? "sampled" : "greedy") << ")\n";
   bool printedCompile = false;
   double firstToken = 0;
+  // With a text prompt, the text of each token goes to stdout as soon as it
+  // completes a character; the stop token itself is not printed.
+  std::vector<int32_t> stop;
+  if (tokenizer && !o.ignoreEos)
+    stop.assign(tokenizer->eosIds().begin(), tokenizer->eosIds().end());
+  std::optional<Tokenizer::StreamDecoder> stream;
+  if (tokenizer)
+    stream.emplace(*tokenizer);
   Expected<std::vector<int32_t>> tokens = (*gen)->generate(
       o.prompt, o.maxNewTokens, o.sampling,
-      [&](int32_t) {
+      [&](int32_t token) {
         if (firstToken == 0)
           firstToken = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - started)
                            .count();
         if (!printedCompile && !o.quiet) {
-          printCompile(session, "the prompt graph");
+          printCompile(session, "the prompt graph", os);
           printedCompile = true;
         }
+        if (stream && !llvm::is_contained(stop, token)) {
+          llvm::outs() << stream->step(token);
+          llvm::outs().flush();
+        }
       },
-      o.stepLogitsOut.empty() ? nullptr : &steps);
+      o.stepLogitsOut.empty() ? nullptr : &steps, stop);
+  if (stream) {
+    llvm::outs() << stream->finish() << "\n";
+    llvm::outs().flush();
+  }
   if (!tokens)
     return tokens.takeError();
   const GenerationStats &s = (*gen)->stats();
-  llvm::outs() << "tokens:";
+  os << "tokens:";
   for (int32_t tok : *tokens)
-    llvm::outs() << " " << tok;
-  llvm::outs() << "\n";
+    os << " " << tok;
+  os << "\n";
+  if (tokenizer && !tokens->empty() && llvm::is_contained(stop, tokens->back()))
+    os << "stopped at EOS token " << tokens->back() << "\n";
   if (!o.quiet)
-    llvm::outs() << "prefill: " << s.promptTokens << " tokens in "
-                 << llvm::format("%.2f", s.prefillSeconds * 1e3) << " ms ("
-                 << llvm::format("%.1f", s.prefillTokensPerSecond())
-                 << " tok/s); decode: " << s.decodeSteps << " steps, "
-                 << llvm::format("%.1f", s.decodeTokensPerSecond())
-                 << " tok/s; " << s.graphsCompiled << " graphs compiled in "
-                 << llvm::format("%.2f", s.compileSeconds) << " s; weights "
-                 << "loaded in " << llvm::format("%.2f", s.loadSeconds)
-                 << " s; first token after " << llvm::format("%.2f", firstToken)
-                 << " s (open, build, compile, load and prefill); "
-                 << llvm::format("%.2f", s.pastBytesCopied / 1048576.0)
-                 << " MiB of cached keys and values copied\n";
+    os << "prefill: " << s.promptTokens << " tokens in "
+       << llvm::format("%.2f", s.prefillSeconds * 1e3) << " ms ("
+       << llvm::format("%.1f", s.prefillTokensPerSecond())
+       << " tok/s); decode: " << s.decodeSteps << " steps, "
+       << llvm::format("%.1f", s.decodeTokensPerSecond()) << " tok/s; "
+       << s.graphsCompiled << " graphs compiled in "
+       << llvm::format("%.2f", s.compileSeconds) << " s; weights "
+       << "loaded in " << llvm::format("%.2f", s.loadSeconds)
+       << " s; first token after " << llvm::format("%.2f", firstToken)
+       << " s (open, build, compile, load and prefill); "
+       << llvm::format("%.2f", s.pastBytesCopied / 1048576.0)
+       << " MiB of cached keys and values copied\n";
   if (!o.stepLogitsOut.empty() && !steps.empty()) {
     std::vector<float> flat;
     for (auto &v : steps)
@@ -246,10 +273,54 @@ static Error runDecoder(Session &session, LoadedModel &m,
   return Error::success();
 }
 
-Error rlx::runModel(Session &session, const ModelRunOptions &o) {
+Error rlx::runModel(Session &session, const ModelRunOptions &opts) {
   auto started = std::chrono::steady_clock::now();
-  if (o.prompt.empty())
-    return fail("--model needs --prompt-ids (comma-separated token ids)");
+  ModelRunOptions o = opts;
+  if (o.promptText && !o.prompt.empty())
+    return fail("--prompt and --prompt-ids are exclusive");
+  if (!o.promptText && o.prompt.empty())
+    return fail("--model needs --prompt \"text\" or --prompt-ids "
+                "(comma-separated token ids)");
+  if (Error err = checkSamplingOptions(o.sampling))
+    return err;
+  if (o.chat && !o.promptText)
+    return fail("--chat needs --prompt");
+  std::optional<Tokenizer> tokenizer;
+  if (o.promptText) {
+    Expected<Tokenizer> tok = Tokenizer::forModel(o.model);
+    if (!tok)
+      return tok.takeError();
+    tokenizer = std::move(*tok);
+    std::string text = *o.promptText;
+    if (o.chat) {
+      std::optional<llvm::StringRef> tmpl = tokenizer->chatTemplate();
+      if (!tmpl)
+        return fail("--chat: " + tokenizer->description() +
+                    " has no chat template (tokenizer_config.json "
+                    "chat_template or tokenizer.chat_template)");
+      ChatTemplateInputs in;
+      in.messages.push_back({"user", text});
+      if (std::optional<int32_t> bos = tokenizer->bosId())
+        in.bosToken = tokenizer->idToToken(*bos);
+      if (!tokenizer->eosIds().empty())
+        in.eosToken = tokenizer->idToToken(tokenizer->eosIds().front());
+      Expected<std::string> rendered = renderChatTemplate(*tmpl, in);
+      if (!rendered)
+        return fail("--chat: " + llvm::toString(rendered.takeError()));
+      text = std::move(*rendered);
+    }
+    Expected<std::vector<int32_t>> ids =
+        tokenizer->encode(text, /*addSpecial=*/!o.chat);
+    if (!ids)
+      return fail("--prompt: " + llvm::toString(ids.takeError()));
+    if (ids->empty())
+      return fail("--prompt: the text encodes to no tokens");
+    o.prompt = std::move(*ids);
+    report(o) << "prompt ids:";
+    for (int32_t id : o.prompt)
+      report(o) << " " << id;
+    report(o) << "\n";
+  }
   Expected<LoadedModel> m = load(o.model);
   if (!m)
     return m.takeError();
@@ -259,12 +330,11 @@ Error rlx::runModel(Session &session, const ModelRunOptions &o) {
                   llvm::Twine(i) + " is outside the vocabulary [0, " +
                   llvm::Twine(m->config.vocabSize) + ") of " + o.model);
   if (!o.quiet)
-    llvm::outs() << "model: " << o.model << " (" << m->config.modelType << ", "
-                 << m->config.numLayers << " layers, hidden "
-                 << m->config.hidden << ", " << m->config.numHeads << "/"
-                 << m->config.numKvHeads << " heads, vocab "
-                 << m->config.vocabSize << ")\n";
+    report(o) << "model: " << o.model << " (" << m->config.modelType << ", "
+              << m->config.numLayers << " layers, hidden " << m->config.hidden
+              << ", " << m->config.numHeads << "/" << m->config.numKvHeads
+              << " heads, vocab " << m->config.vocabSize << ")\n";
   if (m->config.modelType == "bert")
     return runEncoder(session, *m, o);
-  return runDecoder(session, *m, o, started);
+  return runDecoder(session, *m, o, started, tokenizer ? &*tokenizer : nullptr);
 }

@@ -18,7 +18,19 @@ namespace rlx {
 
 struct ModelRunOptions {
   std::string model;
+  /// Token ids (`--prompt-ids`), or, when promptText is set, nothing.
   std::vector<int32_t> prompt;
+  /// `--prompt`: text encoded with the model's tokenizer (a directory's
+  /// tokenizer.json or the GGUF vocabulary); the generated text is printed
+  /// as it is produced, and generation stops at the tokenizer's EOS tokens
+  /// unless ignoreEos.
+  std::optional<std::string> promptText;
+  bool ignoreEos = false;
+  /// `--chat`: the prompt text is one user message, rendered with the
+  /// tokenizer's chat template (with the generation prompt) and encoded
+  /// without the post-processor's special tokens, as transformers'
+  /// apply_chat_template does.
+  bool chat = false;
   unsigned maxNewTokens = 16;
   int64_t maxContext = 0;
   SamplingOptions sampling;
@@ -34,7 +46,10 @@ struct ModelRunOptions {
 };
 
 /// Runs an HF-style model directory (config.json + safetensors) or a GGUF
-/// file: generation for decoders, a forward pass for BERT encoders.
+/// file: generation for decoders, a forward pass for BERT encoders. With a
+/// text prompt, stdout holds only the generated text; what else rlx-run
+/// reports (prompt ids, compile statistics, the tokens, speeds) goes to
+/// stderr.
 llvm::Error runModel(Session &session, const ModelRunOptions &options);
 
 } // namespace rlx

@@ -44,6 +44,26 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     promptIds("prompt-ids", cl::desc("Prompt token ids, comma-separated"),
               cl::cat(modelCategory));
+static cl::opt<std::string> promptText(
+    "prompt",
+    cl::desc("Prompt text, encoded with the model's tokenizer (the "
+             "directory's tokenizer.json, or the .gguf file's vocabulary); "
+             "the generated text is printed to stdout as it is produced "
+             "(everything else goes to stderr) and generation stops at the "
+             "tokenizer's EOS tokens (tokenizer_config.json, "
+             "generation_config.json, tokenizer.ggml.eos_token_id)"),
+    cl::cat(modelCategory));
+static cl::opt<bool> chatMode(
+    "chat",
+    cl::desc("With --prompt: the text is one user message, wrapped in the "
+             "model's chat template (tokenizer_config.json chat_template or "
+             "GGUF tokenizer.chat_template) with the generation prompt"),
+    cl::cat(modelCategory));
+static cl::opt<bool>
+    ignoreEos("ignore-eos",
+              cl::desc("With --prompt: generate --max-new-tokens tokens "
+                       "whatever the model produces"),
+              cl::cat(modelCategory));
 static cl::opt<unsigned> maxNewTokens("max-new-tokens",
                                       cl::desc("Tokens to generate"),
                                       cl::init(16), cl::cat(modelCategory));
@@ -198,8 +218,11 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "rlx-run: compile an RLX module (HIR, MIR or LIR) for the CPU and run "
-      "it\n\n  rlx-run model.mlir --input tokens=ids.npy --params "
-      "weights.safetensors --output-dir out/\n");
+      "it, or run a model\n\n  rlx-run model.mlir --input tokens=ids.npy "
+      "--params weights.safetensors --output-dir out/\n"
+      "  rlx-run --model DIR|file.gguf --prompt \"Once upon a time\" "
+      "--max-new-tokens 32\n"
+      "  rlx-run --model DIR|file.gguf --prompt-ids 1,15043,3186\n");
   // The environment is read here, by the tool, never by the libraries.
   if (const char *isa = std::getenv("RLX_UK_ISA"))
     if (llvm::Error err = selectMicroKernelISA(isa))
@@ -251,7 +274,15 @@ int main(int argc, char **argv) {
   if (!modelPath.empty()) {
     ModelRunOptions m;
     m.model = modelPath;
+    if (promptText.getNumOccurrences())
+      m.promptText = promptText.getValue();
+    if (promptText.getNumOccurrences() && promptIds.getNumOccurrences())
+      return fail("--prompt and --prompt-ids are exclusive");
+    m.ignoreEos = ignoreEos;
+    m.chat = chatMode;
     for (llvm::StringRef part : llvm::split(llvm::StringRef(promptIds), ',')) {
+      if (!promptIds.getNumOccurrences())
+        break;
       int32_t id;
       if (part.trim().getAsInteger(10, id))
         return fail("--prompt-ids: '" + part + "' is not a token id");
@@ -263,6 +294,9 @@ int main(int argc, char **argv) {
     m.sampling.topK = topK;
     m.sampling.topP = topP;
     m.sampling.seed = seed;
+    // Bad sampling options fail before anything is loaded.
+    if (llvm::Error err = checkSamplingOptions(m.sampling))
+      return fail(std::move(err));
     m.logitsOut = logitsOut;
     m.stepLogitsOut = stepLogitsOut;
     m.outputDir = outputDir;

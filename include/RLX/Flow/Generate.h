@@ -59,6 +59,11 @@ struct GenerationStats {
   }
 };
 
+/// Checks `opts`: temperature finite and >= 0, 0 < top-p <= 1, top-k >= 0.
+/// The error names the option and its value ("top-p is 1.5; it must be in
+/// (0, 1]").
+llvm::Error checkSamplingOptions(const SamplingOptions &opts);
+
 /// Picks the next token from `logits`.
 int32_t sampleToken(llvm::ArrayRef<float> logits, const SamplingOptions &opts,
                     std::mt19937_64 &rng);
@@ -71,14 +76,17 @@ public:
   create(Session &session, DecoderFlow recipe, const WeightSource &weights,
          int64_t maxContext, CompileOptions options = {});
 
-  /// Runs the prompt, then samples up to `maxNewTokens` tokens. `onToken`
-  /// sees each new token; `stepLogits`, when given, receives the logits each
-  /// token was sampled from.
+  /// Runs the prompt, then samples up to `maxNewTokens` tokens, stopping
+  /// after a token of `stopTokens` (which is returned, as transformers'
+  /// generate() does). `onToken` sees each new token; `stepLogits`, when
+  /// given, receives the logits each token was sampled from. Sampling
+  /// options are checked first (checkSamplingOptions).
   llvm::Expected<std::vector<int32_t>>
   generate(llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
            const SamplingOptions &sampling,
            std::function<void(int32_t)> onToken = {},
-           std::vector<std::vector<float>> *stepLogits = nullptr);
+           std::vector<std::vector<float>> *stepLogits = nullptr,
+           llvm::ArrayRef<int32_t> stopTokens = {});
 
   const GenerationStats &stats() const { return statistics; }
   const TransformerConfig &config() const { return recipe.config(); }
