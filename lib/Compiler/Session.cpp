@@ -190,6 +190,9 @@ Expected<Manifest> detail::readManifest(mlir::rlx::lir::EntryOp entry) {
                      : ParamLayout::RowMajor;
     m.entries.push_back(std::move(e));
   }
+  // The JIT allocates from this manifest: refuse sizes that wrap.
+  if (Error err = m.verify())
+    return std::move(err);
   return m;
 }
 
@@ -356,6 +359,11 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
       return fail("input '" + name + "' of type " + s +
                   " cannot take the shape " + formatShape(shape));
     }
+    // A size that wraps would give the input a small arena.
+    if (!mlir::rlx::mir::getCheckedStorageBytes(
+            mlir::RankedTensorType::get(shape, ty.getElementType())))
+      return fail("input '" + name + "' of shape " + formatShape(shape) +
+                  " has a byte size past 2^63 - 1");
     if (!ty.hasStaticShape())
       frontend.shapes.push_back(shapeOption(name, shape));
   }

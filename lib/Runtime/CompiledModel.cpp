@@ -131,6 +131,11 @@ CompiledModel::CompiledModel(Manifest manifest, EntryFn fn,
 CompiledModel::CompiledModel(Manifest manifest,
                              std::unique_ptr<Executor> executor)
     : info(std::move(manifest)), executor(std::move(executor)) {
+  // Sizes that wrap would give a small arena to a large tensor.
+  if (Error err = info.verify()) {
+    llvm::consumeError(std::move(err));
+    return;
+  }
   auto s = std::make_unique<Storage>(info.arenaSize, info.paramSize);
   // Without its memory the model refuses every call (see storageError()).
   if (s->arena.data && s->paramPool->data)
@@ -151,6 +156,9 @@ CompiledModel::create(Manifest manifest, std::unique_ptr<Executor> executor,
               llvm::Twine(manifest.arenaSize) + " bytes) + parameters (" +
               llvm::Twine(manifest.paramSize) + " bytes)"))
     return std::move(err);
+  // Sizes that wrap (the budget may be off) would give a tiny arena.
+  if (Error err = manifest.verify())
+    return std::move(err);
   CompiledModel model(std::move(manifest), std::move(executor));
   if (!model.storage)
     return model.storageError();
@@ -158,6 +166,8 @@ CompiledModel::create(Manifest manifest, std::unique_ptr<Executor> executor,
 }
 
 Error CompiledModel::storageError() const {
+  if (Error err = info.verify())
+    return err;
   return fail("model '" + info.entry + "': cannot allocate its arena (" +
               llvm::Twine(info.arenaSize) + " bytes) and parameters (" +
               llvm::Twine(info.paramSize) + " bytes)");

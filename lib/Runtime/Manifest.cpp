@@ -7,6 +7,7 @@
 
 #include "RLX/Runtime/Manifest.h"
 #include "RLX/Runtime/Tensor.h"
+#include "RLX/Support/CheckedSize.h"
 #include "RLX/Weights/JSON.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
@@ -28,14 +29,43 @@ llvm::StringRef rlx::ioKindName(IOKind kind) {
 }
 
 uint64_t ManifestEntry::numElements() const {
-  uint64_t n = 1;
-  for (int64_t d : shape)
-    n *= static_cast<uint64_t>(d);
-  return n;
+  return checkedNumElements(shape).value_or(UINT64_MAX);
 }
 
 uint64_t ManifestEntry::byteSize() const {
-  return numElements() * dtypeBytes(dtype);
+  return checkedByteSize(shape, dtypeBlockBytes(dtype),
+                         dtypeBlockElements(dtype))
+      .value_or(UINT64_MAX);
+}
+
+/// Checks that `e`'s byte size is representable and that it lies inside its
+/// storage of `limit` bytes.
+static llvm::Error checkEntryBounds(const ManifestEntry &e, uint64_t limit) {
+  llvm::Expected<uint64_t> bytes = storageBytes(e.dtype, e.shape);
+  if (!bytes)
+    return llvm::createStringError("entry '" + e.name +
+                                   "': " + llvm::toString(bytes.takeError()));
+  std::optional<uint64_t> end = checkedAddBytes(e.offset, *bytes);
+  if (!end || *end > limit)
+    return llvm::createStringError(
+        "entry '" + e.name + "' lies past the end of its storage (" +
+        llvm::Twine(*bytes) + " bytes at offset " + llvm::Twine(e.offset) +
+        ", " + llvm::Twine(limit) + " bytes)");
+  return llvm::Error::success();
+}
+
+llvm::Error Manifest::verify() const {
+  if (arenaSize > kMaxByteSize || paramSize > kMaxByteSize)
+    return llvm::createStringError(
+        "model '" + entry + "': arena (" + llvm::Twine(arenaSize) +
+        " bytes) or parameters (" + llvm::Twine(paramSize) +
+        " bytes) exceed 2^63 - 1 bytes");
+  for (const ManifestEntry &e : entries)
+    if (llvm::Error err = checkEntryBounds(
+            e, e.kind == IOKind::Param ? paramSize : arenaSize))
+      return llvm::createStringError("model '" + entry +
+                                     "': " + llvm::toString(std::move(err)));
+  return llvm::Error::success();
 }
 
 const ManifestEntry *Manifest::find(IOKind kind, llvm::StringRef name) const {
@@ -200,17 +230,9 @@ llvm::Expected<Manifest> Manifest::fromJSON(llvm::StringRef text,
                                  *layout + "'");
       e.layout = *parsed;
     }
-    uint64_t limit = e.kind == IOKind::Param ? m.paramSize : m.arenaSize;
-    llvm::Expected<uint64_t> bytes = storageBytes(e.dtype, e.shape);
-    if (!bytes)
-      return bad(fileName, "entry '" + e.name +
-                               "': " + llvm::toString(bytes.takeError()));
-    uint64_t end;
-    if (__builtin_add_overflow(e.offset, *bytes, &end) || end > limit)
-      return bad(fileName, "entry '" + e.name + "' lies past the end of its " +
-                               "storage (" + llvm::Twine(*bytes) +
-                               " bytes at offset " + llvm::Twine(e.offset) +
-                               ", " + llvm::Twine(limit) + " bytes)");
+    if (llvm::Error err = checkEntryBounds(
+            e, e.kind == IOKind::Param ? m.paramSize : m.arenaSize))
+      return bad(fileName, llvm::toString(std::move(err)));
     m.entries.push_back(std::move(e));
   }
   return m;

@@ -6,7 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Runtime/Tensor.h"
+#include "RLX/Support/CheckedSize.h"
 #include "RLX/Weights/Npy.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cmath>
@@ -18,14 +20,18 @@ size_t rlx::dtypeBytes(DType dtype) { return dtypeBlockBytes(dtype); }
 
 Tensor::Tensor(DType dtype, llvm::ArrayRef<int64_t> shape)
     : type(dtype), dims(shape.begin(), shape.end()) {
-  storage.assign(numElements() * dtypeBytes(dtype), 0);
+  std::optional<uint64_t> bytes =
+      checkedByteSize(shape, dtypeBlockBytes(dtype), dtypeBlockElements(dtype));
+  // Callers size tensors from checked manifests and existing arrays; a shape
+  // that wraps must not give a small buffer.
+  if (!bytes)
+    llvm::report_fatal_error(llvm::Twine("tensor ") + describe() +
+                             ": byte size overflows");
+  storage.assign(*bytes, 0);
 }
 
 size_t Tensor::numElements() const {
-  size_t n = 1;
-  for (int64_t d : dims)
-    n *= static_cast<size_t>(d);
-  return n;
+  return checkedNumElements(dims).value_or(SIZE_MAX);
 }
 
 template <typename T>

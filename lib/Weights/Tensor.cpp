@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Weights/Tensor.h"
+#include "RLX/Support/CheckedSize.h"
 #include "RLX/Weights/Quant.h"
 
 #include "llvm/Support/Endian.h"
@@ -77,23 +78,14 @@ BlockFormat blockFormat(DType dtype) {
 //===----------------------------------------------------------------------===//
 
 Expected<uint64_t> numElements(ArrayRef<int64_t> shape) {
-  uint64_t count = 1;
-  bool overflow = false;
-  for (auto [i, dim] : llvm::enumerate(shape)) {
+  if (std::optional<uint64_t> count = checkedNumElements(shape))
+    return *count;
+  for (auto [i, dim] : llvm::enumerate(shape))
     if (dim < 0)
       return createStringError("dimension " + Twine(i) + " is negative (" +
                                Twine(dim) + ")");
-    // Keep scanning after an overflow: a later zero makes the product 0, and
-    // a later negative dimension is the better message.
-    uint64_t next;
-    if (__builtin_mul_overflow(count, static_cast<uint64_t>(dim), &next))
-      overflow = true;
-    count = next;
-  }
-  if (overflow && !llvm::is_contained(shape, 0))
-    return createStringError("element count of shape " + formatShape(shape) +
-                             " overflows 64 bits");
-  return overflow ? 0 : count;
+  return createStringError("element count of shape " + formatShape(shape) +
+                           " overflows 64 bits");
 }
 
 Expected<uint64_t> storageBytes(DType dtype, ArrayRef<int64_t> shape) {
@@ -110,12 +102,17 @@ Expected<uint64_t> storageBytes(DType dtype, ArrayRef<int64_t> shape) {
                                " is not a multiple of the " + dtypeName(dtype) +
                                " block size " + Twine(blockElements));
   }
-  uint64_t bytes;
+  if (std::optional<uint64_t> bytes =
+          checkedByteSize(shape, dtypeBlockBytes(dtype), blockElements))
+    return *bytes;
+  uint64_t wide;
   if (__builtin_mul_overflow(*count / blockElements, dtypeBlockBytes(dtype),
-                             &bytes))
+                             &wide))
     return createStringError("byte size of " + Twine(*count) + " " +
                              dtypeName(dtype) + " elements overflows 64 bits");
-  return bytes;
+  return createStringError("byte size of " + Twine(*count) + " " +
+                           dtypeName(dtype) + " elements (" + Twine(wide) +
+                           ") exceeds the largest tensor, 2^63 - 1 bytes");
 }
 
 std::string formatShape(ArrayRef<int64_t> shape) {

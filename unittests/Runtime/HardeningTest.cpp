@@ -211,4 +211,54 @@ TEST(RuntimeHardeningTest, UnallocatableArenaIsAnError) {
 #endif
 }
 
+// The JIT builds its manifest in memory from LIR (no fromJSON): an output of
+// shape [1, 2^62, 4] f32 is 2^66 bytes, 0 modulo 2^64, and used to get a
+// 16-byte arena that the kernel wrote past. verify() refuses it, and so do
+// create() and the constructor.
+Manifest wrappingManifest() {
+  Manifest m;
+  m.entry = "iota";
+  m.arenaSize = 64;
+  ManifestEntry e;
+  e.kind = IOKind::Output;
+  e.name = "y";
+  e.shape = {1, int64_t(1) << 62, 4};
+  e.dtype = DType::F32;
+  m.entries.push_back(e);
+  return m;
+}
+
+TEST(RuntimeHardeningTest, InMemoryManifestSizesAreChecked) {
+  Manifest m = wrappingManifest();
+  EXPECT_EQ(m.entries[0].byteSize(), UINT64_MAX);
+  std::string got = errorOf(m.verify());
+  EXPECT_EQ(got, "model 'iota': entry 'y': element count of shape [1, "
+                 "4611686018427387904, 4] overflows 64 bits");
+  EXPECT_EQ(errorOf(CompiledModel::create(
+                wrappingManifest(), std::make_unique<NullExecutor>(), 64)),
+            got);
+  CompiledModel model(wrappingManifest(), std::make_unique<NullExecutor>());
+  EXPECT_EQ(errorOf(model.run({})), got);
+  EXPECT_TRUE(model.inputPlace("y").empty());
+
+  // An entry past its storage, by an offset that wraps when added.
+  Manifest past;
+  past.entry = "f";
+  past.arenaSize = 64;
+  ManifestEntry x;
+  x.name = "x";
+  x.offset = UINT64_MAX - 8;
+  x.shape = {4};
+  past.entries.push_back(x);
+  EXPECT_EQ(errorOf(past.verify()),
+            "model 'f': entry 'x' lies past the end of its storage (16 bytes "
+            "at offset 18446744073709551607, 64 bytes)");
+  past.entries[0].offset = 0;
+  EXPECT_EQ(errorOf(past.verify()), "<success>");
+  past.arenaSize = uint64_t(1) << 63;
+  EXPECT_EQ(errorOf(past.verify()),
+            "model 'f': arena (9223372036854775808 bytes) or parameters (0 "
+            "bytes) exceed 2^63 - 1 bytes");
+}
+
 } // namespace

@@ -48,6 +48,8 @@ struct ManifestEntry {
   /// the param.
   ParamLayout layout = ParamLayout::RowMajor;
 
+  /// The element count and byte size of `shape` (UINT64_MAX when they
+  /// overflow: Manifest::verify refuses such an entry).
   uint64_t numElements() const;
   uint64_t byteSize() const;
 };
@@ -62,6 +64,12 @@ struct Manifest {
 
   const ManifestEntry *find(IOKind kind, llvm::StringRef name) const;
   std::vector<const ManifestEntry *> ofKind(IOKind kind) const;
+
+  /// Checks what fromJSON checks of the sizes of a manifest built in memory
+  /// (the JIT's, read from LIR): the arena and pool sizes fit in 63 bits,
+  /// every entry's byte size is representable and it lies inside its
+  /// storage. The error names the entry and its shape.
+  llvm::Error verify() const;
 
   std::string toJSON() const;
   static llvm::Expected<Manifest> fromJSON(llvm::StringRef text,

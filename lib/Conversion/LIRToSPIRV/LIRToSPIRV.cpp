@@ -142,7 +142,7 @@ Binding EntryLowering::constantBinding(DenseElementsAttr value) {
   Binding bd;
   bd.space = lir::MemorySpace::Constants;
   bd.elementType = ty.getElementType();
-  int64_t bytes = ty.getNumElements() * lir::getElementBytes(bd.elementType);
+  int64_t bytes = mir::getStorageBytes(ty);
   auto [it, inserted] = constantOffsetOf.try_emplace(value, constantBytes);
   if (inserted) {
     constants.push_back(value);

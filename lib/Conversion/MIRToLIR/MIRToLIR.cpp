@@ -17,6 +17,7 @@
 #include "RLX/Dialect/Common/RLXDialect.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/Support/CheckedSize.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -117,6 +118,8 @@ private:
 
 } // namespace
 
+static std::string ioName(func::FuncOp func, bool isResult, unsigned i);
+
 LogicalResult FuncConverter::checkSupported() {
   auto isStatic = [](Type t) {
     auto ty = dyn_cast<RankedTensorType>(t);
@@ -128,6 +131,13 @@ LogicalResult FuncConverter::checkSupported() {
       return func.emitOpError("convert-mir-to-lir needs static tensor types "
                               "(specialize the shapes first), got ")
              << t;
+  // Every buffer's byte size must fit in 63 bits: a size that wraps would
+  // give a small buffer to a huge tensor.
+  for (auto [i, t] : llvm::enumerate(func.getArgumentTypes()))
+    if (!mir::getCheckedStorageBytes(cast<ShapedType>(t)))
+      return func.emitOpError("input '")
+             << ioName(func, false, i) << "' of type " << t
+             << " has a byte size past 2^63 - 1";
   if (!func.getBody().hasOneBlock())
     return func.emitOpError("expects a single-block body");
   for (Operation &op : func.getBody().front()) {
@@ -136,10 +146,14 @@ LogicalResult FuncConverter::checkSupported() {
     if (!isa<mir::MIRDialect>(op.getDialect()))
       return op.emitOpError("is not a MIR op: lower it to MIR before "
                             "convert-mir-to-lir");
-    for (Type t : op.getResultTypes())
+    for (Type t : op.getResultTypes()) {
       if (!isStatic(t))
         return op.emitOpError("has a dynamic result type ")
                << t << "; specialize the shapes first";
+      if (!mir::getCheckedStorageBytes(cast<ShapedType>(t)))
+        return op.emitOpError("result of type ")
+               << t << " has a byte size past 2^63 - 1";
+    }
   }
   return success();
 }
@@ -242,7 +256,15 @@ FailureOr<lir::EntryOp> FuncConverter::run() {
       info.offset = paramBytes;
       info.shape = ty;
       info.strides = identityStrides(ty);
-      paramBytes += llvm::alignTo(mir::getStorageBytes(ty), options.alignment);
+      // The sizes fit (checkSupported); their sum may not.
+      std::optional<uint64_t> end = ::rlx::checkedAddBytes(
+          paramBytes,
+          llvm::alignTo(mir::getStorageBytes(ty), options.alignment));
+      if (!end)
+        return param.emitOpError("param '")
+               << param.getName() << "' of type " << ty
+               << " takes the parameter pool past 2^63 - 1 bytes";
+      paramBytes = static_cast<int64_t>(*end);
       it->second = addView(info);
       paramOps[param.getName()] = param;
       viewOf[param] = it->second;

@@ -24,3 +24,29 @@ func.func @negative_param_redeclared(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = mir.add %a, %s : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+/// A result whose byte size wraps 64 bits (2^62 x 4 f32 = 2^66 bytes) must not
+/// become a small buffer.
+func.func @negative_result_bytes_overflow() -> tensor<4611686018427387904x4xf32> {
+  // expected-error @+1 {{result of type 'tensor<4611686018427387904x4xf32>' has a byte size past 2^63 - 1}}
+  %y = mir.iota {axis = 0 : i64} : tensor<4611686018427387904x4xf32>
+  return %y : tensor<4611686018427387904x4xf32>
+}
+
+// -----
+
+/// 2^61 f32 is 2^63 bytes: one past the largest size.
+// expected-error @+1 {{input 'x' of type 'tensor<2305843009213693952xf32>' has a byte size past 2^63 - 1}}
+func.func @negative_input_bytes_past_int64(%x: tensor<2305843009213693952xf32> {rlx.name = "x"}) -> tensor<2305843009213693952xf32> {
+  return %x : tensor<2305843009213693952xf32>
+}
+
+// -----
+
+/// The largest sizes that fit convert (2^61 - 1 f32, 2^63 - 4 bytes).
+func.func @fits_int64(%x: tensor<2305843009213693951xf32> {rlx.name = "x"}) -> tensor<2305843009213693951xf32> {
+  %y = mir.exp %x : (tensor<2305843009213693951xf32>) -> tensor<2305843009213693951xf32>
+  return %y : tensor<2305843009213693951xf32>
+}

@@ -50,6 +50,54 @@ lir.entry @view_c3_past_the_params arena_size = 64, param_size = 16, alignment =
 
 // -----
 
+/// An offset past the arena whose end wraps: offset + 16 bytes overflows
+/// int64 and used to pass the `end > capacity` check.
+lir.entry @view_c6_offset_overflows arena_size = 64, param_size = 0, alignment = 64 {
+  // expected-error @+1 {{byte_offset 9223372036854775800 + 16 bytes overflows 2^63 - 1}}
+  %a = lir.view arena[9223372036854775800] : memref<4xf32>
+}
+
+// -----
+
+/// An offset past the arena, no overflow: lir_view_c3.
+lir.entry @view_c3_offset_past_the_arena arena_size = 64, param_size = 0, alignment = 64 {
+  // expected-error @+1 {{view [4611686018427387904, 4611686018427387920) exceeds the arena of 64 bytes}}
+  %a = lir.view arena[4611686018427387904] : memref<4xf32>
+}
+
+// -----
+
+/// A size whose bytes wrap 64 bits (2^62 x 4 f32 = 2^66 bytes, 0 mod 2^64).
+lir.entry @view_c6_size_overflows arena_size = 64, param_size = 0, alignment = 64 {
+  // expected-error @+1 {{view 'memref<4611686018427387904x4xf32>' has a byte size past 2^63 - 1}}
+  %a = lir.view arena[0] : memref<4611686018427387904x4xf32>
+}
+
+// -----
+
+/// A strided view whose extent wraps although its element count fits.
+lir.entry @view_c6_strided_extent_overflows arena_size = 64, param_size = 0, alignment = 64 {
+  // expected-error @+1 {{has a byte size past 2^63 - 1}}
+  %a = lir.view arena[0] : memref<4x1xf32, strided<[4611686018427387904, 1]>>
+}
+
+// -----
+
+lir.entry @alloc_c2_size_overflows arena_size = 0, param_size = 0, alignment = 64 {
+  // expected-error @+1 {{buffer 'memref<4611686018427387904x4xf32>' has a byte size past 2^63 - 1}}
+  %a = lir.alloc : memref<4611686018427387904x4xf32>
+}
+
+// -----
+
+/// The largest view that fits: it ends at 2^63 - 4, inside the arena.
+lir.entry @view_c6_largest arena_size = 9223372036854775807, param_size = 0, alignment = 64 {
+  %a = lir.view arena[9223372036854775788] : memref<4xf32>
+  %b = lir.view arena[0] : memref<2305843009213693951xf32>
+}
+
+// -----
+
 lir.entry @view_c4_alias_outside arena_size = 256, param_size = 0, alignment = 64 {
   %a = lir.view arena[0] : memref<8xf32>
   // expected-error @+1 {{alias [16, 48) must lie inside its source [0, 32) in the same space}}

@@ -12,6 +12,7 @@
 
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/Support/CheckedSize.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringSet.h"
@@ -117,10 +118,12 @@ ConstantPoolAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     auto dense = dyn_cast<DenseElementsAttr>(value);
     if (!dense)
       return emitError() << "constants must be dense elements";
-    int64_t size =
-        dense.getNumElements() * getElementBytes(dense.getElementType());
-    if (offset < 0 || offset + size > bytes)
-      return emitError() << "constant at " << offset << " (" << size
+    std::optional<int64_t> size = mir::getCheckedStorageBytes(dense.getType());
+    if (!size)
+      return emitError() << "constant of type " << dense.getType()
+                         << " has a byte size past 2^63 - 1";
+    if (offset < 0 || offset > bytes || *size > bytes - offset)
+      return emitError() << "constant at " << offset << " (" << *size
                          << " bytes) exceeds the pool of " << bytes << " bytes";
   }
   return success();
@@ -148,10 +151,10 @@ LogicalResult EntryOp::verify() {
   return success();
 }
 
-/// Bytes of an unplanned buffer.
+/// Bytes of an unplanned buffer (INT64_MAX when too large: its verifier
+/// refuses it).
 static int64_t allocBytes(AllocOp alloc) {
-  MemRefType ty = alloc.getType();
-  return ty.getNumElements() * getElementBytes(ty.getElementType());
+  return mir::getStorageBytes(alloc.getType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -162,6 +165,10 @@ LogicalResult AllocOp::verify() {
   // lir_alloc_c1: a contiguous buffer.
   if (!getType().getLayout().isIdentity())
     return emitOpError("must have the identity layout, got ") << getType();
+  // lir_alloc_c2: a byte size that fits in 63 bits.
+  if (!mir::getCheckedStorageBytes(getType()))
+    return emitOpError("buffer ")
+           << getType() << " has a byte size past 2^63 - 1";
   return success();
 }
 
@@ -169,22 +176,43 @@ LogicalResult AllocOp::verify() {
 // ViewOp
 //===----------------------------------------------------------------------===//
 
-int64_t ViewOp::getExtentBytes() {
-  MemRefType ty = getType();
+/// Bytes from the first to one past the last element a view of `ty`
+/// addresses, or nullopt when that overflows 2^63 - 1.
+static std::optional<int64_t> checkedExtentBytes(MemRefType ty) {
   // ggml blocks: whole contiguous rows.
   if (isa<mir::QuantType>(ty.getElementType()))
-    return mir::getStorageBytes(ty);
-  int64_t bytes = getElementBytes(ty.getElementType());
-  if (ty.getNumElements() == 0)
+    return mir::getCheckedStorageBytes(ty);
+  // The dense size first: it bounds every factor below.
+  std::optional<int64_t> dense = mir::getCheckedStorageBytes(ty);
+  if (!dense)
+    return std::nullopt;
+  if (*dense == 0)
     return 0;
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(ty.getStridesAndOffset(strides, offset)))
-    return ty.getNumElements() * bytes;
-  int64_t last = 0;
-  for (auto [size, stride] : llvm::zip(ty.getShape(), strides))
-    last += (size - 1) * stride;
-  return (last + 1) * bytes;
+    return dense;
+  uint64_t last = 0;
+  for (auto [size, stride] : llvm::zip(ty.getShape(), strides)) {
+    uint64_t step;
+    if (ShapedType::isDynamic(stride) || stride < 0 ||
+        __builtin_mul_overflow(static_cast<uint64_t>(size - 1),
+                               static_cast<uint64_t>(stride), &step) ||
+        __builtin_add_overflow(last, step, &last))
+      return std::nullopt;
+  }
+  uint64_t bytes;
+  if (__builtin_mul_overflow(
+          last + 1, static_cast<uint64_t>(getElementBytes(ty.getElementType())),
+          &bytes) ||
+      bytes > ::rlx::kMaxByteSize)
+    return std::nullopt;
+  return static_cast<int64_t>(bytes);
+}
+
+int64_t ViewOp::getExtentBytes() {
+  return checkedExtentBytes(getType()).value_or(
+      static_cast<int64_t>(::rlx::kMaxByteSize));
 }
 
 ViewOp ViewOp::getRootView() {
@@ -218,12 +246,22 @@ LogicalResult ViewOp::verify() {
     return emitOpError("layout must be static strides with a zero offset, "
                        "got ")
            << ty;
+  // lir_view_c6: the extent and the end fit in 63 bits (they are compared
+  // with sizes below; a wrapped sum would pass any bound).
+  std::optional<int64_t> extent = checkedExtentBytes(ty);
+  if (!extent)
+    return emitOpError("view ") << ty << " has a byte size past 2^63 - 1";
+  std::optional<uint64_t> checkedEnd =
+      ::rlx::checkedAddBytes(static_cast<uint64_t>(offset0), *extent);
+  if (!checkedEnd)
+    return emitOpError("byte_offset ")
+           << offset0 << " + " << *extent << " bytes overflows 2^63 - 1";
+  int64_t end = static_cast<int64_t>(*checkedEnd);
   // lir_view_c5: an alias of an unplanned buffer (a lir.alloc at the root
   // of its sources) lies inside that buffer, its offset relative to it.
   Value root = getSource();
   while (root && root.getDefiningOp<ViewOp>())
     root = root.getDefiningOp<ViewOp>().getSource();
-  int64_t end = getByteOffset() + getExtentBytes();
   if (auto alloc = root ? root.getDefiningOp<AllocOp>() : AllocOp()) {
     int64_t capacity = allocBytes(alloc);
     if (getSpace() != MemorySpace::Arena || end > capacity)
@@ -249,7 +287,9 @@ LogicalResult ViewOp::verify() {
     auto parent = src.getDefiningOp<ViewOp>();
     if (!parent)
       return emitOpError("source must be a lir.view or a lir.alloc");
-    int64_t pEnd = parent.getByteOffset() + parent.getExtentBytes();
+    int64_t pEnd = static_cast<int64_t>(
+        ::rlx::checkedAddBytes(parent.getByteOffset(), parent.getExtentBytes())
+            .value_or(::rlx::kMaxByteSize));
     if (parent.getSpace() != getSpace() ||
         getByteOffset() < parent.getByteOffset() || end > pEnd)
       return emitOpError("alias [")

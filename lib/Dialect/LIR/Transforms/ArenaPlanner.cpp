@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Dialect/LIR/Transforms/Transforms.h"
+#include "RLX/Support/CheckedSize.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
@@ -21,6 +22,13 @@
 using namespace mlir;
 using namespace mlir::rlx;
 using namespace mlir::rlx::lir;
+
+/// a + b, saturating at 2^63 - 1: an arena that large is refused by
+/// planEntryArena, and the sums below must not wrap on the way there.
+static int64_t addSaturating(int64_t a, int64_t b) {
+  return static_cast<int64_t>(
+      ::rlx::checkedAddBytes(a, b).value_or(::rlx::kMaxByteSize));
+}
 
 static bool liveTogether(const PlannedBuffer &a, const PlannedBuffer &b) {
   return a.start <= b.end && b.start <= a.end;
@@ -33,7 +41,8 @@ ArenaStats mlir::rlx::lir::planArena(MutableArrayRef<PlannedBuffer> buffers,
   for (unsigned i = 0, e = buffers.size(); i < e; ++i)
     order.push_back(i);
   auto alignedSize = [&](const PlannedBuffer &b) {
-    return static_cast<int64_t>(llvm::alignTo(b.size, alignment));
+    return static_cast<int64_t>(std::min<uint64_t>(
+        llvm::alignTo(b.size, alignment), ::rlx::kMaxByteSize));
   };
   llvm::stable_sort(order, [&](unsigned a, unsigned b) {
     if (buffers[a].size != buffers[b].size)
@@ -45,7 +54,7 @@ ArenaStats mlir::rlx::lir::planArena(MutableArrayRef<PlannedBuffer> buffers,
   for (unsigned i : order) {
     PlannedBuffer &buf = buffers[i];
     int64_t size = alignedSize(buf);
-    stats.naiveBytes += size;
+    stats.naiveBytes = addSaturating(stats.naiveBytes, size);
     if (size == 0) {
       buf.offset = 0;
       continue;
@@ -55,7 +64,8 @@ ArenaStats mlir::rlx::lir::planArena(MutableArrayRef<PlannedBuffer> buffers,
     for (unsigned j : placed)
       if (liveTogether(buf, buffers[j]))
         busy.push_back(std::make_pair(
-            buffers[j].offset, buffers[j].offset + alignedSize(buffers[j])));
+            buffers[j].offset,
+            addSaturating(buffers[j].offset, alignedSize(buffers[j]))));
     llvm::sort(busy);
     int64_t bestOffset = -1;
     int64_t bestGap = std::numeric_limits<int64_t>::max();
@@ -69,7 +79,8 @@ ArenaStats mlir::rlx::lir::planArena(MutableArrayRef<PlannedBuffer> buffers,
       cursor = std::max(cursor, end);
     }
     buf.offset = bestOffset >= 0 ? bestOffset : cursor;
-    stats.arenaBytes = std::max(stats.arenaBytes, buf.offset + size);
+    stats.arenaBytes =
+        std::max(stats.arenaBytes, addSaturating(buf.offset, size));
     placed.push_back(i);
   }
 
@@ -78,7 +89,7 @@ ArenaStats mlir::rlx::lir::planArena(MutableArrayRef<PlannedBuffer> buffers,
     int64_t live = 0;
     for (const PlannedBuffer &b : buffers)
       if (b.start <= probe.start && probe.start <= b.end)
-        live += alignedSize(b);
+        live = addSaturating(live, alignedSize(b));
     stats.peakLiveBytes = std::max(stats.peakLiveBytes, live);
   }
   return stats;

@@ -16,6 +16,7 @@
 #include "RLX/Dialect/LIR/Transforms/Passes.h"
 #include "RLX/Dialect/LIR/Transforms/Transforms.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/Support/CheckedSize.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -32,9 +33,8 @@ using namespace mlir::rlx::lir;
 
 static constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
 
-static int64_t bufferBytes(MemRefType ty) {
-  return ty.getNumElements() * getElementBytes(ty.getElementType());
-}
+/// Bytes of a buffer whose size the LIR verifier checked (lir_alloc_c2).
+static int64_t bufferBytes(MemRefType ty) { return mir::getStorageBytes(ty); }
 
 /// Kernels that may write their result over an input they read last.
 static bool isElementwiseKernel(KernelOp kernel) {
@@ -143,7 +143,12 @@ LogicalResult mlir::rlx::lir::planEntryArena(EntryOp entry,
     bufferOf[alloc] = buffers.size();
     Buffer b;
     b.alloc = alloc;
-    b.plan.size = bufferBytes(alloc.getType());
+    // A size that wraps would place a huge buffer in a small arena.
+    std::optional<int64_t> size = mir::getCheckedStorageBytes(alloc.getType());
+    if (!size)
+      return alloc.emitOpError("buffer ")
+             << alloc.getType() << " has a byte size past 2^63 - 1";
+    b.plan.size = *size;
     buffers.push_back(b);
   }
   if (buffers.empty())
@@ -248,6 +253,10 @@ LogicalResult mlir::rlx::lir::planEntryArena(EntryOp entry,
   ArenaStats s = planArena(plans, entry.getAlignment());
   if (stats)
     *stats = s;
+  // planArena saturates its sums at 2^63 - 1.
+  if (static_cast<uint64_t>(s.arenaBytes) >= ::rlx::kMaxByteSize)
+    return entry.emitOpError("the arena of ")
+           << plans.size() << " buffers does not fit in 2^63 - 1 bytes";
 
   // Rewrite: aliases move with their buffer, buffers become views.
   SmallVector<std::pair<ViewOp, int>> aliases;

@@ -8,6 +8,7 @@
 #include "RLX/Dialect/MIR/IR/MIRDialect.h"
 #include "RLX/Dialect/Common/RLXDialect.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/Support/CheckedSize.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -68,12 +69,28 @@ bool mlir::rlx::mir::isLowPrecisionWeightType(Type t) {
   return t.isF16() || t.isBF16() || isa<QuantType>(t);
 }
 
-int64_t mlir::rlx::mir::getStorageBytes(ShapedType type) {
+std::optional<int64_t> mlir::rlx::mir::getCheckedStorageBytes(ShapedType type) {
+  if (!type.hasStaticShape())
+    return std::nullopt;
   Type elt = type.getElementType();
+  std::optional<uint64_t> bytes;
   if (auto q = dyn_cast<QuantType>(elt))
-    return type.getNumElements() / q.getBlockElements() * q.getBlockBytes();
-  return type.getNumElements() *
-         std::max<int64_t>(1, (elt.getIntOrFloatBitWidth() + 7) / 8);
+    bytes = ::rlx::checkedByteSize(type.getShape(), q.getBlockBytes(),
+                                   q.getBlockElements());
+  else if (elt.isIntOrIndexOrFloat())
+    bytes = ::rlx::checkedByteSize(
+        type.getShape(),
+        std::max<int64_t>(1, (elt.getIntOrFloatBitWidth() + 7) / 8));
+  else
+    bytes = ::rlx::checkedByteSize(type.getShape(), 1);
+  if (!bytes)
+    return std::nullopt;
+  return static_cast<int64_t>(*bytes);
+}
+
+int64_t mlir::rlx::mir::getStorageBytes(ShapedType type) {
+  return getCheckedStorageBytes(type).value_or(
+      static_cast<int64_t>(::rlx::kMaxByteSize));
 }
 
 LogicalResult mlir::rlx::mir::verifyQuantizedShape(Operation *op,

@@ -52,7 +52,9 @@ struct ArenaStats {
 
 /// Places `buffers` in one arena: buffers whose live ranges intersect never
 /// overlap; among the gaps that fit, the smallest is taken (best fit),
-/// largest buffers first. Offsets are multiples of `alignment`.
+/// largest buffers first. Offsets are multiples of `alignment`. Sums
+/// saturate at 2^63 - 1 (INT64_MAX): an arenaBytes that large means the
+/// buffers do not fit in any arena.
 ArenaStats planArena(MutableArrayRef<PlannedBuffer> buffers, int64_t alignment);
 
 struct ArenaPlanOptions {

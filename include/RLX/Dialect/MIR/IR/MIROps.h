@@ -46,8 +46,13 @@ bool areDimsCompatible(int64_t a, int64_t b);
 /// blocks).
 bool isLowPrecisionWeightType(Type t);
 
-/// Bytes of a tensor of `type` as stored (ggml blocks for !mir.quant; an i1
-/// takes a byte).
+/// Bytes of a static tensor of `type` as stored (ggml blocks for
+/// !mir.quant; an i1 takes a byte), or nullopt when they exceed 2^63 - 1
+/// (rlx::checkedByteSize) or the shape is dynamic.
+std::optional<int64_t> getCheckedStorageBytes(ShapedType type);
+
+/// getCheckedStorageBytes of a type known to fit (convert-mir-to-lir and the
+/// LIR verifier refuse the others); INT64_MAX when it does not.
 int64_t getStorageBytes(ShapedType type);
 
 /// Checks a tensor of quantized elements: its last dimension is a whole
