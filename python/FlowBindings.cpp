@@ -196,6 +196,15 @@ static void registerSpecs(nb::module_ &m) {
       .def_rw("inv_freq_key", &DecoderLayerSpec::invFreqKey,
               "A synthesized [rotary_dim / 2] parameter overriding theta "
               "(LLaMA 3 scaled RoPE).")
+      .def_rw("qkv_bias", &DecoderLayerSpec::qkvBias,
+              "q/k/v projection biases (LLaMA attention_bias, Qwen2).")
+      .def_rw("out_bias", &DecoderLayerSpec::outBias,
+              "The attention output projection's bias.")
+      .def_rw("mlp_bias", &DecoderLayerSpec::mlpBias,
+              "gate/up/down projection biases (LLaMA mlp_bias).")
+      .def_rw("mlp_activation", &DecoderLayerSpec::mlpActivation,
+              "The MLP gate's activation (\"silu\", \"gelu\", ...); empty: "
+              "the family's.")
       .def("__repr__", [](const DecoderLayerSpec &s) {
         return "DecoderLayerSpec(prefix='" + s.prefix +
                "', hidden=" + std::to_string(s.hidden) +
@@ -207,7 +216,7 @@ static void registerSpecs(nb::module_ &m) {
           "__init__",
           [](BertLayerSpec *self, int64_t numHeads, int64_t headDim,
              int64_t hidden, int64_t intermediate, double eps,
-             std::string prefix, bool tanhGelu) {
+             std::string prefix, std::string activation) {
             auto *s = new (self) BertLayerSpec();
             s->numHeads = numHeads;
             s->headDim = headDim;
@@ -215,11 +224,11 @@ static void registerSpecs(nb::module_ &m) {
             s->intermediate = intermediate;
             s->layerNormEpsilon = static_cast<float>(eps);
             s->prefix = std::move(prefix);
-            s->tanhGelu = tanhGelu;
+            s->activation = std::move(activation);
           },
           nb::kw_only(), "num_heads"_a = 1, "head_dim"_a = 1, "hidden"_a = 0,
           "intermediate"_a = 0, "layer_norm_epsilon"_a = 1e-12, "prefix"_a = "",
-          "tanh_gelu"_a = false)
+          "activation"_a = "gelu")
       .def_rw("num_heads", &BertLayerSpec::numHeads)
       .def_rw("head_dim", &BertLayerSpec::headDim)
       .def_rw("hidden", &BertLayerSpec::hidden)
@@ -227,7 +236,9 @@ static void registerSpecs(nb::module_ &m) {
       .def_rw("layer_norm_epsilon", &BertLayerSpec::layerNormEpsilon)
       .def_rw("prefix", &BertLayerSpec::prefix,
               "Weight key prefix, e.g. \"encoder.layer.3.\".")
-      .def_rw("tanh_gelu", &BertLayerSpec::tanhGelu)
+      .def_rw("activation", &BertLayerSpec::activation,
+              "The FFN activation: \"gelu\" (exact), \"gelu_tanh\", "
+              "\"relu\", ...")
       .def("__repr__", [](const BertLayerSpec &s) {
         return "BertLayerSpec(prefix='" + s.prefix +
                "', hidden=" + std::to_string(s.hidden) + ")";
@@ -302,7 +313,17 @@ static void registerConfig(nb::module_ &m) {
                                  "typing.Sequence[bool], /) -> None")),
           "Per layer: sliding-window attention (Gemma 2 alternates).")
       .def_rw("type_vocab_size", &TransformerConfig::typeVocabSize)
-      .def_rw("hidden_act", &TransformerConfig::hiddenAct)
+      .def_rw("hidden_act", &TransformerConfig::hiddenAct,
+              "The MLP activation as the config names it.")
+      .def_rw("activation", &TransformerConfig::activation,
+              "The MLP activation as RLX names it (\"silu\", \"gelu\", "
+              "\"gelu_tanh\", \"relu\", ...).")
+      .def_rw("qkv_bias", &TransformerConfig::qkvBias)
+      .def_rw("out_bias", &TransformerConfig::outBias)
+      .def_rw("mlp_bias", &TransformerConfig::mlpBias)
+      .def_rw("rope_linear_factor", &TransformerConfig::ropeLinearFactor)
+      .def_ro("unknown_keys", &TransformerConfig::unknownKeys,
+              "Keys of the file RLX does not know (the tools warn).")
       .def("inverse_frequencies", &TransformerConfig::inverseFrequencies,
            "rotary"_a,
            "RoPE inverse frequencies for `rotary` dims (LLaMA 3 scaling "

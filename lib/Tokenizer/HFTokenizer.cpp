@@ -662,21 +662,12 @@ Expected<Tokenizer> Tokenizer::fromJSON(StringRef text, StringRef description) {
     return l.fail("not a JSON object");
   for (const auto &kv : *root) {
     StringRef key = kv.first;
-    const json::Value &v = kv.second;
     if (key == "version" || key == "added_tokens" || key == "normalizer" ||
         key == "pre_tokenizer" || key == "model" || key == "post_processor" ||
         key == "decoder")
       continue;
-    if (key == "truncation" && v.kind() != json::Value::Null)
-      return l.fail("truncation is not supported");
-    if (key == "padding" && v.kind() != json::Value::Null) {
-      // Padding to the longest of a batch leaves one sequence as it is.
-      const json::Object *p = v.getAsObject();
-      const json::Value *s = p ? p->get("strategy") : nullptr;
-      if (!s || !s->getAsString() || *s->getAsString() != "BatchLongest")
-        return l.fail("padding other than BatchLongest is not supported");
-      continue;
-    }
+    // Truncation and padding are left out, as transformers' tokenizer calls
+    // do unless asked (they cut or pad batches; they do not tokenize).
     if (key != "truncation" && key != "padding")
       return l.fail("top-level key '" + key + "' is not supported");
   }
@@ -784,6 +775,13 @@ Expected<Tokenizer> Tokenizer::fromFile(StringRef path) {
       }
       if (std::optional<StringRef> tmpl = o->getString("chat_template"))
         impl->chatTemplate = tmpl->str();
+      // transformers leaves BPE output alone unless forced.
+      impl->cleanUpSpaces =
+          o->getBoolean("clean_up_tokenization_spaces").value_or(false) &&
+          (impl->model.kind != tok::Model::BPE ||
+           o->getBoolean("clean_up_tokenization_spaces_for_bpe_even_though_"
+                         "it_will_corrupt_output")
+               .value_or(false));
     }
   // generation_config.json, else config.json, for the ids generation stops
   // at.

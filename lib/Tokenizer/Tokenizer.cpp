@@ -853,6 +853,17 @@ Expected<std::vector<int32_t>> Tokenizer::encode(StringRef text,
   return ids;
 }
 
+static std::string replaceAll(StringRef s, StringRef from, StringRef to) {
+  std::string out;
+  for (size_t k; (k = s.find(from)) != StringRef::npos;) {
+    out += s.substr(0, k);
+    out += to;
+    s = s.substr(k + from.size());
+  }
+  out += s;
+  return out;
+}
+
 /// tokenizers' WordPiece decoder cleanup.
 static std::string cleanup(std::string s) {
   static const std::pair<const char *, const char *> kRules[] = {
@@ -871,6 +882,17 @@ static std::string cleanup(std::string s) {
     out += rest;
     s = std::move(out);
   }
+  return s;
+}
+
+/// transformers' clean_up_tokenization.
+static std::string cleanUpTokenization(std::string s) {
+  static const std::pair<const char *, const char *> kRules[] = {
+      {" .", "."},     {" ?", "?"},     {" !", "!"},   {" ,", ","},
+      {" ' ", "'"},    {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"},
+      {" 've", "'ve"}, {" 're", "'re"}};
+  for (auto [from, to] : kRules)
+    s = replaceAll(s, from, to);
   return s;
 }
 
@@ -1001,13 +1023,17 @@ std::string Tokenizer::decode(ArrayRef<int32_t> ids, bool skipSpecial) const {
     if (const std::string *s = t.token(id))
       tokens.push_back(*s);
   }
-  if (!t.hasDecoder)
-    return llvm::join(tokens, " ");
+  if (!t.hasDecoder) {
+    std::string out = llvm::join(tokens, " ");
+    return t.cleanUpSpaces ? cleanUpTokenization(std::move(out)) : out;
+  }
   for (const Decoder &d : t.decoders)
     tokens = decodeChain(d, std::move(tokens));
   std::string out;
   for (const std::string &s : tokens)
     out += s;
+  if (t.cleanUpSpaces)
+    out = cleanUpTokenization(std::move(out));
   return out;
 }
 

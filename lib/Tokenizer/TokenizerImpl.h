@@ -148,6 +148,9 @@ struct rlx::Tokenizer::Impl {
   std::optional<int32_t> bos;
   std::vector<int32_t> eos;
   std::optional<std::string> chatTemplate;
+  /// transformers' clean_up_tokenization_spaces (tokenizer_config.json):
+  /// decode removes the space before punctuation and contractions.
+  bool cleanUpSpaces = false;
 
   /// Fills addedById and addedByFirstByte from `added`.
   void indexAddedTokens();

