@@ -456,15 +456,23 @@ static Error emitDecoderLayer(Impl &impl, unsigned index,
       operands.push_back(mask);
     segments.push_back(mask ? 1 : 0);
   }
+  // The weights in operand order; an optional one (a bias) the spec does
+  // not ask for is an empty segment.
   struct W {
     std::string key;
     llvm::SmallVector<int64_t> shape;
+    bool present = true;
   };
+  int64_t inter = spec.intermediate;
   std::vector<W> weights = {{p + "input_layernorm.weight", {h}},
                             {p + "self_attn.q_proj.weight", {q, h}},
                             {p + "self_attn.k_proj.weight", {kv, h}},
                             {p + "self_attn.v_proj.weight", {kv, h}},
-                            {p + "self_attn.o_proj.weight", {h, q}}};
+                            {p + "self_attn.o_proj.weight", {h, q}},
+                            {p + "self_attn.q_proj.bias", {q}, spec.qkvBias},
+                            {p + "self_attn.k_proj.bias", {kv}, spec.qkvBias},
+                            {p + "self_attn.v_proj.bias", {kv}, spec.qkvBias},
+                            {p + "self_attn.o_proj.bias", {h}, spec.outBias}};
   if (spec.gemma) {
     weights.push_back({p + "post_attention_layernorm.weight", {h}});
     weights.push_back({p + "pre_feedforward_layernorm.weight", {h}});
@@ -476,16 +484,20 @@ static Error emitDecoderLayer(Impl &impl, unsigned index,
     weights.push_back({p + "self_attn.q_norm.weight", {hd}});
     weights.push_back({p + "self_attn.k_norm.weight", {hd}});
   }
-  int64_t inter = spec.intermediate;
   weights.push_back({p + "mlp.gate_proj.weight", {inter, h}});
   weights.push_back({p + "mlp.up_proj.weight", {inter, h}});
   weights.push_back({p + "mlp.down_proj.weight", {h, inter}});
+  weights.push_back({p + "mlp.gate_proj.bias", {inter}, spec.mlpBias});
+  weights.push_back({p + "mlp.up_proj.bias", {inter}, spec.mlpBias});
+  weights.push_back({p + "mlp.down_proj.bias", {h}, spec.mlpBias});
   for (const W &w : weights) {
+    segments.push_back(w.present ? 1 : 0);
+    if (!w.present)
+      continue;
     auto v = impl.param(w.key, w.shape);
     if (!v)
       return v.takeError();
     operands.push_back(*v);
-    segments.push_back(1);
   }
   int64_t rot = a.rotaryDim ? a.rotaryDim : hd;
   if (!spec.invFreqKey.empty()) {
@@ -515,9 +527,18 @@ static Error emitDecoderLayer(Impl &impl, unsigned index,
     attrs.push_back(at.f32("scale", a.scale));
     attrs.push_back(at.f32("attn_softcap", a.softcap));
   }
-  if (decode)
-    attrs.push_back(impl.b.getNamedAttr("operandSegmentSizes",
-                                        impl.b.getDenseI32ArrayAttr(segments)));
+  if (!spec.mlpActivation.empty()) {
+    std::optional<mlir::rlx::Activation> act =
+        mlir::rlx::symbolizeActivation(spec.mlpActivation);
+    if (!act)
+      return impl.fail("decoder layer " + llvm::Twine(index) +
+                       ": unknown MLP activation '" + spec.mlpActivation + "'");
+    attrs.push_back(impl.b.getNamedAttr(
+        "mlp_activation",
+        mlir::rlx::hir::ActivationAttr::get(&impl.context, *act)));
+  }
+  attrs.push_back(impl.b.getNamedAttr("operandSegmentSizes",
+                                      impl.b.getDenseI32ArrayAttr(segments)));
   std::string family = spec.gemma ? "gemma" : spec.qkNorm ? "qwen3" : "llama";
   std::string opName =
       "hir." + family + (decode ? "_cached_decoder_layer" : "_decoder_layer");
@@ -629,8 +650,14 @@ ModelFlow &ModelFlow::bertEncoderLayer(const BertLayerSpec &spec) {
             at.i64("num_heads", spec.numHeads),
             at.i64("head_dim", spec.headDim),
             at.f32("ln_epsilon", spec.layerNormEpsilon)};
-        if (spec.tanhGelu)
-          attrs.push_back(at.unit("tanh_approx"));
+        std::optional<mlir::rlx::Activation> act =
+            mlir::rlx::symbolizeActivation(spec.activation);
+        if (!act)
+          return impl.fail("bertEncoderLayer: unknown activation '" +
+                           spec.activation + "'");
+        attrs.push_back(impl.b.getNamedAttr(
+            "activation",
+            mlir::rlx::hir::ActivationAttr::get(&impl.context, *act)));
         return impl
             .create("hir.bert_encoder_layer", x.getType(), operands, attrs)
             ->getResult(0);

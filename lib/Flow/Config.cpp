@@ -4,18 +4,30 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
+//
+// A config.json is read key by key: each key RLX uses is type-checked, each
+// value RLX does not implement is refused by name, and what remains is either
+// known not to change inference (dropout, generation defaults, labels...) or
+// reported as unknown. docs/Checkpoints.md is the table of these keys.
+//
+//===----------------------------------------------------------------------===//
 
 #include "RLX/Flow/Config.h"
 #include "RLX/Weights/GGUF.h"
 #include "RLX/Weights/JSON.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include <cmath>
 
 using namespace rlx;
 namespace json = llvm::json;
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
 
-static llvm::Error bad(llvm::StringRef file, const llvm::Twine &msg) {
+static Error bad(StringRef file, const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  file + ": " + msg);
 }
@@ -25,142 +37,525 @@ static llvm::Error bad(llvm::StringRef file, const llvm::Twine &msg) {
 static constexpr int64_t kMaxSize = INT32_MAX;
 static constexpr int64_t kMaxLayers = 4096;
 
-static int64_t maxFor(llvm::StringRef key) {
-  return key == "num_hidden_layers" ? kMaxLayers : kMaxSize;
+/// "a string", "a number", ... for messages about a value's JSON type.
+static StringRef kindOf(const json::Value &v) {
+  switch (v.kind()) {
+  case json::Value::Null:
+    return "null";
+  case json::Value::Boolean:
+    return "a boolean";
+  case json::Value::Number:
+    return "a number";
+  case json::Value::String:
+    return "a string";
+  case json::Value::Array:
+    return "an array";
+  case json::Value::Object:
+    return "an object";
+  }
+  llvm_unreachable("unknown JSON kind");
+}
+
+/// A value as JSON text for messages, cut at 60 characters.
+static std::string render(const json::Value &v) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (v.kind() == json::Value::Number && !v.getAsInteger())
+    os << llvm::format("%g", *v.getAsNumber());
+  else
+    os << v;
+  if (text.size() > 60)
+    text = text.substr(0, 57) + "...";
+  return text;
+}
+
+/// Keys every transformers config may carry that do not change inference:
+/// training settings, labels, generation defaults, bookkeeping.
+static const llvm::StringSet<> &harmlessKeys() {
+  static const llvm::StringSet<> keys = {
+      "_name_or_path",
+      "_attn_implementation_autoset",
+      "add_cross_attention",
+      "architectures",
+      "attention_dropout",
+      "attention_probs_dropout_prob",
+      "bad_words_ids",
+      "begin_suppress_tokens",
+      "bos_token_id",
+      "chunk_size_feed_forward",
+      "classifier_dropout",
+      "cross_attention_hidden_size",
+      "decoder_start_token_id",
+      "diversity_penalty",
+      "do_sample",
+      "dtype",
+      "early_stopping",
+      "embd_pdrop",
+      "encoder_no_repeat_ngram_size",
+      "eos_token_id",
+      "exponential_decay_length_penalty",
+      "finetuning_task",
+      "forced_bos_token_id",
+      "forced_eos_token_id",
+      "gradient_checkpointing",
+      "hidden_dropout_prob",
+      "id2label",
+      "initializer_range",
+      "is_encoder_decoder",
+      "label2id",
+      "length_penalty",
+      "max_length",
+      "min_length",
+      "no_repeat_ngram_size",
+      "num_beam_groups",
+      "num_beams",
+      "num_labels",
+      "num_return_sequences",
+      "output_attentions",
+      "output_hidden_states",
+      "output_scores",
+      "pad_token_id",
+      "prefix",
+      "pretraining_tp",
+      "problem_type",
+      "pruned_heads",
+      "remove_invalid_values",
+      "repetition_penalty",
+      "resid_pdrop",
+      "return_dict",
+      "return_dict_in_generate",
+      "sep_token_id",
+      "suppress_tokens",
+      "task_specific_params",
+      "temperature",
+      "tf_legacy_loss",
+      "tie_encoder_decoder",
+      "tokenizer_class",
+      "top_k",
+      "top_p",
+      "torch_dtype",
+      "torchscript",
+      "transformers_version",
+      "typical_p",
+      "use_bfloat16",
+      "use_cache",
+  };
+  return keys;
+}
+
+namespace {
+/// Reads the keys of a config object with their JSON types checked, and
+/// remembers which keys were read.
+class ConfigReader {
+public:
+  /// `prefix` names a nested object in messages ("rope_parameters.").
+  ConfigReader(const json::Object &o, StringRef file, StringRef prefix = "")
+      : o(o), fileName(file), prefix(prefix) {}
+
+  /// `key` quoted as messages name it.
+  std::string name(StringRef key) const {
+    return ("'" + prefix + key + "'").str();
+  }
+
+  /// Whether `key` is given as JSON null.
+  bool isNull(StringRef key) const {
+    const json::Value *v = o.get(key);
+    return v && v->kind() == json::Value::Null;
+  }
+
+  /// The value of `key`, or null when absent or JSON null.
+  const json::Value *get(StringRef key) {
+    seen.insert(key);
+    const json::Value *v = o.get(key);
+    return v && v->kind() != json::Value::Null ? v : nullptr;
+  }
+
+  Error fail(const llvm::Twine &msg) const { return bad(fileName, msg); }
+  StringRef file() const { return fileName; }
+
+  Error wrongType(StringRef key, const json::Value &v, StringRef want) const {
+    return fail(name(key) + " must be " + want + ", found " + kindOf(v) + " (" +
+                render(v) + ")");
+  }
+
+  /// An integer in [1, max]; `required` ones must be present.
+  Error integer(StringRef key, int64_t &out, bool required,
+                int64_t max = kMaxSize) {
+    const json::Value *v = get(key);
+    if (!v)
+      return required ? fail("missing " + name(key)) : Error::success();
+    std::optional<int64_t> i = v->getAsInteger();
+    if (!i)
+      return wrongType(key, *v, "a positive integer");
+    if (*i <= 0)
+      return fail(name(key) + " must be a positive integer, found " +
+                  llvm::Twine(*i));
+    if (*i > max)
+      return fail(name(key) + " = " + llvm::Twine(*i) + " is larger than " +
+                  llvm::Twine(max));
+    out = *i;
+    return Error::success();
+  }
+
+  /// A finite number; `positive` ones must be > 0, others >= 0.
+  Error number(StringRef key, double &out, bool positive) {
+    const json::Value *v = get(key);
+    if (!v)
+      return Error::success();
+    std::optional<double> d = v->getAsNumber();
+    if (!d)
+      return wrongType(key, *v, "a number");
+    if (!std::isfinite(*d) || (positive ? *d <= 0 : *d < 0))
+      return fail(name(key) + " must be " +
+                  (positive ? "positive" : "non-negative") + ", found " +
+                  render(*v));
+    out = *d;
+    return Error::success();
+  }
+
+  Error boolean(StringRef key, bool &out) {
+    const json::Value *v = get(key);
+    if (!v)
+      return Error::success();
+    std::optional<bool> b = v->getAsBoolean();
+    if (!b)
+      return wrongType(key, *v, "true or false");
+    out = *b;
+    return Error::success();
+  }
+
+  Error string(StringRef key, std::string &out) {
+    const json::Value *v = get(key);
+    if (!v)
+      return Error::success();
+    std::optional<StringRef> s = v->getAsString();
+    if (!s)
+      return wrongType(key, *v, "a string");
+    out = s->str();
+    return Error::success();
+  }
+
+  /// Refuses `key` unless it is absent or equal to `allowed` (JSON text),
+  /// naming what RLX supports.
+  Error only(StringRef key, StringRef allowed, StringRef what) {
+    const json::Value *v = get(key);
+    if (!v || render(*v) == allowed)
+      return Error::success();
+    return fail(name(key) + " = " + render(*v) + " is not supported (" + what +
+                ")");
+  }
+
+  /// The keys not read and not known to be harmless.
+  std::vector<std::string> unknown() const {
+    std::vector<std::string> keys;
+    for (const auto &kv : o) {
+      StringRef k = kv.first;
+      if (!seen.contains(k) && !harmlessKeys().contains(k))
+        keys.push_back(k.str());
+    }
+    llvm::sort(keys);
+    return keys;
+  }
+
+private:
+  const json::Object &o;
+  StringRef fileName;
+  std::string prefix;
+  llvm::StringSet<> seen;
+};
+} // namespace
+
+/// transformers' activation names (ACT2FN) mapped to RLX's activations;
+/// empty for the ones RLX does not implement.
+static StringRef activationFor(StringRef act) {
+  return llvm::StringSwitch<StringRef>(act)
+      .Cases({"silu", "swish"}, "silu")
+      .Cases({"gelu", "gelu_python"}, "gelu")
+      // The same tanh approximation, computed differently.
+      .Cases({"gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_accurate"},
+             "gelu_tanh")
+      .Case("relu", "relu")
+      .Case("sigmoid", "sigmoid")
+      .Case("tanh", "tanh")
+      .Case("linear", "none")
+      .Default("");
+}
+
+static constexpr const char *kSupportedActivations =
+    "supported: silu, swish, gelu, gelu_python, gelu_new, gelu_pytorch_tanh, "
+    "gelu_fast, gelu_accurate, relu, sigmoid, tanh, linear";
+
+/// The model types with a recipe, for messages.
+static constexpr const char *kModelTypes =
+    "llama, mistral, qwen2, qwen3, gemma2, bert";
+
+/// Reads `rope_parameters` (transformers 5) or `rope_scaling`.
+static Error readRope(ConfigReader &r, TransformerConfig &c) {
+  const json::Value *v = r.get("rope_parameters");
+  StringRef key = "rope_parameters";
+  if (const json::Value *old = r.get("rope_scaling"); old && !v) {
+    v = old;
+    key = "rope_scaling";
+  }
+  if (!v)
+    return Error::success();
+  const json::Object *rope = v->getAsObject();
+  if (!rope)
+    return r.wrongType(key, *v, "an object");
+  ConfigReader rr(*rope, r.file(), (key + ".").str());
+  if (Error err = rr.number("rope_theta", c.ropeTheta, true))
+    return err;
+  // `type` is the older spelling of `rope_type`.
+  std::string type = "default";
+  if (Error err = rr.string("type", type))
+    return err;
+  if (Error err = rr.string("rope_type", type))
+    return err;
+  if (type == "llama3") {
+    Llama3RopeScaling s;
+    int64_t original = s.originalMaxPositions;
+    if (Error err = rr.number("factor", s.factor, true))
+      return err;
+    if (Error err = rr.number("low_freq_factor", s.lowFreqFactor, true))
+      return err;
+    if (Error err = rr.number("high_freq_factor", s.highFreqFactor, true))
+      return err;
+    if (Error err =
+            rr.integer("original_max_position_embeddings", original, false))
+      return err;
+    s.originalMaxPositions = original;
+    if (s.highFreqFactor <= s.lowFreqFactor)
+      return rr.fail(rr.name("high_freq_factor") + " must be larger than " +
+                     rr.name("low_freq_factor"));
+    c.llama3Scaling = s;
+  } else if (type == "linear") {
+    if (Error err = rr.number("factor", c.ropeLinearFactor, true))
+      return err;
+  } else if (type != "default") {
+    return rr.fail(rr.name("rope_type") + " = \"" + type +
+                   "\" is not supported (supported: default, linear, "
+                   "llama3)");
+  }
+  // Keys of other RoPE types, or unknown ones, would change the frequencies.
+  std::vector<std::string> unknown = rr.unknown();
+  if (!unknown.empty())
+    return rr.fail(rr.name(unknown.front()) +
+                   " is not supported for rope_type '" + type + "'");
+  return Error::success();
+}
+
+/// Per-layer sliding windows: `layer_types` when given, else `standard`.
+static Error readLayerTypes(ConfigReader &r, TransformerConfig &c,
+                            llvm::function_ref<bool(int64_t)> standard) {
+  c.slidingLayers.clear();
+  if (const json::Value *v = r.get("layer_types")) {
+    const json::Array *types = v->getAsArray();
+    if (!types)
+      return r.wrongType("layer_types", *v, "an array");
+    for (const json::Value &t : *types) {
+      std::optional<StringRef> s = t.getAsString();
+      if (!s || (*s != "sliding_attention" && *s != "full_attention"))
+        return r.fail("layer_types: " + render(t) +
+                      " is not supported (supported: \"sliding_attention\", "
+                      "\"full_attention\")");
+      c.slidingLayers.push_back(*s == "sliding_attention");
+    }
+    if (static_cast<int64_t>(c.slidingLayers.size()) != c.numLayers)
+      return r.fail(
+          "layer_types has " + llvm::Twine(types->size()) +
+          " entries for num_hidden_layers = " + llvm::Twine(c.numLayers));
+  } else {
+    for (int64_t i = 0; i < c.numLayers; ++i)
+      c.slidingLayers.push_back(standard(i));
+  }
+  // Without a window every layer attends to the whole past.
+  if (!c.slidingWindow)
+    c.slidingLayers.assign(c.numLayers, false);
+  return Error::success();
+}
+
+/// The keys of the decoder families (LLaMA, Mistral, Qwen2/3, Gemma 2).
+static Error readDecoder(ConfigReader &r, TransformerConfig &c) {
+  StringRef type = c.modelType;
+  bool gemma = type == "gemma2";
+  if (Error err = r.number("rms_norm_eps", c.normEpsilon, true))
+    return err;
+  if (Error err = r.number("rope_theta", c.ropeTheta, true))
+    return err;
+  if (Error err = readRope(r, c))
+    return err;
+  if (Error err =
+          r.only("partial_rotary_factor", "1", "RoPE over the whole head only"))
+    return err;
+  // Biases.
+  if (type == "qwen2") {
+    c.qkvBias = true;
+  } else if (type != "mistral") {
+    bool bias = false;
+    if (Error err = r.boolean("attention_bias", bias))
+      return err;
+    c.qkvBias = c.outBias = bias;
+  }
+  if (type == "llama")
+    if (Error err = r.boolean("mlp_bias", c.mlpBias))
+      return err;
+  // Sliding windows.
+  // transformers' default window is 4096; `null` turns it off.
+  auto window = [&]() -> Error {
+    c.slidingWindow = r.isNull("sliding_window") ? 0 : 4096;
+    return r.integer("sliding_window", c.slidingWindow, false);
+  };
+  if (gemma) {
+    if (Error err = window())
+      return err;
+    if (Error err = readLayerTypes(r, c, [](int64_t i) { return i % 2 == 0; }))
+      return err;
+    if (Error err = r.number("query_pre_attn_scalar", c.queryPreAttnScalar,
+                             /*positive=*/true))
+      return err;
+    if (!c.queryPreAttnScalar)
+      c.queryPreAttnScalar = c.headDim;
+    if (Error err = r.number("final_logit_softcapping", c.finalLogitSoftcap,
+                             /*positive=*/false))
+      return err;
+    if (Error err = r.number("attn_logit_softcapping", c.attnLogitSoftcap,
+                             /*positive=*/false))
+      return err;
+    if (Error err = r.only("use_bidirectional_attention", "false",
+                           "Gemma 2 attention is causal"))
+      return err;
+  } else if (type == "mistral") {
+    if (Error err = window())
+      return err;
+    c.slidingLayers.assign(c.numLayers, c.slidingWindow > 0);
+  } else if (type == "qwen2" || type == "qwen3") {
+    bool use = false;
+    int64_t from = 28;
+    if (Error err = r.boolean("use_sliding_window", use))
+      return err;
+    if (Error err = window())
+      return err;
+    if (Error err = r.integer("max_window_layers", from, false, kMaxLayers))
+      return err;
+    if (!use)
+      c.slidingWindow = 0;
+    if (Error err =
+            readLayerTypes(r, c, [from](int64_t i) { return i >= from; }))
+      return err;
+  }
+  // The MLP's activation.
+  StringRef actKey = gemma ? "hidden_activation" : "hidden_act";
+  c.hiddenAct = gemma ? "gelu_pytorch_tanh" : "silu";
+  if (Error err = r.string(actKey, c.hiddenAct))
+    return err;
+  return Error::success();
+}
+
+/// The keys of BERT.
+static Error readBert(ConfigReader &r, TransformerConfig &c) {
+  if (c.hidden % c.numHeads != 0)
+    return r.fail("hidden_size (" + llvm::Twine(c.hidden) +
+                  ") must be a multiple of num_attention_heads (" +
+                  llvm::Twine(c.numHeads) + ")");
+  c.normEpsilon = 1e-12;
+  if (Error err = r.number("layer_norm_eps", c.normEpsilon, true))
+    return err;
+  if (Error err = r.integer("type_vocab_size", c.typeVocabSize, false))
+    return err;
+  if (Error err = r.only("position_embedding_type", "\"absolute\"",
+                         "supported: \"absolute\""))
+    return err;
+  if (Error err = r.only("is_decoder", "false", "RLX builds BERT encoders"))
+    return err;
+  c.hiddenAct = "gelu";
+  return r.string("hidden_act", c.hiddenAct);
 }
 
 llvm::Expected<TransformerConfig>
-TransformerConfig::fromJSON(llvm::StringRef text, llvm::StringRef fileName) {
+TransformerConfig::fromJSON(StringRef text, StringRef fileName) {
+  // Some editors save config.json with a UTF-8 byte order mark.
+  text.consume_front("\xEF\xBB\xBF");
   llvm::Expected<json::Value> parsed = parseJSON(text);
   if (!parsed)
     return bad(fileName, "invalid JSON: " + llvm::toString(parsed.takeError()));
   const json::Object *o = parsed->getAsObject();
   if (!o)
     return bad(fileName, "a config must be a JSON object");
+  ConfigReader r(*o, fileName);
   TransformerConfig c;
-  if (auto t = o->getString("model_type"))
-    c.modelType = t->str();
-  else
-    return bad(fileName, "missing 'model_type'");
-
-  // Integer fields: required ones must be positive integers.
-  auto integer = [&](llvm::StringRef key, int64_t &out,
-                     bool required) -> llvm::Error {
-    const json::Value *v = o->get(key);
-    if (!v || v->kind() == json::Value::Null) {
-      if (required)
-        return bad(fileName, "missing '" + key + "'");
-      return llvm::Error::success();
-    }
-    std::optional<int64_t> i = v->getAsInteger();
-    if (!i || *i <= 0)
-      return bad(fileName, "'" + key + "' must be a positive integer");
-    if (*i > maxFor(key))
-      return bad(fileName, "'" + key + "' = " + llvm::Twine(*i) +
-                               " is larger than " + llvm::Twine(maxFor(key)));
-    out = *i;
-    return llvm::Error::success();
-  };
-  auto number = [&](llvm::StringRef key, double &out) -> llvm::Error {
-    const json::Value *v = o->get(key);
-    if (!v || v->kind() == json::Value::Null)
-      return llvm::Error::success();
-    std::optional<double> d = v->getAsNumber();
-    if (!d)
-      return bad(fileName, "'" + key + "' must be a number");
-    out = *d;
-    return llvm::Error::success();
-  };
+  if (Error err = r.string("model_type", c.modelType))
+    return std::move(err);
+  if (c.modelType.empty())
+    return bad(fileName, "missing 'model_type' (supported: " +
+                             llvm::Twine(kModelTypes) + ")");
   bool bert = c.modelType == "bert";
-  for (auto [key, field, required] :
-       {std::tuple<llvm::StringRef, int64_t *, bool>{"vocab_size", &c.vocabSize,
-                                                     true},
-        {"hidden_size", &c.hidden, true},
-        {"intermediate_size", &c.intermediate, true},
-        {"num_hidden_layers", &c.numLayers, true},
-        {"num_attention_heads", &c.numHeads, true},
-        {"num_key_value_heads", &c.numKvHeads, false},
-        {"head_dim", &c.headDim, false},
-        {"max_position_embeddings", &c.maxPositions, false},
-        {"sliding_window", &c.slidingWindow, false},
-        {"type_vocab_size", &c.typeVocabSize, false}})
-    if (llvm::Error err = integer(key, *field, required))
+  bool decoder = llvm::is_contained(
+      {"llama", "mistral", "qwen2", "qwen3", "gemma2"}, c.modelType);
+  if (r.get("quantization_config"))
+    return bad(fileName, "'quantization_config' is not supported: RLX reads "
+                         "unquantized safetensors, or quantized weights from "
+                         "a GGUF file");
+
+  for (auto [key, field, required, max] :
+       {std::tuple<StringRef, int64_t *, bool, int64_t>{
+            "vocab_size", &c.vocabSize, true, kMaxSize},
+        {"hidden_size", &c.hidden, true, kMaxSize},
+        {"intermediate_size", &c.intermediate, true, kMaxSize},
+        {"num_hidden_layers", &c.numLayers, true, kMaxLayers},
+        {"num_attention_heads", &c.numHeads, true, kMaxSize},
+        {"max_position_embeddings", &c.maxPositions, false, kMaxSize}})
+    if (Error err = r.integer(key, *field, required, max))
       return std::move(err);
+  if (!bert) {
+    if (Error err = r.integer("num_key_value_heads", c.numKvHeads, false))
+      return std::move(err);
+    if (Error err = r.integer("head_dim", c.headDim, false))
+      return std::move(err);
+  }
   if (!c.numKvHeads)
     c.numKvHeads = c.numHeads;
-  if (!c.headDim)
-    c.headDim = c.hidden / c.numHeads;
   if (c.numHeads % c.numKvHeads != 0)
     return bad(fileName, "num_key_value_heads (" + llvm::Twine(c.numKvHeads) +
                              ") must divide num_attention_heads (" +
                              llvm::Twine(c.numHeads) + ")");
-  if (bert && c.hidden % c.numHeads != 0)
-    return bad(fileName, "hidden_size must be a multiple of "
-                         "num_attention_heads");
-  if (llvm::Error err =
-          number(bert ? "layer_norm_eps" : "rms_norm_eps", c.normEpsilon))
-    return std::move(err);
-  if (llvm::Error err = number("rope_theta", c.ropeTheta))
-    return std::move(err);
-  if (llvm::Error err = number("query_pre_attn_scalar", c.queryPreAttnScalar))
-    return std::move(err);
-  if (llvm::Error err = number("final_logit_softcapping", c.finalLogitSoftcap))
-    return std::move(err);
-  if (llvm::Error err = number("attn_logit_softcapping", c.attnLogitSoftcap))
-    return std::move(err);
-  if (auto tie = o->getBoolean("tie_word_embeddings"))
-    c.tieEmbeddings = *tie;
-  else
-    c.tieEmbeddings = c.modelType == "gemma2";
-  if (auto act = o->getString("hidden_act"))
-    c.hiddenAct = act->str();
-  if (auto act = o->getString("hidden_activation"))
-    c.hiddenAct = act->str();
-
-  // RoPE parameters: `rope_theta` + `rope_scaling` (transformers 4) or
-  // `rope_parameters` (transformers 5).
-  const json::Object *rope = o->getObject("rope_parameters");
-  if (!rope)
-    rope = o->getObject("rope_scaling");
-  if (rope) {
-    if (auto theta = rope->getNumber("rope_theta"))
-      c.ropeTheta = *theta;
-    auto type = rope->getString("rope_type");
-    if (!type)
-      type = rope->getString("type");
-    if (type && *type == "llama3") {
-      Llama3RopeScaling s;
-      s.factor = rope->getNumber("factor").value_or(s.factor);
-      s.lowFreqFactor =
-          rope->getNumber("low_freq_factor").value_or(s.lowFreqFactor);
-      s.highFreqFactor =
-          rope->getNumber("high_freq_factor").value_or(s.highFreqFactor);
-      s.originalMaxPositions =
-          rope->getInteger("original_max_position_embeddings")
-              .value_or(s.originalMaxPositions);
-      c.llama3Scaling = s;
-    } else if (type && *type != "default") {
-      return bad(fileName, "unsupported rope_type '" + *type +
-                               "' (supported: default, llama3)");
-    }
+  if (!c.headDim) {
+    if (c.hidden % c.numHeads != 0)
+      return bad(fileName, "hidden_size (" + llvm::Twine(c.hidden) +
+                               ") is not a multiple of num_attention_heads (" +
+                               llvm::Twine(c.numHeads) +
+                               ") and no head_dim is given");
+    c.headDim = c.hidden / c.numHeads;
   }
+  c.tieEmbeddings = c.modelType == "gemma2" || bert;
+  if (Error err = r.boolean("tie_word_embeddings", c.tieEmbeddings))
+    return std::move(err);
 
-  // Gemma 2 alternates sliding-window (even) and global (odd) layers, or
-  // lists them in `layer_types`.
-  if (c.modelType == "gemma2") {
-    if (const json::Array *types = o->getArray("layer_types")) {
-      for (const json::Value &t : *types)
-        c.slidingLayers.push_back(t.getAsString() &&
-                                  *t.getAsString() == "sliding_attention");
-    } else {
-      for (int64_t i = 0; i < c.numLayers; ++i)
-        c.slidingLayers.push_back(i % 2 == 0);
-    }
-    if (static_cast<int64_t>(c.slidingLayers.size()) != c.numLayers)
-      return bad(fileName, "layer_types must have num_hidden_layers entries");
-    if (!c.queryPreAttnScalar)
-      c.queryPreAttnScalar = c.headDim;
+  if (decoder) {
+    if (Error err = readDecoder(r, c))
+      return std::move(err);
+  } else if (bert) {
+    if (Error err = readBert(r, c))
+      return std::move(err);
+  } else {
+    // No recipe: the common keys only (decoderFlowFor refuses the type).
+    if (Error err = r.number("rms_norm_eps", c.normEpsilon, true))
+      return std::move(err);
+    if (Error err = r.number("rope_theta", c.ropeTheta, true))
+      return std::move(err);
+    if (Error err = r.string("hidden_act", c.hiddenAct))
+      return std::move(err);
   }
+  if (!c.hiddenAct.empty()) {
+    c.activation = activationFor(c.hiddenAct).str();
+    if (c.activation.empty())
+      return bad(fileName,
+                 "'" +
+                     llvm::Twine(c.modelType == "gemma2" ? "hidden_activation"
+                                                         : "hidden_act") +
+                     "' = \"" + c.hiddenAct + "\" is not supported (" +
+                     kSupportedActivations + ")");
+  }
+  c.unknownKeys = r.unknown();
   return c;
 }
 
@@ -170,6 +565,79 @@ TransformerConfig::fromFile(llvm::StringRef path) {
   if (!buffer)
     return bad(path, buffer.getError().message());
   return fromJSON((*buffer)->getBuffer(), path);
+}
+
+/// The `llama.*` metadata of a GGUF beyond what LlamaGGUFConfig reads: keys
+/// that change the computation are implemented or refused by name, others
+/// reported as unknown.
+static Error checkGGUFKeys(const GGUFFile &file, TransformerConfig &c) {
+  static const llvm::StringSet<> used = {
+      "llama.embedding_length",
+      "llama.block_count",
+      "llama.feed_forward_length",
+      "llama.attention.head_count",
+      "llama.attention.head_count_kv",
+      "llama.context_length",
+      "llama.rope.freq_base",
+      "llama.rope.dimension_count",
+      "llama.attention.layer_norm_rms_epsilon",
+      "llama.vocab_size",
+      "llama.rope.scaling.type",
+      "llama.rope.scaling.factor",
+      "llama.expert_count",
+      "llama.expert_used_count",
+      "llama.attention.key_length",
+      "llama.attention.value_length"};
+  StringRef path = file.description();
+  // A present key must be an unsigned integer equal to `want` (0: any
+  // value but 0 is refused).
+  auto mustBe = [&](StringRef key, uint64_t want,
+                    const llvm::Twine &why) -> Error {
+    if (!file.get(key))
+      return Error::success();
+    Expected<uint64_t> v = file.requireUInt(key);
+    if (!v)
+      return v.takeError();
+    if (*v == want)
+      return Error::success();
+    return bad(path, "'" + key + "' = " + llvm::Twine(*v) +
+                         " is not supported (" + why + ")");
+  };
+  if (Error err =
+          mustBe("llama.vocab_size", c.vocabSize,
+                 "token_embd.weight has " + llvm::Twine(c.vocabSize) + " rows"))
+    return err;
+  for (StringRef key : {"llama.expert_count", "llama.expert_used_count"})
+    if (Error err = mustBe(key, 0, "mixture-of-experts models"))
+      return err;
+  for (StringRef key :
+       {"llama.attention.key_length", "llama.attention.value_length"})
+    if (Error err =
+            mustBe(key, c.headDim,
+                   "it must be the head size " + llvm::Twine(c.headDim)))
+      return err;
+  if (file.get("llama.rope.scaling.type")) {
+    Expected<StringRef> type = file.requireString("llama.rope.scaling.type");
+    if (!type)
+      return type.takeError();
+    if (*type == "linear") {
+      Expected<double> factor = file.requireFloat("llama.rope.scaling.factor");
+      if (!factor)
+        return factor.takeError();
+      if (!(*factor > 0))
+        return bad(path, "'llama.rope.scaling.factor' must be positive");
+      c.ropeLinearFactor = *factor;
+    } else if (*type != "none") {
+      return bad(path, "'llama.rope.scaling.type' = \"" + *type +
+                           "\" is not supported (supported: none, linear)");
+    }
+  }
+  for (const auto &[key, value] : file.metadata()) {
+    StringRef k = key;
+    if (k.starts_with("llama.") && !used.contains(k))
+      c.unknownKeys.push_back(key);
+  }
+  return Error::success();
 }
 
 llvm::Expected<TransformerConfig>
@@ -189,7 +657,16 @@ TransformerConfig::fromGGUF(const GGUFFile &file) {
   c.maxPositions = g->contextLength ? g->contextLength : 2048;
   c.normEpsilon = g->rmsNormEps;
   c.ropeTheta = g->ropeTheta;
+  if (g->ropeDim != g->headDim())
+    return bad(file.description(),
+               "'llama.rope.dimension_count' = " + llvm::Twine(g->ropeDim) +
+                   " is not supported (RoPE over the whole head, " +
+                   llvm::Twine(g->headDim()) + ")");
+  if (Error err = checkGGUFKeys(file, c))
+    return std::move(err);
   c.tieEmbeddings = !file.ggmlType("output.weight").has_value();
+  c.hiddenAct = "silu";
+  c.activation = "silu";
   for (auto [key, value] : {std::pair<llvm::StringRef, uint64_t>{
                                 "token_embd.weight rows", g->vocabSize},
                             {"llama.embedding_length", g->hiddenSize},
@@ -213,6 +690,13 @@ std::vector<float> TransformerConfig::inverseFrequencies(int64_t rotary) const {
     inv.push_back(1.0f /
                   std::pow(static_cast<float>(ropeTheta),
                            static_cast<float>(i) / static_cast<float>(rotary)));
+  if (ropeLinearFactor != 1.0)
+    for (float &f : inv)
+      f = static_cast<float>(f / ropeLinearFactor);
+  // llama.cpp's ggml_rope_ext divides theta by the factor of each pair.
+  if (ropeFreqFactors.size() == inv.size())
+    for (auto [f, factor] : llvm::zip(inv, ropeFreqFactors))
+      f /= factor;
   if (!llama3Scaling)
     return inv;
   // transformers' _compute_llama3_parameters.

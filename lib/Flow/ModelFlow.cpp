@@ -66,12 +66,12 @@ Expected<Value> FlowContext::Impl::param(StringRef key,
   if (!info)
     info = synthesized->lookup(key);
   if (!info)
-    return fail("missing weight '" + key + "' (expected " + formatShape(shape) +
-                ") in " + weights.description());
+    return fail("missing weight '" + weights.displayName(key) + "' (expected " +
+                formatShape(shape) + ") in " + weights.description());
   if (llvm::ArrayRef<int64_t>(info->shape) != shape)
-    return fail("weight '" + key + "' in " + weights.description() +
-                " has shape " + formatShape(info->shape) + ", expected " +
-                formatShape(shape));
+    return fail("weight '" + weights.displayName(key) + "' in " +
+                weights.description() + " has shape " +
+                formatShape(info->shape) + ", expected " + formatShape(shape));
   mlir::OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&func.getBody().front());
   mlir::TypeAttr storage;
@@ -138,7 +138,8 @@ Expected<Value> FlowContext::Impl::paramAnyShape(StringRef key, int64_t rank) {
   if (!info)
     info = synthesized->lookup(key);
   if (!info)
-    return fail("missing weight '" + key + "' in " + weights.description());
+    return fail("missing weight '" + weights.displayName(key) + "' in " +
+                weights.description());
   if (static_cast<int64_t>(info->shape.size()) != rank)
     return fail("weight '" + key + "' has shape " + formatShape(info->shape) +
                 ", expected rank " + llvm::Twine(rank));
@@ -381,5 +382,9 @@ Expected<BuiltModel> ModelFlow::build(const WeightSource &weights) const {
   for (const Input &in : inputs)
     built.inputs.push_back(in.name);
   built.synthesized = impl.synthesized;
+  for (const auto &entry : impl.params)
+    if (weights.contains(entry.getKey()))
+      built.params.push_back(entry.getKey().str());
+  llvm::sort(built.params);
   return built;
 }

@@ -80,16 +80,20 @@ DecoderLayerSpec DecoderFlow::layerSpec(unsigned i) const {
   if (gemma) {
     a.scale = 1.0f / std::sqrt(static_cast<float>(cfg.queryPreAttnScalar));
     a.softcap = cfg.attnLogitSoftcap;
-    if (i < cfg.slidingLayers.size() && cfg.slidingLayers[i])
-      a.window = cfg.slidingWindow;
   }
+  if (i < cfg.slidingLayers.size() && cfg.slidingLayers[i])
+    a.window = cfg.slidingWindow;
+  s.qkvBias = cfg.qkvBias;
+  s.outBias = cfg.outBias;
+  s.mlpBias = cfg.mlpBias;
+  s.mlpActivation = cfg.activation;
   s.hidden = cfg.hidden;
   s.intermediate = cfg.intermediate;
   s.rmsEpsilon = cfg.normEpsilon;
   s.prefix = "model.layers." + std::to_string(i) + ".";
   s.qkNorm = family == "qwen3";
   s.gemma = gemma;
-  if (cfg.llama3Scaling)
+  if (cfg.scaledRope())
     s.invFreqKey = "rope.inv_freq";
   return s;
 }
@@ -139,7 +143,7 @@ ModelFlow DecoderFlow::flow() const {
     ctx.impl.current = ctx.impl.named.lookup("tokens");
     return Error::success();
   });
-  if (cfg.llama3Scaling) {
+  if (cfg.scaledRope()) {
     std::vector<float> inv = cfg.inverseFrequencies(cfg.headDim);
     f.stage([inv](FlowContext &ctx) {
       return ctx.impl.synthesize("rope.inv_freq",
@@ -185,16 +189,114 @@ static Error checkEmbedding(const WeightSource &weights, StringRef key,
     return Error::success(); // The flow reports the missing weight.
   llvm::SmallVector<int64_t> want = {cfg.vocabSize, cfg.hidden};
   if (llvm::ArrayRef<int64_t>(embed->shape) != llvm::ArrayRef<int64_t>(want))
-    return fail("weight '" + key + "' in " + weights.description() +
-                " has shape " + formatShape(embed->shape) + ", expected " +
-                formatShape(want) + " (vocab_size, hidden_size)");
+    return fail("weight '" + weights.displayName(key) + "' in " +
+                weights.description() + " has shape " +
+                formatShape(embed->shape) + ", expected " + formatShape(want) +
+                " (vocab_size, hidden_size)");
   return Error::success();
 }
+
+/// Buffers some checkpoints carry that no model reads (transformers
+/// recomputes them).
+static bool isBuffer(StringRef name) {
+  return name.ends_with("rotary_emb.inv_freq") ||
+         name.ends_with("embeddings.position_ids");
+}
+
+/// Lists up to 8 names for a message.
+static std::string listNames(llvm::ArrayRef<std::string> names) {
+  std::string text;
+  for (auto [i, n] : llvm::enumerate(names)) {
+    if (i == 8) {
+      text += ", ... (" + std::to_string(names.size()) + " in all)";
+      break;
+    }
+    text += (i ? ", '" : "'") + n + "'";
+  }
+  return text;
+}
+
+/// The tensors of `weights` the model does not read: an error unless
+/// `allow`, then warnings. `head(name)` marks tensors of heads the recipe
+/// knowingly leaves out (a warning only).
+static Error checkUnused(const WeightSource &weights, BuiltModel &built,
+                         bool allow,
+                         llvm::function_ref<bool(StringRef)> head = {}) {
+  std::vector<std::string> unused, heads;
+  for (const std::string &name : weights.names()) {
+    if (std::binary_search(built.params.begin(), built.params.end(), name) ||
+        isBuffer(name))
+      continue;
+    (head && head(name) ? heads : unused).push_back(weights.displayName(name));
+  }
+  if (!heads.empty())
+    built.warnings.push_back(
+        "ignoring " + std::to_string(heads.size()) +
+        " tensors of heads RLX does not compute: " + listNames(heads));
+  if (unused.empty())
+    return Error::success();
+  std::string msg = (weights.description() + ": " + llvm::Twine(unused.size()) +
+                     " tensors the model does not use: " + listNames(unused))
+                        .str();
+  if (!allow)
+    return fail(msg + " (the checkpoint does not match its config; allow "
+                      "them with --allow-unused-weights)");
+  built.warnings.push_back(msg);
+  return Error::success();
+}
+
+/// Warnings about config keys RLX does not know.
+static void warnUnknownKeys(const TransformerConfig &cfg, BuiltModel &built) {
+  for (const std::string &key : cfg.unknownKeys)
+    built.warnings.push_back("config key '" + key + "' (model_type '" +
+                             cfg.modelType +
+                             "') is not known to RLX and was ignored");
+}
+
+DecoderFlow &DecoderFlow::allowUnusedWeights(bool allow) {
+  allowUnused = allow;
+  return *this;
+}
+
+/// llama.cpp writes LLaMA 3's RoPE scaling as a tensor of per-frequency
+/// divisors.
+static constexpr const char *kRopeFactorsKey = "rope_freqs.weight";
 
 Expected<BuiltModel> DecoderFlow::build(const WeightSource &weights) const {
   if (Error err = checkEmbedding(weights, "model.embed_tokens.weight", cfg))
     return std::move(err);
-  return flow().build(weights);
+  Expected<BuiltModel> built = flow().build(weights);
+  if (const TensorInfo *factors = weights.lookup(kRopeFactorsKey);
+      factors && cfg.ropeFreqFactors.empty() && built) {
+    // Rebuild with the factors read into the config.
+    int64_t pairs = cfg.headDim / 2;
+    if (factors->shape != llvm::SmallVector<int64_t>{pairs})
+      return fail("weight '" + llvm::Twine(kRopeFactorsKey) + "' in " +
+                  weights.description() + " has shape " +
+                  formatShape(factors->shape) + ", expected [" +
+                  llvm::Twine(pairs) + "] (head_dim / 2)");
+    Expected<std::vector<float>> values = weights.loadF32(kRopeFactorsKey);
+    if (!values)
+      return values.takeError();
+    for (float f : *values)
+      if (!(f > 0) || !std::isfinite(f))
+        return fail("weight '" + llvm::Twine(kRopeFactorsKey) + "' in " +
+                    weights.description() +
+                    " has a factor that is not positive and finite");
+    DecoderFlow scaled = *this;
+    scaled.cfg.ropeFreqFactors = std::move(*values);
+    built = scaled.flow().build(weights);
+    if (built) {
+      built->params.push_back(kRopeFactorsKey);
+      llvm::sort(built->params);
+    }
+  }
+  if (!built)
+    return built.takeError();
+  if (Error err = checkUnused(weights, *built, allowUnused))
+    return std::move(err);
+  warnUnknownKeys(cfg, *built);
+  return built;
 }
 
 Expected<Llama32Flow> Llama32Flow::fromModelDir(StringRef dir) {
@@ -219,14 +321,17 @@ Expected<GemmaFlow> GemmaFlow::fromModelDir(StringRef dir) {
 }
 
 Expected<DecoderFlow> rlx::decoderFlowFor(const TransformerConfig &config) {
-  if (config.modelType == "llama")
-    return Llama32Flow(config);
+  // Mistral (sliding window) and Qwen2 (QKV biases) are LLaMA layers with
+  // options.
+  if (config.modelType == "llama" || config.modelType == "mistral" ||
+      config.modelType == "qwen2")
+    return DecoderFlow(config, "llama");
   if (config.modelType == "qwen3")
     return Qwen3Flow(config);
   if (config.modelType == "gemma2")
     return GemmaFlow(config);
   return fail("no decoder recipe for model_type '" + config.modelType +
-              "' (supported: llama, qwen3, gemma2)");
+              "' (supported: llama, mistral, qwen2, qwen3, gemma2)");
 }
 
 //===----------------------------------------------------------------------===//
@@ -282,8 +387,7 @@ ModelFlow BertFlow::flow(StringRef p) const {
     spec.intermediate = cfg.intermediate;
     spec.layerNormEpsilon = eps;
     spec.prefix = pre + "encoder.layer." + std::to_string(i) + ".";
-    spec.tanhGelu =
-        cfg.hiddenAct == "gelu_new" || cfg.hiddenAct == "gelu_pytorch_tanh";
+    spec.activation = cfg.activation;
     if (layerHook)
       return layerHook(i, spec);
     return Stage([spec](FlowContext &ctx) -> Error {
@@ -316,5 +420,29 @@ Expected<BuiltModel> BertFlow::build(const WeightSource &weights) const {
   if (Error err =
           checkEmbedding(weights, p + "embeddings.word_embeddings.weight", cfg))
     return std::move(err);
-  return flow(p).build(weights);
+  const TensorInfo *positions =
+      weights.lookup(p + "embeddings.position_embeddings.weight");
+  if (positions && positions->shape.size() == 2 &&
+      positions->shape[0] != cfg.maxPositions)
+    return fail("weight '" + p + "embeddings.position_embeddings.weight' in " +
+                weights.description() + " has " +
+                llvm::Twine(positions->shape[0]) +
+                " positions, but max_position_embeddings is " +
+                llvm::Twine(cfg.maxPositions));
+  Expected<BuiltModel> built = flow(p).build(weights);
+  if (!built)
+    return built.takeError();
+  auto head = [&](StringRef name) {
+    return name.starts_with("pooler.") || name.starts_with("cls.") ||
+           name.starts_with(p + "pooler.");
+  };
+  if (Error err = checkUnused(weights, *built, allowUnused, head))
+    return std::move(err);
+  warnUnknownKeys(cfg, *built);
+  return built;
+}
+
+BertFlow &BertFlow::allowUnusedWeights(bool allow) {
+  allowUnused = allow;
+  return *this;
 }

@@ -161,6 +161,49 @@ std::optional<std::string> GGUFLlamaWeights::hfNameFor(StringRef ggufName) {
   return ("model.layers." + Twine(layerIndex) + "." + hf + "." + kind).str();
 }
 
+std::optional<std::string> GGUFLlamaWeights::ggufNameFor(StringRef hfName) {
+  if (hfName == "model.embed_tokens.weight")
+    return std::string("token_embd.weight");
+  if (hfName == "model.norm.weight")
+    return std::string("output_norm.weight");
+  if (hfName == "lm_head.weight")
+    return std::string("output.weight");
+  StringRef rest = hfName;
+  if (!rest.consume_front("model.layers."))
+    return std::nullopt;
+  auto [layer, tail] = rest.split('.');
+  unsigned layerIndex;
+  if (layer.empty() || layer.getAsInteger(10, layerIndex))
+    return std::nullopt;
+  StringRef kind;
+  if (tail.consume_back(".weight"))
+    kind = "weight";
+  else if (tail.consume_back(".bias"))
+    kind = "bias";
+  else
+    return std::nullopt;
+  StringRef gguf = StringSwitch<StringRef>(tail)
+                       .Case("self_attn.q_proj", "attn_q")
+                       .Case("self_attn.k_proj", "attn_k")
+                       .Case("self_attn.v_proj", "attn_v")
+                       .Case("self_attn.o_proj", "attn_output")
+                       .Case("mlp.gate_proj", "ffn_gate")
+                       .Case("mlp.up_proj", "ffn_up")
+                       .Case("mlp.down_proj", "ffn_down")
+                       .Case("input_layernorm", "attn_norm")
+                       .Case("post_attention_layernorm", "ffn_norm")
+                       .Default("");
+  if (gguf.empty())
+    return std::nullopt;
+  return ("blk." + Twine(layerIndex) + "." + gguf + "." + kind).str();
+}
+
+std::string GGUFLlamaWeights::displayName(StringRef name) const {
+  if (std::optional<StringRef> gguf = ggufName(name))
+    return gguf->str();
+  return ggufNameFor(name).value_or(name.str());
+}
+
 void unpermuteLlamaRowBytes(ArrayRef<uint8_t> permuted,
                             MutableArrayRef<uint8_t> out, uint64_t rows,
                             uint64_t rowBytes, uint64_t nHeads) {

@@ -215,6 +215,12 @@ Expected<ArrayRef<uint8_t>> WeightSourceStack::rawBytes(StringRef name) const {
   return missingTensor(name);
 }
 
+std::string WeightSourceStack::displayName(StringRef name) const {
+  if (const WeightSource *s = owner(name))
+    return s->displayName(name);
+  return sources.empty() ? name.str() : sources.front()->displayName(name);
+}
+
 void WeightSourceStack::release(StringRef name) const {
   if (const WeightSource *s = owner(name))
     s->release(name);

@@ -83,6 +83,13 @@ static void printCompile(Session &session, llvm::StringRef what,
     os << "  " << s.fusionReport << "\n";
 }
 
+/// What the recipe reports (config keys RLX does not know, tensors left
+/// unused under --allow-unused-weights).
+static void printWarnings(const BuiltModel &built) {
+  for (const std::string &w : built.warnings)
+    llvm::errs() << "rlx-run: warning: " << w << "\n";
+}
+
 static Error writeArray(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
                         llvm::ArrayRef<float> data) {
   if (llvm::Error err = writeNpy(path, shape, data))
@@ -93,10 +100,11 @@ static Error writeArray(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
 static Error runEncoder(Session &session, LoadedModel &m,
                         const ModelRunOptions &o) {
   BertFlow recipe(m.config);
-  recipe.meanPooled();
+  recipe.meanPooled().allowUnusedWeights(o.allowUnusedWeights);
   Expected<BuiltModel> built = recipe.build(*m.weights);
   if (!built)
     return built.takeError();
+  printWarnings(*built);
   int64_t t = o.prompt.size();
   CompileOptions c = o.compile;
   if (!o.profileGiven)
@@ -155,6 +163,15 @@ static Error runDecoder(Session &session, LoadedModel &m,
     recipe->weightPrecision(*o.weights);
   if (o.kvCache)
     recipe->kvCachePrecision(*o.kvCache);
+  recipe->allowUnusedWeights(o.allowUnusedWeights);
+  // The weights are checked against the recipe (missing, misshaped or unused
+  // tensors) before anything compiles.
+  {
+    Expected<BuiltModel> checked = recipe->build(*m.weights);
+    if (!checked)
+      return checked.takeError();
+    printWarnings(*checked);
+  }
   int64_t t = o.prompt.size();
   CompileOptions c = o.compile;
 

@@ -36,6 +36,9 @@ struct ModelRunOptions {
   SamplingOptions sampling;
   std::string logitsOut, stepLogitsOut, outputDir;
   bool quiet = false;
+  /// Tensors of the checkpoint the recipe does not read are warnings, not
+  /// an error.
+  bool allowUnusedWeights = false;
   CompileOptions compile;
   bool profileGiven = false;
   /// `--weights-as`: keep matrices as the file stores them, widen them to

@@ -158,6 +158,12 @@ static cl::opt<std::string>
         cl::desc("Compile to <prefix>.so + <prefix>.json, then load that "
                  "library (no MLIR) and run it"),
         cl::cat(category));
+static cl::opt<bool> allowUnusedWeights(
+    "allow-unused-weights",
+    cl::desc("--model: load a checkpoint with tensors the recipe does not "
+             "read (a warning names them; without this flag they are an "
+             "error, since they usually mean the config does not match)"),
+    cl::init(false), cl::cat(modelCategory));
 static cl::opt<bool> quiet("quiet", cl::desc("Print outputs only"),
                            cl::cat(category));
 static cl::opt<int64_t> memoryBudgetMB(
@@ -301,6 +307,7 @@ int main(int argc, char **argv) {
     m.stepLogitsOut = stepLogitsOut;
     m.outputDir = outputDir;
     m.quiet = quiet;
+    m.allowUnusedWeights = allowUnusedWeights;
     if (weightsAs.getNumOccurrences())
       m.weights = weightsAs;
     if (kvCacheAs.getNumOccurrences())

@@ -25,10 +25,13 @@ struct Llama3RopeScaling {
   int64_t originalMaxPositions = 8192;
 };
 
-/// The fields of an HF `config.json` the recipes use. Unknown fields are
-/// ignored; missing required ones are errors naming the file and the key.
+/// The fields of an HF `config.json` the recipes use. Every key that changes
+/// the computation is either implemented or refused with an error naming it
+/// (docs/Checkpoints.md lists them per architecture); a value of the wrong
+/// JSON type is an error naming the key; a key RLX does not know is reported
+/// in `unknownKeys` (the tools warn about them).
 struct TransformerConfig {
-  /// "llama", "qwen3", "gemma2", "bert".
+  /// "llama", "mistral", "qwen2", "qwen3", "gemma2", "bert".
   std::string modelType;
   int64_t vocabSize = 0, hidden = 0, intermediate = 0, numLayers = 0;
   int64_t numHeads = 0, numKvHeads = 0, headDim = 0;
@@ -37,14 +40,30 @@ struct TransformerConfig {
   double ropeTheta = 10000.0;
   bool tieEmbeddings = false;
   std::optional<Llama3RopeScaling> llama3Scaling;
+  /// RoPE `linear` scaling: positions divided by this factor (1: none).
+  double ropeLinearFactor = 1.0;
+  /// Per-frequency divisors of the inverse frequencies (a GGUF's
+  /// `rope_freqs.weight`, llama.cpp's form of LLaMA 3 scaling); empty: none.
+  std::vector<float> ropeFreqFactors;
+  /// Biases on the q/k/v projections, the attention output projection and
+  /// the MLP projections (LLaMA attention_bias / mlp_bias, Qwen2's QKV).
+  bool qkvBias = false, outBias = false, mlpBias = false;
+  /// The MLP's activation as the config names it (`hidden_act` or
+  /// `hidden_activation`), and as an HIR activation ("silu", "gelu",
+  /// "gelu_tanh", "relu", ...).
+  std::string hiddenAct, activation;
   // Gemma 2.
   double queryPreAttnScalar = 0, finalLogitSoftcap = 0, attnLogitSoftcap = 0;
+  /// The window of the sliding-window layers (0: none).
   int64_t slidingWindow = 0;
-  /// Per layer: sliding-window attention (Gemma 2 alternates).
+  /// Per layer: sliding-window attention (Gemma 2 alternates; Mistral slides
+  /// everywhere; Qwen2/Qwen3 from `max_window_layers` on).
   std::vector<bool> slidingLayers;
   // BERT.
   int64_t typeVocabSize = 2;
-  std::string hiddenAct = "gelu";
+  /// Keys of the file that RLX does not know (neither used nor known to be
+  /// irrelevant to inference).
+  std::vector<std::string> unknownKeys;
 
   static llvm::Expected<TransformerConfig> fromJSON(llvm::StringRef text,
                                                     llvm::StringRef fileName);
@@ -53,9 +72,14 @@ struct TransformerConfig {
   /// llama).
   static llvm::Expected<TransformerConfig> fromGGUF(const GGUFFile &file);
 
-  /// RoPE inverse frequencies for `rotary` dims, with LLaMA 3 scaling when
-  /// configured (as transformers computes them, in f32).
+  /// RoPE inverse frequencies for `rotary` dims, with linear or LLaMA 3
+  /// scaling when configured (as transformers computes them, in f32).
   std::vector<float> inverseFrequencies(int64_t rotary) const;
+  /// Whether RoPE needs inverseFrequencies() (scaled RoPE) instead of theta.
+  bool scaledRope() const {
+    return llama3Scaling.has_value() || ropeLinearFactor != 1.0 ||
+           !ropeFreqFactors.empty();
+  }
 };
 
 } // namespace rlx

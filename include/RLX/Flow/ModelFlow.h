@@ -61,6 +61,12 @@ struct BuiltModel {
   std::vector<std::string> inputs, outputs;
   /// Parameters computed by the flow, loaded with the weights.
   std::shared_ptr<TensorMap> synthesized;
+  /// The weights of the checkpoint the model reads (not the synthesized
+  /// ones), sorted.
+  std::vector<std::string> params;
+  /// What the tools should tell the user (config keys RLX does not know,
+  /// weights left unused under an option...), one message each.
+  std::vector<std::string> warnings;
 };
 
 /// Attention configuration shared by the attention blocks and layers.
@@ -92,6 +98,14 @@ struct DecoderLayerSpec {
   /// A (synthesized) `[rotary_dim / 2]` parameter overriding theta (LLaMA 3
   /// scaled RoPE); empty for plain RoPE.
   std::string invFreqKey;
+  /// Biases: `self_attn.{q,k,v}_proj.bias` (LLaMA attention_bias, Qwen2),
+  /// `self_attn.o_proj.bias` (LLaMA attention_bias), `mlp.{gate,up,down}_
+  /// proj.bias` (LLaMA mlp_bias).
+  bool qkvBias = false, outBias = false, mlpBias = false;
+  /// The MLP gate's activation by its HIR name ("silu", "gelu",
+  /// "gelu_tanh", "relu", ...); empty: the family's (SiLU; tanh GELU for
+  /// Gemma).
+  std::string mlpActivation;
 };
 
 /// A BERT encoder layer.
@@ -100,7 +114,9 @@ struct BertLayerSpec {
   float layerNormEpsilon = 1e-12f;
   /// Weight key prefix, e.g. "encoder.layer.3."
   std::string prefix;
-  bool tanhGelu = false;
+  /// The FFN activation by its HIR name: "gelu" (exact), "gelu_tanh",
+  /// "relu", "silu", ...
+  std::string activation = "gelu";
 };
 
 class FlowContext;

@@ -76,6 +76,9 @@ public:
   /// f16, bf16 or ggml blocks so down to the kernels (default: the
   /// profile's, F32 in the presets).
   DecoderFlow &weightPrecision(WeightPrecision precision);
+  /// Tensors of the checkpoint the recipe does not read are an error naming
+  /// them; with `allow`, a warning in BuiltModel::warnings.
+  DecoderFlow &allowUnusedWeights(bool allow = true);
   /// `[precision] kv_cache` of the flows: the element type of the past and
   /// present keys and values of the decode graph (default: the profile's,
   /// F32 in the presets).
@@ -97,6 +100,7 @@ private:
   std::optional<CompileProfile> userProfile;
   std::optional<WeightPrecision> weights;
   std::optional<ComputePrecision> kvCache;
+  bool allowUnused = false;
   std::function<Stage(LayerCtx &)> layerHook;
   std::vector<Stage> before, after;
   std::vector<std::function<void(ModelFlow &)>> patches;
@@ -144,6 +148,10 @@ public:
   /// Weight keys carry this prefix (e.g. "bert." for BertFor* checkpoints);
   /// detected from the weights when empty.
   BertFlow &weightPrefix(std::string prefix);
+  /// As DecoderFlow::allowUnusedWeights. The pooler and pretraining heads
+  /// (`pooler.*`, `cls.*`) are never an error: RLX computes the encoder's
+  /// hidden states, and says so in a warning.
+  BertFlow &allowUnusedWeights(bool allow = true);
 
   const TransformerConfig &config() const { return cfg; }
   ModelFlow flow(llvm::StringRef prefix) const;
@@ -153,6 +161,7 @@ private:
   TransformerConfig cfg;
   bool pooled = false;
   std::optional<std::string> prefix;
+  bool allowUnused = false;
   std::function<Stage(unsigned, const BertLayerSpec &)> layerHook;
   std::vector<std::function<void(ModelFlow &)>> patches;
 };

@@ -264,6 +264,8 @@ public:
   /// The Hugging Face name for a GGUF tensor name, or std::nullopt when the
   /// name has no mapping (such tensors are exposed under their GGUF name).
   static std::optional<std::string> hfNameFor(llvm::StringRef ggufName);
+  /// The inverse of hfNameFor: the GGUF name of a Hugging Face name.
+  static std::optional<std::string> ggufNameFor(llvm::StringRef hfName);
 
   const LlamaGGUFConfig &config() const { return cfg; }
   const GGUFFile &file() const { return *gguf; }
@@ -285,6 +287,8 @@ public:
   llvm::Expected<llvm::ArrayRef<float>>
   viewF32(llvm::StringRef name) const override;
   void release(llvm::StringRef name) const override;
+  /// The GGUF name of `name` (a Hugging Face name), present or not.
+  std::string displayName(llvm::StringRef name) const override;
 
 private:
   GGUFLlamaWeights() = default;

@@ -72,6 +72,13 @@ public:
 
   bool contains(llvm::StringRef name) const { return lookup(name) != nullptr; }
 
+  /// How messages name tensor `name` (present or not): the name itself, or
+  /// the file's own name for a source that renames its tensors (a GGUF's
+  /// `blk.0.ffn_down.weight` for `model.layers.0.mlp.down_proj.weight`).
+  virtual std::string displayName(llvm::StringRef name) const {
+    return name.str();
+  }
+
   /// Says the caller is done with tensor `name` for now (a model copied it
   /// into its parameter pool): a memory-mapped file drops the tensor's pages
   /// from the process's resident set (the OS keeps them cached; reading the
@@ -146,6 +153,7 @@ public:
   llvm::Expected<llvm::ArrayRef<float>>
   viewF32(llvm::StringRef name) const override;
   void release(llvm::StringRef name) const override;
+  std::string displayName(llvm::StringRef name) const override;
 
 private:
   const WeightSource *owner(llvm::StringRef name) const;

@@ -25,10 +25,12 @@ namespace {
 struct LayerParts {
   Value x, positions, pastK, pastV, mask, invFreq;
   Value inputNorm, wq, wk, wv, wo;
+  Value bq, bk, bv, bo;                        // optional biases
   Value postNorm;                              // LLaMA, Qwen3
   Value qNorm, kNorm;                          // Qwen3
   Value postAttnNorm, preFfnNorm, postFfnNorm; // Gemma
   Value wGate, wUp, wDown;
+  Value bGate, bUp, bDown; // optional biases
 };
 
 struct LayerConfig : AttentionConfig {
@@ -37,6 +39,7 @@ struct LayerConfig : AttentionConfig {
   RopeStyle style = RopeStyle::Half;
   float eps = 1e-5f;
   bool gemma = false;
+  Activation act = Activation::Silu;
 };
 
 struct LayerResults {
@@ -56,6 +59,14 @@ static void readCommon(OpTy op, LayerParts &p, LayerConfig &c) {
   p.wGate = op.getWGate();
   p.wUp = op.getWUp();
   p.wDown = op.getWDown();
+  p.bq = op.getBq();
+  p.bk = op.getBk();
+  p.bv = op.getBv();
+  p.bo = op.getBo();
+  p.bGate = op.getBGate();
+  p.bUp = op.getBUp();
+  p.bDown = op.getBDown();
+  c.act = op.getMlpActivation();
   c.numHeads = op.getNumHeads();
   c.numKvHeads = op.getNumKvHeads();
   c.headDim = op.getHeadDim();
@@ -76,13 +87,19 @@ static Value headNorm(MIRBuilder &mb, Value x, Value w, int64_t n, int64_t hd,
   return mb.reshape(r, ty.getShape());
 }
 
+/// `x · wᵀ`, plus `bias` when there is one.
+static Value linear(MIRBuilder &mb, Value x, Value w, Value bias) {
+  Value y = mb.matmul(x, w);
+  return bias ? mb.add(y, bias) : y;
+}
+
 /// The MLP half of a layer after attention: `attnOut` is the projected
 /// attention output, `x` the layer input.
 static Value lowerMlpHalf(MIRBuilder &mb, ::rlx::FusionPolicy policy,
                           const LayerParts &p, const LayerConfig &c,
                           Value attnOut) {
   bool direct = policy == ::rlx::FusionPolicy::Direct;
-  Activation act = c.gemma ? Activation::GeluTanh : Activation::Silu;
+  Activation act = c.act;
   if (c.gemma)
     attnOut = mb.rmsNorm(attnOut, p.postAttnNorm, c.eps, true);
   Value mlpNorm = c.gemma ? p.preFfnNorm : p.postNorm;
@@ -90,18 +107,25 @@ static Value lowerMlpHalf(MIRBuilder &mb, ::rlx::FusionPolicy policy,
   if (direct) {
     std::tie(h, n2) =
         mb.fusedResidualRmsNorm(attnOut, p.x, mlpNorm, c.eps, c.gemma);
-    Value gateUp = mb.matmul(n2, mb.concatParams({p.wGate, p.wUp}, 0));
+    Value wGateUp = mb.concatParams({p.wGate, p.wUp}, 0);
+    Value gateUp =
+        p.bGate
+            ? mb.fusedMatmul(n2, wGateUp, mb.concatParams({p.bGate, p.bUp}, 0),
+                             nullptr, Activation::None)
+            : mb.matmul(n2, wGateUp);
     Value g = mb.fusedGlu(gateUp, act);
     if (c.gemma) {
-      Value d = mb.rmsNorm(mb.matmul(g, p.wDown), p.postFfnNorm, c.eps, true);
+      Value d = mb.rmsNorm(linear(mb, g, p.wDown, p.bDown), p.postFfnNorm,
+                           c.eps, true);
       return mb.add(h, d);
     }
-    return mb.fusedMatmul(g, p.wDown, nullptr, h, Activation::None);
+    return mb.fusedMatmul(g, p.wDown, p.bDown, h, Activation::None);
   }
   h = mb.add(p.x, attnOut);
   n2 = mb.rmsNorm(h, mlpNorm, c.eps, c.gemma);
-  Value g = mb.activation(mb.matmul(n2, p.wGate), act);
-  Value d = mb.matmul(mb.mul(g, mb.matmul(n2, p.wUp)), p.wDown);
+  Value g = mb.activation(linear(mb, n2, p.wGate, p.bGate), act);
+  Value d =
+      linear(mb, mb.mul(g, linear(mb, n2, p.wUp, p.bUp)), p.wDown, p.bDown);
   if (c.gemma)
     d = mb.rmsNorm(d, p.postFfnNorm, c.eps, true);
   return mb.add(h, d);
@@ -124,13 +148,18 @@ static FailureOr<LayerResults> lowerDecoderLayer(MIRBuilder &mb, Operation *op,
       operands.push_back(p.invFreq);
     if (p.qNorm)
       operands.append({p.qNorm, p.kNorm});
+    if (p.bq)
+      operands.push_back(mb.concatParams({p.bq, p.bk, p.bv}, 0));
+    if (p.bo)
+      operands.push_back(p.bo);
     int32_t has = p.qNorm ? 1 : 0;
     Value attn =
         mb.create(
               "mir.attention_block", p.x.getType(), operands,
               {mb.attr("operandSegmentSizes",
                        mb.builder().getDenseI32ArrayAttr(
-                           {1, 1, 1, 1, p.invFreq ? 1 : 0, has, has, 0, 0, 0})),
+                           {1, 1, 1, 1, p.invFreq ? 1 : 0, has, has,
+                            p.bq ? 1 : 0, p.bo ? 1 : 0, 0})),
                mb.i64("num_heads", c.numHeads),
                mb.i64("num_kv_heads", c.numKvHeads),
                mb.i64("head_dim", c.headDim), mb.i64("rotary_dim", c.rotaryDim),
@@ -150,14 +179,18 @@ static FailureOr<LayerResults> lowerDecoderLayer(MIRBuilder &mb, Operation *op,
   // Otherwise the projections are explicit.
   Value q, k, v;
   if (direct) {
-    Value qkv = mb.matmul(n, mb.concatParams({p.wq, p.wk, p.wv}, 0));
+    Value wqkv = mb.concatParams({p.wq, p.wk, p.wv}, 0);
+    Value qkv =
+        p.bq ? mb.fusedMatmul(n, wqkv, mb.concatParams({p.bq, p.bk, p.bv}, 0),
+                              nullptr, Activation::None)
+             : mb.matmul(n, wqkv);
     q = mb.slice(qkv, 2, 0, qDim);
     k = mb.slice(qkv, 2, qDim, kvDim);
     v = mb.slice(qkv, 2, qDim + kvDim, kvDim);
   } else {
-    q = mb.matmul(n, p.wq);
-    k = mb.matmul(n, p.wk);
-    v = mb.matmul(n, p.wv);
+    q = linear(mb, n, p.wq, p.bq);
+    k = linear(mb, n, p.wk, p.bk);
+    v = linear(mb, n, p.wv, p.bv);
   }
   if (p.qNorm) {
     q = headNorm(mb, q, p.qNorm, c.numHeads, c.headDim, c.eps);
@@ -182,7 +215,7 @@ static FailureOr<LayerResults> lowerDecoderLayer(MIRBuilder &mb, Operation *op,
   FailureOr<Value> attn = lowerAttention(mb, op, policy, q, k, v, p.mask, c);
   if (failed(attn))
     return failure();
-  r.hidden = lowerMlpHalf(mb, policy, p, c, mb.matmul(*attn, p.wo));
+  r.hidden = lowerMlpHalf(mb, policy, p, c, linear(mb, *attn, p.wo, p.bo));
   return r;
 }
 
@@ -250,8 +283,7 @@ struct BertEncoderLayerLowering
     Value x = op.getInput();
     Value mask = op.getMask();
     float eps = op.getLnEpsilon().convertToFloat();
-    Activation act =
-        op.getTanhApprox() ? Activation::GeluTanh : Activation::Gelu;
+    Activation act = op.getActivation();
     AttentionConfig cfg;
     cfg.numHeads = cfg.numKvHeads = op.getNumHeads();
     cfg.headDim = op.getHeadDim();

@@ -116,6 +116,34 @@ func.func @llama_cached_decoder_layer(%x: tensor<1x1x64xf32>, %pos: tensor<1xi32
   return %y, %k : tensor<1x1x64xf32>, tensor<1x7x32xf32>
 }
 
+// CHECK-LABEL: func.func @llama_layer_biases
+func.func @llama_layer_biases(%x: tensor<1x5x64xf32>, %pos: tensor<5xi32>) -> tensor<1x5x64xf32> {
+  %n = hir.param "n" : tensor<64xf32>
+  %wq = hir.param "q" : tensor<64x64xf32>
+  %wk = hir.param "k" : tensor<32x64xf32>
+  %wv = hir.param "v" : tensor<32x64xf32>
+  %wo = hir.param "o" : tensor<64x64xf32>
+  %bq = hir.param "bq" : tensor<64xf32>
+  %bk = hir.param "bk" : tensor<32xf32>
+  %bv = hir.param "bv" : tensor<32xf32>
+  %bo = hir.param "bo" : tensor<64xf32>
+  %g = hir.param "g" : tensor<128x64xf32>
+  %u = hir.param "u" : tensor<128x64xf32>
+  %d = hir.param "d" : tensor<64x128xf32>
+  %bg = hir.param "bg" : tensor<128xf32>
+  %bu = hir.param "bu" : tensor<128xf32>
+  %bd = hir.param "bd" : tensor<64xf32>
+  // DIRECT: %[[BQKV:.*]] = mir.param "bq+bk+bv" {{.*}} : tensor<128xf32>
+  // DIRECT: mir.attention_block {{.*}} qkv_bias(%[[BQKV]]) out_bias(%{{.*}})
+  // DIRECT: %[[BGU:.*]] = mir.param "bg+bu" {{.*}} : tensor<256xf32>
+  // DIRECT: mir.fused_matmul %{{.*}}, %{{.*}} bias(%[[BGU]])
+  // DIRECT: mir.fused_glu {{.*}} {activation = #mir<activation relu>}
+  // DIRECT: mir.fused_matmul {{.*}} bias(%{{.*}}) residual(%{{.*}})
+  // FUSABLE: mir.relu
+  %y = hir.llama_decoder_layer %x, %pos attn(%n, %wq, %wk, %wv, %wo) qkv_bias(%bq, %bk, %bv) o_bias(%bo) post_norm(%n) mlp(%g, %u, %d) mlp_bias(%bg, %bu, %bd) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, mlp_activation = #hir<activation relu>} : (tensor<1x5x64xf32>, tensor<5xi32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<32xf32>, tensor<32xf32>, tensor<64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>, tensor<128xf32>, tensor<128xf32>, tensor<64xf32>) -> tensor<1x5x64xf32>
+  return %y : tensor<1x5x64xf32>
+}
+
 // CHECK-LABEL: func.func @gemma_and_qwen3
 func.func @gemma_and_qwen3(%x: tensor<1x5x64xf32>, %pos: tensor<5xi32>) -> (tensor<1x5x64xf32>, tensor<1x5x64xf32>) {
   %n = hir.param "n" : tensor<64xf32>

@@ -631,3 +631,36 @@ func.func @param_c3_storage_partial_block() {
   %w = hir.param "w" {storage = !mir.quant<q8_0>} : tensor<4x48xf32>
   return
 }
+
+// -----
+
+func.func @decoder_layer_c10_partial_qkv_bias(%x: tensor<1x4x64xf32>, %pos: tensor<4xi32>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>, %wo: tensor<64x64xf32>, %g: tensor<128x64xf32>, %d: tensor<64x128xf32>) {
+  // expected-error @+1 {{takes q, k and v biases together (qkv_bias)}}
+  %y = "hir.llama_decoder_layer"(%x, %pos, %n, %wq, %wk, %wk, %wo, %n, %n, %g, %g, %d) <{num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0>}> : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<1x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @decoder_layer_c10_bias_shape(%x: tensor<1x4x64xf32>, %pos: tensor<4xi32>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>, %wo: tensor<64x64xf32>, %g: tensor<128x64xf32>, %d: tensor<64x128xf32>) {
+  // expected-error @+1 {{expects bk of shape [32], got 'tensor<64xf32>'}}
+  %y = hir.llama_decoder_layer %x, %pos attn(%n, %wq, %wk, %wk, %wo) qkv_bias(%n, %n, %n) post_norm(%n) mlp(%g, %g, %d) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64} : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<1x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @decoder_layer_c10_mlp_bias_shape(%x: tensor<1x4x64xf32>, %pos: tensor<4xi32>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>, %wo: tensor<64x64xf32>, %g: tensor<128x64xf32>, %d: tensor<64x128xf32>) {
+  // expected-error @+1 {{expects b_gate of shape [128], got 'tensor<64xf32>'}}
+  %y = hir.llama_decoder_layer %x, %pos attn(%n, %wq, %wk, %wk, %wo) post_norm(%n) mlp(%g, %g, %d) mlp_bias(%n, %n, %n) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64} : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<1x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @decoder_layer_bad_activation(%x: tensor<1x4x64xf32>, %pos: tensor<4xi32>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>, %wo: tensor<64x64xf32>, %g: tensor<128x64xf32>, %d: tensor<64x128xf32>) {
+  // expected-error @+2 {{expected one of [none, relu, gelu, gelu_tanh, silu, sigmoid, tanh] for pointwise activation function, got: quick_gelu}}
+  // expected-error @+1 {{failed to parse HIR_ActivationAttr parameter 'value'}}
+  %y = hir.llama_decoder_layer %x, %pos attn(%n, %wq, %wk, %wk, %wo) post_norm(%n) mlp(%g, %g, %d) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, mlp_activation = #hir<activation quick_gelu>} : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<1x4x64xf32>
+  return
+}

@@ -74,6 +74,13 @@ func.func @llama_layers(%x: tensor<1x?x64xf32>, %pos: tensor<1x?xi32>, %n: tenso
   return %1, %k : tensor<1x?x64xf32>, tensor<1x?x32xf32>
 }
 
+// CHECK-LABEL: func.func @llama_layer_biases
+func.func @llama_layer_biases(%x: tensor<1x?x64xf32>, %pos: tensor<1x?xi32>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>, %wo: tensor<64x64xf32>, %bk: tensor<32xf32>, %g: tensor<128x64xf32>, %d: tensor<64x128xf32>, %bg: tensor<128xf32>) -> tensor<1x?x64xf32> {
+  // CHECK: hir.llama_decoder_layer %{{.*}}, %{{.*}} attn({{.*}}) qkv_bias(%{{.*}}, %{{.*}}, %{{.*}}) o_bias(%{{.*}}) post_norm(%{{.*}}) mlp({{.*}}) mlp_bias(%{{.*}}, %{{.*}}, %{{.*}}) {{{.*}}mlp_activation = #hir<activation gelu>
+  %0 = hir.llama_decoder_layer %x, %pos attn(%n, %wq, %wk, %wk, %wo) qkv_bias(%n, %bk, %bk) o_bias(%n) post_norm(%n) mlp(%g, %g, %d) mlp_bias(%bg, %bg, %n) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, mlp_activation = #hir<activation gelu>} : (tensor<1x?x64xf32>, tensor<1x?xi32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<32xf32>, tensor<32xf32>, tensor<64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>, tensor<128xf32>, tensor<128xf32>, tensor<64xf32>) -> tensor<1x?x64xf32>
+  return %0 : tensor<1x?x64xf32>
+}
+
 // CHECK-LABEL: func.func @qwen3_layers
 func.func @qwen3_layers(%x: tensor<1x5x64xf32>, %pos: tensor<5xi64>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>, %wv: tensor<32x64xf32>, %wo: tensor<64x64xf32>, %qn: tensor<16xf32>, %kn: tensor<16xf32>, %g: tensor<128x64xf32>, %u: tensor<128x64xf32>, %d: tensor<64x128xf32>, %pk: tensor<1x3x32xf32>, %pv: tensor<1x3x32xf32>) -> (tensor<1x5x64xf32>, tensor<1x8x32xf32>) {
   // CHECK: hir.qwen3_decoder_layer {{.*}} post_norm(%{{.*}}) qk_norm(%{{.*}}, %{{.*}}) mlp

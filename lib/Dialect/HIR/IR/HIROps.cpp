@@ -477,6 +477,25 @@ static LogicalResult verifyDecoderLayer(OpTy op, const DecoderExtras &extras) {
   // c5: the MLP.
   if (failed(verifyGatedFfn(o, x, op.getWGate(), op.getWUp(), op.getWDown())))
     return failure();
+  // c10: biases. q, k and v come together; each bias is a vector of its
+  // projection's output size.
+  Value bq = op.getBq(), bk = op.getBk(), bv = op.getBv();
+  if ((bq || bk || bv) && !(bq && bk && bv))
+    return op.emitOpError("takes q, k and v biases together (qkv_bias)");
+  int64_t inter = dim(op.getWGate(), 0);
+  Value bg = op.getBGate(), bu = op.getBUp(), bd = op.getBDown();
+  if ((bg || bu || bd) && !(bg && bu && bd))
+    return op.emitOpError("takes gate, up and down biases together (mlp_bias)");
+  for (auto [name, b, size] :
+       {std::tuple<StringRef, Value, int64_t>{"bq", bq, heads * hd},
+        {"bk", bk, kv * hd},
+        {"bv", bv, kv * hd},
+        {"bo", op.getBo(), hidden},
+        {"b_gate", bg, inter},
+        {"b_up", bu, inter},
+        {"b_down", bd, hidden}})
+    if (b && failed(checkShape(o, name, b, {size})))
+      return failure();
   // c6: RoPE.
   int64_t rotary = op.getRotaryDim() ? op.getRotaryDim() : hd;
   if (failed(checkRotary(o, rotary, hd, op.getInvFreq())) ||

@@ -439,24 +439,35 @@ def HIR_GeluFfnOp : HIR_Op<"gelu_ffn",
 
 // A pre-norm decoder layer (LLaMA family). The `cached` variants take the past
 // keys and values and also return the present ones.
+//
+// Every variant takes optional biases: `qkv_bias(bq, bk, bv)` (all three or
+// none; `[heads*head_dim]`, `[kv_heads*head_dim]` twice), `o_bias(bo)`
+// (`[hidden]`) and `mlp_bias(b_gate, b_up, b_down)` (`[inter]`, `[inter]`,
+// `[hidden]`), and the MLP's gate activation `mlp_activation` (SiLU for
+// LLaMA and Qwen3, tanh GELU for Gemma).
 class HIR_DecoderLayerBase<string mnemonic, string what, dag extraWeights,
                            string extraFormat, bit decode,
-                           dag extraAttrs = (ins)>
-    : HIR_Op<mnemonic, !if(decode, [Pure, AttrSizedOperandSegments],
-                              [Pure])> {
+                           dag extraAttrs = (ins),
+                           string defaultAct = "::mlir::rlx::Activation::Silu">
+    : HIR_Op<mnemonic, [Pure, AttrSizedOperandSegments]> {
   let summary = what;
   let arguments = !con(
       (ins HIR_FloatTensor:$input, HIR_IndexTensor:$positions),
       !if(decode, (ins HIR_FloatTensor:$past_k, HIR_FloatTensor:$past_v,
                        Optional<HIR_AnyTensor>:$mask), (ins)),
       (ins HIR_FloatTensor:$input_norm, HIR_FloatTensor:$wq,
-           HIR_FloatTensor:$wk, HIR_FloatTensor:$wv, HIR_FloatTensor:$wo),
+           HIR_FloatTensor:$wk, HIR_FloatTensor:$wv, HIR_FloatTensor:$wo,
+           Optional<HIR_FloatTensor>:$bq, Optional<HIR_FloatTensor>:$bk,
+           Optional<HIR_FloatTensor>:$bv, Optional<HIR_FloatTensor>:$bo),
       extraWeights,
       (ins HIR_FloatTensor:$w_gate, HIR_FloatTensor:$w_up,
-           HIR_FloatTensor:$w_down, Optional<HIR_FloatTensor>:$inv_freq),
+           HIR_FloatTensor:$w_down, Optional<HIR_FloatTensor>:$b_gate,
+           Optional<HIR_FloatTensor>:$b_up, Optional<HIR_FloatTensor>:$b_down,
+           Optional<HIR_FloatTensor>:$inv_freq),
       HIR_AttnConfig, HIR_RopeConfig,
       (ins DefaultValuedAttr<F32Attr, "1.0e-5">:$rms_epsilon,
-           DefaultValuedAttr<I64Attr, "0">:$window),
+           DefaultValuedAttr<I64Attr, "0">:$window,
+           DefaultValuedAttr<HIR_ActivationAttr, defaultAct>:$mlp_activation),
       extraAttrs);
   let results = !if(decode,
       (outs HIR_FloatTensor:$result, HIR_FloatTensor:$present_k,
@@ -466,8 +477,11 @@ class HIR_DecoderLayerBase<string mnemonic, string what, dag extraWeights,
       # !if(decode, "`past` `(` $past_k `,` $past_v `)` "
                     # "(`mask` `(` $mask^ `)`)? ", "")
       # "`attn` `(` $input_norm `,` $wq `,` $wk `,` $wv `,` $wo `)` "
+      # "(`qkv_bias` `(` $bq^ `,` $bk `,` $bv `)`)? "
+      # "(`o_bias` `(` $bo^ `)`)? "
       # extraFormat
       # "`mlp` `(` $w_gate `,` $w_up `,` $w_down `)` "
+      # "(`mlp_bias` `(` $b_gate^ `,` $b_up `,` $b_down `)`)? "
       # "(`inv_freq` `(` $inv_freq^ `)`)? attr-dict `:` "
       # "functional-type(operands, results)";
   let hasVerifier = 1;
@@ -570,7 +584,8 @@ defvar HIR_GemmaNormsFormat =
 
 def HIR_GemmaDecoderLayerOp : HIR_DecoderLayerBase<"gemma_decoder_layer",
     "Gemma 2 decoder layer (sandwich norms, GeGLU, softcapped attention)",
-    HIR_GemmaNorms, HIR_GemmaNormsFormat, 0, HIR_GemmaAttrs> {
+    HIR_GemmaNorms, HIR_GemmaNormsFormat, 0, HIR_GemmaAttrs,
+    "::mlir::rlx::Activation::GeluTanh"> {
   let description = HIR_GemmaDesc # [{
     ```mlir
     %y = hir.gemma_decoder_layer %x, %pos attn(%n1, %wq, %wk, %wv, %wo)
@@ -582,7 +597,8 @@ def HIR_GemmaDecoderLayerOp : HIR_DecoderLayerBase<"gemma_decoder_layer",
 
 def HIR_GemmaCachedDecoderLayerOp : HIR_DecoderLayerBase<"gemma_cached_decoder_layer",
     "Gemma 2 decoder layer over a KV cache",
-    HIR_GemmaNorms, HIR_GemmaNormsFormat, 1, HIR_GemmaAttrs> {
+    HIR_GemmaNorms, HIR_GemmaNormsFormat, 1, HIR_GemmaAttrs,
+    "::mlir::rlx::Activation::GeluTanh"> {
   let description = HIR_GemmaDesc # HIR_DecodeDesc # [{
     ```mlir
     %y, %k, %v = hir.gemma_cached_decoder_layer %x, %pos past(%pk, %pv)
@@ -604,6 +620,8 @@ def HIR_BertEncoderLayerOp : HIR_Op<"bert_encoder_layer",
     `[hidden, hidden]`, `w_in [inter, hidden]`, `w_out [hidden, inter]`).
     The optional `mask` (`[batch, seq]`, nonzero = real token) masks padded
     keys; without it every key is seen. `num_heads * head_dim == hidden`.
+    `activation` is the FFN's (exact GELU by default; `gelu_tanh`, `relu`,
+    ... as `hidden_act` says).
 
     ```mlir
     %y = hir.bert_encoder_layer %x mask(%m)
@@ -623,7 +641,8 @@ def HIR_BertEncoderLayerOp : HIR_Op<"bert_encoder_layer",
       ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
       ConfinedAttr<I64Attr, [IntPositive]>:$head_dim,
       DefaultValuedAttr<F32Attr, "1.0e-12">:$ln_epsilon,
-      UnitAttr:$tanh_approx);
+      DefaultValuedAttr<HIR_ActivationAttr,
+                        "::mlir::rlx::Activation::Gelu">:$activation);
   let results = (outs HIR_FloatTensor:$result);
   let assemblyFormat = [{
     $input (`mask` `(` $mask^ `)`)?

@@ -1,0 +1,313 @@
+# Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Architectures and config options against the `transformers` model classes:
+each config is instantiated with random weights (biases and norms included,
+so a dropped bias or a wrong activation shows), saved with
+`save_pretrained`, and run with `rlx-run --model`: prompt logits within 1e-4
+of the logits' scale and greedy ids equal. Then the configurations RLX does
+not implement: each is refused with an error naming the key and its value,
+and config keys or tensors RLX does not know are named."""
+
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import RLX_RUN
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+SMALL = dict(vocab_size=128, hidden_size=64, intermediate_size=96,
+             num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+             max_position_embeddings=128)
+
+
+def randomize(model, seed):
+    """Every parameter random (transformers zero-initializes biases and sets
+    norms to one, which would hide them)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name:
+                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=g))
+            else:
+                p.copy_(0.15 * torch.randn(p.shape, generator=g))
+    return model
+
+
+def make(tmp_path, kind, seed=1, **overrides):
+    """A saved random `kind` ("llama", "mistral", ...) model directory."""
+    classes = {
+        "llama": ("LlamaConfig", "LlamaForCausalLM"),
+        "mistral": ("MistralConfig", "MistralForCausalLM"),
+        "qwen2": ("Qwen2Config", "Qwen2ForCausalLM"),
+        "qwen3": ("Qwen3Config", "Qwen3ForCausalLM"),
+        "gemma2": ("Gemma2Config", "Gemma2ForCausalLM"),
+        "bert": ("BertConfig", "BertModel"),
+    }
+    cfg_name, model_name = classes[kind]
+    args = dict(SMALL)
+    if kind == "bert":
+        args.pop("num_key_value_heads")
+    else:
+        args["head_dim"] = 16
+    if kind == "gemma2":
+        args.update(query_pre_attn_scalar=16, attn_logit_softcapping=50.0,
+                    final_logit_softcapping=30.0, sliding_window=4)
+    args.update(overrides)
+    cfg = getattr(transformers, cfg_name)(**args)
+    torch.manual_seed(seed)
+    model = randomize(getattr(transformers, model_name)(cfg), seed).eval()
+    out = tmp_path / kind
+    model.save_pretrained(out)
+    return out, model
+
+
+def rlx(path, prompt, *args):
+    return subprocess.run(
+        [str(RLX_RUN), "--model", str(path), "--prompt-ids",
+         ",".join(map(str, prompt)), *args], capture_output=True, text=True)
+
+
+def scale_err(a, b):
+    return float(np.abs(a - b).max() / max(1.0, np.abs(b).max()))
+
+
+PROMPT = [3, 17, 5, 99, 42, 8, 61, 23, 11, 77, 2, 90, 34]
+
+
+def check_decoder(tmp_path, path, model, new_tokens=6, policy="direct"):
+    logits = tmp_path / "logits.npy"
+    proc = rlx(path, PROMPT, "--max-new-tokens", "0", "--logits-out",
+               str(logits), "--policy", policy, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    with torch.no_grad():
+        ref = model(torch.tensor([PROMPT])).logits.numpy()
+    assert scale_err(np.load(logits), ref) < 1e-4
+    proc = rlx(path, PROMPT, "--max-new-tokens", str(new_tokens),
+               "--policy", policy)
+    assert proc.returncode == 0, proc.stderr
+    tokens = [int(t) for t in
+              proc.stdout.split("tokens:")[1].split("\n")[0].split()]
+    with torch.no_grad():
+        hf = model.generate(torch.tensor([PROMPT]), max_new_tokens=new_tokens,
+                            do_sample=False)[0, len(PROMPT):].tolist()
+    assert tokens == hf
+    return proc
+
+
+#===----------------------------------------------------------------------===#
+# Architectures and options
+#===----------------------------------------------------------------------===#
+
+@pytest.mark.parametrize("policy", ["direct", "fusable"])
+def test_llama_attention_and_mlp_biases(tmp_path, policy):
+    path, model = make(tmp_path, "llama", attention_bias=True, mlp_bias=True)
+    check_decoder(tmp_path, path, model, policy=policy)
+
+
+# Every activation transformers' ACT2FN has that RLX implements.
+ACTIVATIONS = ["silu", "swish", "gelu", "gelu_python", "gelu_new",
+               "gelu_pytorch_tanh", "gelu_fast", "gelu_accurate", "relu",
+               "sigmoid", "tanh", "linear"]
+
+
+@pytest.mark.parametrize("act", ACTIVATIONS)
+def test_llama_hidden_act(tmp_path, act):
+    path, model = make(tmp_path, "llama", hidden_act=act)
+    check_decoder(tmp_path, path, model, new_tokens=3)
+
+
+def test_llama_linear_rope_scaling(tmp_path):
+    path, model = make(tmp_path, "llama", rope_parameters={
+        "rope_type": "linear", "factor": 2.5, "rope_theta": 500.0})
+    check_decoder(tmp_path, path, model)
+
+
+@pytest.mark.parametrize("policy", ["direct", "fusable"])
+@pytest.mark.parametrize("window", [4, None])
+def test_mistral(tmp_path, window, policy):
+    path, model = make(tmp_path, "mistral", sliding_window=window)
+    check_decoder(tmp_path, path, model, new_tokens=8, policy=policy)
+
+
+@pytest.mark.parametrize("policy", ["direct", "fusable"])
+def test_qwen2_qkv_bias(tmp_path, policy):
+    path, model = make(tmp_path, "qwen2")
+    check_decoder(tmp_path, path, model, policy=policy)
+
+
+def test_qwen2_sliding_window_from_max_window_layers(tmp_path):
+    path, model = make(tmp_path, "qwen2", use_sliding_window=True,
+                       sliding_window=4, max_window_layers=1)
+    assert model.config.layer_types == ["full_attention", "sliding_attention"]
+    check_decoder(tmp_path, path, model, new_tokens=8)
+
+
+def test_qwen3_sliding_window_and_bias(tmp_path):
+    path, model = make(tmp_path, "qwen3", use_sliding_window=True,
+                       sliding_window=4, max_window_layers=1,
+                       attention_bias=True)
+    check_decoder(tmp_path, path, model, new_tokens=8)
+
+
+@pytest.mark.parametrize("act", ["gelu", "gelu_pytorch_tanh"])
+def test_gemma2_hidden_activation(tmp_path, act):
+    path, model = make(tmp_path, "gemma2", hidden_activation=act)
+    check_decoder(tmp_path, path, model)
+
+
+def test_gemma2_attention_bias(tmp_path):
+    path, model = make(tmp_path, "gemma2", attention_bias=True)
+    check_decoder(tmp_path, path, model)
+
+
+@pytest.mark.parametrize("act", ["gelu", "gelu_new", "relu", "silu"])
+def test_bert_hidden_act(tmp_path, act):
+    path, model = make(tmp_path, "bert", hidden_act=act)
+    ids = [101, 7, 55, 23, 102]
+    proc = rlx(path, ids, "--output-dir", str(tmp_path), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    with torch.no_grad():
+        h = model(torch.tensor([ids])).last_hidden_state.numpy()
+    assert scale_err(np.load(tmp_path / "last_hidden_state.npy"), h) < 1e-4
+
+
+#===----------------------------------------------------------------------===#
+# Refused by name
+#===----------------------------------------------------------------------===#
+
+def edit_config(path, **changes):
+    cfg_path = path / "config.json"
+    cfg = json.loads(cfg_path.read_text())
+    for k, v in changes.items():
+        if v is ...:
+            cfg.pop(k, None)
+        else:
+            cfg[k] = v
+    cfg_path.write_text(json.dumps(cfg))
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    base = tmp_path_factory.mktemp("saved")
+    return {kind: make(base, kind)[0] for kind in ["llama", "qwen2", "bert"]}
+
+
+def copy_dir(src, dst):
+    dst.mkdir()
+    for f in src.iterdir():
+        (dst / f.name).write_bytes(f.read_bytes())
+    return dst
+
+
+REFUSED = [
+    ("llama", {"hidden_act": "quick_gelu"},
+     "'hidden_act' = \"quick_gelu\" is not supported (supported: silu"),
+    ("llama", {"hidden_act": 3},
+     "'hidden_act' must be a string, found a number (3)"),
+    ("llama", {"tie_word_embeddings": "yes"},
+     "'tie_word_embeddings' must be true or false, found a string (\"yes\")"),
+    ("llama", {"attention_bias": "true"},
+     "'attention_bias' must be true or false, found a string"),
+    ("llama", {"model_type": 7},
+     "'model_type' must be a string, found a number (7)"),
+    ("llama", {"model_type": ...}, "missing 'model_type' (supported: llama"),
+    ("llama", {"rms_norm_eps": -1e-5},
+     "'rms_norm_eps' must be positive, found -1e-05"),
+    ("llama", {"num_attention_heads": 6, "head_dim": ...},
+     "hidden_size (64) is not a multiple of num_attention_heads (6) and no "
+     "head_dim is given"),
+    ("llama", {"rope_parameters": {"rope_type": "yarn", "factor": 4.0,
+                                   "rope_theta": 10000.0}},
+     "'rope_parameters.rope_type' = \"yarn\" is not supported (supported: "
+     "default, linear, llama3)"),
+    ("llama", {"rope_parameters": {"rope_type": "default",
+                                   "rope_theta": 10000.0, "factor": 2.0}},
+     "'rope_parameters.factor' is not supported for rope_type 'default'"),
+    ("llama", {"rope_parameters": {"rope_type": "linear", "factor": "2"}},
+     "'rope_parameters.factor' must be a number, found a string"),
+    ("llama", {"partial_rotary_factor": 0.5},
+     "'partial_rotary_factor' = 0.5 is not supported"),
+    ("llama", {"quantization_config": {"quant_method": "gptq"}},
+     "'quantization_config' is not supported"),
+    ("llama", {"num_hidden_layers": 2.5},
+     "'num_hidden_layers' must be a positive integer, found a number (2.5)"),
+    ("qwen2", {"layer_types": ["full_attention", "chunked_attention"]},
+     "layer_types: \"chunked_attention\" is not supported"),
+    ("qwen2", {"layer_types": ["full_attention"]},
+     "layer_types has 1 entries for num_hidden_layers = 2"),
+    ("bert", {"position_embedding_type": "relative_key"},
+     "'position_embedding_type' = \"relative_key\" is not supported"),
+    ("bert", {"is_decoder": True}, "'is_decoder' = true is not supported"),
+    ("bert", {"hidden_act": "gelu_10"}, "'hidden_act' = \"gelu_10\""),
+    ("llama", {"model_type": "falcon"},
+     "no decoder recipe for model_type 'falcon' (supported: llama, mistral, "
+     "qwen2, qwen3, gemma2)"),
+]
+
+
+@pytest.mark.parametrize("kind,changes,message", REFUSED,
+                         ids=[str(i) for i in range(len(REFUSED))])
+def test_refused_by_name(saved, tmp_path, kind, changes, message):
+    path = copy_dir(saved[kind], tmp_path / "m")
+    edit_config(path, **changes)
+    proc = rlx(path, [1, 2, 3], "--max-new-tokens", "1")
+    assert proc.returncode != 0
+    assert message in proc.stderr, proc.stderr
+    assert "config.json" in proc.stderr or "no decoder recipe" in message
+
+
+def test_utf8_bom_in_config(saved, tmp_path):
+    path = copy_dir(saved["llama"], tmp_path / "m")
+    cfg = path / "config.json"
+    cfg.write_bytes(b"\xef\xbb\xbf" + cfg.read_bytes())
+    proc = rlx(path, [1, 2, 3], "--max-new-tokens", "1")
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_unknown_config_key_is_a_warning(saved, tmp_path):
+    path = copy_dir(saved["llama"], tmp_path / "m")
+    edit_config(path, my_new_scaling=2.0)
+    proc = rlx(path, [1, 2, 3], "--max-new-tokens", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert ("warning: config key 'my_new_scaling' (model_type 'llama') is "
+            "not known to RLX and was ignored") in proc.stderr
+
+
+def test_unused_tensors_are_an_error(tmp_path):
+    """A checkpoint with biases under a config without attention_bias: the
+    biases would be silently dropped."""
+    path, _ = make(tmp_path, "llama", attention_bias=True)
+    edit_config(path, attention_bias=False)
+    proc = rlx(path, [1, 2, 3], "--max-new-tokens", "1")
+    assert proc.returncode != 0
+    assert "model.safetensors: 8 tensors the model does not use: " \
+        in proc.stderr
+    assert "'model.layers.0.self_attn.q_proj.bias'" in proc.stderr
+    assert "--allow-unused-weights" in proc.stderr
+    proc = rlx(path, [1, 2, 3], "--max-new-tokens", "1",
+               "--allow-unused-weights")
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: " in proc.stderr and "does not use" in proc.stderr
+
+
+def test_bert_pooler_is_a_warning(saved):
+    proc = rlx(saved["bert"], [101, 7, 102], "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: ignoring 2 tensors of heads RLX does not compute: " \
+        "'pooler.dense." in proc.stderr
+
+
+def test_bert_positions_disagree_with_config(saved, tmp_path):
+    path = copy_dir(saved["bert"], tmp_path / "m")
+    edit_config(path, max_position_embeddings=512)
+    proc = rlx(path, [101, 7, 102], "--quiet")
+    assert proc.returncode != 0
+    assert ("has 128 positions, but max_position_embeddings is 512"
+            in proc.stderr), proc.stderr
