@@ -667,3 +667,47 @@ def test_rlx_run_chat(llama_dir, tmp_path):
     proc = rlx_prompt(llama_dir, "Hi", "--chat")
     assert proc.returncode != 0
     assert "has no chat template (tokenizer_config.json chat_template" in proc.stderr
+
+
+def test_rlx_run_prompt_gguf(tmp_path, monkeypatch):
+    """rlx-run --prompt on a LLaMA GGUF whose vocabulary is SentencePiece
+    (llama.cpp's merge by score, byte fallback): the prompt ids equal the
+    equivalent `tokenizers` BPE's, the tokens transformers' greedy ones on
+    the same checkpoint, the text its decode."""
+    pytest.importorskip("torch")
+    import gguf
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import make_tiny_models
+    hf, scores = spm_converted(spm_bpe("normalizer"))
+    vocab = sorted(hf.get_vocab(with_added_tokens=True).items(), key=lambda kv: kv[1])
+    tokens = [t for t, _ in vocab]
+    types = [gguf.TokenType.UNKNOWN if t == "<unk>" else
+             gguf.TokenType.CONTROL if t in ("<s>", "</s>") else
+             gguf.TokenType.BYTE if t in BYTE_TOKENS else gguf.TokenType.NORMAL
+             for t in tokens]
+    subprocess.run([PY, str(ROOT / "scripts" / "make_tiny_models.py"), str(tmp_path),
+                    "--kind", "llama", "--name", "llama", "--seed", "5",
+                    "--vocab", str(len(tokens))], check=True, capture_output=True)
+    # make_tiny_models' GGUF writer with this vocabulary instead of its
+    # placeholder.
+    W = gguf.GGUFWriter
+    monkeypatch.setattr(W, "add_token_list", lambda self, _: (
+        self.add_array("tokenizer.ggml.tokens", tokens),
+        self.add_bos_token_id(1), self.add_eos_token_id(2), self.add_add_bos_token(True)))
+    monkeypatch.setattr(W, "add_token_scores", lambda self, _: self.add_array(
+        "tokenizer.ggml.scores", [float(scores[t]) for t in tokens]))
+    monkeypatch.setattr(W, "add_token_types", lambda self, _: self.add_array(
+        "tokenizer.ggml.token_type", [int(t) for t in types]))
+    from transformers import AutoModelForCausalLM
+    model = AutoModelForCausalLM.from_pretrained(tmp_path / "llama")
+    path = tmp_path / "llama.gguf"
+    make_tiny_models.write_gguf(model, str(path))
+    prompt = "Hello Grüße 😀 world"
+    proc = rlx_prompt(path, prompt, "--max-new-tokens", "6")
+    assert proc.returncode == 0, proc.stderr
+    ids = ids_after(proc.stderr, "prompt ids:")
+    assert ids == hf.encode(prompt).ids
+    gen = hf_greedy(tmp_path / "llama", ids, 6)
+    assert ids_after(proc.stderr, "tokens:") == gen
+    text_ids = gen[:-1] if gen and gen[-1] == 2 else gen
+    assert proc.stdout == hf.decode(text_ids, skip_special_tokens=False) + "\n"
