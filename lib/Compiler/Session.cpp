@@ -18,6 +18,7 @@
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 #include "RLX/InitAllDialects.h"
 #include "RLX/Runtime/MemoryBudget.h"
+#include "RLX/Support/FileIO.h"
 #include "RLX/Transforms/Pipelines.h"
 #include "RLX/Transforms/Specialize.h"
 #include "RLX/Weights/GGUF.h"
@@ -480,9 +481,11 @@ static Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 parseFile(StringRef path, mlir::MLIRContext &ctx) {
   DiagnosticCollector diags(ctx);
   llvm::SourceMgr sm;
-  auto buffer = llvm::MemoryBuffer::getFile(path);
+  // A FIFO or /dev/zero would be read forever: regular files only.
+  Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      readRegularFile(path, /*requiresNullTerminator=*/true, "");
   if (!buffer)
-    return fail(path + ": " + buffer.getError().message());
+    return buffer.takeError();
   sm.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceFile<mlir::ModuleOp>(sm, &ctx);

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Profile/CompileProfile.h"
+#include "RLX/Support/FileIO.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
@@ -524,11 +525,10 @@ Expected<CompileProfile> CompileProfile::fromTomlString(StringRef text,
 }
 
 Expected<CompileProfile> CompileProfile::fromTomlFile(StringRef path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
-      MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (std::error_code ec = buffer.getError())
-    return createStringError(ec, "%s: cannot read file: %s", path.str().c_str(),
-                             ec.message().c_str());
+  Expected<std::unique_ptr<MemoryBuffer>> buffer = readRegularFile(
+      path, /*requiresNullTerminator=*/true, "cannot read file");
+  if (!buffer)
+    return buffer.takeError();
   return fromTomlString((*buffer)->getBuffer(), path);
 }
 

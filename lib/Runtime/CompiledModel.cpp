@@ -9,6 +9,7 @@
 #include "MemRefABI.h"
 #include "RLX/Runtime/CpuExecutor.h"
 #include "RLX/Runtime/MemoryBudget.h"
+#include "RLX/Support/FileIO.h"
 #include "RLX/Weights/Quant.h"
 #include "RLX/Weights/WeightSource.h"
 #include "llvm/ADT/StringSet.h"
@@ -706,9 +707,10 @@ llvm::MutableArrayRef<uint8_t> CompiledModel::inputPlace(StringRef name) {
 Expected<CompiledModel>
 CompiledModel::loadLibrary(StringRef libPath, StringRef manifestPath,
                            std::optional<uint64_t> memoryBudgetMB) {
-  auto buffer = llvm::MemoryBuffer::getFile(manifestPath);
+  Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      readRegularFile(manifestPath, /*requiresNullTerminator=*/true, "");
   if (!buffer)
-    return fail(manifestPath + ": " + buffer.getError().message());
+    return buffer.takeError();
   Expected<Manifest> manifest =
       Manifest::fromJSON((*buffer)->getBuffer(), manifestPath);
   if (!manifest)

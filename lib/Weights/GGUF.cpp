@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Weights/GGUF.h"
+#include "RLX/Support/FileIO.h"
 #include "RLX/Weights/Quant.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -457,12 +458,10 @@ Error GGUFReader::readValue(GGUFValue &out, GGUFType type, unsigned depth,
 }
 
 Expected<std::unique_ptr<GGUFFile>> GGUFFile::open(StringRef path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buf =
-      MemoryBuffer::getFile(path, /*IsText=*/false,
-                            /*RequiresNullTerminator=*/false);
+  Expected<std::unique_ptr<MemoryBuffer>> buf =
+      readRegularFile(path, /*requiresNullTerminator=*/false);
   if (!buf)
-    return createStringError(path +
-                             ": cannot open: " + buf.getError().message());
+    return buf.takeError();
   return fromBuffer(std::move(*buf), path);
 }
 

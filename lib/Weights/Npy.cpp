@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Weights/Npy.h"
+#include "RLX/Support/FileIO.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -227,12 +228,10 @@ Expected<NpyArray> parseNpy(ArrayRef<uint8_t> bytes, StringRef desc) {
 }
 
 Expected<NpyArray> readNpy(StringRef path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buf =
-      MemoryBuffer::getFile(path, /*IsText=*/false,
-                            /*RequiresNullTerminator=*/false);
+  Expected<std::unique_ptr<MemoryBuffer>> buf =
+      readRegularFile(path, /*requiresNullTerminator=*/false);
   if (!buf)
-    return createStringError(path +
-                             ": cannot open: " + buf.getError().message());
+    return buf.takeError();
   return parseNpy(ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(
                                         (*buf)->getBufferStart()),
                                     (*buf)->getBufferSize()),

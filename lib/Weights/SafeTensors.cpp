@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Weights/SafeTensors.h"
+#include "RLX/Support/FileIO.h"
 #include "RLX/Weights/JSON.h"
 #include "RLX/Weights/Quant.h"
 
@@ -26,6 +27,22 @@ namespace rlx {
 
 /// The reference implementation's cap on the JSON header.
 static constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+/// Tensors in one file. The largest published checkpoints hold tens of
+/// thousands in all, split over shards; each tensor's JSON object costs
+/// llvm::json about 4 KiB (a DenseMap starts at 64 buckets), so a header of
+/// a million tiny entries used to take gigabytes.
+static constexpr uint64_t kMaxTensors = 65'536;
+/// A sharded index's 'weight_map' names every tensor of the model: up to 16
+/// files' worth, in a handful of objects (the root, 'metadata',
+/// 'weight_map').
+static constexpr uint64_t kMaxIndexItems = 2 * 16 * kMaxTensors + 1024;
+static constexpr uint64_t kMaxIndexObjects = 64;
+/// Entries of '__metadata__' (string to string).
+static constexpr uint64_t kMaxMetadataEntries = 65'536;
+/// JSON members and array elements (',' and ':') in the header: about ten
+/// per tensor, and each costs llvm::json a 40-byte value or more.
+static constexpr uint64_t kMaxHeaderItems =
+    16 * kMaxTensors + 2 * kMaxMetadataEntries;
 
 static Error headerError(StringRef path, const Twine &message) {
   return createStringError(path + ": header: " + message);
@@ -77,6 +94,26 @@ static std::vector<std::string> topLevelKeys(StringRef json) {
     }
   }
   return keys;
+}
+
+/// Counts the objects ('{') and the members and elements (',' and ':')
+/// outside strings of a header not yet parsed: they bound what llvm::json
+/// would allocate for it.
+static std::pair<uint64_t, uint64_t> countHeaderItems(StringRef json) {
+  uint64_t objects = 0, items = 0;
+  for (size_t i = 0, e = json.size(); i < e; ++i) {
+    char c = json[i];
+    if (c == '"') {
+      for (++i; i < e && json[i] != '"'; ++i)
+        if (json[i] == '\\')
+          ++i;
+    } else if (c == '{') {
+      ++objects;
+    } else if (c == ',' || c == ':') {
+      ++items;
+    }
+  }
+  return {objects, items};
 }
 
 /// Maps a safetensors dtype string to a DType.
@@ -144,12 +181,10 @@ static Expected<uint64_t> parseUInt(StringRef path, StringRef name,
 
 Expected<std::unique_ptr<SafeTensorsFile>>
 SafeTensorsFile::open(StringRef path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buf =
-      MemoryBuffer::getFile(path, /*IsText=*/false,
-                            /*RequiresNullTerminator=*/false);
+  Expected<std::unique_ptr<MemoryBuffer>> buf =
+      readRegularFile(path, /*requiresNullTerminator=*/false);
   if (!buf)
-    return createStringError(path +
-                             ": cannot open: " + buf.getError().message());
+    return buf.takeError();
   return fromBuffer(std::move(*buf), path);
 }
 
@@ -182,6 +217,20 @@ Error SafeTensorsFile::parse() {
                                  " exceeds the limit of " +
                                  Twine(kMaxHeaderBytes) + " bytes");
   StringRef text = data.substr(8, headerLen);
+  // Bound the parse's memory before parsing: the root, '__metadata__' and
+  // one object per tensor.
+  auto [objects, items] = countHeaderItems(text);
+  if (objects > kMaxTensors + 2)
+    return headerError(
+        path, "holds " + Twine(objects) + " JSON objects: more than the " +
+                  Twine(kMaxTensors) + " tensors a file may hold");
+  if (items > kMaxHeaderItems)
+    return headerError(path, "holds " + Twine(items) +
+                                 " JSON members and elements, more than " +
+                                 Twine(kMaxHeaderItems) + " (" +
+                                 Twine(kMaxTensors) + " tensors and " +
+                                 Twine(kMaxMetadataEntries) +
+                                 " metadata entries)");
   Expected<json::Value> header = parseJSON(text);
   if (!header)
     return headerError(path, "invalid JSON: " + toString(header.takeError()));
@@ -209,6 +258,10 @@ Error SafeTensorsFile::parse() {
       if (!meta)
         return headerError(path, "'__metadata__' is " + jsonKind(value) +
                                      ", expected an object");
+      if (meta->size() > kMaxMetadataEntries)
+        return headerError(path, "'__metadata__' has " + Twine(meta->size()) +
+                                     " entries, more than " +
+                                     Twine(kMaxMetadataEntries));
       for (const auto &[metaKey, metaValue] : *meta) {
         std::optional<StringRef> s = metaValue.getAsString();
         if (!s)
@@ -489,12 +542,24 @@ public:
 
 static Expected<std::unique_ptr<WeightSource>>
 openShardedIndex(StringRef dir, StringRef indexPath) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buf =
-      MemoryBuffer::getFile(indexPath, /*IsText=*/true);
+  Expected<std::unique_ptr<MemoryBuffer>> buf = readRegularFile(indexPath);
   if (!buf)
-    return createStringError(indexPath +
-                             ": cannot open: " + buf.getError().message());
-  Expected<json::Value> root = parseJSON((*buf)->getBuffer());
+    return buf.takeError();
+  // The limits of a header, for the whole model: the index names every
+  // tensor of every shard.
+  StringRef text = (*buf)->getBuffer();
+  if (text.size() > kMaxHeaderBytes)
+    return createStringError(indexPath + ": " + Twine(text.size()) +
+                             " bytes, more than the limit of " +
+                             Twine(kMaxHeaderBytes));
+  auto [objects, items] = countHeaderItems(text);
+  if (objects > kMaxIndexObjects || items > kMaxIndexItems)
+    return createStringError(indexPath + ": holds " + Twine(items) +
+                             " JSON members and elements in " + Twine(objects) +
+                             " objects; an index may hold at most " +
+                             Twine(kMaxIndexItems) + " in " +
+                             Twine(kMaxIndexObjects) + " objects");
+  Expected<json::Value> root = parseJSON(text);
   if (!root)
     return createStringError(indexPath +
                              ": invalid JSON: " + toString(root.takeError()));
@@ -573,7 +638,8 @@ openShardedIndex(StringRef dir, StringRef indexPath) {
 
 Expected<std::unique_ptr<WeightSource>>
 SafeTensorsFile::openModelDir(StringRef dir) {
-  if (sys::fs::is_regular_file(dir)) {
+  // A FIFO or a device is opened as a file, which refuses it by name.
+  if (sys::fs::exists(dir) && !sys::fs::is_directory(dir)) {
     Expected<std::unique_ptr<SafeTensorsFile>> file = open(dir);
     if (!file)
       return file.takeError();

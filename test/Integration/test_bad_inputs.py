@@ -462,3 +462,142 @@ def test_mlir_non_tensor_argument(tmp_path):
                 "--output-dir", tmp_path / "out"])
     assert_refused(proc, bad, "input 'input0' has the type i32; only ranked "
                    "tensors can be specialized", tmp_path / "out")
+
+
+#===----------------------------------------------------------------------===#
+# Files that are not regular files, headers that would take gigabytes
+#===----------------------------------------------------------------------===#
+
+# Reading a FIFO or /dev/zero never ends (opening a FIFO blocks until a writer
+# comes): these cases must be refused at once, so they run under a short
+# timeout instead of the catalogue's ten minutes.
+QUICK = 120
+
+
+def run_quick(cmd, env=None, unset=()):
+    full_env = dict(os.environ)
+    for name in ("RLX_MEMORY_BUDGET_MB",) + tuple(unset):
+        full_env.pop(name, None)
+    full_env.update(env or {})
+    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
+                          env=full_env, timeout=QUICK)
+
+
+@pytest.fixture
+def fifo(tmp_path):
+    def make(name):
+        path = tmp_path / name
+        os.mkfifo(path)
+        return path
+    return make
+
+
+def test_params_dev_zero(files, tmp_path):
+    proc = run_quick([RLX_RUN, SCALE, "--quiet", "--input",
+                      f"x={files / 'x.npy'}", "--params", "/dev/zero",
+                      "--output-dir", tmp_path / "out"])
+    assert_refused(proc, "/dev/zero", "cannot open: a character device, not a "
+                   "regular file", tmp_path / "out")
+
+
+def test_params_fifo(files, tmp_path, fifo):
+    bad = fifo("w.safetensors")
+    proc = run_quick([RLX_RUN, SCALE, "--quiet", "--input",
+                      f"x={files / 'x.npy'}", "--params", bad,
+                      "--output-dir", tmp_path / "out"])
+    assert_refused(proc, bad, "cannot open: a FIFO, not a regular file",
+                   tmp_path / "out")
+
+
+def test_npy_input_fifo_and_directory(files, tmp_path, fifo):
+    bad = fifo("x.npy")
+    proc = run_quick([RLX_RUN, SCALE, "--quiet", "--input", f"x={bad}",
+                      "--param", f"w={files / 'w.npy'}",
+                      "--output-dir", tmp_path / "out"])
+    assert_refused(proc, bad, "cannot open: a FIFO, not a regular file",
+                   tmp_path / "out")
+    d = tmp_path / "dir.npy"
+    d.mkdir()
+    proc = run_quick([RLX_RUN, SCALE, "--quiet", "--input", f"x={d}",
+                      "--param", f"w={files / 'w.npy'}",
+                      "--output-dir", tmp_path / "out"])
+    assert_refused(proc, d, "cannot open: a directory, not a regular file",
+                   tmp_path / "out")
+
+
+def test_shard_index_fifo(files, tmp_path, fifo):
+    index = fifo("model.safetensors.index.json")
+    proc = run_quick([RLX_RUN, SCALE, "--quiet", "--input",
+                      f"x={files / 'x.npy'}", "--params", tmp_path,
+                      "--output-dir", tmp_path / "out"])
+    assert_refused(proc, index, "cannot open: a FIFO, not a regular file",
+                   tmp_path / "out")
+
+
+def test_gguf_fifo(tmp_path, fifo):
+    bad = fifo("model.gguf")
+    proc = run_quick([RLX_RUN, "--model", bad, "--prompt-ids", "1,2",
+                      "--quiet", "--output-dir", tmp_path / "out"])
+    assert_refused(proc, bad, "cannot open: a FIFO, not a regular file",
+                   tmp_path / "out")
+
+
+def test_profile_fifo(files, tmp_path, fifo):
+    bad = fifo("p.rlx.toml")
+    proc = run_quick([RLX_RUN, SCALE, "--quiet", "--input",
+                      f"x={files / 'x.npy'}", "--param",
+                      f"w={files / 'w.npy'}", "--profile", bad,
+                      "--output-dir", tmp_path / "out"])
+    assert_refused(proc, bad, "cannot read file: a FIFO, not a regular file",
+                   tmp_path / "out")
+
+
+def test_mlir_fifo(tmp_path, fifo):
+    bad = fifo("model.mlir")
+    proc = run_quick([RLX_RUN, bad, "--quiet", "--output-dir", tmp_path / "out"])
+    assert_refused(proc, bad, "a FIFO, not a regular file", tmp_path / "out")
+
+
+def tiny_tensor_header(count):
+    """A header of `count` empty tensors: ~60 bytes each in the file, ~4 KiB
+    each once llvm::json has parsed them."""
+    entry = '{"dtype":"F32","shape":[0],"data_offsets":[0,0]}'
+    return "{" + ",".join(f'"t{i}":{entry}' for i in range(count)) + "}"
+
+
+HEADER_BOUNDS = [
+    ("too-many-tensors", lambda: tiny_tensor_header(70000),
+     "header: holds 70001 JSON objects: more than the 65536 tensors a file "
+     "may hold"),
+    ("too-many-metadata-entries",
+     lambda: json.dumps({"__metadata__": {f"k{i}": "" for i in range(70000)}}),
+     "header: '__metadata__' has 70000 entries, more than 65536"),
+    ("too-many-elements",
+     lambda: json.dumps({"w": {"dtype": "F32", "shape": [1] * 1200000,
+                               "data_offsets": [0, 4]}}),
+     "JSON members and elements, more than 1179648 (65536 tensors and 65536 "
+     "metadata entries)"),
+]
+
+
+@pytest.mark.parametrize("name,header,fragment", HEADER_BOUNDS,
+                         ids=[c[0] for c in HEADER_BOUNDS])
+def test_safetensors_header_bounds(files, tmp_path, name, header, fragment):
+    bad = tmp_path / f"{name}.safetensors"
+    bad.write_bytes(formats.safetensors_raw(header()))
+    proc = run_quick([RLX_RUN, SCALE, "--quiet", "--input",
+                      f"x={files / 'x.npy'}", "--params", bad,
+                      "--output-dir", tmp_path / "out"])
+    assert_refused(proc, bad, fragment, tmp_path / "out")
+
+
+def test_shard_index_too_many_entries(files, tmp_path):
+    index = tmp_path / "model.safetensors.index.json"
+    index.write_text(json.dumps({"weight_map": {
+        f"t{i}": "a.safetensors" for i in range(1100000)}}))
+    proc = run_quick([RLX_RUN, SCALE, "--quiet", "--input",
+                      f"x={files / 'x.npy'}", "--params", tmp_path,
+                      "--output-dir", tmp_path / "out"])
+    assert_refused(proc, index, "holds 2200000 JSON members and elements in 2 "
+                   "objects; an index may hold at most 2098176 in 64 objects",
+                   tmp_path / "out")

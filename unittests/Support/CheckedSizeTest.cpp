@@ -1,4 +1,4 @@
-//===- CheckedSizeTest.cpp - Overflow-checked element counts and sizes ----===//
+//===- CheckedSizeTest.cpp - Checked sizes and regular-file reads ---------===//
 //
 // Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
@@ -6,7 +6,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Support/CheckedSize.h"
+#include "RLX/Support/FileIO.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
+#include <sys/stat.h>
 
 using namespace rlx;
 
@@ -43,6 +48,44 @@ TEST(CheckedSize, AddBytes) {
   EXPECT_EQ(checkedAddBytes(kMaxByteSize, 0), kMaxByteSize);
   EXPECT_EQ(checkedAddBytes(kMaxByteSize, 1), std::nullopt);
   EXPECT_EQ(checkedAddBytes(UINT64_MAX, 1), std::nullopt);
+}
+
+std::string errorOf(llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> b) {
+  return b ? "<success>" : llvm::toString(b.takeError());
+}
+
+TEST(FileIO, RefusesWhatIsNotARegularFile) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("rlx-fileio", dir));
+  llvm::SmallString<128> file(dir), fifo(dir);
+  llvm::sys::path::append(file, "f.bin");
+  llvm::sys::path::append(fifo, "fifo");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(file, ec);
+    ASSERT_FALSE(ec);
+    os << "abc";
+  }
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+
+  auto ok = readRegularFile(file);
+  ASSERT_TRUE(bool(ok)) << llvm::toString(ok.takeError());
+  EXPECT_EQ((*ok)->getBuffer(), "abc");
+  // Opening a FIFO would block for a writer; /dev/zero would never end.
+  EXPECT_EQ(errorOf(readRegularFile(fifo)),
+            (fifo + ": cannot open: a FIFO, not a regular file").str());
+  EXPECT_EQ(errorOf(readRegularFile("/dev/zero")),
+            "/dev/zero: cannot open: a character device, not a regular file");
+  EXPECT_EQ(errorOf(readRegularFile(dir)),
+            (dir + ": cannot open: a directory, not a regular file").str());
+  EXPECT_EQ(errorOf(readRegularFile(dir + "/missing", true, "cannot read")),
+            (dir + "/missing: cannot read: No such file or directory").str());
+  EXPECT_EQ(errorOf(readRegularFile(fifo, true, "")),
+            (fifo + ": a FIFO, not a regular file").str());
+
+  llvm::sys::fs::remove(file);
+  llvm::sys::fs::remove(fifo);
+  llvm::sys::fs::remove(dir);
 }
 
 } // namespace
