@@ -64,6 +64,17 @@ static Error lowerToLLVM(detail::LIRModule &lir, const CompileProfile &profile,
   return Error::success();
 }
 
+/// Whether environment variable `name` is set to something other than "",
+/// "0", "false", "off" or "no".
+static bool envFlag(const char *name) {
+  const char *value = std::getenv(name);
+  if (!value)
+    return false;
+  StringRef v(value);
+  return !(v.empty() || v == "0" || v.equals_insensitive("false") ||
+           v.equals_insensitive("off") || v.equals_insensitive("no"));
+}
+
 Expected<CompiledModel> detail::compileLIRForCpu(LIRModule &lir,
                                                  const CompileProfile &profile,
                                                  CompileStats &stats) {
@@ -78,6 +89,11 @@ Expected<CompiledModel> detail::compileLIRForCpu(LIRModule &lir,
       mlir::makeOptimizingTransformer(3, 0, nullptr);
   eo.transformer = transformer;
   eo.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // MLIR turns both JIT event listeners on by default; the perf one writes
+  // $HOME/.debug/jit/jit-<pid>.dump on every run. Opt in to profile or debug
+  // JIT code: RLX_JIT_PERF=1 (perf), RLX_JIT_GDB=1 (gdb).
+  eo.enablePerfNotificationListener = envFlag("RLX_JIT_PERF");
+  eo.enableGDBNotificationListener = envFlag("RLX_JIT_GDB");
   auto engine = mlir::ExecutionEngine::create(*lir.module, eo);
   if (!engine)
     return fail("JIT compilation failed: " +

@@ -601,3 +601,31 @@ def test_shard_index_too_many_entries(files, tmp_path):
     assert_refused(proc, index, "holds 2200000 JSON members and elements in 2 "
                    "objects; an index may hold at most 2098176 in 64 objects",
                    tmp_path / "out")
+
+
+#===----------------------------------------------------------------------===#
+# JIT event listeners: no files under $HOME unless asked for
+#===----------------------------------------------------------------------===#
+
+def test_jit_leaves_no_perf_dump(files, tmp_path):
+    """LLVM's perf listener (on by default in MLIR's ExecutionEngine) wrote
+    .debug/jit/llvm-IR-jit-*/jit-PID.dump under $JITDUMPDIR (else a home or
+    temporary directory) on every run; it is now opt-in (RLX_JIT_PERF=1)."""
+    dirs = {name: tmp_path / name for name in ("home", "tmp", "dumps")}
+    for d in dirs.values():
+        d.mkdir()
+    env = {"HOME": str(dirs["home"]), "TMPDIR": str(dirs["tmp"]),
+           "JITDUMPDIR": str(dirs["dumps"])}
+    unset = ("RLX_JIT_PERF", "RLX_JIT_GDB")
+    base = [RLX_RUN, SCALE, "--quiet", "--input", f"x={files / 'x.npy'}",
+            "--param", f"w={files / 'w.npy'}"]
+    proc = run_quick(base + ["--output-dir", tmp_path / "out"], env, unset)
+    assert proc.returncode == 0, proc.stderr
+    for d in dirs.values():
+        assert list(d.rglob("*")) == [], d
+    # Opting in writes the dump where the check above looks.
+    proc = run_quick(base + ["--output-dir", tmp_path / "out2"],
+                     dict(env, RLX_JIT_PERF="1"), unset)
+    assert proc.returncode == 0, proc.stderr
+    assert list((dirs["dumps"] / ".debug" / "jit").rglob("jit-*.dump")), \
+        list(tmp_path.rglob("*"))
