@@ -567,30 +567,22 @@ TransformerConfig::fromFile(llvm::StringRef path) {
   return fromJSON((*buffer)->getBuffer(), path);
 }
 
-/// The `llama.*` metadata of a GGUF beyond what LlamaGGUFConfig reads: keys
+/// The `<arch>.*` metadata of a GGUF beyond what LlamaGGUFConfig reads: keys
 /// that change the computation are implemented or refused by name, others
 /// reported as unknown.
-static Error checkGGUFKeys(const GGUFFile &file, TransformerConfig &c) {
-  static const llvm::StringSet<> used = {
-      "llama.embedding_length",
-      "llama.block_count",
-      "llama.feed_forward_length",
-      "llama.attention.head_count",
-      "llama.attention.head_count_kv",
-      "llama.context_length",
-      "llama.rope.freq_base",
-      "llama.rope.dimension_count",
-      "llama.attention.layer_norm_rms_epsilon",
-      "llama.vocab_size",
-      "llama.rope.scaling.type",
-      "llama.rope.scaling.factor",
-      "llama.expert_count",
-      "llama.expert_used_count",
-      "llama.attention.key_length",
-      "llama.attention.value_length"};
+static Error checkGGUFKeys(const GGUFFile &file, const LlamaGGUFConfig &g,
+                           TransformerConfig &c) {
+  llvm::StringSet<> used;
+  for (StringRef k :
+       {"embedding_length", "block_count", "feed_forward_length",
+        "attention.head_count", "attention.head_count_kv", "context_length",
+        "rope.freq_base", "rope.dimension_count",
+        "attention.layer_norm_rms_epsilon", "vocab_size", "rope.scaling.type",
+        "rope.scaling.factor", "expert_count", "expert_used_count",
+        "attention.key_length", "attention.value_length"})
+    used.insert(g.key(k));
   StringRef path = file.description();
-  // A present key must be an unsigned integer equal to `want` (0: any
-  // value but 0 is refused).
+  // A present key must be an unsigned integer equal to `want`.
   auto mustBe = [&](StringRef key, uint64_t want,
                     const llvm::Twine &why) -> Error {
     if (!file.get(key))
@@ -604,37 +596,38 @@ static Error checkGGUFKeys(const GGUFFile &file, TransformerConfig &c) {
                          " is not supported (" + why + ")");
   };
   if (Error err =
-          mustBe("llama.vocab_size", c.vocabSize,
+          mustBe(g.key("vocab_size"), c.vocabSize,
                  "token_embd.weight has " + llvm::Twine(c.vocabSize) + " rows"))
     return err;
-  for (StringRef key : {"llama.expert_count", "llama.expert_used_count"})
-    if (Error err = mustBe(key, 0, "mixture-of-experts models"))
+  for (StringRef key : {"expert_count", "expert_used_count"})
+    if (Error err = mustBe(g.key(key), 0, "mixture-of-experts models"))
       return err;
-  for (StringRef key :
-       {"llama.attention.key_length", "llama.attention.value_length"})
+  for (StringRef key : {"attention.key_length", "attention.value_length"})
     if (Error err =
-            mustBe(key, c.headDim,
+            mustBe(g.key(key), c.headDim,
                    "it must be the head size " + llvm::Twine(c.headDim)))
       return err;
-  if (file.get("llama.rope.scaling.type")) {
-    Expected<StringRef> type = file.requireString("llama.rope.scaling.type");
+  std::string scalingKey = g.key("rope.scaling.type");
+  if (file.get(scalingKey)) {
+    Expected<StringRef> type = file.requireString(scalingKey);
     if (!type)
       return type.takeError();
     if (*type == "linear") {
-      Expected<double> factor = file.requireFloat("llama.rope.scaling.factor");
+      std::string factorKey = g.key("rope.scaling.factor");
+      Expected<double> factor = file.requireFloat(factorKey);
       if (!factor)
         return factor.takeError();
       if (!(*factor > 0))
-        return bad(path, "'llama.rope.scaling.factor' must be positive");
+        return bad(path, "'" + factorKey + "' must be positive");
       c.ropeLinearFactor = *factor;
     } else if (*type != "none") {
-      return bad(path, "'llama.rope.scaling.type' = \"" + *type +
+      return bad(path, "'" + scalingKey + "' = \"" + *type +
                            "\" is not supported (supported: none, linear)");
     }
   }
   for (const auto &[key, value] : file.metadata()) {
     StringRef k = key;
-    if (k.starts_with("llama.") && !used.contains(k))
+    if (k.starts_with(g.arch + ".") && !used.contains(k))
       c.unknownKeys.push_back(key);
   }
   return Error::success();
@@ -646,7 +639,7 @@ TransformerConfig::fromGGUF(const GGUFFile &file) {
   if (!g)
     return g.takeError();
   TransformerConfig c;
-  c.modelType = "llama";
+  c.modelType = g->arch;
   c.vocabSize = g->vocabSize;
   c.hidden = g->hiddenSize;
   c.intermediate = g->intermediateSize;
@@ -659,23 +652,30 @@ TransformerConfig::fromGGUF(const GGUFFile &file) {
   c.ropeTheta = g->ropeTheta;
   if (g->ropeDim != g->headDim())
     return bad(file.description(),
-               "'llama.rope.dimension_count' = " + llvm::Twine(g->ropeDim) +
+               "'" + g->key("rope.dimension_count") +
+                   "' = " + llvm::Twine(g->ropeDim) +
                    " is not supported (RoPE over the whole head, " +
                    llvm::Twine(g->headDim()) + ")");
-  if (Error err = checkGGUFKeys(file, c))
+  if (Error err = checkGGUFKeys(file, *g, c))
     return std::move(err);
   c.tieEmbeddings = !file.ggmlType("output.weight").has_value();
   c.hiddenAct = "silu";
   c.activation = "silu";
-  for (auto [key, value] : {std::pair<llvm::StringRef, uint64_t>{
-                                "token_embd.weight rows", g->vocabSize},
-                            {"llama.embedding_length", g->hiddenSize},
-                            {"llama.feed_forward_length", g->intermediateSize},
-                            {"llama.block_count", g->numLayers},
-                            {"llama.attention.head_count", g->numHeads},
-                            {"llama.attention.head_count_kv", g->numKVHeads},
-                            {"llama.context_length", g->contextLength}}) {
-    uint64_t limit = key == "llama.block_count" ? kMaxLayers : kMaxSize;
+  // GGUF has no bias flags: the tensors say (llama.cpp loads them when
+  // present). Qwen2 always has q/k/v biases.
+  c.qkvBias = file.lookup("blk.0.attn_q.bias") != nullptr;
+  c.outBias = file.lookup("blk.0.attn_output.bias") != nullptr;
+  c.mlpBias = file.lookup("blk.0.ffn_gate.bias") != nullptr;
+  for (auto [key, value] :
+       {std::pair<std::string, uint64_t>{"token_embd.weight rows",
+                                         g->vocabSize},
+        {g->key("embedding_length"), g->hiddenSize},
+        {g->key("feed_forward_length"), g->intermediateSize},
+        {g->key("block_count"), g->numLayers},
+        {g->key("attention.head_count"), g->numHeads},
+        {g->key("attention.head_count_kv"), g->numKVHeads},
+        {g->key("context_length"), g->contextLength}}) {
+    uint64_t limit = key == g->key("block_count") ? kMaxLayers : kMaxSize;
     if (value > limit)
       return bad(file.description(), "'" + key + "' = " + llvm::Twine(value) +
                                          " is larger than " +

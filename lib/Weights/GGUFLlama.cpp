@@ -37,12 +37,12 @@ Expected<LlamaGGUFConfig> LlamaGGUFConfig::fromGGUF(const GGUFFile &file) {
   Expected<StringRef> arch = file.requireString("general.architecture");
   if (!arch)
     return arch.takeError();
-  if (*arch != "llama")
-    return fail("metadata 'general.architecture': expected \"llama\", "
-                "found \"" +
-                *arch + "\"");
+  if (*arch != "llama" && *arch != "qwen2" && *arch != "qwen3")
+    return fail("metadata 'general.architecture': \"" + *arch +
+                "\" is not supported (supported: llama, qwen2, qwen3)");
 
   LlamaGGUFConfig cfg;
+  cfg.arch = arch->str();
   auto requireUInt = [&](StringRef key, uint64_t &out) -> Error {
     Expected<uint64_t> v = file.requireUInt(key);
     if (!v)
@@ -69,44 +69,49 @@ Expected<LlamaGGUFConfig> LlamaGGUFConfig::fromGGUF(const GGUFFile &file) {
     return Error::success();
   };
 
-  if (Error err = requireUInt("llama.embedding_length", cfg.hiddenSize))
+  if (Error err = requireUInt(cfg.key("embedding_length"), cfg.hiddenSize))
     return std::move(err);
-  if (Error err = requireUInt("llama.block_count", cfg.numLayers))
+  if (Error err = requireUInt(cfg.key("block_count"), cfg.numLayers))
     return std::move(err);
-  if (Error err = requireUInt("llama.attention.head_count", cfg.numHeads))
+  if (Error err = requireUInt(cfg.key("attention.head_count"), cfg.numHeads))
     return std::move(err);
   cfg.numKVHeads = cfg.numHeads;
-  if (Error err = optionalUInt("llama.attention.head_count_kv", cfg.numKVHeads))
+  if (Error err =
+          optionalUInt(cfg.key("attention.head_count_kv"), cfg.numKVHeads))
     return std::move(err);
   if (Error err =
-          requireUInt("llama.feed_forward_length", cfg.intermediateSize))
+          requireUInt(cfg.key("feed_forward_length"), cfg.intermediateSize))
     return std::move(err);
-  if (Error err = requireUInt("llama.context_length", cfg.contextLength))
+  if (Error err = requireUInt(cfg.key("context_length"), cfg.contextLength))
     return std::move(err);
-  if (Error err = optionalFloat("llama.rope.freq_base", cfg.ropeTheta))
+  if (Error err = optionalFloat(cfg.key("rope.freq_base"), cfg.ropeTheta))
     return std::move(err);
-  Expected<double> eps =
-      file.requireFloat("llama.attention.layer_norm_rms_epsilon");
+  // Qwen3 gives its head size, which need not be hidden / heads.
+  if (cfg.arch == "qwen3")
+    if (Error err =
+            optionalUInt(cfg.key("attention.key_length"), cfg.keyLength))
+      return std::move(err);
+  std::string epsKey = cfg.key("attention.layer_norm_rms_epsilon");
+  Expected<double> eps = file.requireFloat(epsKey);
   if (!eps)
     return eps.takeError();
   if (!(*eps > 0))
-    return fail("metadata 'llama.attention.layer_norm_rms_epsilon': must be "
-                "positive");
+    return fail("metadata '" + epsKey + "': must be positive");
   cfg.rmsNormEps = *eps;
 
-  if (cfg.hiddenSize % cfg.numHeads != 0)
-    return fail("llama.embedding_length " + Twine(cfg.hiddenSize) +
-                " is not a multiple of llama.attention.head_count " +
-                Twine(cfg.numHeads));
+  if (!cfg.keyLength && cfg.hiddenSize % cfg.numHeads != 0)
+    return fail(cfg.key("embedding_length") + " " + Twine(cfg.hiddenSize) +
+                " is not a multiple of " + cfg.key("attention.head_count") +
+                " " + Twine(cfg.numHeads));
   if (cfg.numHeads % cfg.numKVHeads != 0)
-    return fail("llama.attention.head_count " + Twine(cfg.numHeads) +
-                " is not a multiple of llama.attention.head_count_kv " +
-                Twine(cfg.numKVHeads));
+    return fail(cfg.key("attention.head_count") + " " + Twine(cfg.numHeads) +
+                " is not a multiple of " + cfg.key("attention.head_count_kv") +
+                " " + Twine(cfg.numKVHeads));
   cfg.ropeDim = cfg.headDim();
-  if (Error err = optionalUInt("llama.rope.dimension_count", cfg.ropeDim))
+  if (Error err = optionalUInt(cfg.key("rope.dimension_count"), cfg.ropeDim))
     return std::move(err);
   if (cfg.ropeDim > cfg.headDim() || cfg.ropeDim % 2 != 0)
-    return fail("llama.rope.dimension_count " + Twine(cfg.ropeDim) +
+    return fail(cfg.key("rope.dimension_count") + " " + Twine(cfg.ropeDim) +
                 " must be even and at most the head size " +
                 Twine(cfg.headDim()));
 
@@ -116,10 +121,10 @@ Expected<LlamaGGUFConfig> LlamaGGUFConfig::fromGGUF(const GGUFFile &file) {
                 "vocabulary size)");
   if (embed->shape.size() != 2 ||
       static_cast<uint64_t>(embed->shape[1]) != cfg.hiddenSize)
-    return fail(
-        "tensor 'token_embd.weight': shape " + formatShape(embed->shape) +
-        " is not [vocab, llama.embedding_length = " + Twine(cfg.hiddenSize) +
-        "]");
+    return fail("tensor 'token_embd.weight': shape " +
+                formatShape(embed->shape) + " is not [vocab, " +
+                cfg.key("embedding_length") + " = " + Twine(cfg.hiddenSize) +
+                "]");
   cfg.vocabSize = embed->shape[0];
   return cfg;
 }
@@ -155,6 +160,8 @@ std::optional<std::string> GGUFLlamaWeights::hfNameFor(StringRef ggufName) {
                      .Case("ffn_down", "mlp.down_proj")
                      .Case("attn_norm", "input_layernorm")
                      .Case("ffn_norm", "post_attention_layernorm")
+                     .Case("attn_q_norm", "self_attn.q_norm")
+                     .Case("attn_k_norm", "self_attn.k_norm")
                      .Default("");
   if (hf.empty())
     return std::nullopt;
@@ -192,6 +199,8 @@ std::optional<std::string> GGUFLlamaWeights::ggufNameFor(StringRef hfName) {
                        .Case("mlp.down_proj", "ffn_down")
                        .Case("input_layernorm", "attn_norm")
                        .Case("post_attention_layernorm", "ffn_norm")
+                       .Case("self_attn.q_norm", "attn_q_norm")
+                       .Case("self_attn.k_norm", "attn_k_norm")
                        .Default("");
   if (gguf.empty())
     return std::nullopt;
@@ -258,13 +267,16 @@ GGUFLlamaWeights::create(std::unique_ptr<GGUFFile> file) {
     entry.info = *file->lookup(name);
     entry.info.name = hfNameFor(name).value_or(name);
     StringRef hf = entry.info.name;
-    if (hf.ends_with(".self_attn.q_proj.weight"))
-      entry.permuteHeads = cfg->numHeads;
-    else if (hf.ends_with(".self_attn.k_proj.weight"))
-      entry.permuteHeads = cfg->numKVHeads;
+    // convert_hf_to_gguf.py permutes the weights and biases of q and k.
+    bool q = hf.ends_with(".self_attn.q_proj.weight") ||
+             hf.ends_with(".self_attn.q_proj.bias");
+    bool k = hf.ends_with(".self_attn.k_proj.weight") ||
+             hf.ends_with(".self_attn.k_proj.bias");
+    if (cfg->permutedQK() && (q || k))
+      entry.permuteHeads = q ? cfg->numHeads : cfg->numKVHeads;
     if (entry.permuteHeads) {
       const SmallVector<int64_t> &shape = entry.info.shape;
-      if (shape.size() != 2 ||
+      if (shape.empty() || shape.size() > 2 ||
           static_cast<uint64_t>(shape[0]) % (2 * entry.permuteHeads) != 0)
         return createStringError(path + ": tensor '" + name + "': shape " +
                                  formatShape(shape) + " does not split into " +
@@ -347,7 +359,8 @@ Error GGUFLlamaWeights::readF32(StringRef name,
   std::vector<float> stored(dst.size());
   if (Error err = gguf->readF32(e.ggufName, stored))
     return err;
-  unpermuteLlamaRows(stored, dst, e.info.shape[0], e.info.shape[1],
+  unpermuteLlamaRows(stored, dst, e.info.shape[0],
+                     e.info.shape.size() == 2 ? e.info.shape[1] : 1,
                      e.permuteHeads);
   return Error::success();
 }

@@ -311,3 +311,153 @@ def test_bert_positions_disagree_with_config(saved, tmp_path):
     assert proc.returncode != 0
     assert ("has 128 positions, but max_position_embeddings is 512"
             in proc.stderr), proc.stderr
+
+
+#===----------------------------------------------------------------------===#
+# The same architectures from GGUF files as llama.cpp writes them
+#===----------------------------------------------------------------------===#
+
+def write_gguf(model, path, arch):
+    """`model` as convert_hf_to_gguf.py writes it for `arch`: llama.cpp's
+    tensor names, f32; the llama architecture's q/k weights and biases
+    permuted for its rotary layout, Qwen's as they are."""
+    import gguf
+    cfg = model.config
+    w = gguf.GGUFWriter(path, arch)
+    w.add_context_length(cfg.max_position_embeddings)
+    w.add_embedding_length(cfg.hidden_size)
+    w.add_block_count(cfg.num_hidden_layers)
+    w.add_feed_forward_length(cfg.intermediate_size)
+    w.add_head_count(cfg.num_attention_heads)
+    w.add_head_count_kv(cfg.num_key_value_heads)
+    w.add_rope_freq_base(cfg.rope_parameters["rope_theta"])
+    w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
+    head_dim = getattr(cfg, "head_dim", None) or \
+        cfg.hidden_size // cfg.num_attention_heads
+    if arch == "qwen3":
+        w.add_key_length(head_dim)
+        w.add_value_length(head_dim)
+    else:
+        w.add_rope_dimension_count(head_dim)
+    v = cfg.vocab_size
+    w.add_tokenizer_model("llama")
+    w.add_token_list(["<unk>", "<s>", "</s>"] + [f"<t{i}>" for i in range(3, v)])
+    w.add_token_scores([0.0] * v)
+    w.add_token_types([2, 3, 3] + [1] * (v - 3))
+
+    def permute(t, heads):
+        return (t.reshape(heads, 2, t.shape[0] // heads // 2, *t.shape[1:])
+                .swapaxes(1, 2).reshape(t.shape))
+
+    names = {"model.embed_tokens.weight": "token_embd.weight",
+             "model.norm.weight": "output_norm.weight",
+             "lm_head.weight": "output.weight"}
+    per_layer = {"input_layernorm": "attn_norm",
+                 "post_attention_layernorm": "ffn_norm",
+                 "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
+                 "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output",
+                 "self_attn.q_norm": "attn_q_norm",
+                 "self_attn.k_norm": "attn_k_norm",
+                 "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
+                 "mlp.down_proj": "ffn_down"}
+    for key, t in model.state_dict().items():
+        a = t.detach().numpy().astype(np.float32)
+        if key == "lm_head.weight" and cfg.tie_word_embeddings:
+            continue
+        if key in names:
+            w.add_tensor(names[key], a)
+            continue
+        parts = key.split(".")
+        i, rest = parts[2], ".".join(parts[3:-1])
+        if arch == "llama" and rest == "self_attn.q_proj":
+            a = permute(a, cfg.num_attention_heads)
+        if arch == "llama" and rest == "self_attn.k_proj":
+            a = permute(a, cfg.num_key_value_heads)
+        w.add_tensor(f"blk.{i}.{per_layer[rest]}.{parts[-1]}", a)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+GGUF_MODELS = {
+    "llama-biases": ("llama", "llama", dict(attention_bias=True)),
+    "qwen2": ("qwen2", "qwen2", {}),
+    "qwen3": ("qwen3", "qwen3", dict(head_dim=24)),
+}
+
+
+@pytest.mark.parametrize("name", list(GGUF_MODELS))
+def test_gguf_architectures(tmp_path, name):
+    """Each architecture from a GGUF against transformers on the original
+    checkpoint; llama.cpp reads the same file to the same logits, so the file
+    is as llama.cpp's converter writes it."""
+    kind, arch, overrides = GGUF_MODELS[name]
+    _, model = make(tmp_path, kind, **overrides)
+    path = tmp_path / f"{name}.gguf"
+    write_gguf(model, path, arch)
+    check_decoder(tmp_path, path, model)
+    llama_cpp = pytest.importorskip("llama_cpp")
+    llm = llama_cpp.Llama(model_path=str(path), n_ctx=64, n_batch=64,
+                          n_threads=2, logits_all=True, verbose=False)
+    llm.eval(PROMPT)
+    theirs = np.array(llm.scores[:len(PROMPT)], dtype=np.float32)
+    with torch.no_grad():
+        ref = model(torch.tensor([PROMPT])).logits.numpy()[0]
+    assert scale_err(theirs, ref) < 2e-2, "llama.cpp reads another model"
+
+
+def test_gguf_errors_name_gguf_tensors(tmp_path):
+    _, model = make(tmp_path, "qwen2")
+    path = tmp_path / "m.gguf"
+    write_gguf(model, path, "qwen2")
+    import gguf
+    reader = gguf.GGUFReader(path)
+    # Drop one tensor by rewriting the file without it.
+    w = gguf.GGUFWriter(tmp_path / "cut.gguf", "qwen2")
+    for field in reader.fields.values():
+        if field.name.startswith("GGUF.") or field.name == "general.architecture":
+            continue
+        w.add_key_value(field.name, field.contents(),
+                        field.types[0], field.types[-1]
+                        if field.types[0] == gguf.GGUFValueType.ARRAY else None)
+    for t in reader.tensors:
+        if t.name != "blk.1.ffn_down.weight":
+            w.add_tensor(t.name, np.array(t.data).reshape(
+                [int(d) for d in reversed(t.shape)]))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    proc = rlx(tmp_path / "cut.gguf", [1, 2, 3], "--max-new-tokens", "1")
+    assert proc.returncode != 0
+    assert "missing weight 'blk.1.ffn_down.weight'" in proc.stderr, proc.stderr
+
+
+def test_gguf_moe_refused(tmp_path):
+    _, model = make(tmp_path, "llama")
+    path = tmp_path / "m.gguf"
+    import gguf
+    write_gguf(model, path, "llama")
+    reader = gguf.GGUFReader(path)
+    assert reader.fields["llama.block_count"].contents() == 2
+    # A llama GGUF that says it has experts.
+    w = gguf.GGUFWriter(tmp_path / "moe.gguf", "llama")
+    for field in reader.fields.values():
+        if field.name.startswith("GGUF.") or field.name == "general.architecture":
+            continue
+        w.add_key_value(field.name, field.contents(),
+                        field.types[0], field.types[-1]
+                        if field.types[0] == gguf.GGUFValueType.ARRAY else None)
+    w.add_expert_count(8)
+    for t in reader.tensors:
+        w.add_tensor(t.name, np.array(t.data).reshape(
+            [int(d) for d in reversed(t.shape)]))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    proc = rlx(tmp_path / "moe.gguf", [1, 2, 3], "--max-new-tokens", "1")
+    assert proc.returncode != 0
+    assert "'llama.expert_count' = 8 is not supported (mixture-of-experts " \
+        "models)" in proc.stderr, proc.stderr

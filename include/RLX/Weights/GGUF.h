@@ -234,20 +234,34 @@ std::optional<llvm::StringRef> ggmlTypeName(uint32_t code);
 
 /// Hyperparameters of a llama-architecture GGUF.
 struct LlamaGGUFConfig {
-  uint64_t hiddenSize = 0;       // llama.embedding_length
-  uint64_t numLayers = 0;        // llama.block_count
-  uint64_t numHeads = 0;         // llama.attention.head_count
-  uint64_t numKVHeads = 0;       // llama.attention.head_count_kv (or heads)
-  uint64_t intermediateSize = 0; // llama.feed_forward_length
-  uint64_t contextLength = 0;    // llama.context_length
+  /// general.architecture: "llama", "qwen2" or "qwen3" (LLaMA-shaped
+  /// decoders; the metadata keys below are under this prefix).
+  std::string arch = "llama";
+  uint64_t hiddenSize = 0;       // <arch>.embedding_length
+  uint64_t numLayers = 0;        // <arch>.block_count
+  uint64_t numHeads = 0;         // <arch>.attention.head_count
+  uint64_t numKVHeads = 0;       // <arch>.attention.head_count_kv (or heads)
+  uint64_t intermediateSize = 0; // <arch>.feed_forward_length
+  uint64_t contextLength = 0;    // <arch>.context_length
   uint64_t vocabSize = 0;        // rows of token_embd.weight
-  uint64_t ropeDim = 0;          // llama.rope.dimension_count (or head dim)
-  double ropeTheta = 10000.0;    // llama.rope.freq_base
-  double rmsNormEps = 1e-5;      // llama.attention.layer_norm_rms_epsilon
+  uint64_t keyLength = 0;        // <arch>.attention.key_length (or 0)
+  uint64_t ropeDim = 0;          // <arch>.rope.dimension_count (or head dim)
+  double ropeTheta = 10000.0;    // <arch>.rope.freq_base
+  double rmsNormEps = 1e-5;      // <arch>.attention.layer_norm_rms_epsilon
 
-  uint64_t headDim() const { return numHeads ? hiddenSize / numHeads : 0; }
+  uint64_t headDim() const {
+    if (keyLength)
+      return keyLength;
+    return numHeads ? hiddenSize / numHeads : 0;
+  }
+  /// Whether llama.cpp permuted the q/k rows for its rotary layout (only
+  /// the llama architecture; Qwen's are stored as in the checkpoint).
+  bool permutedQK() const { return arch == "llama"; }
+  /// `<arch>.` + `key`.
+  std::string key(llvm::StringRef key) const { return arch + "." + key.str(); }
 
-  /// Reads and checks the config (general.architecture must be "llama").
+  /// Reads and checks the config (general.architecture must be one of
+  /// "llama", "qwen2", "qwen3").
   static llvm::Expected<LlamaGGUFConfig> fromGGUF(const GGUFFile &file);
 };
 
