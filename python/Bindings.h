@@ -71,6 +71,14 @@ inline std::string pyStr(nb::handle value) {
 /// A path argument (str or os.PathLike) as a string.
 std::string pathString(nb::handle path);
 
+/// A mapping's key as a string; rlx.RLXError naming `what` and the key when
+/// it is not a str (nb::cast would raise a bare std::bad_cast).
+std::string keyString(nb::handle key, llvm::StringRef what);
+/// A Python integer in [lo, hi]; rlx.RLXError naming `what` otherwise (an
+/// int past 64 bits included).
+int64_t intInRange(nb::handle value, const llvm::Twine &what, int64_t lo,
+                   int64_t hi);
+
 //===----------------------------------------------------------------------===//
 // NumPy
 //===----------------------------------------------------------------------===//

@@ -119,13 +119,19 @@ static CompileOptions compileOptions(const CompileSource &src,
     o.profile = toProfile(profile);
   else if (src.built)
     o.profile = src.built->profile;
-  if (!inputShapes.is_none())
+  if (!inputShapes.is_none()) {
     for (nb::handle key : nb::iter(inputShapes.attr("keys")())) {
+      std::string name = keyString(key, "input_shapes");
       llvm::SmallVector<int64_t, 4> dims;
       for (nb::handle d : inputShapes[key])
-        dims.push_back(nb::cast<int64_t>(d));
-      o.inputShapes[nb::cast<std::string>(key)] = dims;
+        dims.push_back(intInRange(
+            d, "input_shapes['" + name + "'][" + llvm::Twine(dims.size()) + "]",
+            0, INT64_MAX));
+      o.inputShapes[name] = dims;
     }
+    // A name the entry does not take is a typo: the compile names it.
+    o.rejectUnknownInputShapes = true;
+  }
   if (entry)
     o.entry = *entry;
   return o;
@@ -251,7 +257,7 @@ static nb::dict run(PyCompiledModel &m, nb::handle inputs) {
   // The views own the arrays (and the shapes the TensorRefs point into).
   std::vector<std::pair<std::string, ArrayView>> views;
   for (nb::handle key : nb::iter(inputs.attr("keys")())) {
-    std::string name = nb::cast<std::string>(key);
+    std::string name = keyString(key, "inputs");
     nb::object value = inputs[key];
     // Python scalars and lists take the input's dtype; arrays must match.
     if (PyObject_IsInstance(value.ptr(), numpy().attr("ndarray").ptr()) != 1)
@@ -472,7 +478,11 @@ static void registerCompiledModel(nb::module_ &m) {
            "and dtype (a NumPy array must match; a list or scalar is "
            "converted\nto the input's dtype). Inputs are copied in; each "
            "output is a new\narray that owns its data. Mismatches raise "
-           "rlx.RLXError naming the\ntensor.")
+           "rlx.RLXError naming the\ntensor.\n\n"
+           "Thread safety: runs of one CompiledModel share its arena, so "
+           "runs\nfrom several threads are serialised (a lock per model); "
+           "the GIL is\nreleased while the model runs, so other models (and "
+           "other Python\nthreads) proceed meanwhile.")
       .def(
           "__call__",
           [](PyCompiledModel &m, nb::kwargs inputs) { return run(m, inputs); },
@@ -679,7 +689,8 @@ static void registerGenerator(nb::module_ &m) {
              bool returnLogits) -> nb::object {
             std::vector<int32_t> ids;
             for (nb::handle t : prompt)
-              ids.push_back(nb::cast<int32_t>(t));
+              ids.push_back(static_cast<int32_t>(intInRange(
+                  t, "prompt[" + llvm::Twine(ids.size()) + "]", 0, INT32_MAX)));
             SamplingOptions opts =
                 sampling ? *sampling
                          : SamplingOptions{temperature, topK, topP, seed};

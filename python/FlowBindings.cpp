@@ -564,8 +564,19 @@ static void bindFlowConstruction(nb::class_<MF> &flow) {
           [](MF &f, const std::string &name, nb::handle shape,
              nb::handle dtype) -> MF & {
             llvm::SmallVector<int64_t, 4> dims;
-            for (nb::handle d : shape)
-              dims.push_back(d.is_none() ? kDynamic : nb::cast<int64_t>(d));
+            for (nb::handle d : shape) {
+              // None or rlx.DYNAMIC, else a size in [0, 2^63).
+              int64_t v;
+              if (d.is_none() || (nb::isinstance<nb::int_>(d) &&
+                                  nb::try_cast(d, v) && v == kDynamic)) {
+                dims.push_back(kDynamic);
+                continue;
+              }
+              dims.push_back(intInRange(d,
+                                        "input '" + name + "' dimension " +
+                                            llvm::Twine(dims.size()),
+                                        0, INT64_MAX));
+            }
             return f.input(name, dims, parseDType(dtype));
           },
           "name"_a, "shape"_a, "dtype"_a = "f32", ref,

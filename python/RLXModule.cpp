@@ -51,6 +51,28 @@ void python::throwError(llvm::Error err) {
   throw RLXError(message);
 }
 
+std::string python::keyString(nb::handle key, llvm::StringRef what) {
+  if (!nb::isinstance<nb::str>(key))
+    throw RLXError(
+        (what + ": keys must be str, got " + pyStr(nb::repr(key)) + " (" +
+         pyStr(nb::handle(Py_TYPE(key.ptr())).attr("__name__")) + ")")
+            .str());
+  return nb::cast<std::string>(key);
+}
+
+int64_t python::intInRange(nb::handle value, const llvm::Twine &what,
+                           int64_t lo, int64_t hi) {
+  int64_t v;
+  // Not bool: True is an int to Python, never a dimension or a token.
+  if (nb::isinstance<nb::bool_>(value) || !nb::try_cast(value, v) || v < lo ||
+      v > hi)
+    throw RLXError((what + ": " + pyStr(nb::repr(value)) +
+                    " is not an integer in [" + llvm::Twine(lo) + ", " +
+                    llvm::Twine(hi) + "]")
+                       .str());
+  return v;
+}
+
 std::string python::pathString(nb::handle path) {
   nb::object fspath = nb::module_::import_("os").attr("fspath")(path);
   if (!nb::isinstance<nb::str>(fspath))
@@ -118,6 +140,24 @@ nb::object python::contiguousArray(nb::handle value) {
 
 using HostArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
 
+/// The bytes of a C-contiguous numpy array; rlx.RLXError naming `what` for
+/// one nanobind cannot view (a big-endian array: nb::cast would raise a bare
+/// std::bad_cast).
+static HostArray hostArray(nb::handle array, llvm::StringRef what) {
+  nb::object dtype = array.attr("dtype");
+  if (!nb::cast<bool>(dtype.attr("isnative")))
+    throw RLXError((what + ": numpy " + pyStr(nb::repr(dtype)) +
+                    " is not in this machine's byte order; convert it "
+                    "first (array.astype(array.dtype.newbyteorder('=')))")
+                       .str());
+  HostArray host;
+  if (!nb::try_cast(array, host))
+    throw RLXError((what + ": numpy " + pyStr(nb::repr(dtype)) +
+                    " array cannot be read as a C-contiguous host array")
+                       .str());
+  return host;
+}
+
 ArrayView python::viewArray(nb::handle value, llvm::StringRef what) {
   ArrayView view;
   view.array = contiguousArray(value);
@@ -131,7 +171,7 @@ ArrayView python::viewArray(nb::handle value, llvm::StringRef what) {
                     "int8, int32, int64, uint8, bool)")
                        .str());
   view.dtype = *dtype;
-  auto host = nb::cast<HostArray>(view.array);
+  HostArray host = hostArray(view.array, what);
   view.bytes = {static_cast<const uint8_t *>(host.data()), host.nbytes()};
   return view;
 }
@@ -218,7 +258,7 @@ public:
     e.info.dtype = *dtype;
     for (nb::handle d : nb::cast<nb::tuple>(e.array.attr("shape")))
       e.info.shape.push_back(nb::cast<int64_t>(d));
-    auto host = nb::cast<HostArray>(e.array);
+    HostArray host = hostArray(e.array, desc + ": tensor '" + name + "'");
     e.info.byteSize = host.nbytes();
     e.data = static_cast<const uint8_t *>(host.data());
     order.push_back(name);
@@ -270,7 +310,7 @@ openWeights(const std::string &path) {
 static std::shared_ptr<const WeightSource> arrayWeights(nb::handle mapping) {
   auto source = std::make_shared<NumpyWeights>("<arrays>");
   for (nb::handle key : nb::iter(mapping.attr("keys")()))
-    source->add(nb::cast<std::string>(key), mapping[key]);
+    source->add(keyString(key, "weights"), mapping[key]);
   return source;
 }
 

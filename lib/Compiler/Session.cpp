@@ -33,6 +33,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
@@ -328,6 +329,25 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   mlir::rlx::FrontendOptions frontend;
   frontend.entry = options.entry;
   frontend.fusionRemarks = true;
+  // A shape for an input the entry does not take is a typo (callers that
+  // pass shapes for every graph of a model leave the check off).
+  if (options.rejectUnknownInputShapes) {
+    llvm::StringSet<> names;
+    std::string known;
+    for (unsigned i = 0, e = fn->getNumArguments(); i < e; ++i) {
+      std::string name = mlir::rlx::inputName(*fn, i);
+      known += (known.empty() ? "" : ", ") + name;
+      names.insert(name);
+    }
+    std::string unknown;
+    for (const auto &entry : options.inputShapes)
+      if (!names.contains(entry.first))
+        unknown += (unknown.empty() ? "'" : ", '") + entry.first + "'";
+    if (!unknown.empty())
+      return fail("input_shapes names no input of '" + fn->getSymName().str() +
+                  "': " + unknown + " (the inputs are: " +
+                  (known.empty() ? "none" : known) + ")");
+  }
   for (auto [i, t] : llvm::enumerate(fn->getArgumentTypes())) {
     std::string name = mlir::rlx::inputName(*fn, i);
     auto ty = mlir::dyn_cast<mlir::RankedTensorType>(t);

@@ -43,6 +43,10 @@ struct CompileOptions {
   /// Concrete shapes for inputs declared with dynamic dims, by input name
   /// (the `rlx.name` argument attribute, else `inputN`).
   std::map<std::string, llvm::SmallVector<int64_t, 4>> inputShapes;
+  /// Refuse an inputShapes name the entry does not take, naming it and the
+  /// inputs (the Python module sets it; the model runners pass the shapes
+  /// of every graph's inputs and leave it off).
+  bool rejectUnknownInputShapes = false;
   /// Directory for every stage's IR (empty: none; the tools read
   /// $RLX_IR_DUMP).
   std::string dumpDir;
