@@ -480,9 +480,10 @@ static Error emitDecoderLayer(Impl &impl, unsigned index,
   } else {
     weights.push_back({p + "post_attention_layernorm.weight", {h}});
   }
-  if (spec.qkNorm) {
-    weights.push_back({p + "self_attn.q_norm.weight", {hd}});
-    weights.push_back({p + "self_attn.k_norm.weight", {hd}});
+  // Qwen3 always has QK norms; Gemma has them optionally (Gemma 3).
+  if (spec.qkNorm || spec.gemma) {
+    weights.push_back({p + "self_attn.q_norm.weight", {hd}, spec.qkNorm});
+    weights.push_back({p + "self_attn.k_norm.weight", {hd}, spec.qkNorm});
   }
   weights.push_back({p + "mlp.gate_proj.weight", {inter, h}});
   weights.push_back({p + "mlp.up_proj.weight", {inter, h}});

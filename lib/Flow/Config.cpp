@@ -153,9 +153,9 @@ public:
       : o(o), fileName(file), prefix(prefix) {}
 
   /// `key` quoted as messages name it.
-  std::string name(StringRef key) const {
-    return ("'" + prefix + key + "'").str();
-  }
+  std::string name(StringRef key) const { return "'" + path(key) + "'"; }
+  /// `key` with the prefix, unquoted.
+  std::string path(StringRef key) const { return prefix + key.str(); }
 
   /// Whether `key` is given as JSON null.
   bool isNull(StringRef key) const {
@@ -287,7 +287,10 @@ static constexpr const char *kSupportedActivations =
 
 /// The model types with a recipe, for messages.
 static constexpr const char *kModelTypes =
-    "llama, mistral, qwen2, qwen3, gemma2, bert";
+    "llama, mistral, qwen2, qwen3, gemma2, gemma3_text, bert";
+
+static Error readRopeFields(ConfigReader &rr, TransformerConfig &c);
+static Error readRopePerLayerType(ConfigReader &r, TransformerConfig &c);
 
 /// Reads `rope_parameters` (transformers 5) or `rope_scaling`.
 static Error readRope(ConfigReader &r, TransformerConfig &c) {
@@ -303,6 +306,47 @@ static Error readRope(ConfigReader &r, TransformerConfig &c) {
   if (!rope)
     return r.wrongType(key, *v, "an object");
   ConfigReader rr(*rope, r.file(), (key + ".").str());
+  // Gemma 3 (transformers 5): one set of parameters per layer type.
+  if (c.modelType == "gemma3_text" && rope->get("full_attention"))
+    return readRopePerLayerType(rr, c);
+  return readRopeFields(rr, c);
+}
+
+/// Gemma 3's `{"full_attention": {...}, "sliding_attention": {...}}`: the
+/// global layers' RoPE may be scaled; the sliding layers' is plain RoPE with
+/// its own theta.
+static Error readRopePerLayerType(ConfigReader &r, TransformerConfig &c) {
+  for (StringRef type : {"full_attention", "sliding_attention"}) {
+    const json::Value *v = r.get(type);
+    if (!v)
+      return r.fail("missing " + r.name(type));
+    const json::Object *o = v->getAsObject();
+    if (!o)
+      return r.wrongType(type, *v, "an object");
+    ConfigReader rr(*o, r.file(), r.path(type) + ".");
+    if (type == "full_attention") {
+      if (Error err = readRopeFields(rr, c))
+        return err;
+      continue;
+    }
+    TransformerConfig local;
+    local.ropeTheta = 10000.0;
+    if (Error err = readRopeFields(rr, local))
+      return err;
+    if (local.scaledRope())
+      return rr.fail("scaled RoPE on sliding-window layers is not supported");
+    c.localRopeTheta = local.ropeTheta;
+  }
+  std::vector<std::string> unknown = r.unknown();
+  if (!unknown.empty())
+    return r.fail(r.name(unknown.front()) + " is not a layer type (supported: "
+                                            "full_attention, "
+                                            "sliding_attention)");
+  return Error::success();
+}
+
+/// The fields of one RoPE parameter object.
+static Error readRopeFields(ConfigReader &rr, TransformerConfig &c) {
   if (Error err = rr.number("rope_theta", c.ropeTheta, true))
     return err;
   // `type` is the older spelling of `rope_type`.
@@ -377,13 +421,21 @@ static Error readLayerTypes(ConfigReader &r, TransformerConfig &c,
 /// The keys of the decoder families (LLaMA, Mistral, Qwen2/3, Gemma 2).
 static Error readDecoder(ConfigReader &r, TransformerConfig &c) {
   StringRef type = c.modelType;
-  bool gemma = type == "gemma2";
+  bool gemma3 = type == "gemma3_text";
+  bool gemma = type == "gemma2" || gemma3;
   if (Error err = r.number("rms_norm_eps", c.normEpsilon, true))
     return err;
   if (Error err = r.number("rope_theta", c.ropeTheta, true))
     return err;
   if (Error err = readRope(r, c))
     return err;
+  // Gemma 3's sliding layers rotate with their own theta (the older
+  // spelling; transformers 5 writes it in rope_parameters).
+  if (gemma3 && !c.localRopeTheta) {
+    c.localRopeTheta = 10000.0;
+    if (Error err = r.number("rope_local_base_freq", c.localRopeTheta, true))
+      return err;
+  }
   if (Error err =
           r.only("partial_rotary_factor", "1", "RoPE over the whole head only"))
     return err;
@@ -408,21 +460,37 @@ static Error readDecoder(ConfigReader &r, TransformerConfig &c) {
   if (gemma) {
     if (Error err = window())
       return err;
-    if (Error err = readLayerTypes(r, c, [](int64_t i) { return i % 2 == 0; }))
+    // Gemma 2 alternates; Gemma 3 slides except every sixth layer.
+    int64_t pattern = gemma3 ? 6 : 2;
+    for (StringRef key : {"sliding_window_pattern", "_sliding_window_pattern"})
+      if (Error err = r.integer(key, pattern, false, kMaxLayers))
+        return err;
+    if (gemma3 && pattern < 1)
+      return r.fail("'sliding_window_pattern' must be positive");
+    auto standard = [&](int64_t i) {
+      return gemma3 ? (i + 1) % pattern != 0 : i % 2 == 0;
+    };
+    if (Error err = readLayerTypes(r, c, standard))
       return err;
+    // transformers' default scalar is 256 for both.
+    c.queryPreAttnScalar = 256;
     if (Error err = r.number("query_pre_attn_scalar", c.queryPreAttnScalar,
                              /*positive=*/true))
       return err;
-    if (!c.queryPreAttnScalar)
-      c.queryPreAttnScalar = c.headDim;
     if (Error err = r.number("final_logit_softcapping", c.finalLogitSoftcap,
                              /*positive=*/false))
       return err;
-    if (Error err = r.number("attn_logit_softcapping", c.attnLogitSoftcap,
-                             /*positive=*/false))
+    // transformers' Gemma 3 keeps the key but does not apply it.
+    if (gemma3) {
+      if (Error err = r.only("attn_logit_softcapping", "null",
+                             "transformers' Gemma 3 does not apply it"))
+        return err;
+    } else if (Error err = r.number("attn_logit_softcapping",
+                                    c.attnLogitSoftcap, /*positive=*/false)) {
       return err;
+    }
     if (Error err = r.only("use_bidirectional_attention", "false",
-                           "Gemma 2 attention is causal"))
+                           "Gemma attention is causal"))
       return err;
   } else if (type == "mistral") {
     if (Error err = window())
@@ -490,7 +558,8 @@ TransformerConfig::fromJSON(StringRef text, StringRef fileName) {
                              llvm::Twine(kModelTypes) + ")");
   bool bert = c.modelType == "bert";
   bool decoder = llvm::is_contained(
-      {"llama", "mistral", "qwen2", "qwen3", "gemma2"}, c.modelType);
+      {"llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text"},
+      c.modelType);
   if (r.get("quantization_config"))
     return bad(fileName, "'quantization_config' is not supported: RLX reads "
                          "unquantized safetensors, or quantized weights from "
@@ -526,7 +595,8 @@ TransformerConfig::fromJSON(StringRef text, StringRef fileName) {
                                ") and no head_dim is given");
     c.headDim = c.hidden / c.numHeads;
   }
-  c.tieEmbeddings = c.modelType == "gemma2" || bert;
+  c.tieEmbeddings =
+      c.modelType == "gemma2" || c.modelType == "gemma3_text" || bert;
   if (Error err = r.boolean("tie_word_embeddings", c.tieEmbeddings))
     return std::move(err);
 
@@ -550,8 +620,9 @@ TransformerConfig::fromJSON(StringRef text, StringRef fileName) {
     if (c.activation.empty())
       return bad(fileName,
                  "'" +
-                     llvm::Twine(c.modelType == "gemma2" ? "hidden_activation"
-                                                         : "hidden_act") +
+                     llvm::Twine(StringRef(c.modelType).starts_with("gemma")
+                                     ? "hidden_activation"
+                                     : "hidden_act") +
                      "' = \"" + c.hiddenAct + "\" is not supported (" +
                      kSupportedActivations + ")");
   }

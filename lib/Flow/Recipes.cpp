@@ -81,8 +81,13 @@ DecoderLayerSpec DecoderFlow::layerSpec(unsigned i) const {
     a.scale = 1.0f / std::sqrt(static_cast<float>(cfg.queryPreAttnScalar));
     a.softcap = cfg.attnLogitSoftcap;
   }
-  if (i < cfg.slidingLayers.size() && cfg.slidingLayers[i])
+  bool sliding = i < cfg.slidingLayers.size() && cfg.slidingLayers[i];
+  if (sliding)
     a.window = cfg.slidingWindow;
+  // Gemma 3's sliding layers rotate with their own, unscaled RoPE.
+  bool localRope = sliding && cfg.localRopeTheta > 0;
+  if (localRope)
+    a.ropeTheta = cfg.localRopeTheta;
   s.qkvBias = cfg.qkvBias;
   s.outBias = cfg.outBias;
   s.mlpBias = cfg.mlpBias;
@@ -91,9 +96,9 @@ DecoderLayerSpec DecoderFlow::layerSpec(unsigned i) const {
   s.intermediate = cfg.intermediate;
   s.rmsEpsilon = cfg.normEpsilon;
   s.prefix = "model.layers." + std::to_string(i) + ".";
-  s.qkNorm = family == "qwen3";
+  s.qkNorm = family == "qwen3" || cfg.modelType == "gemma3_text";
   s.gemma = gemma;
-  if (cfg.scaledRope())
+  if (cfg.scaledRope() && !localRope)
     s.invFreqKey = "rope.inv_freq";
   return s;
 }
@@ -314,7 +319,7 @@ Expected<Qwen3Flow> Qwen3Flow::fromModelDir(StringRef dir) {
 }
 
 Expected<GemmaFlow> GemmaFlow::fromModelDir(StringRef dir) {
-  auto cfg = configIn(dir, {"gemma2"});
+  auto cfg = configIn(dir, {"gemma2", "gemma3_text"});
   if (!cfg)
     return cfg.takeError();
   return GemmaFlow(std::move(*cfg));
@@ -328,10 +333,11 @@ Expected<DecoderFlow> rlx::decoderFlowFor(const TransformerConfig &config) {
     return DecoderFlow(config, "llama");
   if (config.modelType == "qwen3")
     return Qwen3Flow(config);
-  if (config.modelType == "gemma2")
+  if (config.modelType == "gemma2" || config.modelType == "gemma3_text")
     return GemmaFlow(config);
   return fail("no decoder recipe for model_type '" + config.modelType +
-              "' (supported: llama, mistral, qwen2, qwen3, gemma2)");
+              "' (supported: llama, mistral, qwen2, qwen3, gemma2, "
+              "gemma3_text)");
 }
 
 //===----------------------------------------------------------------------===//

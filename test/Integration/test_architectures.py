@@ -48,6 +48,7 @@ def make(tmp_path, kind, seed=1, **overrides):
         "qwen2": ("Qwen2Config", "Qwen2ForCausalLM"),
         "qwen3": ("Qwen3Config", "Qwen3ForCausalLM"),
         "gemma2": ("Gemma2Config", "Gemma2ForCausalLM"),
+        "gemma3": ("Gemma3TextConfig", "Gemma3ForCausalLM"),
         "bert": ("BertConfig", "BertModel"),
     }
     cfg_name, model_name = classes[kind]
@@ -59,6 +60,9 @@ def make(tmp_path, kind, seed=1, **overrides):
     if kind == "gemma2":
         args.update(query_pre_attn_scalar=16, attn_logit_softcapping=50.0,
                     final_logit_softcapping=30.0, sliding_window=4)
+    if kind == "gemma3":
+        args.update(query_pre_attn_scalar=16, sliding_window=4,
+                    num_hidden_layers=4, sliding_window_pattern=2)
     args.update(overrides)
     cfg = getattr(transformers, cfg_name)(**args)
     torch.manual_seed(seed)
@@ -167,6 +171,29 @@ def test_gemma2_attention_bias(tmp_path):
     check_decoder(tmp_path, path, model)
 
 
+@pytest.mark.parametrize("policy", ["direct", "fusable"])
+def test_gemma3(tmp_path, policy):
+    """Interleaved local/global layers with their own RoPE bases, Gemma
+    q/k norms, sandwich norms, embedding scaling, linear RoPE scaling on the
+    global layers only."""
+    path, model = make(tmp_path, "gemma3", rope_parameters={
+        "full_attention": {"rope_type": "linear", "factor": 4.0,
+                           "rope_theta": 100000.0},
+        "sliding_attention": {"rope_type": "default", "rope_theta": 100.0}})
+    assert model.config.layer_types == ["sliding_attention", "full_attention"] * 2
+    check_decoder(tmp_path, path, model, new_tokens=8, policy=policy)
+
+
+def test_gemma3_default_pattern(tmp_path):
+    path, model = make(tmp_path, "gemma3", num_hidden_layers=7,
+                       sliding_window_pattern=6,
+                       final_logit_softcapping=20.0)
+    cfg = json.loads((path / "config.json").read_text())
+    cfg.pop("layer_types")
+    (path / "config.json").write_text(json.dumps(cfg))
+    check_decoder(tmp_path, path, model)
+
+
 @pytest.mark.parametrize("act", ["gelu", "gelu_new", "relu", "silu"])
 def test_bert_hidden_act(tmp_path, act):
     path, model = make(tmp_path, "bert", hidden_act=act)
@@ -196,7 +223,8 @@ def edit_config(path, **changes):
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
     base = tmp_path_factory.mktemp("saved")
-    return {kind: make(base, kind)[0] for kind in ["llama", "qwen2", "bert"]}
+    return {kind: make(base, kind)[0]
+            for kind in ["llama", "qwen2", "gemma3", "bert"]}
 
 
 def copy_dir(src, dst):
@@ -242,13 +270,16 @@ REFUSED = [
      "layer_types: \"chunked_attention\" is not supported"),
     ("qwen2", {"layer_types": ["full_attention"]},
      "layer_types has 1 entries for num_hidden_layers = 2"),
+    ("gemma3", {"attn_logit_softcapping": 50.0},
+     "'attn_logit_softcapping' = 50 is not supported (transformers' Gemma 3 "
+     "does not apply it)"),
     ("bert", {"position_embedding_type": "relative_key"},
      "'position_embedding_type' = \"relative_key\" is not supported"),
     ("bert", {"is_decoder": True}, "'is_decoder' = true is not supported"),
     ("bert", {"hidden_act": "gelu_10"}, "'hidden_act' = \"gelu_10\""),
     ("llama", {"model_type": "falcon"},
      "no decoder recipe for model_type 'falcon' (supported: llama, mistral, "
-     "qwen2, qwen3, gemma2)"),
+     "qwen2, qwen3, gemma2, gemma3_text)"),
 ]
 
 

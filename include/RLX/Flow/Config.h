@@ -31,7 +31,7 @@ struct Llama3RopeScaling {
 /// JSON type is an error naming the key; a key RLX does not know is reported
 /// in `unknownKeys` (the tools warn about them).
 struct TransformerConfig {
-  /// "llama", "mistral", "qwen2", "qwen3", "gemma2", "bert".
+  /// "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "bert".
   std::string modelType;
   int64_t vocabSize = 0, hidden = 0, intermediate = 0, numLayers = 0;
   int64_t numHeads = 0, numKvHeads = 0, headDim = 0;
@@ -40,6 +40,9 @@ struct TransformerConfig {
   double ropeTheta = 10000.0;
   bool tieEmbeddings = false;
   std::optional<Llama3RopeScaling> llama3Scaling;
+  /// Gemma 3: the theta of the sliding-window layers, which use plain RoPE
+  /// (0: the same RoPE as the other layers).
+  double localRopeTheta = 0;
   /// RoPE `linear` scaling: positions divided by this factor (1: none).
   double ropeLinearFactor = 1.0;
   /// Per-frequency divisors of the inverse frequencies (a GGUF's

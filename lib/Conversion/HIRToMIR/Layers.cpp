@@ -80,10 +80,10 @@ static void readCommon(OpTy op, LayerParts &p, LayerConfig &c) {
 
 /// Per-head RMSNorm of [B, T, n*hd] with a [hd] weight (Qwen3 QK-norm).
 static Value headNorm(MIRBuilder &mb, Value x, Value w, int64_t n, int64_t hd,
-                      float eps) {
+                      float eps, bool unitOffset) {
   auto ty = MIRBuilder::typeOf(x);
   Value r = mb.reshape(x, {ty.getDimSize(0), ty.getDimSize(1), n, hd});
-  r = mb.rmsNorm(r, w, eps, /*unitOffset=*/false);
+  r = mb.rmsNorm(r, w, eps, unitOffset);
   return mb.reshape(r, ty.getShape());
 }
 
@@ -172,6 +172,10 @@ static FailureOr<LayerResults> lowerDecoderLayer(MIRBuilder &mb, Operation *op,
                        mir::MaskKindAttr::get(op->getContext(), c.maskKind)),
                mb.i64("window", c.window), mb.f32("norm_epsilon", c.eps)})
             ->getResult(0);
+    // Gemma's QK norms scale by (1 + w).
+    if (c.gemma && p.qNorm)
+      attn.getDefiningOp()->setAttr("norm_unit_offset",
+                                    mb.builder().getUnitAttr());
     r.hidden = lowerMlpHalf(mb, policy, p, c, attn);
     return r;
   }
@@ -193,8 +197,8 @@ static FailureOr<LayerResults> lowerDecoderLayer(MIRBuilder &mb, Operation *op,
     v = linear(mb, n, p.wv, p.bv);
   }
   if (p.qNorm) {
-    q = headNorm(mb, q, p.qNorm, c.numHeads, c.headDim, c.eps);
-    k = headNorm(mb, k, p.kNorm, c.numKvHeads, c.headDim, c.eps);
+    q = headNorm(mb, q, p.qNorm, c.numHeads, c.headDim, c.eps, c.gemma);
+    k = headNorm(mb, k, p.kNorm, c.numKvHeads, c.headDim, c.eps, c.gemma);
   }
   q = mb.rope(q, p.positions, p.invFreq, c.headDim, c.rotaryDim, c.theta,
               c.style);
@@ -248,6 +252,8 @@ struct DecoderLayerLowering : public OpRewritePattern<OpTy> {
       p.postAttnNorm = op.getPostAttnNorm();
       p.preFfnNorm = op.getPreFfnNorm();
       p.postFfnNorm = op.getPostFfnNorm();
+      p.qNorm = op.getQNorm();
+      p.kNorm = op.getKNorm();
       c.gemma = true;
       c.scale = op.getScale().convertToDouble();
       c.softcap = op.getAttnSoftcap().convertToDouble();

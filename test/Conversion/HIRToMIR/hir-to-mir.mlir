@@ -144,6 +144,21 @@ func.func @llama_layer_biases(%x: tensor<1x5x64xf32>, %pos: tensor<5xi32>) -> te
   return %y : tensor<1x5x64xf32>
 }
 
+// CHECK-LABEL: func.func @gemma3_qk_norm
+func.func @gemma3_qk_norm(%x: tensor<1x5x64xf32>, %pos: tensor<5xi32>) -> tensor<1x5x64xf32> {
+  %n = hir.param "n" : tensor<64xf32>
+  %hn = hir.param "hn" : tensor<16xf32>
+  %wq = hir.param "q" : tensor<64x64xf32>
+  %wk = hir.param "k" : tensor<32x64xf32>
+  %wo = hir.param "o" : tensor<64x64xf32>
+  %g = hir.param "g" : tensor<128x64xf32>
+  %d = hir.param "d" : tensor<64x128xf32>
+  // DIRECT: mir.attention_block {{.*}} q_norm(%{{.*}}) k_norm(%{{.*}}) {{{.*}}norm_unit_offset
+  // FUSABLE: mir.rms_norm {{.*}} {{{.*}}unit_offset{{.*}}} : (tensor<1x5x4x16xf32>, tensor<16xf32>)
+  %y = hir.gemma_decoder_layer %x, %pos attn(%n, %wq, %wk, %wk, %wo) norms(%n, %n, %n) qk_norm(%hn, %hn) mlp(%g, %g, %d) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : (tensor<1x5x64xf32>, tensor<5xi32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<1x5x64xf32>
+  return %y : tensor<1x5x64xf32>
+}
+
 // CHECK-LABEL: func.func @gemma_and_qwen3
 func.func @gemma_and_qwen3(%x: tensor<1x5x64xf32>, %pos: tensor<5xi32>) -> (tensor<1x5x64xf32>, tensor<1x5x64xf32>) {
   %n = hir.param "n" : tensor<64xf32>

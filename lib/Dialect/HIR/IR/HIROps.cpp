@@ -471,6 +471,8 @@ static LogicalResult verifyDecoderLayer(OpTy op, const DecoderExtras &extras) {
   for (auto [name, w] : extras.hiddenNorms)
     if (failed(checkShape(o, name, w, {hidden})))
       return failure();
+  if (!extras.qNorm != !extras.kNorm)
+    return op.emitOpError("takes q and k norms together (qk_norm)");
   if (extras.qNorm && (failed(checkShape(o, "q_norm", extras.qNorm, {hd})) ||
                        failed(checkShape(o, "k_norm", extras.kNorm, {hd}))))
     return failure();
@@ -589,6 +591,8 @@ LogicalResult GemmaDecoderLayerOp::verify() {
   e.hiddenNorms = {{"post_attn_norm", getPostAttnNorm()},
                    {"pre_ffn_norm", getPreFfnNorm()},
                    {"post_ffn_norm", getPostFfnNorm()}};
+  e.qNorm = getQNorm();
+  e.kNorm = getKNorm();
   e.scale = getScale().convertToDouble();
   e.softcap = getAttnSoftcap().convertToDouble();
   return verifyDecoderLayer(*this, e);
@@ -604,6 +608,8 @@ LogicalResult GemmaCachedDecoderLayerOp::verify() {
   e.hiddenNorms = {{"post_attn_norm", getPostAttnNorm()},
                    {"pre_ffn_norm", getPreFfnNorm()},
                    {"post_ffn_norm", getPostFfnNorm()}};
+  e.qNorm = getQNorm();
+  e.kNorm = getKNorm();
   e.scale = getScale().convertToDouble();
   e.softcap = getAttnSoftcap().convertToDouble();
   return verifyDecoderLayer(*this, e);

@@ -572,15 +572,20 @@ defvar HIR_GemmaDesc = [{
     `pre_ffn_norm`, `post_ffn_norm`), GeGLU (tanh GELU) MLP, attention
     scores scaled by `scale` (`query_pre_attn_scalar^-1/2`) and soft-capped
     by `attn_softcap`; `window > 0` makes it a sliding-window layer.
+    Gemma 3 adds `qk_norm(q_norm, k_norm)`: per-head Gemma RMSNorms
+    (`[head_dim]`, `(1 + w)`) of the queries and keys before RoPE.
 }];
 
 defvar HIR_GemmaNorms = (ins HIR_FloatTensor:$post_attn_norm,
                              HIR_FloatTensor:$pre_ffn_norm,
-                             HIR_FloatTensor:$post_ffn_norm);
+                             HIR_FloatTensor:$post_ffn_norm,
+                             Optional<HIR_FloatTensor>:$q_norm,
+                             Optional<HIR_FloatTensor>:$k_norm);
 defvar HIR_GemmaAttrs = (ins DefaultValuedAttr<F32Attr, "0.0">:$scale,
                              DefaultValuedAttr<F32Attr, "0.0">:$attn_softcap);
 defvar HIR_GemmaNormsFormat =
-    "`norms` `(` $post_attn_norm `,` $pre_ffn_norm `,` $post_ffn_norm `)` ";
+    "`norms` `(` $post_attn_norm `,` $pre_ffn_norm `,` $post_ffn_norm `)` "
+    # "(`qk_norm` `(` $q_norm^ `,` $k_norm `)`)? ";
 
 def HIR_GemmaDecoderLayerOp : HIR_DecoderLayerBase<"gemma_decoder_layer",
     "Gemma 2 decoder layer (sandwich norms, GeGLU, softcapped attention)",
