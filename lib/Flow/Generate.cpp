@@ -75,6 +75,18 @@ int32_t rlx::sampleToken(llvm::ArrayRef<float> logits,
   return order[pick(rng)];
 }
 
+std::optional<uint64_t>
+rlx::kvCacheBytesPerToken(const TransformerConfig &config,
+                          ComputePrecision kvCache) {
+  uint64_t element = kvCache == ComputePrecision::F32 ? 4 : 2;
+  std::optional<uint64_t> bytes = mulBytes(2 * element, config.numLayers);
+  if (bytes)
+    bytes = mulBytes(*bytes, config.numKvHeads);
+  if (bytes)
+    bytes = mulBytes(*bytes, config.headDim);
+  return bytes;
+}
+
 Expected<std::unique_ptr<Generator>>
 Generator::create(Session &session, DecoderFlow recipe,
                   const WeightSource &weights, int64_t maxContext,
@@ -93,7 +105,8 @@ Generator::create(Session &session, DecoderFlow recipe,
   const TransformerConfig &c = g->recipe.config();
   size_t kv = c.numKvHeads * c.headDim;
   // Keys and values of every layer for maxContext tokens, in the element
-  // type of `[precision] kv_cache`.
+  // type of `[precision] kv_cache`. The whole context must fit the budget;
+  // the cache is allocated as it fills (reserveCache).
   ComputePrecision kvType = g->built.profile.precision.kvCache;
   g->cacheType = kvType == ComputePrecision::F16    ? DType::F16
                  : kvType == ComputePrecision::BF16 ? DType::BF16
@@ -102,9 +115,7 @@ Generator::create(Session &session, DecoderFlow recipe,
   Expected<MemoryBudget> budget = MemoryBudget::get(g->options.memoryBudgetMB);
   if (!budget)
     return budget.takeError();
-  std::optional<uint64_t> cacheBytes = mulBytes(2 * g->cacheElementBytes, kv);
-  if (cacheBytes)
-    cacheBytes = mulBytes(*cacheBytes, c.numLayers);
+  std::optional<uint64_t> cacheBytes = kvCacheBytesPerToken(c, kvType);
   if (cacheBytes)
     cacheBytes = mulBytes(*cacheBytes, maxContext);
   if (Error err = budget->check(
@@ -113,10 +124,23 @@ Generator::create(Session &session, DecoderFlow recipe,
               llvm::Twine(maxContext) + " tokens, " + llvm::Twine(kv) + " " +
               dtypeName(g->cacheType) + " values per key and per value)"))
     return std::move(err);
-  size_t rowBytes = kv * g->cacheElementBytes;
-  g->cacheK.assign(c.numLayers, std::vector<uint8_t>(maxContext * rowBytes));
-  g->cacheV.assign(c.numLayers, std::vector<uint8_t>(maxContext * rowBytes));
+  g->cacheK.resize(c.numLayers);
+  g->cacheV.resize(c.numLayers);
   return g;
+}
+
+void Generator::reserveCache(int64_t rows) {
+  if (rows <= cacheRows)
+    return;
+  // Doubling, from the first bucket (16): a run copies each row O(1) times.
+  int64_t grown = std::min(maxContext, std::max<int64_t>(16, 2 * cacheRows));
+  cacheRows = std::max(rows, grown);
+  const TransformerConfig &c = recipe.config();
+  size_t bytes = cacheRows * c.numKvHeads * c.headDim * cacheElementBytes;
+  for (int64_t i = 0; i < c.numLayers; ++i) {
+    cacheK[i].resize(bytes);
+    cacheV[i].resize(bytes);
+  }
 }
 
 Expected<Generator::Graph *> Generator::graph(int64_t past, int64_t count) {
@@ -181,6 +205,7 @@ Expected<std::vector<float>> Generator::step(llvm::ArrayRef<int32_t> tokens,
   if (!graph)
     return graph.takeError();
   Graph &g = **graph;
+  reserveCache(start + n);
   // In place, the cached tokens fill the first `start` slots of the past and
   // stay in the graph's arena between steps: a step copies only the rows
   // the graph has not seen. Key index distances then exceed position
@@ -260,6 +285,13 @@ Generator::generate(llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
     return std::move(err);
   if (prompt.empty())
     return fail("the prompt is empty");
+  // The last new token is not fed back, but a context holds the prompt and
+  // every new token (as transformers' max_length does).
+  if (static_cast<int64_t>(prompt.size()) + maxNewTokens > maxContext)
+    return fail("prompt of " + llvm::Twine(prompt.size()) + " tokens + " +
+                llvm::Twine(maxNewTokens) +
+                " new tokens exceeds the maximum of " +
+                llvm::Twine(maxContext) + " tokens of context");
   int64_t vocab = recipe.config().vocabSize;
   for (auto [i, t] : llvm::enumerate(prompt))
     if (t < 0 || t >= vocab)

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ModelRunner.h"
+#include "RLX/Runtime/MemoryBudget.h"
 #include "RLX/Tokenizer/ChatTemplate.h"
 #include "RLX/Tokenizer/Tokenizer.h"
 #include "RLX/Weights/GGUF.h"
@@ -16,6 +17,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
+#include <cstdlib>
 #include <numeric>
 
 using namespace rlx;
@@ -59,7 +61,10 @@ static Expected<LoadedModel> load(llvm::StringRef path) {
   if (!weights)
     return weights.takeError();
   m.config = *cfg;
-  m.weights = std::move(*weights);
+  auto viewed = recipeWeights(m.config, std::move(*weights));
+  if (!viewed)
+    return viewed.takeError();
+  m.weights = std::move(*viewed);
   return m;
 }
 
@@ -148,6 +153,72 @@ static Error runEncoder(Session &session, LoadedModel &m,
   return Error::success();
 }
 
+namespace {
+/// The context (prompt and new tokens) a generation may use.
+struct Context {
+  /// The most tokens the KV cache holds, and the most the run may use (at
+  /// most the model's max positions).
+  int64_t tokens = 0, limit = 0;
+  /// Why: "max_position_embeddings 256", "--max-context 64, ...".
+  std::string why;
+  /// The default was capped by the memory budget.
+  bool capped = false;
+};
+} // namespace
+
+/// The context of `--max-context`, else the model's max positions capped so
+/// that the KV cache fits the memory budget: `--memory-budget-mb` or
+/// RLX_MEMORY_BUDGET_MB when given (0: no cap), else half the physical
+/// memory.
+static Expected<Context> chooseContext(const TransformerConfig &c,
+                                       const ModelRunOptions &o) {
+  std::string positions = (llvm::StringRef(o.model).ends_with(".gguf")
+                               ? "context_length "
+                               : "max_position_embeddings ") +
+                          std::to_string(c.maxPositions);
+  Context ctx;
+  if (o.maxContext < 0)
+    return fail("--max-context is " + llvm::Twine(o.maxContext) +
+                "; it must be positive");
+  if (o.maxContext > 0) {
+    ctx.tokens = o.maxContext;
+    ctx.limit = std::min(o.maxContext, c.maxPositions);
+    ctx.why =
+        "--max-context " + std::to_string(o.maxContext) + ", " + positions;
+    return ctx;
+  }
+  ctx.tokens = ctx.limit = c.maxPositions;
+  ctx.why = positions;
+  ComputePrecision kv = o.kvCache ? *o.kvCache
+                        : o.profileGiven
+                            ? o.compile.profile.precision.kvCache
+                            : CompileProfile::llama32Decode().precision.kvCache;
+  std::optional<uint64_t> perToken = kvCacheBytesPerToken(c, kv);
+  Expected<MemoryBudget> budget = MemoryBudget::get(o.compile.memoryBudgetMB);
+  if (!budget)
+    return budget.takeError();
+  if (budget->bytes == 0 || !perToken || *perToken == 0)
+    return ctx;
+  // Without a budget given, the cache may take half the physical memory.
+  bool physical =
+      !o.compile.memoryBudgetMB && !std::getenv("RLX_MEMORY_BUDGET_MB");
+  uint64_t cap = physical ? budget->bytes / 2 : budget->bytes;
+  uint64_t fits = cap / *perToken;
+  if (fits >= static_cast<uint64_t>(c.maxPositions))
+    return ctx;
+  ctx.tokens = ctx.limit = static_cast<int64_t>(fits);
+  ctx.capped = true;
+  ctx.why =
+      positions + ", capped by " +
+      (physical
+           ? "half the physical memory (" + std::to_string(cap >> 20) + " MiB)"
+           : "the memory budget of " + std::to_string(budget->bytes >> 20) +
+                 " MiB (" + budget->origin + ")") +
+      " at " + std::to_string(*perToken) +
+      " bytes of KV cache per token; --max-context sets it";
+  return ctx;
+}
+
 static Error runDecoder(Session &session, LoadedModel &m,
                         const ModelRunOptions &o,
                         std::chrono::steady_clock::time_point started,
@@ -174,6 +245,19 @@ static Error runDecoder(Session &session, LoadedModel &m,
   }
   int64_t t = o.prompt.size();
   CompileOptions c = o.compile;
+  // A prompt and new tokens that cannot fit are refused before anything
+  // compiles.
+  Expected<Context> ctx = chooseContext(m.config, o);
+  if (!ctx)
+    return ctx.takeError();
+  if (o.maxNewTokens == 0 && t > m.config.maxPositions)
+    return fail("prompt of " + llvm::Twine(t) + " tokens exceeds the " +
+                "model's " + llvm::Twine(m.config.maxPositions) + " positions");
+  if (o.maxNewTokens > 0 && t + o.maxNewTokens > ctx->limit)
+    return fail("prompt of " + llvm::Twine(t) + " tokens + " +
+                llvm::Twine(o.maxNewTokens) +
+                " new tokens exceeds the context of " +
+                llvm::Twine(ctx->limit) + " (" + ctx->why + ")");
 
   // Full-sequence logits of the prompt (the parity check).
   if (!o.logitsOut.empty()) {
@@ -210,9 +294,7 @@ static Error runDecoder(Session &session, LoadedModel &m,
   if (o.maxNewTokens == 0)
     return Error::success();
 
-  int64_t maxContext = o.maxContext
-                           ? o.maxContext
-                           : std::min<int64_t>(m.config.maxPositions, 512);
+  int64_t maxContext = ctx->tokens;
   // The decode graphs compile with the recipe's profile (built.profile).
   Expected<std::unique_ptr<Generator>> gen =
       Generator::create(session, *recipe, *m.weights, maxContext, c);
@@ -220,6 +302,8 @@ static Error runDecoder(Session &session, LoadedModel &m,
     return gen.takeError();
   std::vector<std::vector<float>> steps;
   llvm::raw_ostream &os = report(o);
+  if (!o.quiet && ctx->capped)
+    os << "context: " << maxContext << " tokens (" << ctx->why << ")\n";
   if (!o.quiet)
     os << "prompt: " << t << " tokens; generating up to " << o.maxNewTokens
        << " (max context " << maxContext << ", "
@@ -234,9 +318,12 @@ static Error runDecoder(Session &session, LoadedModel &m,
   std::optional<Tokenizer::StreamDecoder> stream;
   if (tokenizer)
     stream.emplace(*tokenizer);
+  // The tokens so far, printed when a step fails midway.
+  std::vector<int32_t> generated;
   Expected<std::vector<int32_t>> tokens = (*gen)->generate(
       o.prompt, o.maxNewTokens, o.sampling,
       [&](int32_t token) {
+        generated.push_back(token);
         if (firstToken == 0)
           firstToken = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - started)
@@ -255,8 +342,17 @@ static Error runDecoder(Session &session, LoadedModel &m,
     llvm::outs() << stream->finish() << "\n";
     llvm::outs().flush();
   }
-  if (!tokens)
-    return tokens.takeError();
+  if (!tokens) {
+    // What was generated stays (the streamed text above, the ids here).
+    os << "tokens:";
+    for (int32_t tok : generated)
+      os << " " << tok;
+    os << "\n";
+    os.flush();
+    return fail("generation failed after " + llvm::Twine(generated.size()) +
+                " of up to " + llvm::Twine(o.maxNewTokens) +
+                " new tokens: " + llvm::toString(tokens.takeError()));
+  }
   const GenerationStats &s = (*gen)->stats();
   os << "tokens:";
   for (int32_t tok : *tokens)

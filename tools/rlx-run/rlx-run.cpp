@@ -67,10 +67,13 @@ static cl::opt<bool>
 static cl::opt<unsigned> maxNewTokens("max-new-tokens",
                                       cl::desc("Tokens to generate"),
                                       cl::init(16), cl::cat(modelCategory));
-static cl::opt<int64_t> maxContext("max-context",
-                                   cl::desc("KV-cache size (default: "
-                                            "min(max positions, 512))"),
-                                   cl::init(0), cl::cat(modelCategory));
+static cl::opt<int64_t> maxContext(
+    "max-context",
+    cl::desc("KV-cache size in tokens (default: the model's max positions, "
+             "capped so that the cache fits the memory budget, or half the "
+             "physical memory when no budget is given; the cache grows as "
+             "it fills)"),
+    cl::init(0), cl::cat(modelCategory));
 static cl::opt<float> temperature("temperature",
                                   cl::desc("Sampling temperature (0: greedy)"),
                                   cl::init(0.0f), cl::cat(modelCategory));

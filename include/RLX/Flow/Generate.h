@@ -6,12 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Generates tokens with a decoder recipe. The KV cache is preallocated to
-// the maximum context; decode graphs are compiled per bucket of past length
-// (16, 32, 64, ...) and reused: the unused slots of a bucket are hidden by
-// the key mask. The prompt runs as one step whose past is fully masked. All
-// graphs share one parameter pool. A graph whose past inputs live in the
-// head of its present outputs keeps the cache in its arena between steps
+// Generates tokens with a decoder recipe. The KV cache grows with the
+// tokens it holds, doubling up to the maximum context (whose size is
+// checked against the memory budget up front), so that a large context
+// costs nothing until it is used; decode graphs are compiled per bucket of
+// past length (16, 32, 64, ...) and reused: the unused slots of a bucket are
+// hidden by the key mask. The prompt runs as one step whose past is fully
+// masked. All graphs share one parameter pool. A graph whose past inputs live
+// in the head of its present outputs keeps the cache in its arena between steps
 // and takes only the new rows.
 //
 //===----------------------------------------------------------------------===//
@@ -68,6 +70,12 @@ llvm::Error checkSamplingOptions(const SamplingOptions &opts);
 int32_t sampleToken(llvm::ArrayRef<float> logits, const SamplingOptions &opts,
                     std::mt19937_64 &rng);
 
+/// The bytes one token takes in the KV cache of `config`: its keys and
+/// values in every layer, `2 * numLayers * numKvHeads * headDim` elements of
+/// `kvCache`; std::nullopt on overflow.
+std::optional<uint64_t> kvCacheBytesPerToken(const TransformerConfig &config,
+                                             ComputePrecision kvCache);
+
 class Generator {
 public:
   /// Builds the decode flow of `recipe` (checking `weights`) for contexts of
@@ -80,7 +88,10 @@ public:
   /// after a token of `stopTokens` (which is returned, as transformers'
   /// generate() does). `onToken` sees each new token; `stepLogits`, when
   /// given, receives the logits each token was sampled from. Sampling
-  /// options are checked first (checkSamplingOptions).
+  /// options are checked first (checkSamplingOptions), and a prompt that
+  /// cannot fit the context with `maxNewTokens` new tokens is refused
+  /// before anything compiles. When a step fails midway, `onToken` has seen
+  /// the tokens generated before it.
   llvm::Expected<std::vector<int32_t>>
   generate(llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
            const SamplingOptions &sampling,
@@ -90,6 +101,8 @@ public:
 
   const GenerationStats &stats() const { return statistics; }
   const TransformerConfig &config() const { return recipe.config(); }
+  /// The most tokens (prompt and new ones) the cache holds.
+  int64_t maxContextTokens() const { return maxContext; }
 
 private:
   Generator(Session &session, DecoderFlow recipe, const WeightSource &weights,
@@ -124,7 +137,11 @@ private:
   /// The element type of the cache (`[precision] kv_cache`) and its size.
   DType cacheType = DType::F32;
   size_t cacheElementBytes = 4;
-  /// Per layer, [maxContext, kv] keys and values (bytes of cacheType).
+  /// Makes room in the cache for `rows` tokens (at most maxContext),
+  /// growing it geometrically; the rows held are kept.
+  void reserveCache(int64_t rows);
+  /// Per layer, [cacheRows, kv] keys and values (bytes of cacheType).
+  int64_t cacheRows = 0;
   std::vector<std::vector<uint8_t>> cacheK, cacheV;
   /// Per layer, the past keys and values fed to a step ([past, kv]), kept
   /// between steps so that decoding does not allocate.
