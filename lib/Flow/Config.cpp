@@ -287,7 +287,7 @@ static constexpr const char *kSupportedActivations =
 
 /// The model types with a recipe, for messages.
 static constexpr const char *kModelTypes =
-    "llama, mistral, qwen2, qwen3, gemma2, gemma3_text, bert";
+    "llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3, bert";
 
 static Error readRopeFields(ConfigReader &rr, TransformerConfig &c);
 static Error readRopePerLayerType(ConfigReader &r, TransformerConfig &c);
@@ -380,6 +380,10 @@ static Error readRopeFields(ConfigReader &rr, TransformerConfig &c) {
                    "\" is not supported (supported: default, linear, "
                    "llama3)");
   }
+  // transformers 5 keeps Phi-3's partial_rotary_factor here.
+  if (Error err = rr.only("partial_rotary_factor", "1",
+                          "RoPE over the whole head only"))
+    return err;
   // Keys of other RoPE types, or unknown ones, would change the frequencies.
   std::vector<std::string> unknown = rr.unknown();
   if (!unknown.empty())
@@ -442,7 +446,7 @@ static Error readDecoder(ConfigReader &r, TransformerConfig &c) {
   // Biases.
   if (type == "qwen2") {
     c.qkvBias = true;
-  } else if (type != "mistral") {
+  } else if (type != "mistral" && type != "phi3") {
     bool bias = false;
     if (Error err = r.boolean("attention_bias", bias))
       return err;
@@ -492,10 +496,20 @@ static Error readDecoder(ConfigReader &r, TransformerConfig &c) {
     if (Error err = r.only("use_bidirectional_attention", "false",
                            "Gemma attention is causal"))
       return err;
-  } else if (type == "mistral") {
-    if (Error err = window())
+  } else if (type == "mistral" || type == "phi3") {
+    // Phi-3's default is no window.
+    if (type == "phi3" && !r.get("sliding_window")) {
+      c.slidingWindow = 0;
+    } else if (Error err = window()) {
       return err;
+    }
     c.slidingLayers.assign(c.numLayers, c.slidingWindow > 0);
+    // Used by longrope only (refused above).
+    int64_t original = 0;
+    if (type == "phi3")
+      if (Error err =
+              r.integer("original_max_position_embeddings", original, false))
+        return err;
   } else if (type == "qwen2" || type == "qwen3") {
     bool use = false;
     int64_t from = 28;
@@ -558,7 +572,7 @@ TransformerConfig::fromJSON(StringRef text, StringRef fileName) {
                              llvm::Twine(kModelTypes) + ")");
   bool bert = c.modelType == "bert";
   bool decoder = llvm::is_contained(
-      {"llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text"},
+      {"llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "phi3"},
       c.modelType);
   if (r.get("quantization_config"))
     return bad(fileName, "'quantization_config' is not supported: RLX reads "

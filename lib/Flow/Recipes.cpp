@@ -326,10 +326,10 @@ Expected<GemmaFlow> GemmaFlow::fromModelDir(StringRef dir) {
 }
 
 Expected<DecoderFlow> rlx::decoderFlowFor(const TransformerConfig &config) {
-  // Mistral (sliding window) and Qwen2 (QKV biases) are LLaMA layers with
-  // options.
+  // Mistral (sliding window), Qwen2 (QKV biases) and Phi-3 (fused
+  // matrices, split by recipeWeights) are LLaMA layers with options.
   if (config.modelType == "llama" || config.modelType == "mistral" ||
-      config.modelType == "qwen2")
+      config.modelType == "qwen2" || config.modelType == "phi3")
     return DecoderFlow(config, "llama");
   if (config.modelType == "qwen3")
     return Qwen3Flow(config);
@@ -337,7 +337,32 @@ Expected<DecoderFlow> rlx::decoderFlowFor(const TransformerConfig &config) {
     return GemmaFlow(config);
   return fail("no decoder recipe for model_type '" + config.modelType +
               "' (supported: llama, mistral, qwen2, qwen3, gemma2, "
-              "gemma3_text)");
+              "gemma3_text, phi3)");
+}
+
+Expected<std::unique_ptr<WeightSource>>
+rlx::recipeWeights(const TransformerConfig &config,
+                   std::unique_ptr<WeightSource> weights) {
+  if (config.modelType != "phi3")
+    return std::move(weights);
+  auto split = std::make_unique<RowSplitWeights>(std::move(weights));
+  int64_t q = config.numHeads * config.headDim;
+  int64_t kv = config.numKvHeads * config.headDim;
+  for (int64_t i = 0; i < config.numLayers; ++i) {
+    std::string p = "model.layers." + std::to_string(i) + ".";
+    if (Error err = split->split(p + "self_attn.qkv_proj.weight",
+                                 {{p + "self_attn.q_proj.weight", q},
+                                  {p + "self_attn.k_proj.weight", kv},
+                                  {p + "self_attn.v_proj.weight", kv}}))
+      return std::move(err);
+    // transformers' Phi3MLP: gate, up = gate_up_proj(x).chunk(2).
+    if (Error err =
+            split->split(p + "mlp.gate_up_proj.weight",
+                         {{p + "mlp.gate_proj.weight", config.intermediate},
+                          {p + "mlp.up_proj.weight", config.intermediate}}))
+      return std::move(err);
+  }
+  return std::unique_ptr<WeightSource>(std::move(split));
 }
 
 //===----------------------------------------------------------------------===//

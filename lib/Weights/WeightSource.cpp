@@ -246,4 +246,100 @@ Expected<ArrayRef<float>> WeightSourceStack::viewF32(StringRef name) const {
   return missingTensor(name);
 }
 
+//===----------------------------------------------------------------------===//
+// RowSplitWeights
+//===----------------------------------------------------------------------===//
+
+RowSplitWeights::RowSplitWeights(std::unique_ptr<WeightSource> base)
+    : base(std::move(base)) {}
+
+Error RowSplitWeights::split(StringRef parent, ArrayRef<Part> parts) {
+  const TensorInfo *info = base->lookup(parent);
+  if (!info)
+    return missingTensor(parent);
+  if (info->shape.empty() || info->shape.size() > 2)
+    return tensorError(parent, "has shape " + formatShape(info->shape) +
+                                   "; only matrices and vectors split by rows");
+  int64_t total = 0;
+  for (const Part &p : parts)
+    total += p.rows;
+  int64_t rows = info->shape[0];
+  if (total != rows)
+    return tensorError(parent, "has " + Twine(rows) + " rows, expected " +
+                                   Twine(total) + " to split into " +
+                                   Twine(parts.size()) + " parts");
+  uint64_t rowBytes = info->byteSize / rows;
+  int64_t row = 0;
+  for (const Part &p : parts) {
+    Slice s{parent.str(), *info, row * rowBytes};
+    s.info.name = p.name;
+    s.info.shape[0] = p.rows;
+    s.info.byteSize = p.rows * rowBytes;
+    s.info.offset = info->offset + s.byteOffset;
+    slices[p.name] = std::move(s);
+    row += p.rows;
+  }
+  splitParents.insert(parent);
+  return Error::success();
+}
+
+std::vector<std::string> RowSplitWeights::names() const {
+  std::vector<std::string> all;
+  for (std::string &n : base->names()) {
+    if (!splitParents.contains(n)) {
+      all.push_back(std::move(n));
+      continue;
+    }
+    // The parts in row order, where the parent was.
+    std::vector<const Slice *> parts;
+    for (const auto &entry : slices)
+      if (entry.second.parent == n)
+        parts.push_back(&entry.second);
+    llvm::sort(parts, [](const Slice *a, const Slice *b) {
+      return a->byteOffset < b->byteOffset;
+    });
+    for (const Slice *s : parts)
+      all.push_back(s->info.name);
+  }
+  return all;
+}
+
+const TensorInfo *RowSplitWeights::lookup(StringRef name) const {
+  auto it = slices.find(name);
+  if (it != slices.end())
+    return &it->second.info;
+  if (splitParents.contains(name))
+    return nullptr;
+  return base->lookup(name);
+}
+
+Expected<ArrayRef<uint8_t>> RowSplitWeights::rawBytes(StringRef name) const {
+  auto it = slices.find(name);
+  if (it == slices.end()) {
+    if (splitParents.contains(name))
+      return missingTensor(name);
+    return base->rawBytes(name);
+  }
+  const Slice &s = it->second;
+  Expected<ArrayRef<uint8_t>> all = base->rawBytes(s.parent);
+  if (!all)
+    return all.takeError();
+  return all->slice(s.byteOffset, s.info.byteSize);
+}
+
+void RowSplitWeights::release(StringRef name) const {
+  auto it = slices.find(name);
+  // The parent's pages hold the other parts too: keep them.
+  if (it == slices.end())
+    base->release(name);
+}
+
+std::string RowSplitWeights::displayName(StringRef name) const {
+  auto it = slices.find(name);
+  if (it == slices.end())
+    return base->displayName(name);
+  return name.str() + " (rows of '" + base->displayName(it->second.parent) +
+         "')";
+}
+
 } // namespace rlx

@@ -49,14 +49,17 @@ def make(tmp_path, kind, seed=1, **overrides):
         "qwen3": ("Qwen3Config", "Qwen3ForCausalLM"),
         "gemma2": ("Gemma2Config", "Gemma2ForCausalLM"),
         "gemma3": ("Gemma3TextConfig", "Gemma3ForCausalLM"),
+        "phi3": ("Phi3Config", "Phi3ForCausalLM"),
         "bert": ("BertConfig", "BertModel"),
     }
     cfg_name, model_name = classes[kind]
     args = dict(SMALL)
     if kind == "bert":
         args.pop("num_key_value_heads")
-    else:
+    elif kind != "phi3":
         args["head_dim"] = 16
+    if kind == "phi3":
+        args.update(pad_token_id=0)
     if kind == "gemma2":
         args.update(query_pre_attn_scalar=16, attn_logit_softcapping=50.0,
                     final_logit_softcapping=30.0, sliding_window=4)
@@ -194,6 +197,15 @@ def test_gemma3_default_pattern(tmp_path):
     check_decoder(tmp_path, path, model)
 
 
+@pytest.mark.parametrize("policy", ["direct", "fusable"])
+@pytest.mark.parametrize("window", [None, 5])
+def test_phi3_fused_matrices(tmp_path, window, policy):
+    """Phi-3 stores q/k/v in one qkv_proj and gate/up in one gate_up_proj:
+    the recipe reads row ranges of them."""
+    path, model = make(tmp_path, "phi3", sliding_window=window)
+    check_decoder(tmp_path, path, model, policy=policy)
+
+
 @pytest.mark.parametrize("act", ["gelu", "gelu_new", "relu", "silu"])
 def test_bert_hidden_act(tmp_path, act):
     path, model = make(tmp_path, "bert", hidden_act=act)
@@ -279,7 +291,7 @@ REFUSED = [
     ("bert", {"hidden_act": "gelu_10"}, "'hidden_act' = \"gelu_10\""),
     ("llama", {"model_type": "falcon"},
      "no decoder recipe for model_type 'falcon' (supported: llama, mistral, "
-     "qwen2, qwen3, gemma2, gemma3_text)"),
+     "qwen2, qwen3, gemma2, gemma3_text, phi3)"),
 ]
 
 

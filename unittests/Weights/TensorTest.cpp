@@ -284,3 +284,36 @@ TEST(TensorMapTest, DestinationSizeMismatch) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// RowSplitWeights
+//===----------------------------------------------------------------------===//
+
+TEST(RowSplitWeightsTest, SplitsRowsAndHidesTheParent) {
+  auto map = std::make_unique<TensorMap>("params");
+  ASSERT_EQ(errorOf(map->add("qkv", {3, 2}, {1, 2, 3, 4, 5, 6})), "<success>");
+  ASSERT_EQ(errorOf(map->add("other", {1}, {7})), "<success>");
+  RowSplitWeights split(std::move(map));
+  ASSERT_EQ(errorOf(split.split("qkv", {{"q", 1}, {"kv", 2}})), "<success>");
+  EXPECT_EQ(split.names(), (std::vector<std::string>{"q", "kv", "other"}));
+  EXPECT_EQ(split.lookup("qkv"), nullptr);
+  const TensorInfo *kv = split.lookup("kv");
+  ASSERT_TRUE(kv);
+  EXPECT_EQ(kv->shape, (llvm::SmallVector<int64_t>{2, 2}));
+  EXPECT_EQ(kv->byteSize, 16u);
+  EXPECT_EQ(*split.loadF32("kv"), (std::vector<float>{3, 4, 5, 6}));
+  EXPECT_EQ(*split.loadF32("q"), (std::vector<float>{1, 2}));
+  EXPECT_EQ(*split.loadF32("other"), (std::vector<float>{7}));
+  EXPECT_EQ(split.displayName("kv"), "kv (rows of 'qkv')");
+}
+
+TEST(RowSplitWeightsTest, RowsMustAddUp) {
+  auto map = std::make_unique<TensorMap>("params");
+  ASSERT_EQ(errorOf(map->add("qkv", {3, 2}, {1, 2, 3, 4, 5, 6})), "<success>");
+  RowSplitWeights split(std::move(map));
+  EXPECT_EQ(errorOf(split.split("qkv", {{"q", 1}, {"kv", 1}})),
+            "params: tensor 'qkv': has 3 rows, expected 2 to split into 2 "
+            "parts");
+  EXPECT_EQ(errorOf(split.split("missing", {{"q", 1}})),
+            "params: tensor 'missing': not found");
+}

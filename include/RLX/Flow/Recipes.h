@@ -134,6 +134,14 @@ public:
 /// The decoder recipe for `config.modelType` (llama, qwen3, gemma2).
 llvm::Expected<DecoderFlow> decoderFlowFor(const TransformerConfig &config);
 
+/// The checkpoint as the recipe for `config` reads it: Phi-3's fused
+/// `qkv_proj` and `gate_up_proj` matrices become the separate q/k/v and
+/// gate/up ones (a RowSplitWeights view, no copy); other models' sources
+/// come back as they are.
+llvm::Expected<std::unique_ptr<WeightSource>>
+recipeWeights(const TransformerConfig &config,
+              std::unique_ptr<WeightSource> weights);
+
 /// BERT encoders (BertModel): embeddings (word + position + token type,
 /// LayerNorm), post-LN encoder layers; outputs the last hidden state and,
 /// with `meanPooled`, the attention-masked mean (sentence-transformers).

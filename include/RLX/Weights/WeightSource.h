@@ -18,8 +18,10 @@
 #include "RLX/Weights/Tensor.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -159,6 +161,43 @@ private:
   const WeightSource *owner(llvm::StringRef name) const;
   std::vector<const WeightSource *> sources;
   std::string desc;
+};
+
+/// A source whose tensors include row ranges of another's, under their own
+/// names: a checkpoint that stores fused matrices (Phi-3's `qkv_proj`,
+/// `gate_up_proj`) seen as the separate ones a recipe reads. A split tensor
+/// hides its parent; the other tensors pass through. Rows of a row-major
+/// tensor are contiguous, so a split reads as a byte range of its parent
+/// (in any stored type).
+class RowSplitWeights final : public WeightSource {
+public:
+  struct Part {
+    std::string name;
+    int64_t rows;
+  };
+  explicit RowSplitWeights(std::unique_ptr<WeightSource> base);
+
+  /// Splits tensor `parent` (rank 1 or 2) into `parts`, in row order. Errors,
+  /// naming the tensor, if it is missing or the rows do not add up.
+  llvm::Error split(llvm::StringRef parent, llvm::ArrayRef<Part> parts);
+
+  std::vector<std::string> names() const override;
+  const TensorInfo *lookup(llvm::StringRef name) const override;
+  llvm::StringRef description() const override { return base->description(); }
+  llvm::Expected<llvm::ArrayRef<uint8_t>>
+  rawBytes(llvm::StringRef name) const override;
+  void release(llvm::StringRef name) const override;
+  std::string displayName(llvm::StringRef name) const override;
+
+private:
+  struct Slice {
+    std::string parent;
+    TensorInfo info;
+    uint64_t byteOffset;
+  };
+  std::unique_ptr<WeightSource> base;
+  llvm::StringMap<Slice> slices;
+  llvm::StringSet<> splitParents;
 };
 
 } // namespace rlx
