@@ -525,6 +525,15 @@ static void registerCompiledModel(nb::module_ &m) {
           [](PyCompiledModel &m) { return m.model.weightNames(); },
           "Names the model reads from a weight source.")
       .def_prop_ro(
+          "load_warnings",
+          [](PyCompiledModel &m) {
+            std::lock_guard<std::mutex> lock(m.mutex);
+            return m.model.loadWarnings();
+          },
+          "What the last load_params found wrong but loaded anyway: one\n"
+          "message per weight holding NaN or infinities, naming it and the\n"
+          "count.")
+      .def_prop_ro(
           "manifest",
           [](PyCompiledModel &m) {
             nb::list l;

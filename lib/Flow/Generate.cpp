@@ -175,6 +175,7 @@ Expected<Generator::Graph *> Generator::graph(int64_t past, int64_t count) {
     if (Error err = g.model->loadParams(*source))
       return std::move(err);
     statistics.loadSeconds += since(load);
+    statistics.warnings = g.model->loadWarnings();
     pool = g.model.get();
   }
   const Manifest &m = g.model->manifest();

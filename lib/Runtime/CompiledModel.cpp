@@ -457,22 +457,55 @@ Error CompiledModel::setParam(StringRef name, const Tensor &value) {
   return setParamBytes(name, e->dtype, *bytes);
 }
 
-/// Loads one weight into the pool; returns the keys of the places filled.
-using LoadJob = std::function<Expected<std::vector<std::string>>()>;
+namespace {
+/// What loading one weight did: the keys of the places it filled, and how
+/// many of its values are non-finite.
+struct Loaded {
+  std::vector<std::string> keys;
+  uint64_t nonFinite = 0;
+};
+} // namespace
+
+/// Loads one weight into the pool.
+using LoadJob = std::function<Expected<Loaded>()>;
+
+/// The non-finite values of weight `name` of `source`, read into `values`
+/// (f32) from its stored `dtype`: from the stored bytes while they are
+/// mapped when they are smaller than `values` (f16, bf16, ggml blocks: only
+/// their scales are read), else from `values`, just written. f64 is counted
+/// after the conversion, which may overflow.
+static uint64_t nonFiniteF32(const WeightSource &source, StringRef name,
+                             DType dtype, llvm::ArrayRef<float> values) {
+  if (dtype != DType::F32 && dtype != DType::F64) {
+    if (Expected<llvm::ArrayRef<uint8_t>> raw = source.rawBytes(name))
+      return countNonFinite(dtype, *raw);
+    else
+      llvm::consumeError(raw.takeError());
+  }
+  return countNonFinite(
+      DType::F32,
+      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(values.data()),
+                              values.size() * sizeof(float)));
+}
 
 /// Runs `jobs` on up to the machine's cores, then marks the places the
-/// successful ones filled in `set`; returns the first failure in job order
-/// (every job runs).
-static Error runInParallel(std::vector<LoadJob> &jobs, llvm::StringSet<> &set) {
+/// successful ones filled in `set` and stores each job's count of non-finite
+/// values in `nonFinite`; returns the first failure in job order (every job
+/// runs).
+static Error runInParallel(std::vector<LoadJob> &jobs, llvm::StringSet<> &set,
+                           std::vector<uint64_t> &nonFinite) {
   std::vector<std::string> failures(jobs.size());
   std::vector<std::vector<std::string>> keys(jobs.size());
+  nonFinite.assign(jobs.size(), 0);
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < jobs.size(); i = next++) {
-      if (Expected<std::vector<std::string>> filled = jobs[i]())
-        keys[i] = std::move(*filled);
-      else
-        failures[i] = llvm::toString(filled.takeError());
+      if (Expected<Loaded> loaded = jobs[i]()) {
+        keys[i] = std::move(loaded->keys);
+        nonFinite[i] = loaded->nonFinite;
+      } else {
+        failures[i] = llvm::toString(loaded.takeError());
+      }
     }
   };
   size_t workers = std::min<size_t>(
@@ -495,8 +528,13 @@ static Error runInParallel(std::vector<LoadJob> &jobs, llvm::StringSet<> &set) {
 Error CompiledModel::loadParams(const WeightSource &source) {
   // Every weight is copied (or converted) straight into its place in the
   // pool, in parallel: the first touch of the pool's pages is most of a
-  // load. Checks and places come first, in order.
+  // load. Checks and places come first, in order. Each job counts the
+  // non-finite values of its weight as it goes (see nonFiniteF32).
+  warnings.clear();
+  if (!storage)
+    return storageError();
   std::vector<LoadJob> jobs;
+  std::vector<std::string> jobNames;
   for (const std::string &name : weightNames()) {
     const TensorInfo *t = source.lookup(name);
     const ManifestEntry *e = findWeight(name);
@@ -518,6 +556,7 @@ Error CompiledModel::loadParams(const WeightSource &source) {
                   formatShape(t->shape) + ", the model needs " +
                   formatShape(shape));
     storage->paramsChanged = true;
+    jobNames.push_back(name);
     if (e->dtype != DType::F32) {
       Expected<StoredPlace> place =
           storedPlace(*e, name, e->dtype, storage->paramPool->data);
@@ -525,23 +564,23 @@ Error CompiledModel::loadParams(const WeightSource &source) {
         return place.takeError();
       if (t->dtype == e->dtype) {
         // Kept as stored: the bytes as the file has them.
-        jobs.push_back(
-            [&source, name,
-             place = *place]() -> Expected<std::vector<std::string>> {
-              if (Error err = source.readStored(name, place.bytes))
-                return std::move(err);
-              source.release(name);
-              return std::vector<std::string>{place.key};
-            });
+        jobs.push_back([&source, name, place = *place,
+                        dtype = t->dtype]() -> Expected<Loaded> {
+          if (Error err = source.readStored(name, place.bytes))
+            return std::move(err);
+          source.release(name);
+          return Loaded{{place.key}, countNonFinite(dtype, place.bytes)};
+        });
         continue;
       }
       // Kept in another type ([precision] weights = "q8_0"...): converted
       // from f32.
       jobs.push_back([&source, name, place = *place, from = t->dtype,
-                      to = e->dtype]() -> Expected<std::vector<std::string>> {
+                      to = e->dtype]() -> Expected<Loaded> {
         Expected<std::vector<float>> data = source.loadF32(name);
         if (!data)
           return data.takeError();
+        uint64_t nonFinite = nonFiniteF32(source, name, from, *data);
         source.release(name);
         Expected<std::vector<uint8_t>> bytes = encodeFromF32(to, *data);
         if (!bytes)
@@ -554,7 +593,7 @@ Error CompiledModel::loadParams(const WeightSource &source) {
                       llvm::Twine(bytes->size()) + " bytes, expected " +
                       llvm::Twine(place.bytes.size()));
         copyBytes(place.bytes.data(), bytes->data(), bytes->size());
-        return std::vector<std::string>{place.key};
+        return Loaded{{place.key}, nonFinite};
       });
       continue;
     }
@@ -567,30 +606,40 @@ Error CompiledModel::loadParams(const WeightSource &source) {
     if (direct) {
       auto *dst =
           reinterpret_cast<float *>(storage->paramPool->data + e->offset);
-      jobs.push_back([&source, name, dst, n = e->numElements(),
-                      key = e->name]() -> Expected<std::vector<std::string>> {
+      jobs.push_back([&source, name, dst, n = e->numElements(), key = e->name,
+                      dtype = t->dtype]() -> Expected<Loaded> {
         if (Error err =
                 source.readF32(name, llvm::MutableArrayRef<float>(dst, n)))
           return std::move(err);
+        uint64_t nonFinite = nonFiniteF32(source, name, dtype, {dst, n});
         source.release(name);
-        return std::vector<std::string>{key};
+        return Loaded{{key}, nonFinite};
       });
       continue;
     }
-    jobs.push_back([this, &source,
-                    name]() -> Expected<std::vector<std::string>> {
-      Expected<std::vector<float>> data = source.loadF32(name);
-      if (!data)
-        return data.takeError();
-      source.release(name);
-      std::vector<std::string> keys;
-      if (Error err =
-              writeF32Weight(info, name, *data, storage->paramPool->data, keys))
-        return std::move(err);
-      return keys;
-    });
+    jobs.push_back(
+        [this, &source, name, dtype = t->dtype]() -> Expected<Loaded> {
+          Expected<std::vector<float>> data = source.loadF32(name);
+          if (!data)
+            return data.takeError();
+          Loaded loaded;
+          loaded.nonFinite = nonFiniteF32(source, name, dtype, *data);
+          source.release(name);
+          if (Error err = writeF32Weight(info, name, *data,
+                                         storage->paramPool->data, loaded.keys))
+            return std::move(err);
+          return loaded;
+        });
   }
-  return runInParallel(jobs, *storage->set);
+  std::vector<uint64_t> nonFinite;
+  Error err = runInParallel(jobs, *storage->set, nonFinite);
+  for (auto [name, count] : llvm::zip(jobNames, nonFinite))
+    if (count)
+      warnings.push_back("weight '" + source.displayName(name) + "' in " +
+                         source.description().str() + " has " +
+                         std::to_string(count) +
+                         " non-finite values (NaN or Inf)");
+  return err;
 }
 
 /// Rejects integer values outside [0, bound).

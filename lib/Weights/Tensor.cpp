@@ -282,4 +282,88 @@ Error decodeToF32(DType dtype, ArrayRef<uint8_t> src,
   return Error::success();
 }
 
+//===----------------------------------------------------------------------===//
+// Non-finite values
+//===----------------------------------------------------------------------===//
+
+/// The words of type `T` in `bytes` whose `exponent` bits are all ones. One
+/// branch-free pass that vectorizes: counts of chunks small enough for a
+/// narrow (T-sized) counter, summed wide.
+template <typename T>
+static uint64_t countExponentAllOnes(ArrayRef<uint8_t> bytes, T exponent) {
+  constexpr size_t kChunk = sizeof(T) == 2 ? 32768 : 65536;
+  const uint8_t *p = bytes.data();
+  size_t n = bytes.size() / sizeof(T);
+  uint64_t count = 0;
+  for (size_t start = 0; start < n; start += kChunk) {
+    size_t end = std::min(n, start + kChunk);
+    T chunk = 0;
+    for (size_t i = start; i < end; ++i)
+      chunk += (support::endian::read<T, llvm::endianness::little>(
+                    p + i * sizeof(T)) &
+                exponent) == exponent;
+    count += chunk;
+  }
+  return count;
+}
+
+/// The elements of the blocks in `bytes` (of `format`) whose f16 scale at
+/// byte `scale`, or whose f16 min scale at byte `minScale` (if any), is
+/// non-finite.
+static uint64_t countNonFiniteBlocks(ArrayRef<uint8_t> bytes,
+                                     BlockFormat format, unsigned scale,
+                                     std::optional<unsigned> minScale) {
+  auto nonFinite = [](const uint8_t *p) {
+    return (support::endian::read<uint16_t, llvm::endianness::little>(p) &
+            0x7c00) == 0x7c00;
+  };
+  const uint8_t *p = bytes.data();
+  size_t blocks = bytes.size() / format.bytes;
+  uint64_t count = 0;
+  for (size_t i = 0; i < blocks; ++i, p += format.bytes) {
+    bool bad = nonFinite(p + scale);
+    if (minScale)
+      bad |= nonFinite(p + *minScale);
+    count += bad;
+  }
+  return count * format.elements;
+}
+
+uint64_t countNonFinite(DType dtype, ArrayRef<uint8_t> bytes) {
+  BlockFormat format = blockFormat(dtype);
+  // Scale offsets from the block layouts in Quant.h.
+  switch (dtype) {
+  case DType::F32:
+    return countExponentAllOnes<uint32_t>(bytes, 0x7f800000u);
+  case DType::F16:
+    return countExponentAllOnes<uint16_t>(bytes, 0x7c00u);
+  case DType::BF16:
+    return countExponentAllOnes<uint16_t>(bytes, 0x7f80u);
+  case DType::F64:
+    return countExponentAllOnes<uint64_t>(bytes, 0x7ff0000000000000ull);
+  case DType::I8:
+  case DType::I32:
+  case DType::I64:
+  case DType::U8:
+  case DType::Bool:
+    return 0;
+  case DType::Q8_0:
+  case DType::Q4_0:
+  case DType::Q5_0:
+    return countNonFiniteBlocks(bytes, format, 0, std::nullopt);
+  case DType::Q4_1:
+  case DType::Q5_1:
+  case DType::Q4_K:
+  case DType::Q5_K:
+    return countNonFiniteBlocks(bytes, format, 0, 2);
+  case DType::Q2_K:
+    return countNonFiniteBlocks(bytes, format, 80, 82);
+  case DType::Q3_K:
+    return countNonFiniteBlocks(bytes, format, 108, std::nullopt);
+  case DType::Q6_K:
+    return countNonFiniteBlocks(bytes, format, 208, std::nullopt);
+  }
+  llvm_unreachable("unknown DType");
+}
+
 } // namespace rlx

@@ -629,3 +629,114 @@ def test_jit_leaves_no_perf_dump(files, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert list((dirs["dumps"] / ".debug" / "jit").rglob("jit-*.dump")), \
         list(tmp_path.rglob("*"))
+
+
+#===----------------------------------------------------------------------===#
+# Weights holding NaN or infinities: loaded, with a warning naming the tensor
+#===----------------------------------------------------------------------===#
+
+DOWN = "model.layers.0.mlp.down_proj.weight"
+
+
+@pytest.fixture(scope="module")
+def tiny_models(tmp_path_factory):
+    """make_tiny_models.py's LLaMA as safetensors + f32 GGUF, and as a q8_0
+    GGUF."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    pytest.importorskip("gguf")
+    out = tmp_path_factory.mktemp("nonfinite")
+    for name, gguf_type in (("llama", "f32"), ("llama-q8_0", "q8_0")):
+        subprocess.run([sys.executable,
+                        str(ROOT / "scripts" / "make_tiny_models.py"),
+                        str(out), "--kind", "llama", "--name", name,
+                        "--seed", "5", "--gguf", "--gguf-type", gguf_type],
+                       check=True, capture_output=True,
+                       env=dict(os.environ, HF_HUB_OFFLINE="1",
+                                TRANSFORMERS_VERBOSITY="error"))
+    return out
+
+
+def poison_safetensors(path, name, values):
+    """Overwrites the first f32 elements of tensor `name` with `values`."""
+    data = bytearray(path.read_bytes())
+    (size,) = struct.unpack("<Q", data[:8])
+    entry = json.loads(data[8:8 + size])[name]
+    assert entry["dtype"] == "F32", entry
+    start = 8 + size + entry["data_offsets"][0]
+    data[start:start + 4 * len(values)] = struct.pack(f"<{len(values)}f",
+                                                      *values)
+    path.write_bytes(bytes(data))
+
+
+def copy_model(src, dst):
+    """A copy of model directory or file `src` to poison."""
+    import shutil
+    (shutil.copytree if src.is_dir() else shutil.copyfile)(src, dst)
+    return dst
+
+
+def gguf_tensor(path, name):
+    """The bytes of GGUF tensor `name`, mapped for writing."""
+    import gguf
+    reader = gguf.GGUFReader(str(path), "r+")
+    (t,) = [t for t in reader.tensors if t.name == name]
+    return t.data.reshape(-1).view("u1")
+
+
+def warned(proc, tensor, path, count):
+    """rlx-run ran and warned once, naming `tensor` as `path` names it. (The
+    decode graphs load from the file stacked with the flow's synthesized
+    parameters, and name that stack: "<path> + <synthesized by the flow>".)"""
+    assert proc.returncode == 0, proc.stderr
+    assert "tokens:" in proc.stdout, proc.stdout
+    lines = [line for line in proc.stderr.splitlines() if "non-finite" in line]
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith(
+        f"rlx-run: warning: weight '{tensor}' in {path}"), lines[0]
+    assert lines[0].endswith(
+        f" has {count} non-finite values (NaN or Inf)"), lines[0]
+
+
+@pytest.mark.parametrize("weights_as", ["f32", "stored"])
+def test_nonfinite_safetensors_weight(tiny_models, tmp_path, weights_as):
+    d = copy_model(tiny_models / "llama", tmp_path / "m")
+    poison_safetensors(d / "model.safetensors", DOWN,
+                       [float("nan"), 1.0, float("-inf")])
+    proc = run([RLX_RUN, "--model", d, "--prompt-ids", "1,2", "--quiet",
+                "--max-new-tokens", "2", "--weights-as", weights_as])
+    warned(proc, DOWN, d / "model.safetensors", 2)
+
+
+def test_finite_weights_give_no_warning(tiny_models, tmp_path):
+    proc = run([RLX_RUN, "--model", tiny_models / "llama", "--prompt-ids",
+                "1,2", "--quiet", "--max-new-tokens", "2"])
+    assert proc.returncode == 0, proc.stderr
+    assert "non-finite" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("weights_as", ["f32", "stored"])
+def test_nonfinite_gguf_weight(tiny_models, tmp_path, weights_as):
+    path = copy_model(tiny_models / "llama.gguf", tmp_path / "m.gguf")
+    data = gguf_tensor(path, "blk.0.ffn_down.weight")
+    data[:8] = list(struct.pack("<2f", float("inf"), float("nan")))
+    proc = run([RLX_RUN, "--model", path, "--prompt-ids", "1,2", "--quiet",
+                "--max-new-tokens", "2", "--weights-as", weights_as])
+    warned(proc, "blk.0.ffn_down.weight", path, 2)
+
+
+@pytest.mark.parametrize("weights_as", ["f32", "stored"])
+def test_nonfinite_gguf_block_scale(tiny_models, tmp_path, weights_as):
+    """A q8_0 block whose f16 scale is infinite makes its 32 values
+    non-finite (blk.0.attn_q.weight: rows permuted for llama.cpp, read
+    through readStored/readF32)."""
+    for tensor, name in (("blk.0.ffn_down.weight", "ffn-down"),
+                         ("blk.0.attn_q.weight", "attn-q")):
+        path = copy_model(tiny_models / "llama-q8_0.gguf",
+                          tmp_path / f"{name}.gguf")
+        data = gguf_tensor(path, tensor)
+        data[34:36] = list(struct.pack("<H", 0x7c00))  # block 1's d
+        proc = run([RLX_RUN, "--model", path, "--prompt-ids", "1,2",
+                    "--quiet", "--max-new-tokens", "2", "--weights-as",
+                    weights_as])
+        warned(proc, tensor, path, 32)

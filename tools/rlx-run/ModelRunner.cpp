@@ -95,6 +95,12 @@ static void printWarnings(const BuiltModel &built) {
     llvm::errs() << "rlx-run: warning: " << w << "\n";
 }
 
+/// What loading the weights reports (NaN or infinities in a weight).
+static void printLoadWarnings(llvm::ArrayRef<std::string> warnings) {
+  for (const std::string &w : warnings)
+    llvm::errs() << "rlx-run: warning: " << w << "\n";
+}
+
 static Error writeArray(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
                         llvm::ArrayRef<float> data) {
   if (llvm::Error err = writeNpy(path, shape, data))
@@ -125,6 +131,7 @@ static Error runEncoder(Session &session, LoadedModel &m,
                  report(o));
   if (Error err = model->loadParams(*m.weights))
     return err;
+  printLoadWarnings(model->loadWarnings());
   std::vector<int32_t> ones(t, 1), pos(t), zeros(t, 0);
   std::iota(pos.begin(), pos.end(), 0);
   TensorMap_t feeds;
@@ -276,6 +283,7 @@ static Error runDecoder(Session &session, LoadedModel &m,
     WeightSourceStack all({m.weights.get(), built->synthesized.get()});
     if (Error err = model->loadParams(all))
       return err;
+    printLoadWarnings(model->loadWarnings());
     std::vector<int32_t> pos(t);
     std::iota(pos.begin(), pos.end(), 0);
     TensorMap_t feeds;
@@ -320,9 +328,17 @@ static Error runDecoder(Session &session, LoadedModel &m,
     stream.emplace(*tokenizer);
   // The tokens so far, printed when a step fails midway.
   std::vector<int32_t> generated;
+  // The weights load with the first graph: their warnings come before the
+  // first token (or after a failure).
+  bool warned = false;
+  auto warnLoad = [&] {
+    if (!std::exchange(warned, true))
+      printLoadWarnings((*gen)->stats().warnings);
+  };
   Expected<std::vector<int32_t>> tokens = (*gen)->generate(
       o.prompt, o.maxNewTokens, o.sampling,
       [&](int32_t token) {
+        warnLoad();
         generated.push_back(token);
         if (firstToken == 0)
           firstToken = std::chrono::duration<double>(
@@ -338,6 +354,7 @@ static Error runDecoder(Session &session, LoadedModel &m,
         }
       },
       o.stepLogitsOut.empty() ? nullptr : &steps, stop);
+  warnLoad();
   if (stream) {
     llvm::outs() << stream->finish() << "\n";
     llvm::outs().flush();

@@ -53,6 +53,9 @@ struct GenerationStats {
   /// takes only the rows it has not seen; others take the whole past at
   /// every step.
   uint64_t pastBytesCopied = 0;
+  /// What loading the weights reported (CompiledModel::loadWarnings: NaN or
+  /// infinities in a weight), known once the first graph is compiled.
+  std::vector<std::string> warnings;
   double prefillTokensPerSecond() const {
     return prefillSeconds > 0 ? promptTokens / prefillSeconds : 0;
   }

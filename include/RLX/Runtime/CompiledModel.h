@@ -88,8 +88,15 @@ public:
   llvm::Error setParamBytes(llvm::StringRef name, DType dtype,
                             llvm::ArrayRef<uint8_t> bytes);
   /// Loads every parameter the model needs from `source`; fails on the
-  /// first missing or mis-shaped one, naming it.
+  /// first missing or mis-shaped one, naming it. Weights holding NaN or
+  /// infinities load, with a warning each (see loadWarnings).
   llvm::Error loadParams(const WeightSource &source);
+  /// What the last loadParams found wrong but loaded anyway, one message per
+  /// weight: "weight '<name>' in <source> has <n> non-finite values (NaN or
+  /// Inf)", the name as the source's displayName gives it (a GGUF's own
+  /// tensor name). Counted from the stored bits: a ggml block with a
+  /// non-finite scale counts as all of its elements.
+  const std::vector<std::string> &loadWarnings() const { return warnings; }
   /// Uses `source`'s parameter pool (already loaded, or loaded later through
   /// either model) instead of this model's own: graphs of one model compiled
   /// for several shapes share their weights. The parameter layouts must be
@@ -135,6 +142,8 @@ private:
   Manifest info;
   std::unique_ptr<Executor> executor;
   std::unique_ptr<Storage> storage;
+  /// See loadWarnings().
+  std::vector<std::string> warnings;
 };
 
 } // namespace rlx

@@ -129,6 +129,15 @@ uint16_t f32ToBF16(float value);
 llvm::Error decodeToF32(DType dtype, llvm::ArrayRef<uint8_t> src,
                         llvm::MutableArrayRef<float> dst);
 
+/// The number of non-finite values (NaN or infinity) in `bytes`, the
+/// storage of a tensor of `dtype`, read from the bits alone: an f32, f16,
+/// bf16 or f64 value whose exponent bits are all ones; every element of a
+/// ggml block whose f16 scale (d, or the min scale of Q4_1, Q5_1, Q2_K, Q4_K
+/// and Q5_K) is non-finite (the quantized integers are always finite). The
+/// integer types and bool give 0, as do trailing bytes short of a whole
+/// element or block.
+uint64_t countNonFinite(DType dtype, llvm::ArrayRef<uint8_t> bytes);
+
 } // namespace rlx
 
 #endif // RLX_WEIGHTS_TENSOR_H
