@@ -140,6 +140,7 @@ void registerWeights(nb::module_ &m);
 void registerProfile(nb::module_ &m);
 void registerFlow(nb::module_ &m);
 void registerCompiler(nb::module_ &m);
+void registerTokenizer(nb::module_ &m);
 
 } // namespace rlx::python
 

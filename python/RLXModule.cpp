@@ -693,4 +693,5 @@ NB_MODULE(_rlx, m) {
   registerProfile(m);
   registerFlow(m);
   registerCompiler(m);
+  registerTokenizer(m);
 }
