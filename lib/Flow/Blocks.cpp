@@ -524,10 +524,10 @@ static Error emitDecoderLayer(Impl &impl, unsigned index,
               &impl.context, a.interleavedRope
                                  ? mlir::rlx::RopeStyle::Interleaved
                                  : mlir::rlx::RopeStyle::Half))};
-  if (spec.gemma) {
+  if (a.scale)
     attrs.push_back(at.f32("scale", a.scale));
+  if (spec.gemma)
     attrs.push_back(at.f32("attn_softcap", a.softcap));
-  }
   if (!spec.mlpActivation.empty()) {
     std::optional<mlir::rlx::Activation> act =
         mlir::rlx::symbolizeActivation(spec.mlpActivation);

@@ -290,6 +290,93 @@ static constexpr const char *kModelTypes =
     "llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3, bert";
 
 static Error readRopeFields(ConfigReader &rr, TransformerConfig &c);
+
+/// transformers' get_mscale.
+static double yarnMscale(double scale, double mscale = 1) {
+  return scale <= 1 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0;
+}
+
+/// rope_type "yarn" (transformers' _compute_yarn_parameters).
+static Error readYarn(ConfigReader &rr, TransformerConfig &c) {
+  YarnRopeScaling y;
+  if (Error err = rr.integer("original_max_position_embeddings",
+                             y.originalMaxPositions, true))
+    return err;
+  y.factor = 0;
+  if (Error err = rr.number("factor", y.factor, true))
+    return err;
+  if (!y.factor)
+    y.factor = static_cast<double>(c.maxPositions) / y.originalMaxPositions;
+  double attention = 0, mscale = 0, mscaleAllDim = 0;
+  for (auto [key, out] :
+       {std::pair<StringRef, double *>{"attention_factor", &attention},
+        {"mscale", &mscale},
+        {"mscale_all_dim", &mscaleAllDim},
+        {"beta_fast", &y.betaFast},
+        {"beta_slow", &y.betaSlow}})
+    if (Error err = rr.number(key, *out, true))
+      return err;
+  if (Error err = rr.boolean("truncate", y.truncate))
+    return err;
+  if (!attention)
+    attention = mscale && mscaleAllDim ? yarnMscale(y.factor, mscale) /
+                                             yarnMscale(y.factor, mscaleAllDim)
+                                       : yarnMscale(y.factor);
+  c.ropeAttentionFactor = attention;
+  c.yarnScaling = y;
+  return Error::success();
+}
+
+/// rope_type "longrope" (Phi-3): the short factors, up to
+/// original_max_position_embeddings.
+static Error readLongrope(ConfigReader &rr, TransformerConfig &c) {
+  int64_t original = 0;
+  if (Error err =
+          rr.integer("original_max_position_embeddings", original, true))
+    return err;
+  auto factors = [&](StringRef key, std::vector<float> &out) -> Error {
+    const json::Value *v = rr.get(key);
+    if (!v)
+      return rr.fail("missing " + rr.name(key));
+    const json::Array *a = v->getAsArray();
+    if (!a)
+      return rr.wrongType(key, *v, "an array of numbers");
+    for (const json::Value &f : *a) {
+      std::optional<double> d = f.getAsNumber();
+      if (!d || !(*d > 0) || !std::isfinite(*d))
+        return rr.fail(rr.name(key) + " must hold positive numbers, found " +
+                       render(f));
+      out.push_back(static_cast<float>(*d));
+    }
+    if (static_cast<int64_t>(out.size()) != c.headDim / 2)
+      return rr.fail(rr.name(key) + " has " + llvm::Twine(out.size()) +
+                     " factors for " + llvm::Twine(c.headDim / 2) +
+                     " frequencies (head_dim / 2)");
+    return Error::success();
+  };
+  std::vector<float> shortFactors, longFactors;
+  if (Error err = factors("short_factor", shortFactors))
+    return err;
+  if (Error err = factors("long_factor", longFactors))
+    return err;
+  double factor = 0, attention = 0;
+  if (Error err = rr.number("factor", factor, true))
+    return err;
+  if (Error err = rr.number("attention_factor", attention, true))
+    return err;
+  if (!factor)
+    factor = static_cast<double>(c.maxPositions) / original;
+  if (!attention)
+    attention =
+        factor <= 1
+            ? 1.0
+            : std::sqrt(1 + std::log(factor) / std::log(double(original)));
+  c.ropeAttentionFactor = attention;
+  c.longropeShortFactors = std::move(shortFactors);
+  // Beyond it transformers switches every position to the long factors.
+  c.maxPositions = std::min(c.maxPositions, original);
+  return Error::success();
+}
 static Error readRopePerLayerType(ConfigReader &r, TransformerConfig &c);
 
 /// Reads `rope_parameters` (transformers 5) or `rope_scaling`.
@@ -375,10 +462,22 @@ static Error readRopeFields(ConfigReader &rr, TransformerConfig &c) {
   } else if (type == "linear") {
     if (Error err = rr.number("factor", c.ropeLinearFactor, true))
       return err;
+  } else if (type == "dynamic") {
+    // Dynamic NTK changes the frequencies only past max_position_embeddings,
+    // which RLX's context never exceeds: within it, it is plain RoPE.
+    double factor = 1;
+    if (Error err = rr.number("factor", factor, true))
+      return err;
+  } else if (type == "yarn") {
+    if (Error err = readYarn(rr, c))
+      return err;
+  } else if (type == "longrope") {
+    if (Error err = readLongrope(rr, c))
+      return err;
   } else if (type != "default") {
     return rr.fail(rr.name("rope_type") + " = \"" + type +
                    "\" is not supported (supported: default, linear, "
-                   "llama3)");
+                   "llama3, dynamic, yarn, longrope)");
   }
   // transformers 5 keeps Phi-3's partial_rotary_factor here.
   if (Error err = rr.only("partial_rotary_factor", "1",
@@ -769,12 +868,48 @@ TransformerConfig::fromGGUF(const GGUFFile &file) {
   return c;
 }
 
-std::vector<float> TransformerConfig::inverseFrequencies(int64_t rotary) const {
+/// YaRN's frequencies, in f32 as transformers computes them.
+static std::vector<float> yarnFrequencies(const YarnRopeScaling &y,
+                                          double theta, int64_t dim) {
+  auto correction = [&](double rotations) {
+    return dim * std::log(y.originalMaxPositions / (rotations * 2 * M_PI)) /
+           (2 * std::log(theta));
+  };
+  double low = correction(y.betaFast), high = correction(y.betaSlow);
+  if (y.truncate) {
+    low = std::floor(low);
+    high = std::ceil(high);
+  }
+  low = std::max(low, 0.0);
+  high = std::min(high, static_cast<double>(dim - 1));
+  if (low == high)
+    high += 0.001;
   std::vector<float> inv;
-  for (int64_t i = 0; i < rotary; i += 2)
-    inv.push_back(1.0f /
-                  std::pow(static_cast<float>(ropeTheta),
-                           static_cast<float>(i) / static_cast<float>(rotary)));
+  for (int64_t i = 0; i < dim / 2; ++i) {
+    float pos = std::pow(static_cast<float>(theta),
+                         static_cast<float>(2 * i) / static_cast<float>(dim));
+    float extrapolation = 1.0f / pos;
+    float interpolation = 1.0f / (static_cast<float>(y.factor) * pos);
+    float ramp = std::clamp((static_cast<float>(i) - static_cast<float>(low)) /
+                                static_cast<float>(high - low),
+                            0.0f, 1.0f);
+    float keep = 1.0f - ramp;
+    inv.push_back(interpolation * (1 - keep) + extrapolation * keep);
+  }
+  return inv;
+}
+
+std::vector<float> TransformerConfig::inverseFrequencies(int64_t rotary) const {
+  if (yarnScaling)
+    return yarnFrequencies(*yarnScaling, ropeTheta, rotary);
+  std::vector<float> inv;
+  bool longrope =
+      static_cast<int64_t>(longropeShortFactors.size()) * 2 == rotary;
+  for (int64_t i = 0; i < rotary; i += 2) {
+    float pos = std::pow(static_cast<float>(ropeTheta),
+                         static_cast<float>(i) / static_cast<float>(rotary));
+    inv.push_back(1.0f / (longrope ? longropeShortFactors[i / 2] * pos : pos));
+  }
   if (ropeLinearFactor != 1.0)
     for (float &f : inv)
       f = static_cast<float>(f / ropeLinearFactor);

@@ -98,8 +98,16 @@ DecoderLayerSpec DecoderFlow::layerSpec(unsigned i) const {
   s.prefix = "model.layers." + std::to_string(i) + ".";
   s.qkNorm = family == "qwen3" || cfg.modelType == "gemma3_text";
   s.gemma = gemma;
-  if (cfg.scaledRope() && !localRope)
+  if (cfg.scaledRope() && !localRope) {
     s.invFreqKey = "rope.inv_freq";
+    // YaRN and LongRoPE scale cos and sin, so the scores by the square.
+    if (cfg.ropeAttentionFactor != 1.0) {
+      float base =
+          a.scale ? a.scale : 1.0f / std::sqrt(static_cast<float>(a.headDim));
+      a.scale = static_cast<float>(base * cfg.ropeAttentionFactor *
+                                   cfg.ropeAttentionFactor);
+    }
+  }
   return s;
 }
 

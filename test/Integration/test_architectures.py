@@ -101,6 +101,8 @@ def check_decoder(tmp_path, path, model, new_tokens=6, policy="direct"):
     assert proc.returncode == 0, proc.stderr
     tokens = [int(t) for t in
               proc.stdout.split("tokens:")[1].split("\n")[0].split()]
+    # rlx-run --prompt-ids does not stop at EOS: neither does the reference.
+    model.generation_config.eos_token_id = None
     with torch.no_grad():
         hf = model.generate(torch.tensor([PROMPT]), max_new_tokens=new_tokens,
                             do_sample=False)[0, len(PROMPT):].tolist()
@@ -134,6 +136,46 @@ def test_llama_linear_rope_scaling(tmp_path):
     path, model = make(tmp_path, "llama", rope_parameters={
         "rope_type": "linear", "factor": 2.5, "rope_theta": 500.0})
     check_decoder(tmp_path, path, model)
+
+
+ROPES = {
+    "dynamic": {"rope_type": "dynamic", "factor": 2.0},
+    "yarn": {"rope_type": "yarn", "factor": 4.0,
+             "original_max_position_embeddings": 32},
+    "yarn-mscale": {"rope_type": "yarn", "factor": 8.0, "mscale": 0.7,
+                    "mscale_all_dim": 1.0, "beta_fast": 16.0, "beta_slow": 2.0,
+                    "original_max_position_embeddings": 16},
+    "yarn-attention-factor": {"rope_type": "yarn", "factor": 3.0,
+                              "attention_factor": 1.3, "truncate": False,
+                              "original_max_position_embeddings": 40},
+}
+
+
+@pytest.mark.parametrize("rope", list(ROPES))
+def test_llama_rope_types(tmp_path, rope):
+    params = dict(ROPES[rope], rope_theta=500.0)
+    path, model = make(tmp_path, "llama", rope_parameters=params)
+    check_decoder(tmp_path, path, model)
+
+
+def test_phi3_longrope(tmp_path):
+    """LongRoPE's short factors and attention factor; the context is capped
+    at original_max_position_embeddings, past which transformers switches
+    to the long factors."""
+    g = np.random.default_rng(4)
+    short = (1.0 + g.random(8)).round(3).tolist()
+    long = (2.0 + g.random(8)).round(3).tolist()
+    path, model = make(tmp_path, "phi3", max_position_embeddings=256,
+                       original_max_position_embeddings=64,
+                       rope_parameters={"rope_type": "longrope",
+                                        "rope_theta": 1000.0,
+                                        "short_factor": short,
+                                        "long_factor": long,
+                                        "original_max_position_embeddings": 64})
+    check_decoder(tmp_path, path, model)
+    proc = rlx(path, list(range(60)), "--max-new-tokens", "8")
+    assert proc.returncode != 0
+    assert "exceeds the context of 64" in proc.stderr, proc.stderr
 
 
 @pytest.mark.parametrize("policy", ["direct", "fusable"])
@@ -263,10 +305,13 @@ REFUSED = [
     ("llama", {"num_attention_heads": 6, "head_dim": ...},
      "hidden_size (64) is not a multiple of num_attention_heads (6) and no "
      "head_dim is given"),
+    ("llama", {"rope_parameters": {"rope_type": "ntk-by-parts", "factor": 4.0,
+                                   "rope_theta": 10000.0}},
+     "'rope_parameters.rope_type' = \"ntk-by-parts\" is not supported "
+     "(supported: default, linear, llama3, dynamic, yarn, longrope)"),
     ("llama", {"rope_parameters": {"rope_type": "yarn", "factor": 4.0,
                                    "rope_theta": 10000.0}},
-     "'rope_parameters.rope_type' = \"yarn\" is not supported (supported: "
-     "default, linear, llama3)"),
+     "missing 'rope_parameters.original_max_position_embeddings'"),
     ("llama", {"rope_parameters": {"rope_type": "default",
                                    "rope_theta": 10000.0, "factor": 2.0}},
      "'rope_parameters.factor' is not supported for rope_type 'default'"),

@@ -778,8 +778,8 @@ TEST_F(GGUFTest, LlamaWrongArchitecture) {
   w.set("general.architecture", GGUFValue::string("gpt2"));
   ASSERT_EQ(errorOf(w.write(path("m.gguf"))), "<success>");
   EXPECT_EQ(errorOf(GGUFLlamaWeights::open(path("m.gguf"))),
-            msg("metadata 'general.architecture': expected \"llama\", found "
-                "\"gpt2\""));
+            msg("metadata 'general.architecture': \"gpt2\" is not supported "
+                "(supported: llama, qwen2, qwen3)"));
 }
 
 TEST_F(GGUFTest, LlamaHiddenNotMultipleOfHeads) {

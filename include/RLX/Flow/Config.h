@@ -25,6 +25,13 @@ struct Llama3RopeScaling {
   int64_t originalMaxPositions = 8192;
 };
 
+/// YaRN RoPE scaling (rope_type "yarn"), as transformers computes it.
+struct YarnRopeScaling {
+  double factor = 1, betaFast = 32, betaSlow = 1;
+  int64_t originalMaxPositions = 0;
+  bool truncate = true;
+};
+
 /// The fields of an HF `config.json` the recipes use. Every key that changes
 /// the computation is either implemented or refused with an error naming it
 /// (docs/Checkpoints.md lists them per architecture); a value of the wrong
@@ -45,6 +52,14 @@ struct TransformerConfig {
   double localRopeTheta = 0;
   /// RoPE `linear` scaling: positions divided by this factor (1: none).
   double ropeLinearFactor = 1.0;
+  std::optional<YarnRopeScaling> yarnScaling;
+  /// LongRoPE (rope_type "longrope"): the per-frequency divisors used up to
+  /// original_max_position_embeddings, which caps maxPositions (the long
+  /// factors apply only beyond it).
+  std::vector<float> longropeShortFactors;
+  /// YaRN's and LongRoPE's scaling of cos and sin: attention scores scale by
+  /// its square.
+  double ropeAttentionFactor = 1.0;
   /// Per-frequency divisors of the inverse frequencies (a GGUF's
   /// `rope_freqs.weight`, llama.cpp's form of LLaMA 3 scaling); empty: none.
   std::vector<float> ropeFreqFactors;
@@ -81,7 +96,8 @@ struct TransformerConfig {
   /// Whether RoPE needs inverseFrequencies() (scaled RoPE) instead of theta.
   bool scaledRope() const {
     return llama3Scaling.has_value() || ropeLinearFactor != 1.0 ||
-           !ropeFreqFactors.empty();
+           !ropeFreqFactors.empty() || yarnScaling.has_value() ||
+           !longropeShortFactors.empty();
   }
 };
 

@@ -67,6 +67,7 @@ static void readCommon(OpTy op, LayerParts &p, LayerConfig &c) {
   p.bUp = op.getBUp();
   p.bDown = op.getBDown();
   c.act = op.getMlpActivation();
+  c.scale = op.getScale().convertToDouble();
   c.numHeads = op.getNumHeads();
   c.numKvHeads = op.getNumKvHeads();
   c.headDim = op.getHeadDim();
@@ -255,7 +256,6 @@ struct DecoderLayerLowering : public OpRewritePattern<OpTy> {
       p.qNorm = op.getQNorm();
       p.kNorm = op.getKNorm();
       c.gemma = true;
-      c.scale = op.getScale().convertToDouble();
       c.softcap = op.getAttnSoftcap().convertToDouble();
     } else {
       p.postNorm = op.getPostNorm();

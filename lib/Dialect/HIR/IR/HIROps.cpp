@@ -439,7 +439,7 @@ struct DecoderExtras {
   Value pastK, pastV, presentK, presentV, mask;
   Value qNorm, kNorm;
   SmallVector<std::pair<StringRef, Value>> hiddenNorms;
-  double scale = 0, softcap = 0;
+  double softcap = 0;
 };
 } // namespace
 
@@ -508,7 +508,7 @@ static LogicalResult verifyDecoderLayer(OpTy op, const DecoderExtras &extras) {
   if (failed(checkPositive(o, "rms_epsilon",
                            op.getRmsEpsilon().convertToFloat())) ||
       failed(checkNonNegative(o, "window", op.getWindowAttr().getInt())) ||
-      failed(checkNonNegative(o, "scale", extras.scale)) ||
+      failed(checkNonNegative(o, "scale", op.getScale().convertToDouble())) ||
       failed(checkNonNegative(o, "attn_softcap", extras.softcap)))
     return failure();
   // c8: the cache. past is [B, P, kv*hd]; present is [B, P + T, kv*hd].
@@ -593,7 +593,6 @@ LogicalResult GemmaDecoderLayerOp::verify() {
                    {"post_ffn_norm", getPostFfnNorm()}};
   e.qNorm = getQNorm();
   e.kNorm = getKNorm();
-  e.scale = getScale().convertToDouble();
   e.softcap = getAttnSoftcap().convertToDouble();
   return verifyDecoderLayer(*this, e);
 }
@@ -610,7 +609,6 @@ LogicalResult GemmaCachedDecoderLayerOp::verify() {
                    {"post_ffn_norm", getPostFfnNorm()}};
   e.qNorm = getQNorm();
   e.kNorm = getKNorm();
-  e.scale = getScale().convertToDouble();
   e.softcap = getAttnSoftcap().convertToDouble();
   return verifyDecoderLayer(*this, e);
 }

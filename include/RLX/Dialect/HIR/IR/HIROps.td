@@ -443,8 +443,10 @@ def HIR_GeluFfnOp : HIR_Op<"gelu_ffn",
 // Every variant takes optional biases: `qkv_bias(bq, bk, bv)` (all three or
 // none; `[heads*head_dim]`, `[kv_heads*head_dim]` twice), `o_bias(bo)`
 // (`[hidden]`) and `mlp_bias(b_gate, b_up, b_down)` (`[inter]`, `[inter]`,
-// `[hidden]`), and the MLP's gate activation `mlp_activation` (SiLU for
-// LLaMA and Qwen3, tanh GELU for Gemma).
+// `[hidden]`), the MLP's gate activation `mlp_activation` (SiLU for
+// LLaMA and Qwen3, tanh GELU for Gemma), and the attention scores' `scale`
+// (0: 1/sqrt(head_dim); Gemma's query_pre_attn_scalar, or a RoPE attention
+// factor squared).
 class HIR_DecoderLayerBase<string mnemonic, string what, dag extraWeights,
                            string extraFormat, bit decode,
                            dag extraAttrs = (ins),
@@ -467,6 +469,7 @@ class HIR_DecoderLayerBase<string mnemonic, string what, dag extraWeights,
       HIR_AttnConfig, HIR_RopeConfig,
       (ins DefaultValuedAttr<F32Attr, "1.0e-5">:$rms_epsilon,
            DefaultValuedAttr<I64Attr, "0">:$window,
+           DefaultValuedAttr<F32Attr, "0.0">:$scale,
            DefaultValuedAttr<HIR_ActivationAttr, defaultAct>:$mlp_activation),
       extraAttrs);
   let results = !if(decode,
@@ -581,8 +584,7 @@ defvar HIR_GemmaNorms = (ins HIR_FloatTensor:$post_attn_norm,
                              HIR_FloatTensor:$post_ffn_norm,
                              Optional<HIR_FloatTensor>:$q_norm,
                              Optional<HIR_FloatTensor>:$k_norm);
-defvar HIR_GemmaAttrs = (ins DefaultValuedAttr<F32Attr, "0.0">:$scale,
-                             DefaultValuedAttr<F32Attr, "0.0">:$attn_softcap);
+defvar HIR_GemmaAttrs = (ins DefaultValuedAttr<F32Attr, "0.0">:$attn_softcap);
 defvar HIR_GemmaNormsFormat =
     "`norms` `(` $post_attn_norm `,` $pre_ffn_norm `,` $post_ffn_norm `)` "
     # "(`qk_norm` `(` $q_norm^ `,` $k_norm `)`)? ";
