@@ -12,12 +12,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "Bindings.h"
+#include "RLX/Flow/Config.h"
+#include "RLX/Flow/Recipes.h"
 #include "RLX/Profile/CompileProfile.h"
 #include "RLX/Runtime/CpuExecutor.h"
 #include "RLX/Weights/GGUF.h"
 #include "RLX/Weights/SafeTensors.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include <cstring>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
@@ -298,13 +301,27 @@ openWeights(const std::string &path) {
     auto file = unwrap(GGUFFile::open(path));
     std::optional<llvm::StringRef> arch =
         file->getString("general.architecture");
-    if (arch && *arch == "llama")
+    // The decoder architectures rlx-run reads, under Hugging Face names.
+    if (arch && (*arch == "llama" || *arch == "qwen2" || *arch == "qwen3"))
       return unwrap(GGUFLlamaWeights::create(std::move(file)));
     return std::shared_ptr<const WeightSource>(std::move(file));
   }
   if (!llvm::sys::fs::exists(path))
     throw RLXError(path + ": no such file or directory");
-  return unwrap(SafeTensorsFile::openModelDir(path));
+  std::unique_ptr<WeightSource> weights =
+      unwrap(SafeTensorsFile::openModelDir(path));
+  // A model directory is read as its recipe reads it (Phi-3's fused
+  // matrices split); a config that does not parse is the recipe's to report.
+  llvm::SmallString<128> cfgPath(path);
+  llvm::sys::path::append(cfgPath, "config.json");
+  if (llvm::sys::fs::is_regular_file(cfgPath)) {
+    if (llvm::Expected<TransformerConfig> cfg =
+            TransformerConfig::fromFile(cfgPath))
+      return unwrap(recipeWeights(*cfg, std::move(weights)));
+    else
+      llvm::consumeError(cfg.takeError());
+  }
+  return std::shared_ptr<const WeightSource>(std::move(weights));
 }
 
 static std::shared_ptr<const WeightSource> arrayWeights(nb::handle mapping) {
