@@ -366,7 +366,8 @@ def bad_llama_gguf():
     kvs = [(k, GGUF_STRING, "gpt2") if k == "general.architecture" else (k, t, v)
            for k, t, v in kvs]
     yield ("architecture-not-llama", gguf(kvs, tensors)[0],
-           "metadata 'general.architecture': expected \"llama\", found \"gpt2\"")
+           "metadata 'general.architecture': \"gpt2\" is not supported "
+           "(supported: llama, qwen2, qwen3)")
     kvs, tensors = llama_gguf_parts()
     kvs = [(k, GGUF_UINT32, 3) if k == "llama.attention.head_count" else (k, t, v)
            for k, t, v in kvs]
@@ -542,8 +543,8 @@ def bad_configs():
     yield ("kv-heads-do-not-divide", cfg(num_key_value_heads=3),
            "num_key_value_heads (3) must divide num_attention_heads (2)")
     yield ("eps-string", cfg(rms_norm_eps="small"), "'rms_norm_eps' must be a number")
-    yield ("rope-type-unknown", cfg(rope_scaling={"rope_type": "yarn"}),
-           "unsupported rope_type 'yarn'")
+    yield ("rope-type-unknown", cfg(rope_scaling={"rope_type": "ntk"}),
+           "'rope_scaling.rope_type' = \"ntk\" is not supported")
     yield ("layers-absurd", cfg(num_hidden_layers=10**9),
            "'num_hidden_layers' = 1000000000 is larger than 4096")
     yield ("head-dim-absurd", cfg(head_dim=2**40),
