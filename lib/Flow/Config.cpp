@@ -37,25 +37,6 @@ static Error bad(StringRef file, const llvm::Twine &msg) {
 static constexpr int64_t kMaxSize = INT32_MAX;
 static constexpr int64_t kMaxLayers = 4096;
 
-/// "a string", "a number", ... for messages about a value's JSON type.
-static StringRef kindOf(const json::Value &v) {
-  switch (v.kind()) {
-  case json::Value::Null:
-    return "null";
-  case json::Value::Boolean:
-    return "a boolean";
-  case json::Value::Number:
-    return "a number";
-  case json::Value::String:
-    return "a string";
-  case json::Value::Array:
-    return "an array";
-  case json::Value::Object:
-    return "an object";
-  }
-  llvm_unreachable("unknown JSON kind");
-}
-
 /// A value as JSON text for messages, cut at 60 characters.
 static std::string render(const json::Value &v) {
   std::string text;
@@ -174,8 +155,8 @@ public:
   StringRef file() const { return fileName; }
 
   Error wrongType(StringRef key, const json::Value &v, StringRef want) const {
-    return fail(name(key) + " must be " + want + ", found " + kindOf(v) + " (" +
-                render(v) + ")");
+    return fail(name(key) + " must be " + want + ", found " + jsonKind(v) +
+                " (" + render(v) + ")");
   }
 
   /// An integer in [1, max]; `required` ones must be present.

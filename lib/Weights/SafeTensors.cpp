@@ -143,24 +143,6 @@ static Expected<DType> parseDType(StringRef path, StringRef name,
                              dtype + "'");
 }
 
-static StringRef jsonKind(const json::Value &v) {
-  switch (v.kind()) {
-  case json::Value::Null:
-    return "null";
-  case json::Value::Boolean:
-    return "a boolean";
-  case json::Value::Number:
-    return "a number";
-  case json::Value::String:
-    return "a string";
-  case json::Value::Array:
-    return "an array";
-  case json::Value::Object:
-    return "an object";
-  }
-  llvm_unreachable("unknown JSON kind");
-}
-
 /// A non-negative JSON integer (`what` names it in messages).
 static Expected<uint64_t> parseUInt(StringRef path, StringRef name,
                                     const json::Value &v, const Twine &what) {

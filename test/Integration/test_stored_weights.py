@@ -14,6 +14,7 @@ scalar fallbacks are exercised on an AVX-512 machine too."""
 
 import os
 import subprocess
+import zlib
 
 import numpy as np
 import pytest
@@ -165,8 +166,10 @@ def check(y, x, w, name):
         # cuts the value of opposite sign to v.
         step = np.abs(x64).reshape(-1, block).max(axis=1) / 127
         most = 1.0 if block == 256 else 0.5
+        # Plus 1e-4 of a step: x / d rounds in f32, where x can be 127
+        # steps, so the quotient is off by up to ~1e-5 of a step.
         assert (rounding.reshape(-1, block)
-                <= step[:, None] * most * (1 + 1e-6)).all()
+                <= step[:, None] * (most + 1e-4)).all()
     exact = np.abs(y.astype(np.float64) - x64 @ w64.T)
     assert (exact <= rounding @ np.abs(w64).T + bound).all()
 
@@ -201,7 +204,9 @@ func.func @main(%x: tensor<1x{m}x{k}xf32> {{rlx.name = "x"}})
 @pytest.mark.parametrize("m", [1, 7])
 @pytest.mark.parametrize("name", TYPES)
 def test_linear(tmp_path, name, m, isa):
-    rng = np.random.default_rng(abs(hash((name, m))) % 2**32)
+    # A seed per case that does not change between runs (hash() of a str
+    # does, with PYTHONHASHSEED).
+    rng = np.random.default_rng(zlib.crc32(f"{name}-{m}".encode()))
     n, k = 24, 512
     path, w = stored_file(tmp_path, rng, name, n, k)
     x = rng.standard_normal((1, m, k)).astype(np.float32)
@@ -563,7 +568,7 @@ def test_vulkan_linear(tmp_path, name, m):
     dequantized weight (1e-5 of sum |w x|: no activation rounding here)."""
     from conftest import require_vulkan
     require_vulkan()
-    rng = np.random.default_rng(abs(hash((name, m, "vk"))) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(f"{name}-{m}-vk".encode()))
     n, k = 24, 256
     path, w = stored_file(tmp_path, rng, name, n, k)
     x = rng.standard_normal((1, m, k)).astype(np.float32)

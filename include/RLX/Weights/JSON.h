@@ -32,6 +32,10 @@ unsigned jsonNestingDepth(llvm::StringRef text, unsigned limit = kMaxJSONDepth);
 /// levels; the error says "JSON nested deeper than 64 levels at byte N".
 llvm::Expected<llvm::json::Value> parseJSON(llvm::StringRef text);
 
+/// The kind of a JSON value for messages: "null", "a boolean", "a number",
+/// "a string", "an array", "an object".
+llvm::StringRef jsonKind(const llvm::json::Value &v);
+
 } // namespace rlx
 
 #endif // RLX_WEIGHTS_JSON_H
