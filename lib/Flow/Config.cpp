@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Flow/Config.h"
+#include "RLX/Support/FileIO.h"
 #include "RLX/Weights/GGUF.h"
 #include "RLX/Weights/JSON.h"
 #include "llvm/ADT/StringSet.h"
@@ -726,9 +727,10 @@ TransformerConfig::fromJSON(StringRef text, StringRef fileName) {
 
 llvm::Expected<TransformerConfig>
 TransformerConfig::fromFile(llvm::StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
+  // A FIFO or a device would block or never end: regular files only.
+  Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer = readRegularFile(path);
   if (!buffer)
-    return bad(path, buffer.getError().message());
+    return buffer.takeError();
   return fromJSON((*buffer)->getBuffer(), path);
 }
 

@@ -542,6 +542,16 @@ def test_gguf_fifo(tmp_path, fifo):
                    tmp_path / "out")
 
 
+def test_config_fifo(tmp_path, fifo):
+    model = tmp_path / "model"
+    model.mkdir()
+    bad = fifo("model/config.json")
+    proc = run_quick([RLX_RUN, "--model", model, "--prompt-ids", "1,2",
+                      "--quiet", "--output-dir", tmp_path / "out"])
+    assert_refused(proc, bad, "cannot open: a FIFO, not a regular file",
+                   tmp_path / "out")
+
+
 def test_profile_fifo(files, tmp_path, fifo):
     bad = fifo("p.rlx.toml")
     proc = run_quick([RLX_RUN, SCALE, "--quiet", "--input",
