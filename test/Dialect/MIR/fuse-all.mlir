@@ -1,4 +1,5 @@
 // RUN: rlx-opt %s --mir-fuse-all --split-input-file | FileCheck %s --check-prefixes=CHECK,CPU
+// RUN: rlx-opt %s --pass-pipeline='builtin.module(func.func(mir-fuse-all))' --split-input-file | FileCheck %s --check-prefixes=CHECK,CPU
 // RUN: rlx-opt %s --mir-fuse-all=target=spirv --split-input-file | FileCheck %s --check-prefixes=CHECK,SPIRV
 // RUN: rlx-opt %s --mir-fuse-all="disable=swiglu,matmul-epilogue" --split-input-file | FileCheck %s --check-prefix=DISABLE
 // RUN: not rlx-opt %s --mir-fuse-all=disable=nope --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD

@@ -1,4 +1,5 @@
 // RUN: rlx-opt %s --mir-fuse-attention-block --split-input-file | FileCheck %s
+// RUN: rlx-opt %s --pass-pipeline='builtin.module(func.func(mir-fuse-attention-block))' --split-input-file | FileCheck %s
 
 /// Attention block. IN: a QKV projection (matmul {transpose_rhs}, optionally
 /// plus a bias) → three slices [q | k | v] → optional QK-norm (reshape,

@@ -1,4 +1,5 @@
 // RUN: rlx-opt %s --mir-fuse-attention --split-input-file | FileCheck %s
+// RUN: rlx-opt %s --pass-pipeline='builtin.module(func.func(mir-fuse-attention))' --split-input-file | FileCheck %s
 
 /// Attention. IN: the primitive scaled dot-product attention that
 /// convert-hir-to-mir{policy=fusable} emits (heads split by reshape +

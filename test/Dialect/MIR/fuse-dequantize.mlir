@@ -1,4 +1,5 @@
 // RUN: rlx-opt %s --mir-fuse-dequantize --split-input-file | FileCheck %s
+// RUN: rlx-opt %s --pass-pipeline='builtin.module(func.func(mir-fuse-dequantize))' --split-input-file | FileCheck %s
 // RUN: rlx-opt %s --mir-fusion-report --split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
 
 /// Weights stay in their stored precision up to the kernel. IN:

@@ -1,4 +1,5 @@
 // RUN: rlx-opt %s --mir-fuse-elementwise --split-input-file | FileCheck %s
+// RUN: rlx-opt %s --pass-pipeline='builtin.module(func.func(mir-fuse-elementwise))' --split-input-file | FileCheck %s
 
 /// Elementwise regions. IN: a tree of float elementwise MIR ops (unary,
 /// broadcasting binary) of two or more ops whose intermediates are used only

@@ -1,4 +1,5 @@
 // RUN: rlx-opt %s --mir-fuse-matmul-epilogue --split-input-file | FileCheck %s
+// RUN: rlx-opt %s --pass-pipeline='builtin.module(func.func(mir-fuse-matmul-epilogue))' --split-input-file | FileCheck %s
 
 /// Matmul epilogue. IN: `mir.matmul` → [add of an [N] bias] → [activation]
 /// → [add of a residual of the result type], every intermediate used once.

@@ -1,4 +1,5 @@
 // RUN: rlx-opt %s --mir-fuse-residual-norm --split-input-file | FileCheck %s
+// RUN: rlx-opt %s --pass-pipeline='builtin.module(func.func(mir-fuse-residual-norm))' --split-input-file | FileCheck %s
 
 /// Residual add + norm. IN: `mir.add %stream, %branch` (one type) and a
 /// `mir.rms_norm` / `mir.layer_norm` of the sum. OUT: one fused op at the

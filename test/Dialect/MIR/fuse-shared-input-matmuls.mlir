@@ -1,4 +1,5 @@
 // RUN: rlx-opt %s --mir-fuse-shared-input-matmuls --split-input-file | FileCheck %s
+// RUN: rlx-opt %s --pass-pipeline='builtin.module(func.func(mir-fuse-shared-input-matmuls))' --split-input-file | FileCheck %s
 
 /// Shared-input matmuls. IN: two or more `mir.matmul`s on one input with
 /// `mir.param` weights of one layout. OUT: one matmul over a derived param

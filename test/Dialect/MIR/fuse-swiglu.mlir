@@ -1,4 +1,5 @@
 // RUN: rlx-opt %s --mir-fuse-swiglu --split-input-file | FileCheck %s
+// RUN: rlx-opt %s --pass-pipeline='builtin.module(func.func(mir-fuse-swiglu))' --split-input-file | FileCheck %s
 
 /// Gated linear unit. IN: `mul(act(slice(gu, last, 0, I)), slice(gu, last,
 /// I, I))` on a `[..., 2I]` gate/up projection. OUT: `mir.fused_glu %gu

@@ -1,4 +1,5 @@
 // RUN: rlx-opt %s --mir-unfuse --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: rlx-opt %s --pass-pipeline='builtin.module(func.func(mir-unfuse))' --split-input-file --verify-diagnostics | FileCheck %s
 // RUN: rlx-opt %s --mir-unfuse --split-input-file --verify-diagnostics | rlx-opt --mir-fuse-all --split-input-file | FileCheck %s --check-prefix=REFUSE
 
 // mir-unfuse expands each fused op into the primitives its description

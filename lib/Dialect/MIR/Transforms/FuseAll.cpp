@@ -239,7 +239,7 @@ struct MIRFuseAllPass
     FailureOr<SmallVector<MIRFusionKind>> kinds =
         getMIRFusionKinds(t, disable, &error);
     if (failed(kinds)) {
-      mlir::emitError(getOperation().getLoc(), "mir-fuse-all: ") << error;
+      mlir::emitError(getOperation()->getLoc(), "mir-fuse-all: ") << error;
       return signalPassFailure();
     }
     // Between a baseline and the final report, keep what each fusion left:

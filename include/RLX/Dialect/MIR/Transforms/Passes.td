@@ -9,6 +9,11 @@
 // populateMIRFuse*Patterns entry point), the ordered driver mir-fuse-all and
 // the fusion report. See docs/Fusion.md.
 //
+// The fusions and mir-unfuse are op-agnostic: on a module they rewrite every
+// func.func in it, and nested (`builtin.module(func.func(mir-fuse-swiglu))`)
+// one function each. MIR already inside LIR kernels is left alone. The
+// report reads and records module attributes, so it runs on the module.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef RLX_DIALECT_MIR_TRANSFORMS_PASSES_TD
@@ -20,7 +25,7 @@ include "mlir/Pass/PassBase.td"
 // Fusion patterns
 //===----------------------------------------------------------------------===//
 
-def MIRFuseDequantizePass : Pass<"mir-fuse-dequantize", "ModuleOp"> {
+def MIRFuseDequantizePass : Pass<"mir-fuse-dequantize"> {
   let summary = "Let matmuls and gathers read weights as they are stored";
   let description = [{
     Folds a `mir.dequantize` (f16, bf16 or ggml blocks to f32) into the ops
@@ -34,7 +39,7 @@ def MIRFuseDequantizePass : Pass<"mir-fuse-dequantize", "ModuleOp"> {
   let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
 }
 
-def MIRFuseAttentionPass : Pass<"mir-fuse-attention", "ModuleOp"> {
+def MIRFuseAttentionPass : Pass<"mir-fuse-attention"> {
   let summary = "Fuse primitive scaled dot-product attention into mir.attention";
   let description = [{
     Finds the primitive attention that `convert-hir-to-mir{policy=fusable}`
@@ -52,7 +57,7 @@ def MIRFuseAttentionPass : Pass<"mir-fuse-attention", "ModuleOp"> {
   let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
 }
 
-def MIRFuseAttentionBlockPass : Pass<"mir-fuse-attention-block", "ModuleOp"> {
+def MIRFuseAttentionBlockPass : Pass<"mir-fuse-attention-block"> {
   let summary = "Fuse QKV projection, RoPE, attention and output projection";
   let description = [{
     Rooted at a `mir.attention` whose Q, K and V are the three column slices
@@ -68,7 +73,7 @@ def MIRFuseAttentionBlockPass : Pass<"mir-fuse-attention-block", "ModuleOp"> {
   let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
 }
 
-def MIRFuseElementwisePass : Pass<"mir-fuse-elementwise", "ModuleOp"> {
+def MIRFuseElementwisePass : Pass<"mir-fuse-elementwise"> {
   let summary = "Fuse chains of elementwise ops into mir.elementwise regions";
   let description = [{
     Collects each maximal tree of float elementwise MIR ops (unary ops and
@@ -83,7 +88,7 @@ def MIRFuseElementwisePass : Pass<"mir-fuse-elementwise", "ModuleOp"> {
                            "::mlir::math::MathDialect"];
 }
 
-def MIRFuseMatmulEpiloguePass : Pass<"mir-fuse-matmul-epilogue", "ModuleOp"> {
+def MIRFuseMatmulEpiloguePass : Pass<"mir-fuse-matmul-epilogue"> {
   let summary = "Fuse bias, activation and residual adds into mir.fused_matmul";
   let description = [{
     `mir.matmul` → optional `mir.add` of an `[N]` bias → optional activation
@@ -96,7 +101,7 @@ def MIRFuseMatmulEpiloguePass : Pass<"mir-fuse-matmul-epilogue", "ModuleOp"> {
   let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
 }
 
-def MIRFuseResidualNormPass : Pass<"mir-fuse-residual-norm", "ModuleOp"> {
+def MIRFuseResidualNormPass : Pass<"mir-fuse-residual-norm"> {
   let summary = "Fuse a residual add and the norm of its sum";
   let description = [{
     `mir.add %stream, %branch` (operands and result of one type) followed by
@@ -108,8 +113,7 @@ def MIRFuseResidualNormPass : Pass<"mir-fuse-residual-norm", "ModuleOp"> {
   let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
 }
 
-def MIRFuseSharedInputMatmulsPass
-    : Pass<"mir-fuse-shared-input-matmuls", "ModuleOp"> {
+def MIRFuseSharedInputMatmulsPass : Pass<"mir-fuse-shared-input-matmuls"> {
   let summary = "Merge matmuls that share their input into one matmul";
   let description = [{
     Two or more `mir.matmul`s on the same input with parameter weights of one
@@ -121,7 +125,7 @@ def MIRFuseSharedInputMatmulsPass
   let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
 }
 
-def MIRFuseSwigluPass : Pass<"mir-fuse-swiglu", "ModuleOp"> {
+def MIRFuseSwigluPass : Pass<"mir-fuse-swiglu"> {
   let summary = "Fuse the gated linear unit on a gate/up projection";
   let description = [{
     `act(slice(gu, last, 0, I)) * slice(gu, last, I, I)` with `gu` of last
@@ -136,7 +140,7 @@ def MIRFuseSwigluPass : Pass<"mir-fuse-swiglu", "ModuleOp"> {
 // Drivers and reports
 //===----------------------------------------------------------------------===//
 
-def MIRFuseAllPass : Pass<"mir-fuse-all", "ModuleOp"> {
+def MIRFuseAllPass : Pass<"mir-fuse-all"> {
   let summary = "Run the MIR fusions a target claims, in the documented order";
   let description = [{
     Runs, one after the other and each to a fixed point: shared-input-matmul,
@@ -161,7 +165,7 @@ def MIRFuseAllPass : Pass<"mir-fuse-all", "ModuleOp"> {
                            "::mlir::math::MathDialect"];
 }
 
-def MIRUnfusePass : Pass<"mir-unfuse", "ModuleOp"> {
+def MIRUnfusePass : Pass<"mir-unfuse"> {
   let summary = "Expand fused MIR ops back into the primitives they stand for";
   let description = [{
     The inverse of the fusions, for a back end asked to run plain ops
