@@ -31,7 +31,11 @@ tool_dirs = [config.rlx_tools_dir, config.llvm_tools_dir]
 tools = [ToolSubst("rlx-opt", unresolved="ignore"),
          ToolSubst("rlx-run", unresolved="ignore"),
          ToolSubst("rlx-exec", unresolved="ignore"),
-         ToolSubst("rlx-bench", unresolved="ignore")]
+         ToolSubst("rlx-bench", unresolved="ignore"),
+         ToolSubst("rlx-tokenize", unresolved="ignore"),
+         # LLVM's, for the documented one-liners (docs/rlx-opt.md).
+         ToolSubst("mlir-translate", unresolved="ignore"),
+         ToolSubst("llc", unresolved="ignore")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # `spirv-val`: SPIR-V Tools are installed (the SPIR-V lit tests validate

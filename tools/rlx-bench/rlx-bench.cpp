@@ -28,6 +28,7 @@
 #include "RLX/Flow/Generate.h"
 #include "RLX/Flow/Recipes.h"
 #include "RLX/Runtime/CpuExecutor.h"
+#include "RLX/Support/Version.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -1243,6 +1244,7 @@ static bool wanted(StringRef section) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
+  rlx::setRLXVersionPrinter();
   cl::ParseCommandLineOptions(
       argc, argv,
       "rlx-bench: RLX's CPU kernels, layers and model side by side with "

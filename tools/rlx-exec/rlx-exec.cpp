@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Runtime/CompiledModel.h"
+#include "RLX/Support/Version.h"
 #include "RLX/Weights/SafeTensors.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -68,6 +69,7 @@ namedTensor(llvm::StringRef arg) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
+  rlx::setRLXVersionPrinter();
   cl::ParseCommandLineOptions(argc, argv,
                               "rlx-exec: run an AOT-compiled RLX model\n");
   std::optional<uint64_t> budget;

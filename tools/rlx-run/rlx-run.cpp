@@ -15,6 +15,7 @@
 #include "ModelRunner.h"
 #include "RLX/Compiler/Session.h"
 #include "RLX/Runtime/CpuExecutor.h"
+#include "RLX/Support/Version.h"
 #include "RLX/Weights/GGUF.h"
 #include "RLX/Weights/Npy.h"
 #include "RLX/Weights/SafeTensors.h"
@@ -224,6 +225,7 @@ splitAssignment(llvm::StringRef flag, llvm::StringRef arg) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions({&category, &modelCategory});
+  rlx::setRLXVersionPrinter();
   cl::ParseCommandLineOptions(
       argc, argv,
       "rlx-run: compile an RLX module (HIR, MIR or LIR) for the CPU and run "

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RLX/Support/Version.h"
 #include "RLX/Tokenizer/ChatTemplate.h"
 #include "RLX/Tokenizer/Tokenizer.h"
 #include "RLX/Weights/GGUF.h"
@@ -83,6 +84,7 @@ static llvm::Expected<Tokenizer> load(llvm::StringRef path) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
+  rlx::setRLXVersionPrinter();
   cl::ParseCommandLineOptions(
       argc, argv,
       "rlx-tokenize: encode text to token ids and decode ids to text with a "
