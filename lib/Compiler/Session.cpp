@@ -41,6 +41,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 
 using namespace rlx;
 using llvm::Error;
@@ -234,6 +235,67 @@ static Expected<mlir::func::FuncOp> entryFunction(mlir::ModuleOp module,
   return *f;
 }
 
+/// The entry point of a module already in LIR (no function with a body, one
+/// or more lir.entry ops, e.g. from `rlx-opt --convert-mir-to-lir`), or none
+/// when the module has functions to compile.
+static Expected<std::optional<mlir::rlx::lir::EntryOp>>
+lirEntryPoint(mlir::ModuleOp module, StringRef name) {
+  for (auto f : module.getOps<mlir::func::FuncOp>())
+    if (!f.isDeclaration())
+      return std::nullopt;
+  auto entries = module.getOps<mlir::rlx::lir::EntryOp>();
+  if (entries.empty())
+    return std::nullopt;
+  std::string names;
+  for (mlir::rlx::lir::EntryOp e : entries)
+    names += (names.empty() ? "'" : ", '") + e.getSymName().str() + "'";
+  if (!name.empty()) {
+    for (mlir::rlx::lir::EntryOp e : entries)
+      if (e.getSymName() == name)
+        return e;
+    return fail("no LIR entry point named '" + name + "' (the module has " +
+                names + ")");
+  }
+  if (std::next(entries.begin()) != entries.end())
+    return fail("the module has several LIR entry points (" + names +
+                "); name the entry to compile");
+  return *entries.begin();
+}
+
+/// The inputs of a LIR entry point are static: a shape given for one must be
+/// its own.
+static Error checkLIRInputShapes(mlir::rlx::lir::EntryOp entry,
+                                 const CompileOptions &options) {
+  llvm::StringMap<mlir::MemRefType> inputs;
+  std::string known;
+  for (auto io : entry.getBlock().getOps<mlir::rlx::lir::IOOp>()) {
+    if (io.getKind() != mlir::rlx::lir::IOKind::Input)
+      continue;
+    inputs[io.getName()] = mlir::cast<mlir::MemRefType>(io.getView().getType());
+    known += (known.empty() ? "" : ", ") + io.getName().str();
+  }
+  std::string unknown;
+  for (const auto &[name, shape] : options.inputShapes) {
+    auto it = inputs.find(name);
+    if (it == inputs.end()) {
+      unknown += (unknown.empty() ? "'" : ", '") + name + "'";
+      continue;
+    }
+    if (it->second.getShape() == llvm::ArrayRef<int64_t>(shape))
+      continue;
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << it->second;
+    return fail("input '" + name + "' of type " + s +
+                " cannot take the shape " + formatShape(shape));
+  }
+  if (options.rejectUnknownInputShapes && !unknown.empty())
+    return fail("input_shapes names no input of '" + entry.getSymName() +
+                "': " + unknown +
+                " (the inputs are: " + (known.empty() ? "none" : known) + ")");
+  return Error::success();
+}
+
 //===----------------------------------------------------------------------===//
 // The pipeline
 //===----------------------------------------------------------------------===//
@@ -295,40 +357,16 @@ static std::string shapeOption(StringRef name, llvm::ArrayRef<int64_t> shape) {
   return s;
 }
 
-Expected<Session::Impl::Lowered>
-Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
-  auto start = std::chrono::steady_clock::now();
-  stats = CompileStats();
-  // Profile settings no back end implements yet are refused, not dropped.
-  const CompileProfile::PrecisionProfile &precision = options.profile.precision;
-  if (precision.compute != ComputePrecision::F32)
-    return fail("[precision] compute = \"" +
-                stringifyComputePrecision(precision.compute) +
-                "\" is not implemented: RLX computes in f32 (keep weights "
-                "lower with [precision] weights)");
-  if (precision.mixed != MixedPrecision::None)
-    return fail("[precision] mixed = \"" +
-                stringifyMixedPrecision(precision.mixed) +
-                "\" is not implemented: RLX computes in f32");
-  if (precision.kvCache != ComputePrecision::F32 && device != Device::Cpu)
-    return fail("[precision] kv_cache = \"" +
-                stringifyComputePrecision(precision.kvCache) +
-                "\" is implemented on the CPU only: the Vulkan attention "
-                "reads keys and values in f32 (use kv_cache = \"f32\")");
-  detail::PhaseTimer phase(stats);
-  std::string dir = options.dumpDir;
-  DiagnosticCollector diags(context);
-  mlir::OwningOpRef<mlir::ModuleOp> module(input.clone());
-  detail::dumpIR(dir, "00-input.mlir", *module);
-
-  // The shapes to specialize the entry with, checked here so the message
-  // names the input and the shape as the caller gave them.
-  Expected<mlir::func::FuncOp> fn = entryFunction(*module, options.entry);
+/// Checks the shapes given for the entry function's inputs and adds those
+/// that specialize a dynamic dim to `frontend.shapes`, so that the messages
+/// name the input and the shape as the caller gave them.
+static Error checkEntryInputShapes(mlir::ModuleOp module,
+                                   const CompileOptions &options,
+                                   mlir::rlx::FrontendOptions &frontend) {
+  Expected<mlir::func::FuncOp> fn = entryFunction(module, options.entry);
   if (!fn)
     return fn.takeError();
-  mlir::rlx::FrontendOptions frontend;
   frontend.entry = options.entry;
-  frontend.fusionRemarks = true;
   // A shape for an input the entry does not take is a typo (callers that
   // pass shapes for every graph of a model leave the check off).
   if (options.rejectUnknownInputShapes) {
@@ -388,6 +426,49 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
     if (!ty.hasStaticShape())
       frontend.shapes.push_back(shapeOption(name, shape));
   }
+  return Error::success();
+}
+
+Expected<Session::Impl::Lowered>
+Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  stats = CompileStats();
+  // Profile settings no back end implements yet are refused, not dropped.
+  const CompileProfile::PrecisionProfile &precision = options.profile.precision;
+  if (precision.compute != ComputePrecision::F32)
+    return fail("[precision] compute = \"" +
+                stringifyComputePrecision(precision.compute) +
+                "\" is not implemented: RLX computes in f32 (keep weights "
+                "lower with [precision] weights)");
+  if (precision.mixed != MixedPrecision::None)
+    return fail("[precision] mixed = \"" +
+                stringifyMixedPrecision(precision.mixed) +
+                "\" is not implemented: RLX computes in f32");
+  if (precision.kvCache != ComputePrecision::F32 && device != Device::Cpu)
+    return fail("[precision] kv_cache = \"" +
+                stringifyComputePrecision(precision.kvCache) +
+                "\" is implemented on the CPU only: the Vulkan attention "
+                "reads keys and values in f32 (use kv_cache = \"f32\")");
+  detail::PhaseTimer phase(stats);
+  std::string dir = options.dumpDir;
+  DiagnosticCollector diags(context);
+  mlir::OwningOpRef<mlir::ModuleOp> module(input.clone());
+  detail::dumpIR(dir, "00-input.mlir", *module);
+
+  mlir::rlx::FrontendOptions frontend;
+  frontend.fusionRemarks = true;
+  // A module already in LIR runs its entry point as it is: its inputs are
+  // static, and the back end's LIR decisions follow.
+  Expected<std::optional<mlir::rlx::lir::EntryOp>> lirEntry =
+      lirEntryPoint(*module, options.entry);
+  if (!lirEntry)
+    return lirEntry.takeError();
+  if (*lirEntry) {
+    if (Error err = checkLIRInputShapes(**lirEntry, options))
+      return std::move(err);
+  } else if (Error err = checkEntryInputShapes(*module, options, frontend)) {
+    return std::move(err);
+  }
 
   // Profile hints no back end implements yet: said, not silently dropped.
   const CompileProfile &profile = options.profile;
@@ -425,7 +506,12 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   auto entries = module->getOps<mlir::rlx::lir::EntryOp>();
   if (entries.empty())
     return fail("no LIR entry point was produced");
+  // The one named, when a module holds several (functions and LIR side by
+  // side, as examples/three-levels.mlir).
   mlir::rlx::lir::EntryOp entry = *entries.begin();
+  for (mlir::rlx::lir::EntryOp e : entries)
+    if (!options.entry.empty() && e.getSymName() == options.entry)
+      entry = e;
   Expected<Manifest> manifest = detail::readManifest(entry);
   if (!manifest)
     return manifest.takeError();
