@@ -262,6 +262,13 @@ lirEntryPoint(mlir::ModuleOp module, StringRef name) {
   return *entries.begin();
 }
 
+/// A zero-length dimension after the first makes the outer strides zero,
+/// which LIR's views cannot describe (a leading one, an empty batch, is
+/// fine).
+static bool hasInnerZeroDim(llvm::ArrayRef<int64_t> shape) {
+  return shape.size() > 1 && llvm::is_contained(shape.drop_front(), 0);
+}
+
 /// The inputs of a LIR entry point are static: a shape given for one must be
 /// its own.
 static Error checkLIRInputShapes(mlir::rlx::lir::EntryOp entry,
@@ -398,25 +405,31 @@ static Error checkEntryInputShapes(mlir::ModuleOp module,
     }
     auto it = options.inputShapes.find(name);
     if (it == options.inputShapes.end()) {
-      if (!ty.hasStaticShape()) {
-        std::string s;
-        llvm::raw_string_ostream os(s);
-        os << ty;
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      os << ty;
+      if (!ty.hasStaticShape())
         return fail("input '" + name + "' has the dynamic type " + s +
                     "; give its concrete shape to specialize the template");
-      }
+      if (hasInnerZeroDim(ty.getShape()))
+        return fail("input '" + name + "' has the type " + s +
+                    ": a zero-length dimension after the first is not "
+                    "supported (a leading one is)");
       continue;
     }
     llvm::ArrayRef<int64_t> shape = it->second;
     bool fits = shape.size() == static_cast<size_t>(ty.getRank());
     for (auto [d, s] : llvm::zip(ty.getShape(), shape))
       fits = fits && s >= 0 && (mlir::ShapedType::isDynamic(d) || d == s);
-    if (!fits) {
+    if (!fits || hasInnerZeroDim(shape)) {
       std::string s;
       llvm::raw_string_ostream os(s);
       os << ty;
       return fail("input '" + name + "' of type " + s +
-                  " cannot take the shape " + formatShape(shape));
+                  " cannot take the shape " + formatShape(shape) +
+                  (fits ? ": a zero-length dimension after the first is not "
+                          "supported (a leading one is)"
+                        : ""));
     }
     // A size that wraps would give the input a small arena.
     if (!mlir::rlx::mir::getCheckedStorageBytes(
@@ -451,6 +464,15 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
                 "reads keys and values in f32 (use kv_cache = \"f32\")");
   detail::PhaseTimer phase(stats);
   std::string dir = options.dumpDir;
+  // The dump directory is made (or found) before anything is written to it.
+  if (!dir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+      return fail("cannot create the IR dump directory '" + dir +
+                  "': " + ec.message());
+    if (!llvm::sys::fs::is_directory(dir))
+      return fail("the IR dump directory '" + dir +
+                  "' exists and is not a directory");
+  }
   DiagnosticCollector diags(context);
   mlir::OwningOpRef<mlir::ModuleOp> module(input.clone());
   detail::dumpIR(dir, "00-input.mlir", *module);
@@ -480,10 +502,8 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
 
   // The front end and the target's decisions on LIR: one pipeline, the same
   // passes rlx-cpu-pipeline / rlx-gpu-pipeline run.
-  if (!dir.empty()) {
-    llvm::sys::fs::create_directories(dir);
+  if (!dir.empty())
     frontend.reportJsonFile = (llvm::Twine(dir) + "/fusion-report.json").str();
-  }
   {
     mlir::PassManager pm(&context);
     std::string error;

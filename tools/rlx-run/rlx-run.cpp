@@ -29,6 +29,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 using namespace rlx;
 namespace cl = llvm::cl;
@@ -44,7 +45,7 @@ static cl::opt<std::string>
               cl::cat(modelCategory));
 static cl::opt<std::string>
     promptIds("prompt-ids", cl::desc("Prompt token ids, comma-separated"),
-              cl::cat(modelCategory));
+              cl::value_desc("id,id,..."), cl::cat(modelCategory));
 static cl::opt<std::string> promptText(
     "prompt",
     cl::desc("Prompt text, encoded with the model's tokenizer (the "
@@ -222,10 +223,42 @@ splitAssignment(llvm::StringRef flag, llvm::StringRef arg) {
   return std::make_pair(name.str(), path.str());
 }
 
+/// Refuses a name given twice to --input or --param: the last file would
+/// silently win, and a later error would name only one of them.
+static llvm::Error
+checkGivenOnce(llvm::StringRef flag, llvm::StringRef kind,
+               std::map<std::string, std::string> &files,
+               const std::pair<std::string, std::string> &kv) {
+  auto [it, inserted] = files.emplace(kv.first, kv.second);
+  if (inserted)
+    return llvm::Error::success();
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 kind + " '" + kv.first +
+                                     "' is given twice: --" + flag + " " +
+                                     kv.first + "=" + it->second + " and --" +
+                                     flag + " " + kv.first + "=" + kv.second);
+}
+
+/// The flags whose value LLVM would report only as "requires a value!".
+static std::optional<std::string> missingValue(int argc, char **argv) {
+  if (argc < 2)
+    return std::nullopt;
+  llvm::StringRef last = llvm::StringRef(argv[argc - 1]).ltrim('-');
+  if (last == "prompt-ids")
+    return std::string("--prompt-ids needs the prompt's token ids, "
+                       "comma-separated (e.g. --prompt-ids 1,15043,3186)");
+  if (last == "prompt")
+    return std::string("--prompt needs the prompt text (e.g. --prompt "
+                       "\"Once upon a time\")");
+  return std::nullopt;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions({&category, &modelCategory});
   rlx::setRLXVersionPrinter();
+  if (std::optional<std::string> message = missingValue(argc, argv))
+    return fail(*message);
   cl::ParseCommandLineOptions(
       argc, argv,
       "rlx-run: compile an RLX module (HIR, MIR or LIR) for the CPU and run "
@@ -249,8 +282,13 @@ int main(int argc, char **argv) {
     options.profile = *profile;
   } else if (!presetName.empty()) {
     auto profile = CompileProfile::preset(presetName);
-    if (!profile)
-      return fail("unknown preset '" + presetName + "'");
+    if (!profile) {
+      std::string names;
+      for (llvm::StringRef name : CompileProfile::presetNames())
+        names += (names.empty() ? "" : ", ") + name.str();
+      return fail("unknown preset '" + presetName + "' (expected one of " +
+                  names + ")");
+    }
     options.profile = *profile;
   }
   if (!policy.empty()) {
@@ -260,9 +298,20 @@ int main(int argc, char **argv) {
     options.profile.fusion.policy = *p;
   }
   options.dumpDir = dumpIR;
+  std::string dumpFrom = "--dump-ir";
   if (options.dumpDir.empty())
-    if (const char *env = std::getenv("RLX_IR_DUMP"))
+    if (const char *env = std::getenv("RLX_IR_DUMP")) {
       options.dumpDir = env;
+      dumpFrom = "RLX_IR_DUMP";
+    }
+  // A directory, made when missing: a file there is refused before anything
+  // compiles.
+  if (!options.dumpDir.empty() && llvm::sys::fs::exists(options.dumpDir) &&
+      !llvm::sys::fs::is_directory(options.dumpDir))
+    return fail(dumpFrom +
+                " expects a directory (one .mlir file per stage), "
+                "but '" +
+                options.dumpDir + "' is a file");
   options.entry = entry;
   if (memoryBudgetMB >= 0)
     options.memoryBudgetMB = memoryBudgetMB;
@@ -272,13 +321,14 @@ int main(int argc, char **argv) {
     auto kv = splitAssignment("input", arg);
     if (!kv)
       return fail(kv.takeError());
+    if (llvm::Error err = checkGivenOnce("input", "input", inputFiles, *kv))
+      return fail(std::move(err));
     auto t = readTensorNpy(kv->second);
     if (!t)
       return fail(t.takeError());
     options.inputShapes[kv->first] =
         llvm::SmallVector<int64_t, 4>(t->shape().begin(), t->shape().end());
     feeds.emplace(kv->first, std::move(*t));
-    inputFiles[kv->first] = kv->second;
   }
 
   Session session(device);
@@ -291,9 +341,18 @@ int main(int argc, char **argv) {
       return fail("--prompt and --prompt-ids are exclusive");
     m.ignoreEos = ignoreEos;
     m.chat = chatMode;
+    if (promptIds.getNumOccurrences() &&
+        llvm::StringRef(promptIds).trim().empty())
+      return fail("--prompt-ids is empty: give the prompt's token ids, "
+                  "comma-separated (e.g. --prompt-ids 1,15043,3186)");
+    unsigned position = 0;
     for (llvm::StringRef part : llvm::split(llvm::StringRef(promptIds), ',')) {
       if (!promptIds.getNumOccurrences())
         break;
+      ++position;
+      if (part.trim().empty())
+        return fail("--prompt-ids: token id " + llvm::Twine(position) +
+                    " of '" + promptIds + "' is empty");
       int32_t id;
       if (part.trim().getAsInteger(10, id))
         return fail("--prompt-ids: '" + part + "' is not a token id");
@@ -348,10 +407,13 @@ int main(int argc, char **argv) {
     source = std::move(*opened);
   }
   std::vector<std::pair<std::string, Tensor>> paramTensors;
+  std::map<std::string, std::string> paramPaths;
   for (const std::string &arg : paramFiles) {
     auto kv = splitAssignment("param", arg);
     if (!kv)
       return fail(kv.takeError());
+    if (llvm::Error err = checkGivenOnce("param", "param", paramPaths, *kv))
+      return fail(std::move(err));
     auto t = readTensorNpy(kv->second);
     if (!t)
       return fail(t.takeError());
