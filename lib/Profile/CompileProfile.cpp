@@ -165,10 +165,26 @@ static std::string quotedList(ArrayRef<StringRef> names, char quote = '"') {
   return out;
 }
 
+/// `text` as a message quotes it: at most `limit` bytes, cut at a character
+/// boundary and marked with "... (N bytes)", so that a huge key or value (a
+/// 10 MB string) is not echoed whole into an error.
+static std::string echoed(StringRef text, size_t limit = 64) {
+  if (text.size() <= limit)
+    return text.str();
+  size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+    --cut;
+  return (text.take_front(cut) + "... (" + Twine(text.size()) + " bytes)")
+      .str();
+}
+
 /// The entry of `candidates` closest to `name`, if it is close enough to be a
 /// plausible typo.
 static std::optional<StringRef> closestName(StringRef name,
                                             ArrayRef<StringRef> candidates) {
+  // No name here is that long: a hint would cost time for nothing.
+  if (name.size() > 64)
+    return std::nullopt;
   unsigned maxDistance = std::max<unsigned>(1, name.size() / 3);
   std::optional<StringRef> best;
   unsigned bestDistance = maxDistance + 1;
@@ -276,8 +292,8 @@ void ProfileReader::forEachKey(const toml::table &table, StringRef prefix,
       continue;
     }
     std::string message =
-        (Twine("unknown ") + (node.is_table() ? "table" : "key") + " '" + path +
-         "'")
+        (Twine("unknown ") + (node.is_table() ? "table" : "key") + " '" +
+         echoed(path) + "'")
             .str();
     if (std::optional<StringRef> hint = closestName(name, keys))
       message += ("; did you mean '" + *hint + "'?").str();
@@ -332,7 +348,8 @@ void ProfileReader::readEnum(const toml::node &node, StringRef path,
     return;
   }
   error(node.source().begin, "'" + path + "' must be one of " +
-                                 quotedList(names) + "; got \"" + str + "\"");
+                                 quotedList(names) + "; got \"" + echoed(str) +
+                                 "\"");
 }
 
 void ProfileReader::readUnsigned(const toml::node &node, StringRef path,
@@ -376,8 +393,8 @@ void ProfileReader::readPatternList(const toml::node &node, StringRef path,
     StringRef name = value->get();
     if (!llvm::is_contained(fusionPatternNames, name)) {
       std::string message = "'" + elementPath +
-                            "' is not a known fusion pattern: \"" + name.str() +
-                            "\"";
+                            "' is not a known fusion pattern: \"" +
+                            echoed(name) + "\"";
       if (std::optional<StringRef> hint = closestName(name, fusionPatternNames))
         message += ("; did you mean \"" + *hint + "\"?").str();
       else
@@ -387,7 +404,7 @@ void ProfileReader::readPatternList(const toml::node &node, StringRef path,
     }
     if (llvm::is_contained(out, name)) {
       error(element.source().begin,
-            "'" + elementPath + "' repeats \"" + name + "\"");
+            "'" + elementPath + "' repeats \"" + echoed(name) + "\"");
       continue;
     }
     out.push_back(name.str());
@@ -504,7 +521,9 @@ Expected<CompileProfile> CompileProfile::fromTomlString(StringRef text,
   if (!result) {
     const toml::parse_error &parseError = result.error();
     std::string_view rawDescription = parseError.description();
-    StringRef description(rawDescription.data(), rawDescription.size());
+    // toml++ may quote the document (a redefined key): bounded as well.
+    std::string description =
+        echoed(StringRef(rawDescription.data(), rawDescription.size()), 256);
     // toml++ says "Error while parsing <construct>: <detail>".
     std::string message;
     StringRef rest = description;
@@ -512,7 +531,7 @@ Expected<CompileProfile> CompileProfile::fromTomlString(StringRef text,
       auto [construct, detail] = rest.split(": ");
       message = ("syntax error in " + construct + ": " + detail).str();
     } else {
-      message = ("syntax error: " + description).str();
+      message = "syntax error: " + description;
     }
     reader.error(parseError.source().begin, message);
     return reader.takeError();

@@ -587,4 +587,36 @@ TEST(CompileProfileTest, ErrorTomlNonAsciiWhereWhitespaceMayBe) {
             "whitespace or comments, saw '\xef\xbb\xb7'");
 }
 
+TEST(CompileProfileTest, ErrorEchoesHugeKeysAndValuesTruncated) {
+  // A 10 MB value, key or fusion name is quoted by its first 64 bytes and
+  // its size, not whole.
+  std::string huge(10 * 1000 * 1000, 'a');
+  std::string head(64, 'a');
+  EXPECT_EQ(errorOf("[fusion]\npolicy = \"" + huge + "\"\n"),
+            "<string>:2:10: 'fusion.policy' must be one of \"direct\", "
+            "\"fusable\"; got \"" +
+                head + "... (10000000 bytes)\"");
+  EXPECT_EQ(errorOf("[fusion]\n" + huge + " = 1\n"),
+            "<string>:2:1: unknown key 'fusion." + std::string(57, 'a') +
+                "... (10000007 bytes)'; expected one of 'policy', 'target', "
+                "'assert_clean', 'skip', 'disable'");
+  EXPECT_EQ(errorOf("[fusion]\ndisable = [\"" + huge + "\"]\n"),
+            "<string>:2:12: 'fusion.disable[0]' is not a known fusion "
+            "pattern: \"" +
+                head +
+                "... (10000000 bytes)\"; known patterns are "
+                "\"matmul-epilogue\", \"residual-norm\", "
+                "\"shared-input-matmul\", \"swiglu\", \"attention\", "
+                "\"attention-block\", \"elementwise-region\", "
+                "\"dequantize\"");
+  // A cut never splits a UTF-8 sequence: 63 ASCII bytes, then 2-byte é.
+  std::string accented(63, 'a');
+  for (int i = 0; i < 100; ++i)
+    accented += "\xc3\xa9";
+  EXPECT_EQ(errorOf("[fusion]\npolicy = \"" + accented + "\"\n"),
+            "<string>:2:10: 'fusion.policy' must be one of \"direct\", "
+            "\"fusable\"; got \"" +
+                std::string(63, 'a') + "... (263 bytes)\"");
+}
+
 } // namespace
