@@ -367,7 +367,8 @@ def bad_llama_gguf():
            for k, t, v in kvs]
     yield ("architecture-not-llama", gguf(kvs, tensors)[0],
            "metadata 'general.architecture': \"gpt2\" is not supported "
-           "(supported: llama, qwen2, qwen3)")
+           "(supported: llama, qwen2, qwen3, gemma2, gemma3, phi3, "
+           "bert)")
     kvs, tensors = llama_gguf_parts()
     kvs = [(k, GGUF_UINT32, 3) if k == "llama.attention.head_count" else (k, t, v)
            for k, t, v in kvs]

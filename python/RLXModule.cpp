@@ -301,9 +301,19 @@ openWeights(const std::string &path) {
     auto file = unwrap(GGUFFile::open(path));
     std::optional<llvm::StringRef> arch =
         file->getString("general.architecture");
-    // The decoder architectures rlx-run reads, under Hugging Face names.
-    if (arch && (*arch == "llama" || *arch == "qwen2" || *arch == "qwen3"))
-      return unwrap(GGUFLlamaWeights::create(std::move(file)));
+    // The architectures rlx-run reads, under Hugging Face names.
+    if (arch && llvm::is_contained(LlamaGGUFConfig::architectures(), *arch)) {
+      llvm::Expected<TransformerConfig> cfg =
+          TransformerConfig::fromGGUF(*file);
+      std::unique_ptr<WeightSource> named =
+          unwrap(GGUFLlamaWeights::create(std::move(file)));
+      // Read as its recipe reads it (Phi-3's fused matrices split); a config
+      // that does not parse is the recipe's to report.
+      if (cfg)
+        return unwrap(recipeWeights(*cfg, std::move(named)));
+      llvm::consumeError(cfg.takeError());
+      return std::shared_ptr<const WeightSource>(std::move(named));
+    }
     return std::shared_ptr<const WeightSource>(std::move(file));
   }
   if (!llvm::sys::fs::exists(path))

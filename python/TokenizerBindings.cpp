@@ -248,50 +248,6 @@ static void registerTokenizerClass(nb::module_ &m) {
 // Text generation
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// A decoder's config and the weights its recipe reads.
-struct LoadedModel {
-  TransformerConfig config;
-  std::unique_ptr<WeightSource> weights;
-};
-} // namespace
-
-/// Config and weights of a model directory or GGUF file, as rlx-run reads
-/// them (a checkpoint's weights viewed through recipeWeights).
-static llvm::Expected<LoadedModel> loadModel(llvm::StringRef path) {
-  LoadedModel m;
-  if (path.ends_with(".gguf")) {
-    auto gguf = GGUFLlamaWeights::open(path);
-    if (!gguf)
-      return gguf.takeError();
-    auto cfg = TransformerConfig::fromGGUF((*gguf)->file());
-    if (!cfg)
-      return cfg.takeError();
-    m.config = std::move(*cfg);
-    m.weights = std::move(*gguf);
-    return m;
-  }
-  if (!llvm::sys::fs::is_directory(path))
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        path + ": not a model directory (config.json + safetensors) or a "
-               ".gguf file");
-  llvm::SmallString<128> cfgPath(path);
-  llvm::sys::path::append(cfgPath, "config.json");
-  auto cfg = TransformerConfig::fromFile(cfgPath);
-  if (!cfg)
-    return cfg.takeError();
-  auto weights = SafeTensorsFile::openModelDir(path);
-  if (!weights)
-    return weights.takeError();
-  m.config = std::move(*cfg);
-  auto viewed = recipeWeights(m.config, std::move(*weights));
-  if (!viewed)
-    return viewed.takeError();
-  m.weights = std::move(*viewed);
-  return m;
-}
-
 static Device deviceNamed(const std::string &name) {
   if (name == "cpu")
     return Device::Cpu;

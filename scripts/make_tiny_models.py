@@ -92,60 +92,161 @@ def add_stored(writer, name, a, type_name):
     writer.add_tensor(name, data, raw_dtype=qtype)
 
 
+# transformers' model_type -> llama.cpp's architecture name.
+GGUF_ARCH = {"llama": "llama", "mistral": "llama", "qwen2": "qwen2",
+             "qwen3": "qwen3", "gemma2": "gemma2", "gemma3_text": "gemma3",
+             "phi3": "phi3", "bert": "bert"}
+
+
+def _rope(cfg, layer_type="full_attention"):
+    rope = getattr(cfg, "rope_parameters", None) or {}
+    return rope.get(layer_type, rope) if layer_type in rope else rope
+
+
+def _llama3_rope_factors(cfg, head_dim):
+    """convert_hf_to_gguf.py's rope_freqs.weight for rope_type llama3."""
+    rope = _rope(cfg)
+    base = rope["rope_theta"]
+    freqs = 1.0 / (base ** (np.arange(0, head_dim, 2, dtype=np.float32) / head_dim))
+    factor, low, high = rope["factor"], rope["low_freq_factor"], rope["high_freq_factor"]
+    old = rope["original_max_position_embeddings"]
+    low_wavelen, high_wavelen = old / low, old / high
+    factors = []
+    for f in freqs:
+        wavelen = 2 * np.pi / f
+        if wavelen < high_wavelen:
+            factors.append(1)
+        elif wavelen > low_wavelen:
+            factors.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            factors.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(factors, dtype=np.float32)
+
+
 def write_gguf(model, path, type_name="f32"):
-    """The LLaMA checkpoint as GGUF with llama.cpp's Q/K permutation, its
-    matrices stored as `type_name`."""
+    """`model` as llama.cpp's convert_hf_to_gguf.py writes it: gguf-py's own
+    tensor names (its TensorNameMap), the metadata llama.cpp reads for the
+    architecture, llama's q/k rows permuted for its rotary layout, Gemma's
+    norms stored as 1 + w, LLaMA 3 RoPE scaling as rope_freqs.weight and
+    Phi-3's LongRoPE factors as tensors; 2-D matrices as `type_name`
+    (quantized by gguf-py), the rest f32. A placeholder vocabulary lets
+    llama.cpp load the file (the tests feed token ids)."""
     import gguf
     cfg = model.config
-    w = gguf.GGUFWriter(path, "llama")
+    arch = GGUF_ARCH[cfg.model_type]
+    w = gguf.GGUFWriter(path, arch)
+    heads = cfg.num_attention_heads
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
     w.add_context_length(cfg.max_position_embeddings)
     w.add_embedding_length(cfg.hidden_size)
     w.add_block_count(cfg.num_hidden_layers)
     w.add_feed_forward_length(cfg.intermediate_size)
-    w.add_head_count(cfg.num_attention_heads)
-    w.add_head_count_kv(cfg.num_key_value_heads)
-    rope = getattr(cfg, "rope_parameters", None) or {}
-    w.add_rope_freq_base(rope.get("rope_theta", getattr(cfg, "rope_theta", 1e4)))
-    w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
-    w.add_rope_dimension_count(cfg.head_dim)
-    # A placeholder SentencePiece vocabulary, so that llama.cpp loads the
-    # file too (the tests feed token ids).
+    w.add_head_count(heads)
     v = cfg.vocab_size
-    w.add_tokenizer_model("llama")
-    w.add_token_list(["<unk>", "<s>", "</s>"] + [f"<t{i}>" for i in range(3, v)])
-    w.add_token_scores([0.0] * v)
-    w.add_token_types([2, 3, 3] + [1] * (v - 3))
+    extra = {}
+    if arch == "bert":
+        w.add_layer_norm_eps(cfg.layer_norm_eps)
+        w.add_causal_attention(False)
+        w.add_pooling_type(gguf.PoolingType.MEAN)
+        w.add_token_type_count(cfg.type_vocab_size)
+        w.add_tokenizer_model("bert")
+        w.add_token_list(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] +
+                         [f"t{i}" for i in range(5, v)])
+        w.add_token_types([3, 2, 3, 3, 3] + [1] * (v - 5))
+    else:
+        w.add_head_count_kv(cfg.num_key_value_heads)
+        w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
+        w.add_tokenizer_model("llama")
+        w.add_token_list(["<unk>", "<s>", "</s>"] + [f"<t{i}>" for i in range(3, v)])
+        w.add_token_scores([0.0] * v)
+        w.add_token_types([2, 3, 3] + [1] * (v - 3))
+    rope = _rope(cfg)
+    if arch in ("llama", "qwen2", "phi3", "gemma3"):
+        w.add_rope_freq_base(rope.get("rope_theta", 10000.0))
+    if arch in ("llama", "phi3"):
+        w.add_rope_dimension_count(head_dim)
+    if arch in ("qwen3", "gemma2", "gemma3"):
+        w.add_key_length(head_dim)
+        w.add_value_length(head_dim)
+    if arch in ("gemma2", "gemma3", "phi3") and cfg.sliding_window:
+        w.add_sliding_window(cfg.sliding_window)
+    if arch == "gemma2":
+        w.add_attn_logit_softcapping(cfg.attn_logit_softcapping)
+        w.add_final_logit_softcapping(cfg.final_logit_softcapping)
+    if arch == "gemma3" and rope.get("rope_type") == "linear":
+        w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+        w.add_rope_scaling_factor(rope["factor"])
+    if arch == "llama" and rope.get("rope_type") == "llama3":
+        extra["rope_freqs.weight"] = _llama3_rope_factors(cfg, head_dim)
+    if arch == "phi3":
+        original = cfg.original_max_position_embeddings
+        w.add_rope_scaling_orig_ctx_len(original)
+        if rope.get("rope_type") == "longrope":
+            scale = cfg.max_position_embeddings / original
+            w.add_rope_scaling_attn_factors(
+                np.sqrt(1 + np.log(scale) / np.log(original)) if scale > 1 else 1.0)
+            extra["rope_factors_long.weight"] = np.array(rope["long_factor"], np.float32)
+            extra["rope_factors_short.weight"] = np.array(rope["short_factor"], np.float32)
 
-    def permute(t, heads):
-        return (t.reshape(heads, 2, t.shape[0] // heads // 2, *t.shape[1:])
+    def permute(t, n):
+        return (t.reshape(n, 2, t.shape[0] // n // 2, *t.shape[1:])
                 .swapaxes(1, 2).reshape(t.shape))
 
-    names = {"model.embed_tokens.weight": "token_embd.weight",
-             "model.norm.weight": "output_norm.weight",
-             "lm_head.weight": "output.weight"}
-    per_layer = {"input_layernorm.weight": "attn_norm.weight",
-                 "post_attention_layernorm.weight": "ffn_norm.weight",
-                 "self_attn.q_proj.weight": "attn_q.weight",
-                 "self_attn.k_proj.weight": "attn_k.weight",
-                 "self_attn.v_proj.weight": "attn_v.weight",
-                 "self_attn.o_proj.weight": "attn_output.weight",
-                 "mlp.gate_proj.weight": "ffn_gate.weight",
-                 "mlp.up_proj.weight": "ffn_up.weight",
-                 "mlp.down_proj.weight": "ffn_down.weight"}
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH[arch.upper()],
+                                     cfg.num_hidden_layers)
     for key, t in model.state_dict().items():
         a = t.detach().numpy().astype(np.float32)
         if key == "lm_head.weight" and cfg.tie_word_embeddings:
             continue
-        if key in names:
-            add_stored(w, names[key], a, type_name)
+        # The converter keeps BERT's pooler only for CLS pooling.
+        if arch == "bert" and (key.endswith("position_ids") or
+                               key.startswith("pooler.")):
             continue
-        parts = key.split(".")
-        i, rest = parts[2], ".".join(parts[3:])
-        if rest == "self_attn.q_proj.weight":
-            a = permute(a, cfg.num_attention_heads)
-        if rest == "self_attn.k_proj.weight":
+        name = names.get_name(key, try_suffixes=(".weight", ".bias"))
+        assert name, f"gguf-py has no name for {key}"
+        if arch == "llama" and ".self_attn.q_proj." in key:
+            a = permute(a, heads)
+        if arch == "llama" and ".self_attn.k_proj." in key:
             a = permute(a, cfg.num_key_value_heads)
-        add_stored(w, f"blk.{i}.{per_layer[rest]}", a, type_name)
+        if arch.startswith("gemma") and key.endswith("norm.weight"):
+            a = a + 1
+        add_stored(w, name, a, type_name)
+    for name, a in extra.items():
+        w.add_tensor(name, a)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def rewrite_gguf(src, dst, drop=(), add_keys=None, add_tensors=None):
+    """Copies GGUF `src` to `dst` without the tensors named in `drop`, with
+    `add_keys(writer)` adding metadata and the arrays of `add_tensors` (name:
+    array) added."""
+    import gguf
+    reader = gguf.GGUFReader(src)
+    arch = reader.fields["general.architecture"].contents()
+    w = gguf.GGUFWriter(dst, arch)
+    for field in reader.fields.values():
+        if field.name.startswith("GGUF.") or field.name == "general.architecture":
+            continue
+        w.add_key_value(field.name, field.contents(), field.types[0],
+                        field.types[-1]
+                        if field.types[0] == gguf.GGUFValueType.ARRAY else None)
+    if add_keys:
+        add_keys(w)
+    plain = (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16)
+    for t in reader.tensors:
+        if t.name in drop:
+            continue
+        if t.tensor_type in plain:
+            w.add_tensor(t.name, np.array(t.data).reshape(
+                [int(d) for d in reversed(t.shape)]))
+        else:
+            w.add_tensor(t.name, np.array(t.data), raw_dtype=t.tensor_type)
+    for name, a in (add_tensors or {}).items():
+        w.add_tensor(name, a)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()

@@ -734,6 +734,138 @@ TransformerConfig::fromFile(llvm::StringRef path) {
   return fromJSON((*buffer)->getBuffer(), path);
 }
 
+/// The keys of one architecture's GGUF, as llama.cpp reads them (its
+/// defaults where the converter writes nothing); `used` receives them.
+static Error readGGUFArchKeys(const GGUFFile &file, const LlamaGGUFConfig &g,
+                              TransformerConfig &c, llvm::StringSet<> &used) {
+  StringRef path = file.description();
+  auto use = [&](StringRef k) {
+    std::string key = g.key(k);
+    used.insert(key);
+    return key;
+  };
+  auto optionalUInt = [&](StringRef k, int64_t &out) -> Error {
+    std::string key = use(k);
+    if (!file.get(key))
+      return Error::success();
+    Expected<uint64_t> v = file.requireUInt(key);
+    if (!v)
+      return v.takeError();
+    if (*v > kMaxSize)
+      return bad(path, "'" + key + "' = " + llvm::Twine(*v) +
+                           " is larger than " + llvm::Twine(kMaxSize));
+    out = static_cast<int64_t>(*v);
+    return Error::success();
+  };
+  auto optionalFloat = [&](StringRef k, double &out) -> Error {
+    std::string key = use(k);
+    if (!file.get(key))
+      return Error::success();
+    Expected<double> v = file.requireFloat(key);
+    if (!v)
+      return v.takeError();
+    if (!(*v >= 0) || !std::isfinite(*v))
+      return bad(path, "'" + key + "' must be a finite number >= 0");
+    out = *v;
+    return Error::success();
+  };
+  bool gemma3 = g.arch == "gemma3";
+  if (g.arch == "gemma2" || gemma3) {
+    // llama.cpp: 1/sqrt(head size), except the 27B models (46 / 62 layers),
+    // which scale by 1/sqrt(hidden / heads); the converter keeps no
+    // query_pre_attn_scalar.
+    bool big = c.numLayers == (gemma3 ? 62 : 46);
+    c.queryPreAttnScalar =
+        big ? static_cast<double>(c.hidden / c.numHeads) : c.headDim;
+    if (Error err = optionalUInt("attention.sliding_window", c.slidingWindow))
+      return err;
+    if (Error err =
+            optionalFloat("final_logit_softcapping", c.finalLogitSoftcap))
+      return err;
+    double attnSoftcap = 0;
+    if (Error err = optionalFloat("attn_logit_softcapping", attnSoftcap))
+      return err;
+    if (gemma3 && attnSoftcap != 0)
+      return bad(path, "'" + g.key("attn_logit_softcapping") +
+                           "' = " +
+                           file.get(g.key("attn_logit_softcapping"))
+                               ->toString() +
+                           " is not supported (Gemma 3 does not apply it)");
+    c.attnLogitSoftcap = attnSoftcap;
+    // Gemma 2 alternates; Gemma 3 slides except every sixth layer, and its
+    // sliding layers rotate with theta 10000 and no scaling.
+    int64_t pattern = gemma3 ? 6 : 2;
+    if (Error err = optionalUInt("attention.sliding_window_pattern", pattern))
+      return err;
+    if (pattern < 1)
+      return bad(path, "'" + g.key("attention.sliding_window_pattern") +
+                           "' must be positive");
+    c.slidingLayers.clear();
+    for (int64_t i = 0; i < c.numLayers; ++i)
+      c.slidingLayers.push_back(gemma3 ? (i + 1) % pattern != 0
+                                       : i % pattern == 0);
+    if (gemma3)
+      c.localRopeTheta = 10000.0;
+    c.hiddenAct = "gelu_pytorch_tanh";
+  } else if (g.arch == "phi3") {
+    if (Error err = optionalUInt("attention.sliding_window", c.slidingWindow))
+      return err;
+    c.slidingLayers.assign(c.numLayers, c.slidingWindow > 0);
+    // LongRoPE: the converter writes the factors as tensors.
+    int64_t original = c.maxPositions;
+    if (Error err =
+            optionalUInt("rope.scaling.original_context_length", original))
+      return err;
+    double attention = 1.0;
+    if (Error err = optionalFloat("rope.scaling.attn_factor", attention))
+      return err;
+    if (const TensorInfo *shortFactors =
+            file.lookup("rope_factors_short.weight")) {
+      if (!file.lookup("rope_factors_long.weight"))
+        return bad(path, "tensor 'rope_factors_short.weight' without "
+                         "'rope_factors_long.weight'");
+      int64_t pairs = c.headDim / 2;
+      if (shortFactors->shape != llvm::SmallVector<int64_t>{pairs})
+        return bad(path, "tensor 'rope_factors_short.weight' has shape " +
+                             formatShape(shortFactors->shape) + ", expected [" +
+                             llvm::Twine(pairs) + "] (head size / 2)");
+      std::vector<float> factors(pairs);
+      if (Error err = file.readF32("rope_factors_short.weight", factors))
+        return err;
+      for (float f : factors)
+        if (!(f > 0) || !std::isfinite(f))
+          return bad(path, "tensor 'rope_factors_short.weight' has a factor "
+                           "that is not positive and finite");
+      c.longropeShortFactors = std::move(factors);
+      if (attention > 0)
+        c.ropeAttentionFactor = attention;
+      // Beyond it the long factors would apply to every position.
+      c.maxPositions = std::min(c.maxPositions, original);
+    }
+  } else if (g.arch == "bert") {
+    std::string causalKey = use("attention.causal");
+    if (file.get(causalKey)) {
+      std::optional<bool> causal = file.getBool(causalKey);
+      if (!causal)
+        return bad(path, "'" + causalKey + "' must be a bool");
+      if (*causal)
+        return bad(path, "'" + causalKey +
+                             "' = true is not supported (BERT encoders "
+                             "attend both ways)");
+    }
+    // rlx-run prints the last hidden state and the mean over the tokens.
+    use("pooling_type");
+    c.typeVocabSize = 2;
+    if (const TensorInfo *types = file.lookup("token_types.weight");
+        types && types->shape.size() == 2)
+      c.typeVocabSize = types->shape[0];
+    if (Error err = optionalUInt("token_type_count", c.typeVocabSize))
+      return err;
+    c.hiddenAct = "gelu";
+  }
+  return Error::success();
+}
+
 /// The `<arch>.*` metadata of a GGUF beyond what LlamaGGUFConfig reads: keys
 /// that change the computation are implemented or refused by name, others
 /// reported as unknown.
@@ -744,9 +876,10 @@ static Error checkGGUFKeys(const GGUFFile &file, const LlamaGGUFConfig &g,
        {"embedding_length", "block_count", "feed_forward_length",
         "attention.head_count", "attention.head_count_kv", "context_length",
         "rope.freq_base", "rope.dimension_count",
-        "attention.layer_norm_rms_epsilon", "vocab_size", "rope.scaling.type",
-        "rope.scaling.factor", "expert_count", "expert_used_count",
-        "attention.key_length", "attention.value_length"})
+        "attention.layer_norm_rms_epsilon", "attention.layer_norm_epsilon",
+        "vocab_size", "rope.scaling.type", "rope.scaling.factor",
+        "expert_count", "expert_used_count", "attention.key_length",
+        "attention.value_length"})
     used.insert(g.key(k));
   StringRef path = file.description();
   // A present key must be an unsigned integer equal to `want`.
@@ -792,6 +925,8 @@ static Error checkGGUFKeys(const GGUFFile &file, const LlamaGGUFConfig &g,
                            "\" is not supported (supported: none, linear)");
     }
   }
+  if (Error err = readGGUFArchKeys(file, g, c, used))
+    return err;
   for (const auto &[key, value] : file.metadata()) {
     StringRef k = key;
     if (k.starts_with(g.arch + ".") && !used.contains(k))
@@ -806,7 +941,8 @@ TransformerConfig::fromGGUF(const GGUFFile &file) {
   if (!g)
     return g.takeError();
   TransformerConfig c;
-  c.modelType = g->arch;
+  // The recipes know Gemma 3's text model by its transformers name.
+  c.modelType = g->arch == "gemma3" ? "gemma3_text" : g->arch;
   c.vocabSize = g->vocabSize;
   c.hidden = g->hiddenSize;
   c.intermediate = g->intermediateSize;
@@ -823,11 +959,11 @@ TransformerConfig::fromGGUF(const GGUFFile &file) {
                    "' = " + llvm::Twine(g->ropeDim) +
                    " is not supported (RoPE over the whole head, " +
                    llvm::Twine(g->headDim()) + ")");
+  c.hiddenAct = "silu";
   if (Error err = checkGGUFKeys(file, *g, c))
     return std::move(err);
+  c.activation = activationFor(c.hiddenAct).str();
   c.tieEmbeddings = !file.ggmlType("output.weight").has_value();
-  c.hiddenAct = "silu";
-  c.activation = "silu";
   // GGUF has no bias flags: the tensors say (llama.cpp loads them when
   // present). Qwen2 always has q/k/v biases.
   c.qkvBias = file.lookup("blk.0.attn_q.bias") != nullptr;

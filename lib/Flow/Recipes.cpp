@@ -7,6 +7,9 @@
 
 #include "RLX/Flow/Recipes.h"
 #include "FlowContext.h"
+#include "RLX/Weights/GGUF.h"
+#include "RLX/Weights/SafeTensors.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include <cmath>
 
@@ -278,10 +281,9 @@ static constexpr const char *kRopeFactorsKey = "rope_freqs.weight";
 Expected<BuiltModel> DecoderFlow::build(const WeightSource &weights) const {
   if (Error err = checkEmbedding(weights, "model.embed_tokens.weight", cfg))
     return std::move(err);
-  Expected<BuiltModel> built = flow().build(weights);
-  if (const TensorInfo *factors = weights.lookup(kRopeFactorsKey);
-      factors && cfg.ropeFreqFactors.empty() && built) {
-    // Rebuild with the factors read into the config.
+  const TensorInfo *factors = weights.lookup(kRopeFactorsKey);
+  if (factors && cfg.ropeFreqFactors.empty()) {
+    // Build once with the factors read into the config.
     int64_t pairs = cfg.headDim / 2;
     if (factors->shape != llvm::SmallVector<int64_t>{pairs})
       return fail("weight '" + llvm::Twine(kRopeFactorsKey) + "' in " +
@@ -298,14 +300,20 @@ Expected<BuiltModel> DecoderFlow::build(const WeightSource &weights) const {
                     " has a factor that is not positive and finite");
     DecoderFlow scaled = *this;
     scaled.cfg.ropeFreqFactors = std::move(*values);
-    built = scaled.flow().build(weights);
-    if (built) {
-      built->params.push_back(kRopeFactorsKey);
-      llvm::sort(built->params);
-    }
+    return scaled.build(weights);
   }
+  Expected<BuiltModel> built = flow().build(weights);
   if (!built)
     return built.takeError();
+  if (factors)
+    built->params.push_back(kRopeFactorsKey);
+  // A Phi-3 GGUF's LongRoPE factors, read into the config (fromGGUF).
+  if (!cfg.longropeShortFactors.empty())
+    for (const char *key :
+         {"rope_factors_short.weight", "rope_factors_long.weight"})
+      if (weights.lookup(key))
+        built->params.push_back(key);
+  llvm::sort(built->params);
   if (Error err = checkUnused(weights, *built, allowUnused))
     return std::move(err);
   warnUnknownKeys(cfg, *built);
@@ -371,6 +379,41 @@ rlx::recipeWeights(const TransformerConfig &config,
       return std::move(err);
   }
   return std::unique_ptr<WeightSource>(std::move(split));
+}
+
+Expected<LoadedModel> rlx::loadModel(StringRef path) {
+  LoadedModel m;
+  if (path.ends_with(".gguf")) {
+    auto gguf = GGUFLlamaWeights::open(path);
+    if (!gguf)
+      return gguf.takeError();
+    auto cfg = TransformerConfig::fromGGUF((*gguf)->file());
+    if (!cfg)
+      return cfg.takeError();
+    m.config = std::move(*cfg);
+    auto viewed = recipeWeights(m.config, std::move(*gguf));
+    if (!viewed)
+      return viewed.takeError();
+    m.weights = std::move(*viewed);
+    return m;
+  }
+  if (!llvm::sys::fs::is_directory(path))
+    return fail(path + ": not a model directory (config.json + safetensors) "
+                       "or a .gguf file");
+  llvm::SmallString<128> cfgPath(path);
+  llvm::sys::path::append(cfgPath, "config.json");
+  auto cfg = TransformerConfig::fromFile(cfgPath);
+  if (!cfg)
+    return cfg.takeError();
+  auto weights = SafeTensorsFile::openModelDir(path);
+  if (!weights)
+    return weights.takeError();
+  m.config = std::move(*cfg);
+  auto viewed = recipeWeights(m.config, std::move(*weights));
+  if (!viewed)
+    return viewed.takeError();
+  m.weights = std::move(*viewed);
+  return m;
 }
 
 //===----------------------------------------------------------------------===//

@@ -14,6 +14,7 @@
 #include "RLX/Weights/GGUF.h"
 #include "RLX/Support/FileIO.h"
 #include "RLX/Weights/Quant.h"
+#include "llvm/Support/Format.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -262,8 +263,11 @@ std::string GGUFValue::toString() const {
     os << (bits ? "true" : "false");
     break;
   case GGUFType::Float32:
+    // Digits enough to tell the float apart, not its double expansion.
+    os << llvm::format("%.7g", *asFloat());
+    break;
   case GGUFType::Float64:
-    os << *asFloat();
+    os << llvm::format("%.15g", *asFloat());
     break;
   case GGUFType::Array:
     os << '[';

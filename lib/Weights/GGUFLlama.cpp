@@ -19,7 +19,8 @@
 
 #include "RLX/Weights/GGUF.h"
 
-#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/StringExtras.h"
+#include <cstring>
 
 using namespace llvm;
 
@@ -29,6 +30,12 @@ namespace rlx {
 // LlamaGGUFConfig
 //===----------------------------------------------------------------------===//
 
+ArrayRef<StringRef> LlamaGGUFConfig::architectures() {
+  static const StringRef archs[] = {"llama",  "qwen2", "qwen3", "gemma2",
+                                    "gemma3", "phi3",  "bert"};
+  return archs;
+}
+
 Expected<LlamaGGUFConfig> LlamaGGUFConfig::fromGGUF(const GGUFFile &file) {
   StringRef path = file.description();
   auto fail = [&](const Twine &message) {
@@ -37,9 +44,10 @@ Expected<LlamaGGUFConfig> LlamaGGUFConfig::fromGGUF(const GGUFFile &file) {
   Expected<StringRef> arch = file.requireString("general.architecture");
   if (!arch)
     return arch.takeError();
-  if (*arch != "llama" && *arch != "qwen2" && *arch != "qwen3")
-    return fail("metadata 'general.architecture': \"" + *arch +
-                "\" is not supported (supported: llama, qwen2, qwen3)");
+  if (!is_contained(architectures(), *arch))
+    return fail(
+        "metadata 'general.architecture': \"" + *arch +
+        "\" is not supported (supported: " + join(architectures(), ", ") + ")");
 
   LlamaGGUFConfig cfg;
   cfg.arch = arch->str();
@@ -86,12 +94,10 @@ Expected<LlamaGGUFConfig> LlamaGGUFConfig::fromGGUF(const GGUFFile &file) {
     return std::move(err);
   if (Error err = optionalFloat(cfg.key("rope.freq_base"), cfg.ropeTheta))
     return std::move(err);
-  // Qwen3 gives its head size, which need not be hidden / heads.
-  if (cfg.arch == "qwen3")
-    if (Error err =
-            optionalUInt(cfg.key("attention.key_length"), cfg.keyLength))
-      return std::move(err);
-  std::string epsKey = cfg.key("attention.layer_norm_rms_epsilon");
+  // Qwen3 and Gemma give their head size, which need not be hidden / heads.
+  if (Error err = optionalUInt(cfg.key("attention.key_length"), cfg.keyLength))
+    return std::move(err);
+  std::string epsKey = cfg.key(cfg.epsilonKey());
   Expected<double> eps = file.requireFloat(epsKey);
   if (!eps)
     return eps.takeError();
@@ -133,84 +139,140 @@ Expected<LlamaGGUFConfig> LlamaGGUFConfig::fromGGUF(const GGUFFile &file) {
 // Names and permutation
 //===----------------------------------------------------------------------===//
 
-std::optional<std::string> GGUFLlamaWeights::hfNameFor(StringRef ggufName) {
-  if (ggufName == "token_embd.weight")
-    return std::string("model.embed_tokens.weight");
-  if (ggufName == "output_norm.weight")
-    return std::string("model.norm.weight");
-  if (ggufName == "output.weight")
-    return std::string("lm_head.weight");
-  StringRef rest = ggufName;
-  if (!rest.consume_front("blk."))
-    return std::nullopt;
-  auto [layer, tail] = rest.split('.');
-  unsigned layerIndex;
-  if (layer.empty() || layer.getAsInteger(10, layerIndex))
-    return std::nullopt;
-  auto [component, kind] = tail.split('.');
-  if (kind != "weight" && kind != "bias")
-    return std::nullopt;
-  StringRef hf = StringSwitch<StringRef>(component)
-                     .Case("attn_q", "self_attn.q_proj")
-                     .Case("attn_k", "self_attn.k_proj")
-                     .Case("attn_v", "self_attn.v_proj")
-                     .Case("attn_output", "self_attn.o_proj")
-                     .Case("ffn_gate", "mlp.gate_proj")
-                     .Case("ffn_up", "mlp.up_proj")
-                     .Case("ffn_down", "mlp.down_proj")
-                     .Case("attn_norm", "input_layernorm")
-                     .Case("ffn_norm", "post_attention_layernorm")
-                     .Case("attn_q_norm", "self_attn.q_norm")
-                     .Case("attn_k_norm", "self_attn.k_norm")
-                     .Default("");
-  if (hf.empty())
-    return std::nullopt;
-  return ("model.layers." + Twine(layerIndex) + "." + hf + "." + kind).str();
+namespace {
+/// One GGUF name and the Hugging Face name it stands for (without the
+/// ".weight"/".bias" suffix; per-block names without "blk.N." and the HF
+/// layer prefix).
+struct NameRule {
+  StringRef gguf, hf;
+};
+
+/// convert_hf_to_gguf.py's names (gguf-py's TensorNameMap) for `arch`.
+struct NameTable {
+  ArrayRef<NameRule> global, block;
+  /// The HF prefix of block N: `layerPrefix` + N + ".".
+  StringRef layerPrefix;
+};
+} // namespace
+
+static NameTable namesOf(StringRef arch) {
+  static const NameRule decoderGlobal[] = {{"token_embd", "model.embed_tokens"},
+                                           {"output_norm", "model.norm"},
+                                           {"output", "lm_head"}};
+  static const NameRule llamaBlock[] = {
+      {"attn_q", "self_attn.q_proj"},
+      {"attn_k", "self_attn.k_proj"},
+      {"attn_v", "self_attn.v_proj"},
+      {"attn_output", "self_attn.o_proj"},
+      {"ffn_gate", "mlp.gate_proj"},
+      {"ffn_up", "mlp.up_proj"},
+      {"ffn_down", "mlp.down_proj"},
+      {"attn_norm", "input_layernorm"},
+      {"ffn_norm", "post_attention_layernorm"},
+      {"attn_q_norm", "self_attn.q_norm"},
+      {"attn_k_norm", "self_attn.k_norm"}};
+  // Gemma 2/3: norms before and after attention and the MLP.
+  static const NameRule gemmaBlock[] = {
+      {"attn_q", "self_attn.q_proj"},
+      {"attn_k", "self_attn.k_proj"},
+      {"attn_v", "self_attn.v_proj"},
+      {"attn_output", "self_attn.o_proj"},
+      {"ffn_gate", "mlp.gate_proj"},
+      {"ffn_up", "mlp.up_proj"},
+      {"ffn_down", "mlp.down_proj"},
+      {"attn_norm", "input_layernorm"},
+      {"post_attention_norm", "post_attention_layernorm"},
+      {"ffn_norm", "pre_feedforward_layernorm"},
+      {"post_ffw_norm", "post_feedforward_layernorm"},
+      {"attn_q_norm", "self_attn.q_norm"},
+      {"attn_k_norm", "self_attn.k_norm"}};
+  // Phi-3: fused QKV and gate/up matrices (recipeWeights splits them).
+  static const NameRule phi3Block[] = {
+      {"attn_qkv", "self_attn.qkv_proj"},
+      {"attn_output", "self_attn.o_proj"},
+      {"ffn_up", "mlp.gate_up_proj"},
+      {"ffn_down", "mlp.down_proj"},
+      {"attn_norm", "input_layernorm"},
+      {"ffn_norm", "post_attention_layernorm"}};
+  static const NameRule bertGlobal[] = {
+      {"token_embd", "embeddings.word_embeddings"},
+      {"token_types", "embeddings.token_type_embeddings"},
+      {"position_embd", "embeddings.position_embeddings"},
+      {"token_embd_norm", "embeddings.LayerNorm"}};
+  static const NameRule bertBlock[] = {
+      {"attn_q", "attention.self.query"},
+      {"attn_k", "attention.self.key"},
+      {"attn_v", "attention.self.value"},
+      {"attn_output", "attention.output.dense"},
+      {"attn_output_norm", "attention.output.LayerNorm"},
+      {"ffn_up", "intermediate.dense"},
+      {"ffn_down", "output.dense"},
+      {"layer_output_norm", "output.LayerNorm"}};
+  if (arch == "bert")
+    return {bertGlobal, bertBlock, "encoder.layer."};
+  if (arch == "gemma2" || arch == "gemma3")
+    return {decoderGlobal, gemmaBlock, "model.layers."};
+  if (arch == "phi3")
+    return {decoderGlobal, phi3Block, "model.layers."};
+  return {decoderGlobal, llamaBlock, "model.layers."};
 }
 
-std::optional<std::string> GGUFLlamaWeights::ggufNameFor(StringRef hfName) {
-  if (hfName == "model.embed_tokens.weight")
-    return std::string("token_embd.weight");
-  if (hfName == "model.norm.weight")
-    return std::string("output_norm.weight");
-  if (hfName == "lm_head.weight")
-    return std::string("output.weight");
-  StringRef rest = hfName;
-  if (!rest.consume_front("model.layers."))
+/// Splits "<stem>.weight" / "<stem>.bias" into stem and suffix.
+static std::optional<std::pair<StringRef, StringRef>>
+splitSuffix(StringRef name) {
+  for (StringRef kind : {"weight", "bias"})
+    if (name.ends_with(kind) && name.drop_back(kind.size()).ends_with("."))
+      return std::make_pair(name.drop_back(kind.size() + 1), kind);
+  return std::nullopt;
+}
+
+/// Maps `name` through `table` (from the `from` side of each rule to the
+/// `to` side); `fromPrefix` / `toPrefix` start block names.
+template <typename From, typename To>
+static std::optional<std::string>
+mapName(StringRef name, const NameTable &table, StringRef fromPrefix,
+        StringRef toPrefix, From from, To to) {
+  auto split = splitSuffix(name);
+  if (!split)
     return std::nullopt;
-  auto [layer, tail] = rest.split('.');
+  auto [stem, kind] = *split;
+  for (const NameRule &r : table.global)
+    if (from(r) == stem)
+      return (to(r) + "." + kind).str();
+  if (!stem.consume_front(fromPrefix))
+    return std::nullopt;
+  auto [layer, component] = stem.split('.');
   unsigned layerIndex;
   if (layer.empty() || layer.getAsInteger(10, layerIndex))
     return std::nullopt;
-  StringRef kind;
-  if (tail.consume_back(".weight"))
-    kind = "weight";
-  else if (tail.consume_back(".bias"))
-    kind = "bias";
-  else
-    return std::nullopt;
-  StringRef gguf = StringSwitch<StringRef>(tail)
-                       .Case("self_attn.q_proj", "attn_q")
-                       .Case("self_attn.k_proj", "attn_k")
-                       .Case("self_attn.v_proj", "attn_v")
-                       .Case("self_attn.o_proj", "attn_output")
-                       .Case("mlp.gate_proj", "ffn_gate")
-                       .Case("mlp.up_proj", "ffn_up")
-                       .Case("mlp.down_proj", "ffn_down")
-                       .Case("input_layernorm", "attn_norm")
-                       .Case("post_attention_layernorm", "ffn_norm")
-                       .Case("self_attn.q_norm", "attn_q_norm")
-                       .Case("self_attn.k_norm", "attn_k_norm")
-                       .Default("");
-  if (gguf.empty())
-    return std::nullopt;
-  return ("blk." + Twine(layerIndex) + "." + gguf + "." + kind).str();
+  for (const NameRule &r : table.block)
+    if (from(r) == component)
+      return (toPrefix + Twine(layerIndex) + "." + to(r) + "." + kind).str();
+  return std::nullopt;
+}
+
+std::optional<std::string> GGUFLlamaWeights::hfNameFor(StringRef ggufName,
+                                                       StringRef arch) {
+  NameTable table = namesOf(arch);
+  return mapName(
+      ggufName, table, "blk.", table.layerPrefix,
+      [](const NameRule &r) { return r.gguf; },
+      [](const NameRule &r) { return r.hf; });
+}
+
+std::optional<std::string> GGUFLlamaWeights::ggufNameFor(StringRef hfName,
+                                                         StringRef arch) {
+  NameTable table = namesOf(arch);
+  return mapName(
+      hfName, table, table.layerPrefix, "blk.",
+      [](const NameRule &r) { return r.hf; },
+      [](const NameRule &r) { return r.gguf; });
 }
 
 std::string GGUFLlamaWeights::displayName(StringRef name) const {
   if (std::optional<StringRef> gguf = ggufName(name))
     return gguf->str();
-  return ggufNameFor(name).value_or(name.str());
+  return ggufNameFor(name, cfg.arch).value_or(name.str());
 }
 
 void unpermuteLlamaRowBytes(ArrayRef<uint8_t> permuted,
@@ -265,8 +327,19 @@ GGUFLlamaWeights::create(std::unique_ptr<GGUFFile> file) {
     Entry entry;
     entry.ggufName = name;
     entry.info = *file->lookup(name);
-    entry.info.name = hfNameFor(name).value_or(name);
+    entry.info.name = hfNameFor(name, cfg->arch).value_or(name);
     StringRef hf = entry.info.name;
+    // convert_hf_to_gguf.py stores Gemma's RMSNorm weights as 1 + w.
+    if (cfg->normsPlusOne() && hf.ends_with("norm.weight") &&
+        hf != StringRef(name)) {
+      if (entry.info.dtype != DType::F32)
+        return createStringError(path + ": tensor '" + name +
+                                 "': a Gemma norm stored as " +
+                                 dtypeName(entry.info.dtype) +
+                                 " (RLX reads them as f32, as llama.cpp's "
+                                 "converter writes them)");
+      entry.addend = -1;
+    }
     // convert_hf_to_gguf.py permutes the weights and biases of q and k.
     bool q = hf.ends_with(".self_attn.q_proj.weight") ||
              hf.ends_with(".self_attn.q_proj.bias");
@@ -317,10 +390,13 @@ Expected<ArrayRef<uint8_t>> GGUFLlamaWeights::rawBytes(StringRef name) const {
   if (it == index.end())
     return missingTensor(name);
   const Entry &e = entries[it->second];
-  if (e.permuteHeads)
-    return tensorError(name, "stored with rows permuted for llama.cpp's "
-                             "rotary layout; use readStored or readF32, or "
-                             "file().rawBytes('" +
+  if (!e.storedAsIs())
+    return tensorError(name, llvm::Twine(e.permuteHeads
+                                             ? "stored with rows permuted for "
+                                               "llama.cpp's rotary layout"
+                                             : "stored as 1 + w") +
+                                 "; use readStored or readF32, or "
+                                 "file().rawBytes('" +
                                  e.ggufName + "')");
   return gguf->rawBytes(e.ggufName);
 }
@@ -336,6 +412,15 @@ Error GGUFLlamaWeights::readStored(StringRef name,
     return stored.takeError();
   if (Error err = checkStoredDestination(name, stored->size(), dst.size()))
     return err;
+  if (e.addend != 0) {
+    // f32 (checked at open).
+    MutableArrayRef<float> values(reinterpret_cast<float *>(dst.data()),
+                                  dst.size() / sizeof(float));
+    std::memcpy(values.data(), stored->data(), stored->size());
+    for (float &v : values)
+      v += e.addend;
+    return Error::success();
+  }
   if (!e.permuteHeads) {
     std::copy(stored->begin(), stored->end(), dst.begin());
     return Error::success();
@@ -354,6 +439,13 @@ Error GGUFLlamaWeights::readF32(StringRef name,
   const Entry &e = entries[it->second];
   if (Expected<uint64_t> count = checkDestination(e.info, dst.size()); !count)
     return count.takeError();
+  if (e.addend != 0) {
+    if (Error err = gguf->readF32(e.ggufName, dst))
+      return err;
+    for (float &v : dst)
+      v += e.addend;
+    return Error::success();
+  }
   if (!e.permuteHeads)
     return gguf->readF32(e.ggufName, dst);
   std::vector<float> stored(dst.size());
@@ -379,6 +471,9 @@ Expected<ArrayRef<float>> GGUFLlamaWeights::viewF32(StringRef name) const {
   if (e.permuteHeads)
     return tensorError(name, "cannot view as f32 without a copy: rows are "
                              "stored permuted for llama.cpp's rotary layout");
+  if (e.addend != 0)
+    return tensorError(name, "cannot view as f32 without a copy: stored as "
+                             "1 + w");
   if (e.info.dtype != DType::F32)
     return tensorError(name, "cannot view as f32 without a copy: stored as " +
                                  dtypeName(e.info.dtype));

@@ -11,11 +11,12 @@ and config keys or tensors RLX does not know are named."""
 import json
 import os
 import subprocess
+import sys
 
 import numpy as np
 import pytest
 
-from conftest import RLX_RUN
+from conftest import RLX_RUN, ROOT
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -405,74 +406,46 @@ def test_bert_positions_disagree_with_config(saved, tmp_path):
 # The same architectures from GGUF files as llama.cpp writes them
 #===----------------------------------------------------------------------===#
 
-def write_gguf(model, path, arch):
-    """`model` as convert_hf_to_gguf.py writes it for `arch`: llama.cpp's
-    tensor names, f32; the llama architecture's q/k weights and biases
-    permuted for its rotary layout, Qwen's as they are."""
-    import gguf
-    cfg = model.config
-    w = gguf.GGUFWriter(path, arch)
-    w.add_context_length(cfg.max_position_embeddings)
-    w.add_embedding_length(cfg.hidden_size)
-    w.add_block_count(cfg.num_hidden_layers)
-    w.add_feed_forward_length(cfg.intermediate_size)
-    w.add_head_count(cfg.num_attention_heads)
-    w.add_head_count_kv(cfg.num_key_value_heads)
-    w.add_rope_freq_base(cfg.rope_parameters["rope_theta"])
-    w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
-    head_dim = getattr(cfg, "head_dim", None) or \
-        cfg.hidden_size // cfg.num_attention_heads
-    if arch == "qwen3":
-        w.add_key_length(head_dim)
-        w.add_value_length(head_dim)
-    else:
-        w.add_rope_dimension_count(head_dim)
-    v = cfg.vocab_size
-    w.add_tokenizer_model("llama")
-    w.add_token_list(["<unk>", "<s>", "</s>"] + [f"<t{i}>" for i in range(3, v)])
-    w.add_token_scores([0.0] * v)
-    w.add_token_types([2, 3, 3] + [1] * (v - 3))
-
-    def permute(t, heads):
-        return (t.reshape(heads, 2, t.shape[0] // heads // 2, *t.shape[1:])
-                .swapaxes(1, 2).reshape(t.shape))
-
-    names = {"model.embed_tokens.weight": "token_embd.weight",
-             "model.norm.weight": "output_norm.weight",
-             "lm_head.weight": "output.weight"}
-    per_layer = {"input_layernorm": "attn_norm",
-                 "post_attention_layernorm": "ffn_norm",
-                 "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
-                 "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output",
-                 "self_attn.q_norm": "attn_q_norm",
-                 "self_attn.k_norm": "attn_k_norm",
-                 "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
-                 "mlp.down_proj": "ffn_down"}
-    for key, t in model.state_dict().items():
-        a = t.detach().numpy().astype(np.float32)
-        if key == "lm_head.weight" and cfg.tie_word_embeddings:
-            continue
-        if key in names:
-            w.add_tensor(names[key], a)
-            continue
-        parts = key.split(".")
-        i, rest = parts[2], ".".join(parts[3:-1])
-        if arch == "llama" and rest == "self_attn.q_proj":
-            a = permute(a, cfg.num_attention_heads)
-        if arch == "llama" and rest == "self_attn.k_proj":
-            a = permute(a, cfg.num_key_value_heads)
-        w.add_tensor(f"blk.{i}.{per_layer[rest]}.{parts[-1]}", a)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
-
-
+# make_tiny_models.write_gguf writes a checkpoint as llama.cpp's converter
+# does (gguf-py's tensor names, llama.cpp's metadata); llama.cpp reading each
+# file to transformers' logits checks those conventions independently, except
+# where llama.cpp (llama-cpp-python 0.3.36) computes otherwise than
+# transformers: Phi-3's sliding window and LongRoPE (logits off by 1.4 of
+# their scale); RLX follows transformers there.
+LLAMA_CPP_DIFFERS = {"phi3-longrope", "phi3-window"}
 GGUF_MODELS = {
-    "llama-biases": ("llama", "llama", dict(attention_bias=True)),
-    "qwen2": ("qwen2", "qwen2", {}),
-    "qwen3": ("qwen3", "qwen3", dict(head_dim=24)),
+    "llama-biases": ("llama", dict(attention_bias=True)),
+    "llama3-rope": ("llama", dict(max_position_embeddings=256, rope_parameters=dict(
+        rope_type="llama3", rope_theta=10000.0, factor=8.0, low_freq_factor=1.0,
+        high_freq_factor=4.0, original_max_position_embeddings=32))),
+    "qwen2": ("qwen2", {}),
+    "qwen3": ("qwen3", dict(head_dim=24)),
+    "gemma2": ("gemma2", dict(query_pre_attn_scalar=16)),
+    # llama.cpp's Gemma 3: a local layer every layer but each sixth, local
+    # theta 10000, 1/sqrt(head size) scaling.
+    "gemma3": ("gemma3", dict(num_hidden_layers=6, sliding_window_pattern=6,
+                              sliding_window=4, head_dim=16,
+                              query_pre_attn_scalar=16)),
+    "phi3": ("phi3", {}),
+    "phi3-longrope": ("phi3", dict(
+        max_position_embeddings=256, original_max_position_embeddings=64,
+        rope_parameters=dict(rope_type="longrope", rope_theta=10000.0,
+                             short_factor=[1.0 + 0.1 * i for i in range(8)],
+                             long_factor=[2.0 + 0.1 * i for i in range(8)]))),
+    "phi3-window": ("phi3", dict(sliding_window=5)),
 }
+
+
+def write_gguf(model, path):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import make_tiny_models
+    make_tiny_models.write_gguf(model, str(path))
+
+
+def rewrite_gguf(src, dst, **kw):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import make_tiny_models
+    make_tiny_models.rewrite_gguf(str(src), str(dst), **kw)
 
 
 @pytest.mark.parametrize("name", list(GGUF_MODELS))
@@ -480,11 +453,13 @@ def test_gguf_architectures(tmp_path, name):
     """Each architecture from a GGUF against transformers on the original
     checkpoint; llama.cpp reads the same file to the same logits, so the file
     is as llama.cpp's converter writes it."""
-    kind, arch, overrides = GGUF_MODELS[name]
+    kind, overrides = GGUF_MODELS[name]
     _, model = make(tmp_path, kind, **overrides)
     path = tmp_path / f"{name}.gguf"
-    write_gguf(model, path, arch)
+    write_gguf(model, path)
     check_decoder(tmp_path, path, model)
+    if name in LLAMA_CPP_DIFFERS:
+        return
     llama_cpp = pytest.importorskip("llama_cpp")
     llm = llama_cpp.Llama(model_path=str(path), n_ctx=64, n_batch=64,
                           n_threads=2, logits_all=True, verbose=False)
@@ -495,28 +470,41 @@ def test_gguf_architectures(tmp_path, name):
     assert scale_err(theirs, ref) < 2e-2, "llama.cpp reads another model"
 
 
+def test_gguf_bert(tmp_path):
+    """A BERT GGUF (llama.cpp's bert architecture) against BertModel."""
+    _, model = make(tmp_path, "bert")
+    path = tmp_path / "bert.gguf"
+    write_gguf(model, path)
+    ids = [2, 7, 55, 23, 3]
+    proc = rlx(path, ids, "--output-dir", str(tmp_path), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    with torch.no_grad():
+        h = model(torch.tensor([ids])).last_hidden_state.numpy()
+    assert scale_err(np.load(tmp_path / "last_hidden_state.npy"), h) < 1e-4
+
+
+def test_gguf_gemma_norm_not_f32(tmp_path):
+    """Gemma's norms are stored as 1 + w in f32; another type is refused."""
+    _, model = make(tmp_path, "gemma2")
+    path = tmp_path / "g.gguf"
+    write_gguf(model, path)
+    import gguf
+    reader = gguf.GGUFReader(path)
+    name = "blk.0.attn_norm.weight"
+    norm = next(t for t in reader.tensors if t.name == name)
+    rewrite_gguf(path, tmp_path / "bad.gguf", drop=(name,),
+                 add_tensors={name: np.array(norm.data).astype(np.float16)})
+    proc = rlx(tmp_path / "bad.gguf", [1, 2, 3], "--max-new-tokens", "1")
+    assert proc.returncode != 0
+    assert "tensor 'blk.0.attn_norm.weight': a Gemma norm stored as f16" \
+        in proc.stderr, proc.stderr
+
+
 def test_gguf_errors_name_gguf_tensors(tmp_path):
     _, model = make(tmp_path, "qwen2")
     path = tmp_path / "m.gguf"
-    write_gguf(model, path, "qwen2")
-    import gguf
-    reader = gguf.GGUFReader(path)
-    # Drop one tensor by rewriting the file without it.
-    w = gguf.GGUFWriter(tmp_path / "cut.gguf", "qwen2")
-    for field in reader.fields.values():
-        if field.name.startswith("GGUF.") or field.name == "general.architecture":
-            continue
-        w.add_key_value(field.name, field.contents(),
-                        field.types[0], field.types[-1]
-                        if field.types[0] == gguf.GGUFValueType.ARRAY else None)
-    for t in reader.tensors:
-        if t.name != "blk.1.ffn_down.weight":
-            w.add_tensor(t.name, np.array(t.data).reshape(
-                [int(d) for d in reversed(t.shape)]))
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    write_gguf(model, path)
+    rewrite_gguf(path, tmp_path / "cut.gguf", drop=("blk.1.ffn_down.weight",))
     proc = rlx(tmp_path / "cut.gguf", [1, 2, 3], "--max-new-tokens", "1")
     assert proc.returncode != 0
     assert "missing weight 'blk.1.ffn_down.weight'" in proc.stderr, proc.stderr
@@ -525,27 +513,23 @@ def test_gguf_errors_name_gguf_tensors(tmp_path):
 def test_gguf_moe_refused(tmp_path):
     _, model = make(tmp_path, "llama")
     path = tmp_path / "m.gguf"
-    import gguf
-    write_gguf(model, path, "llama")
-    reader = gguf.GGUFReader(path)
-    assert reader.fields["llama.block_count"].contents() == 2
+    write_gguf(model, path)
     # A llama GGUF that says it has experts.
-    w = gguf.GGUFWriter(tmp_path / "moe.gguf", "llama")
-    for field in reader.fields.values():
-        if field.name.startswith("GGUF.") or field.name == "general.architecture":
-            continue
-        w.add_key_value(field.name, field.contents(),
-                        field.types[0], field.types[-1]
-                        if field.types[0] == gguf.GGUFValueType.ARRAY else None)
-    w.add_expert_count(8)
-    for t in reader.tensors:
-        w.add_tensor(t.name, np.array(t.data).reshape(
-            [int(d) for d in reversed(t.shape)]))
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    rewrite_gguf(path, tmp_path / "moe.gguf",
+                 add_keys=lambda w: w.add_expert_count(8))
     proc = rlx(tmp_path / "moe.gguf", [1, 2, 3], "--max-new-tokens", "1")
     assert proc.returncode != 0
     assert "'llama.expert_count' = 8 is not supported (mixture-of-experts " \
         "models)" in proc.stderr, proc.stderr
+
+
+def test_gguf_gemma3_attn_softcap_refused(tmp_path):
+    _, model = make(tmp_path, "gemma3", **GGUF_MODELS["gemma3"][1])
+    path = tmp_path / "m.gguf"
+    write_gguf(model, path)
+    rewrite_gguf(path, tmp_path / "cap.gguf",
+                 add_keys=lambda w: w.add_attn_logit_softcapping(50.0))
+    proc = rlx(tmp_path / "cap.gguf", [1, 2, 3], "--max-new-tokens", "1")
+    assert proc.returncode != 0
+    assert "'gemma3.attn_logit_softcapping' = 50 is not supported (Gemma 3 " \
+        "does not apply it)" in proc.stderr, proc.stderr

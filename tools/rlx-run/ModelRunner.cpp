@@ -28,46 +28,6 @@ static Error fail(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-namespace {
-/// A model's weights and config, from a directory or a GGUF file.
-struct LoadedModel {
-  TransformerConfig config;
-  std::unique_ptr<WeightSource> weights;
-};
-} // namespace
-
-static Expected<LoadedModel> load(llvm::StringRef path) {
-  LoadedModel m;
-  if (path.ends_with(".gguf")) {
-    auto gguf = GGUFLlamaWeights::open(path);
-    if (!gguf)
-      return gguf.takeError();
-    auto cfg = TransformerConfig::fromGGUF((*gguf)->file());
-    if (!cfg)
-      return cfg.takeError();
-    m.config = *cfg;
-    m.weights = std::move(*gguf);
-    return m;
-  }
-  if (!llvm::sys::fs::is_directory(path))
-    return fail(path + ": not a model directory (config.json + safetensors) "
-                       "or a .gguf file");
-  llvm::SmallString<128> cfgPath(path);
-  llvm::sys::path::append(cfgPath, "config.json");
-  auto cfg = TransformerConfig::fromFile(cfgPath);
-  if (!cfg)
-    return cfg.takeError();
-  auto weights = SafeTensorsFile::openModelDir(path);
-  if (!weights)
-    return weights.takeError();
-  m.config = *cfg;
-  auto viewed = recipeWeights(m.config, std::move(*weights));
-  if (!viewed)
-    return viewed.takeError();
-  m.weights = std::move(*viewed);
-  return m;
-}
-
 /// Where reports go: stdout, or stderr when stdout carries generated text.
 static llvm::raw_ostream &report(const ModelRunOptions &o) {
   return o.promptText ? llvm::errs() : llvm::outs();
@@ -89,14 +49,9 @@ static void printCompile(Session &session, llvm::StringRef what,
 }
 
 /// What the recipe reports (config keys RLX does not know, tensors left
-/// unused under --allow-unused-weights).
-static void printWarnings(const BuiltModel &built) {
-  for (const std::string &w : built.warnings)
-    llvm::errs() << "rlx-run: warning: " << w << "\n";
-}
-
-/// What loading the weights reports (NaN or infinities in a weight).
-static void printLoadWarnings(llvm::ArrayRef<std::string> warnings) {
+/// unused under --allow-unused-weights) and what loading the weights reports
+/// (NaN or infinities in a weight).
+static void printWarnings(llvm::ArrayRef<std::string> warnings) {
   for (const std::string &w : warnings)
     llvm::errs() << "rlx-run: warning: " << w << "\n";
 }
@@ -115,7 +70,7 @@ static Error runEncoder(Session &session, LoadedModel &m,
   Expected<BuiltModel> built = recipe.build(*m.weights);
   if (!built)
     return built.takeError();
-  printWarnings(*built);
+  printWarnings(built->warnings);
   int64_t t = o.prompt.size();
   CompileOptions c = o.compile;
   if (!o.profileGiven)
@@ -131,7 +86,7 @@ static Error runEncoder(Session &session, LoadedModel &m,
                  report(o));
   if (Error err = model->loadParams(*m.weights))
     return err;
-  printLoadWarnings(model->loadWarnings());
+  printWarnings(model->loadWarnings());
   std::vector<int32_t> ones(t, 1), pos(t), zeros(t, 0);
   std::iota(pos.begin(), pos.end(), 0);
   TensorMap_t feeds;
@@ -242,14 +197,6 @@ static Error runDecoder(Session &session, LoadedModel &m,
   if (o.kvCache)
     recipe->kvCachePrecision(*o.kvCache);
   recipe->allowUnusedWeights(o.allowUnusedWeights);
-  // The weights are checked against the recipe (missing, misshaped or unused
-  // tensors) before anything compiles.
-  {
-    Expected<BuiltModel> checked = recipe->build(*m.weights);
-    if (!checked)
-      return checked.takeError();
-    printWarnings(*checked);
-  }
   int64_t t = o.prompt.size();
   CompileOptions c = o.compile;
   // A prompt and new tokens that cannot fit are refused before anything
@@ -265,6 +212,14 @@ static Error runDecoder(Session &session, LoadedModel &m,
                 llvm::Twine(o.maxNewTokens) +
                 " new tokens exceeds the context of " +
                 llvm::Twine(ctx->limit) + " (" + ctx->why + ")");
+  // The generator builds the decode flow, which checks the weights against
+  // the recipe (missing, misshaped or unused tensors) before anything
+  // compiles; its graphs compile with the recipe's profile.
+  Expected<std::unique_ptr<Generator>> gen =
+      Generator::create(session, *recipe, *m.weights, ctx->tokens, c);
+  if (!gen)
+    return gen.takeError();
+  printWarnings((*gen)->buildWarnings());
 
   // Full-sequence logits of the prompt (the parity check).
   if (!o.logitsOut.empty()) {
@@ -283,7 +238,7 @@ static Error runDecoder(Session &session, LoadedModel &m,
     WeightSourceStack all({m.weights.get(), built->synthesized.get()});
     if (Error err = model->loadParams(all))
       return err;
-    printLoadWarnings(model->loadWarnings());
+    printWarnings(model->loadWarnings());
     std::vector<int32_t> pos(t);
     std::iota(pos.begin(), pos.end(), 0);
     TensorMap_t feeds;
@@ -303,11 +258,6 @@ static Error runDecoder(Session &session, LoadedModel &m,
     return Error::success();
 
   int64_t maxContext = ctx->tokens;
-  // The decode graphs compile with the recipe's profile (built.profile).
-  Expected<std::unique_ptr<Generator>> gen =
-      Generator::create(session, *recipe, *m.weights, maxContext, c);
-  if (!gen)
-    return gen.takeError();
   std::vector<std::vector<float>> steps;
   llvm::raw_ostream &os = report(o);
   if (!o.quiet && ctx->capped)
@@ -333,7 +283,7 @@ static Error runDecoder(Session &session, LoadedModel &m,
   bool warned = false;
   auto warnLoad = [&] {
     if (!std::exchange(warned, true))
-      printLoadWarnings((*gen)->stats().warnings);
+      printWarnings((*gen)->stats().warnings);
   };
   Expected<std::vector<int32_t>> tokens = (*gen)->generate(
       o.prompt, o.maxNewTokens, o.sampling,
@@ -451,7 +401,7 @@ Error rlx::runModel(Session &session, const ModelRunOptions &opts) {
       report(o) << " " << id;
     report(o) << "\n";
   }
-  Expected<LoadedModel> m = load(o.model);
+  Expected<LoadedModel> m = loadModel(o.model);
   if (!m)
     return m.takeError();
   for (auto [i, tok] : llvm::enumerate(o.prompt))

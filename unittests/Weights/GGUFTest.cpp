@@ -152,6 +152,9 @@ TEST_F(GGUFTest, MetadataAllTypes) {
   EXPECT_EQ((*inner)[1].asInt(), -2);
   EXPECT_EQ((*nested)[1].asArray()->size(), 0u);
   EXPECT_EQ(f.get("nested")->toString(), "[[1, -2], []]");
+  EXPECT_EQ(GGUFValue::float32(50.0f).toString(), "50");
+  EXPECT_EQ(GGUFValue::float32(1e-5f).toString(), "1e-05");
+  EXPECT_EQ(GGUFValue::float64(0.1).toString(), "0.1");
 
   // Wrong type and missing keys give std::nullopt.
   EXPECT_FALSE(f.getString("u32").has_value());
@@ -779,7 +782,91 @@ TEST_F(GGUFTest, LlamaWrongArchitecture) {
   ASSERT_EQ(errorOf(w.write(path("m.gguf"))), "<success>");
   EXPECT_EQ(errorOf(GGUFLlamaWeights::open(path("m.gguf"))),
             msg("metadata 'general.architecture': \"gpt2\" is not supported "
-                "(supported: llama, qwen2, qwen3)"));
+                "(supported: llama, qwen2, qwen3, gemma2, gemma3, phi3, "
+                "bert)"));
+}
+
+TEST_F(GGUFTest, NamesPerArchitecture) {
+  struct Case {
+    const char *arch, *gguf, *hf;
+  };
+  for (const Case &c : std::initializer_list<Case>{
+           {"llama", "blk.3.ffn_norm.weight",
+            "model.layers.3.post_attention_layernorm.weight"},
+           {"gemma2", "blk.3.ffn_norm.weight",
+            "model.layers.3.pre_feedforward_layernorm.weight"},
+           {"gemma3", "blk.0.post_ffw_norm.weight",
+            "model.layers.0.post_feedforward_layernorm.weight"},
+           {"gemma2", "blk.1.post_attention_norm.weight",
+            "model.layers.1.post_attention_layernorm.weight"},
+           {"phi3", "blk.2.attn_qkv.weight",
+            "model.layers.2.self_attn.qkv_proj.weight"},
+           {"phi3", "blk.2.ffn_up.weight",
+            "model.layers.2.mlp.gate_up_proj.weight"},
+           {"bert", "token_types.weight",
+            "embeddings.token_type_embeddings.weight"},
+           {"bert", "blk.1.attn_q.bias",
+            "encoder.layer.1.attention.self.query.bias"},
+           {"bert", "blk.0.layer_output_norm.weight",
+            "encoder.layer.0.output.LayerNorm.weight"},
+           {"qwen2", "output.weight", "lm_head.weight"}}) {
+    EXPECT_EQ(GGUFLlamaWeights::hfNameFor(c.gguf, c.arch).value_or("-"), c.hf)
+        << c.arch << " " << c.gguf;
+    EXPECT_EQ(GGUFLlamaWeights::ggufNameFor(c.hf, c.arch).value_or("-"), c.gguf)
+        << c.arch << " " << c.hf;
+  }
+  EXPECT_FALSE(GGUFLlamaWeights::hfNameFor("blk.0.post_ffw_norm.weight"));
+  EXPECT_FALSE(GGUFLlamaWeights::hfNameFor("blk.x.attn_q.weight"));
+  EXPECT_FALSE(GGUFLlamaWeights::hfNameFor("blk.0.attn_q.scale"));
+}
+
+/// A one-layer gemma2 GGUF whose attention norm is `norm` (stored as 1 + w
+/// by the converter).
+static GGUFWriter makeGemma(DType normType) {
+  GGUFWriter w;
+  w.set("general.architecture", GGUFValue::string("gemma2"));
+  w.set("gemma2.embedding_length", GGUFValue::uint32(4));
+  w.set("gemma2.block_count", GGUFValue::uint32(1));
+  w.set("gemma2.attention.head_count", GGUFValue::uint32(2));
+  w.set("gemma2.feed_forward_length", GGUFValue::uint32(8));
+  w.set("gemma2.context_length", GGUFValue::uint32(16));
+  w.set("gemma2.attention.layer_norm_rms_epsilon", GGUFValue::float32(1e-6f));
+  cantFail(w.addTensor("token_embd.weight", {3, 4}, DType::F32,
+                       std::vector<float>(12, 0.5f)));
+  cantFail(w.addTensor("blk.0.attn_norm.weight", {4}, normType,
+                       std::vector<float>{1.5f, 0.5f, 1.0f, 2.25f}));
+  return w;
+}
+
+TEST_F(GGUFTest, GemmaNormsReadWithoutTheOne) {
+  ASSERT_EQ(errorOf(makeGemma(DType::F32).write(path("g.gguf"))), "<success>");
+  auto weights = GGUFLlamaWeights::open(path("g.gguf"));
+  ASSERT_TRUE(bool(weights)) << errorOf(std::move(weights));
+  const std::string norm = "model.layers.0.input_layernorm.weight";
+  std::vector<float> values(4);
+  ASSERT_EQ(errorOf((*weights)->readF32(norm, values)), "<success>");
+  EXPECT_EQ(values, (std::vector<float>{0.5f, -0.5f, 0.0f, 1.25f}));
+  std::vector<float> stored(4);
+  ASSERT_EQ(errorOf((*weights)->readStored(
+                norm, llvm::MutableArrayRef<uint8_t>(
+                          reinterpret_cast<uint8_t *>(stored.data()), 16))),
+            "<success>");
+  EXPECT_EQ(stored, values);
+  EXPECT_NE(errorOf((*weights)->rawBytes(norm)).find("stored as 1 + w"),
+            std::string::npos);
+  EXPECT_NE(errorOf((*weights)->viewF32(norm)).find("stored as 1 + w"),
+            std::string::npos);
+  // The embedding is stored as is.
+  EXPECT_EQ(errorOf((*weights)->viewF32("model.embed_tokens.weight")),
+            "<success>");
+}
+
+TEST_F(GGUFTest, GemmaNormNotF32Refused) {
+  ASSERT_EQ(errorOf(makeGemma(DType::F16).write(path("m.gguf"))), "<success>");
+  EXPECT_EQ(errorOf(GGUFLlamaWeights::open(path("m.gguf"))),
+            msg("tensor 'blk.0.attn_norm.weight': a Gemma norm stored as f16 "
+                "(RLX reads them as f32, as llama.cpp's converter writes "
+                "them)"));
 }
 
 TEST_F(GGUFTest, LlamaHiddenNotMultipleOfHeads) {

@@ -104,6 +104,9 @@ public:
 
   const GenerationStats &stats() const { return statistics; }
   const TransformerConfig &config() const { return recipe.config(); }
+  /// What building the recipe reported (BuiltModel::warnings: config keys
+  /// RLX does not know, tensors left unused when allowed).
+  llvm::ArrayRef<std::string> buildWarnings() const { return built.warnings; }
   /// The most tokens (prompt and new ones) the cache holds.
   int64_t maxContextTokens() const { return maxContext; }
 

@@ -142,6 +142,17 @@ llvm::Expected<std::unique_ptr<WeightSource>>
 recipeWeights(const TransformerConfig &config,
               std::unique_ptr<WeightSource> weights);
 
+/// A checkpoint's config and the weights its recipe reads.
+struct LoadedModel {
+  TransformerConfig config;
+  std::unique_ptr<WeightSource> weights;
+};
+
+/// Opens a model as rlx-run --model does: an HF-style directory
+/// (config.json + safetensors, viewed through recipeWeights) or a GGUF file
+/// (its `<arch>.*` metadata as the config, tensors under Hugging Face names).
+llvm::Expected<LoadedModel> loadModel(llvm::StringRef path);
+
 /// BERT encoders (BertModel): embeddings (word + position + token type,
 /// LayerNorm), post-LN encoder layers; outputs the last hidden state and,
 /// with `meanPooled`, the attention-masked mean (sentence-transformers).

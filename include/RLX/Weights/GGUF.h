@@ -232,10 +232,12 @@ std::optional<DType> dtypeOfGGMLType(uint32_t code);
 /// code is unknown.
 std::optional<llvm::StringRef> ggmlTypeName(uint32_t code);
 
-/// Hyperparameters of a llama-architecture GGUF.
+/// Hyperparameters of a GGUF of one of the architectures RLX has a recipe
+/// for, as llama.cpp's convert_hf_to_gguf.py writes them.
 struct LlamaGGUFConfig {
-  /// general.architecture: "llama", "qwen2" or "qwen3" (LLaMA-shaped
-  /// decoders; the metadata keys below are under this prefix).
+  /// general.architecture: the LLaMA-shaped decoders "llama", "qwen2",
+  /// "qwen3", "gemma2", "gemma3", "phi3", or the encoder "bert" (the
+  /// metadata keys below are under this prefix).
   std::string arch = "llama";
   uint64_t hiddenSize = 0;       // <arch>.embedding_length
   uint64_t numLayers = 0;        // <arch>.block_count
@@ -247,7 +249,9 @@ struct LlamaGGUFConfig {
   uint64_t keyLength = 0;        // <arch>.attention.key_length (or 0)
   uint64_t ropeDim = 0;          // <arch>.rope.dimension_count (or head dim)
   double ropeTheta = 10000.0;    // <arch>.rope.freq_base
-  double rmsNormEps = 1e-5;      // <arch>.attention.layer_norm_rms_epsilon
+  /// <arch>.attention.layer_norm_rms_epsilon (BERT's LayerNorm:
+  /// <arch>.attention.layer_norm_epsilon).
+  double rmsNormEps = 1e-5;
 
   uint64_t headDim() const {
     if (keyLength)
@@ -255,19 +259,30 @@ struct LlamaGGUFConfig {
     return numHeads ? hiddenSize / numHeads : 0;
   }
   /// Whether llama.cpp permuted the q/k rows for its rotary layout (only
-  /// the llama architecture; Qwen's are stored as in the checkpoint).
+  /// the llama architecture; the others are stored as in the checkpoint).
   bool permutedQK() const { return arch == "llama"; }
+  /// Whether the converter stored Gemma's RMSNorm weights as 1 + w.
+  bool normsPlusOne() const { return arch == "gemma2" || arch == "gemma3"; }
+  /// The name of the norm epsilon key (without the prefix).
+  llvm::StringRef epsilonKey() const {
+    return arch == "bert" ? "attention.layer_norm_epsilon"
+                          : "attention.layer_norm_rms_epsilon";
+  }
   /// `<arch>.` + `key`.
   std::string key(llvm::StringRef key) const { return arch + "." + key.str(); }
 
+  /// The architectures fromGGUF reads.
+  static llvm::ArrayRef<llvm::StringRef> architectures();
   /// Reads and checks the config (general.architecture must be one of
-  /// "llama", "qwen2", "qwen3").
+  /// architectures()).
   static llvm::Expected<LlamaGGUFConfig> fromGGUF(const GGUFFile &file);
 };
 
-/// A llama-architecture GGUF presented under Hugging Face tensor names, with
-/// llama.cpp's rotary row permutation of q_proj/k_proj undone, so that the
-/// tensors read exactly as the original checkpoint's (up to quantization).
+/// A GGUF of one of LlamaGGUFConfig::architectures() presented under Hugging
+/// Face tensor names, with what the converter changed undone on read
+/// (llama's rotary row permutation of q_proj/k_proj, Gemma's 1 + w norms),
+/// so that the tensors read exactly as the original checkpoint's (up to
+/// quantization).
 class GGUFLlamaWeights final : public WeightSource {
 public:
   static llvm::Expected<std::unique_ptr<GGUFLlamaWeights>>
@@ -275,11 +290,14 @@ public:
   static llvm::Expected<std::unique_ptr<GGUFLlamaWeights>>
   create(std::unique_ptr<GGUFFile> file);
 
-  /// The Hugging Face name for a GGUF tensor name, or std::nullopt when the
-  /// name has no mapping (such tensors are exposed under their GGUF name).
-  static std::optional<std::string> hfNameFor(llvm::StringRef ggufName);
+  /// The Hugging Face name for a GGUF tensor name of architecture `arch`, or
+  /// std::nullopt when the name has no mapping (such tensors are exposed
+  /// under their GGUF name).
+  static std::optional<std::string> hfNameFor(llvm::StringRef ggufName,
+                                              llvm::StringRef arch = "llama");
   /// The inverse of hfNameFor: the GGUF name of a Hugging Face name.
-  static std::optional<std::string> ggufNameFor(llvm::StringRef hfName);
+  static std::optional<std::string> ggufNameFor(llvm::StringRef hfName,
+                                                llvm::StringRef arch = "llama");
 
   const LlamaGGUFConfig &config() const { return cfg; }
   const GGUFFile &file() const { return *gguf; }
@@ -289,11 +307,13 @@ public:
   std::vector<std::string> names() const override;
   const TensorInfo *lookup(llvm::StringRef name) const override;
   llvm::StringRef description() const override { return gguf->description(); }
-  /// Errors for q_proj/k_proj, whose stored rows are permuted.
+  /// Errors for tensors read otherwise than stored (q_proj/k_proj of llama,
+  /// Gemma's norms).
   llvm::Expected<llvm::ArrayRef<uint8_t>>
   rawBytes(llvm::StringRef name) const override;
   /// q_proj/k_proj come back in Hugging Face row order (whole stored rows
-  /// moved, so block-quantized rows stay as they are).
+  /// moved, so block-quantized rows stay as they are); Gemma's norms, which
+  /// must be stored as f32, without the 1 added.
   llvm::Error readStored(llvm::StringRef name,
                          llvm::MutableArrayRef<uint8_t> dst) const override;
   llvm::Error readF32(llvm::StringRef name,
@@ -313,6 +333,9 @@ private:
     /// Heads to un-permute over (q_proj: head_count, k_proj: head_count_kv),
     /// 0 for tensors stored as is.
     uint64_t permuteHeads = 0;
+    /// Added to every value on read (Gemma's norms: -1).
+    float addend = 0;
+    bool storedAsIs() const { return !permuteHeads && addend == 0; }
   };
   std::unique_ptr<GGUFFile> gguf;
   LlamaGGUFConfig cfg;
