@@ -14,6 +14,7 @@
 
 #include "RLX/Flow/Config.h"
 #include "RLX/Support/FileIO.h"
+#include "RLX/Support/Messages.h"
 #include "RLX/Weights/GGUF.h"
 #include "RLX/Weights/JSON.h"
 #include "llvm/ADT/StringSet.h"
@@ -365,7 +366,14 @@ static Error readRopePerLayerType(ConfigReader &r, TransformerConfig &c);
 static Error readRope(ConfigReader &r, TransformerConfig &c) {
   const json::Value *v = r.get("rope_parameters");
   StringRef key = "rope_parameters";
-  if (const json::Value *old = r.get("rope_scaling"); old && !v) {
+  if (const json::Value *old = r.get("rope_scaling");
+      old && old->kind() != json::Value::Null) {
+    // transformers 5 writes both, the same; an older rope_scaling edited
+    // beside them would otherwise be ignored.
+    if (v && *v != *old)
+      return r.fail("'rope_scaling' = " + render(*old) +
+                    " disagrees with 'rope_parameters' = " + render(*v) +
+                    " (give one, or both the same)");
     v = old;
     key = "rope_scaling";
   }
@@ -457,7 +465,7 @@ static Error readRopeFields(ConfigReader &rr, TransformerConfig &c) {
     if (Error err = readLongrope(rr, c))
       return err;
   } else if (type != "default") {
-    return rr.fail(rr.name("rope_type") + " = \"" + type +
+    return rr.fail(rr.name("rope_type") + " = \"" + echoed(type) +
                    "\" is not supported (supported: default, linear, "
                    "llama3, dynamic, yarn, longrope)");
   }
@@ -468,8 +476,8 @@ static Error readRopeFields(ConfigReader &rr, TransformerConfig &c) {
   // Keys of other RoPE types, or unknown ones, would change the frequencies.
   std::vector<std::string> unknown = rr.unknown();
   if (!unknown.empty())
-    return rr.fail(rr.name(unknown.front()) +
-                   " is not supported for rope_type '" + type + "'");
+    return rr.fail(rr.name(echoed(unknown.front())) +
+                   " is not supported for rope_type '" + echoed(type) + "'");
   return Error::success();
 }
 
@@ -718,7 +726,7 @@ TransformerConfig::fromJSON(StringRef text, StringRef fileName) {
                      llvm::Twine(StringRef(c.modelType).starts_with("gemma")
                                      ? "hidden_activation"
                                      : "hidden_act") +
-                     "' = \"" + c.hiddenAct + "\" is not supported (" +
+                     "' = \"" + echoed(c.hiddenAct) + "\" is not supported (" +
                      kSupportedActivations + ")");
   }
   c.unknownKeys = r.unknown();
@@ -786,11 +794,10 @@ static Error readGGUFArchKeys(const GGUFFile &file, const LlamaGGUFConfig &g,
     if (Error err = optionalFloat("attn_logit_softcapping", attnSoftcap))
       return err;
     if (gemma3 && attnSoftcap != 0)
-      return bad(path, "'" + g.key("attn_logit_softcapping") +
-                           "' = " +
-                           file.get(g.key("attn_logit_softcapping"))
-                               ->toString() +
-                           " is not supported (Gemma 3 does not apply it)");
+      return bad(path,
+                 "'" + g.key("attn_logit_softcapping") + "' = " +
+                     file.get(g.key("attn_logit_softcapping"))->toString() +
+                     " is not supported (Gemma 3 does not apply it)");
     c.attnLogitSoftcap = attnSoftcap;
     // Gemma 2 alternates; Gemma 3 slides except every sixth layer, and its
     // sliding layers rotate with theta 10000 and no scaling.
@@ -921,7 +928,7 @@ static Error checkGGUFKeys(const GGUFFile &file, const LlamaGGUFConfig &g,
         return bad(path, "'" + factorKey + "' must be positive");
       c.ropeLinearFactor = *factor;
     } else if (*type != "none") {
-      return bad(path, "'" + scalingKey + "' = \"" + *type +
+      return bad(path, "'" + scalingKey + "' = \"" + echoed(*type) +
                            "\" is not supported (supported: none, linear)");
     }
   }

@@ -7,6 +7,7 @@
 
 #include "RLX/Flow/Recipes.h"
 #include "FlowContext.h"
+#include "RLX/Support/Messages.h"
 #include "RLX/Weights/GGUF.h"
 #include "RLX/Weights/SafeTensors.h"
 #include "llvm/Support/FileSystem.h"
@@ -30,7 +31,7 @@ static Expected<TransformerConfig> configIn(StringRef dir,
   if (!cfg)
     return cfg.takeError();
   if (!llvm::is_contained(types, cfg->modelType))
-    return fail(path + ": model_type '" + cfg->modelType +
+    return fail(path + ": model_type '" + echoed(cfg->modelType) +
                 "' is not one this recipe builds");
   return cfg;
 }
@@ -264,8 +265,8 @@ static Error checkUnused(const WeightSource &weights, BuiltModel &built,
 /// Warnings about config keys RLX does not know.
 static void warnUnknownKeys(const TransformerConfig &cfg, BuiltModel &built) {
   for (const std::string &key : cfg.unknownKeys)
-    built.warnings.push_back("config key '" + key + "' (model_type '" +
-                             cfg.modelType +
+    built.warnings.push_back("config key '" + echoed(key) + "' (model_type '" +
+                             echoed(cfg.modelType) +
                              "') is not known to RLX and was ignored");
 }
 
@@ -351,7 +352,7 @@ Expected<DecoderFlow> rlx::decoderFlowFor(const TransformerConfig &config) {
     return Qwen3Flow(config);
   if (config.modelType == "gemma2" || config.modelType == "gemma3_text")
     return GemmaFlow(config);
-  return fail("no decoder recipe for model_type '" + config.modelType +
+  return fail("no decoder recipe for model_type '" + echoed(config.modelType) +
               "' (supported: llama, mistral, qwen2, qwen3, gemma2, "
               "gemma3_text, phi3)");
 }

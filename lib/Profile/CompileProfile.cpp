@@ -13,6 +13,7 @@
 
 #include "RLX/Profile/CompileProfile.h"
 #include "RLX/Support/FileIO.h"
+#include "RLX/Support/Messages.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
@@ -163,19 +164,6 @@ static std::string quotedList(ArrayRef<StringRef> names, char quote = '"') {
   llvm::interleave(
       names, os, [&](StringRef name) { os << quote << name << quote; }, ", ");
   return out;
-}
-
-/// `text` as a message quotes it: at most `limit` bytes, cut at a character
-/// boundary and marked with "... (N bytes)", so that a huge key or value (a
-/// 10 MB string) is not echoed whole into an error.
-static std::string echoed(StringRef text, size_t limit = 64) {
-  if (text.size() <= limit)
-    return text.str();
-  size_t cut = limit;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
-    --cut;
-  return (text.take_front(cut) + "... (" + Twine(text.size()) + " bytes)")
-      .str();
 }
 
 /// The entry of `candidates` closest to `name`, if it is close enough to be a

@@ -290,6 +290,9 @@ def copy_dir(src, dst):
 
 
 REFUSED = [
+    ("llama", {"rope_scaling": {"rope_type": "linear", "factor": 2.0}},
+     "'rope_scaling' = {\"factor\":2,\"rope_type\":\"linear\"} disagrees with "
+     "'rope_parameters'"),
     ("llama", {"hidden_act": "quick_gelu"},
      "'hidden_act' = \"quick_gelu\" is not supported (supported: silu"),
     ("llama", {"hidden_act": 3},
@@ -350,6 +353,23 @@ def test_refused_by_name(saved, tmp_path, kind, changes, message):
     assert proc.returncode != 0
     assert message in proc.stderr, proc.stderr
     assert "config.json" in proc.stderr or "no decoder recipe" in message
+
+
+@pytest.mark.parametrize("changes,message", [
+    ({"hidden_act": "x" * 1000000}, "'hidden_act' = \"xxx"),
+    ({"model_type": "y" * 1000000}, "no decoder recipe for model_type 'yyy"),
+    ({"rope_scaling": {"rope_type": "z" * 1000000}, "rope_parameters": ...},
+     "'rope_scaling.rope_type' = \"zzz"),
+    ({"k" * 1000000: 1}, "config key 'kkk"),
+])
+def test_huge_config_values_are_not_echoed(saved, tmp_path, changes, message):
+    """A 1 MB value or key is quoted by its first 64 bytes and its size."""
+    path = copy_dir(saved["llama"], tmp_path / "m")
+    edit_config(path, **changes)
+    proc = rlx(path, [1, 2, 3], "--max-new-tokens", "1")
+    assert message in proc.stderr, proc.stderr[:2000]
+    assert "... (1000000 bytes)" in proc.stderr, proc.stderr[:2000]
+    assert len(proc.stderr) < 4000
 
 
 def test_utf8_bom_in_config(saved, tmp_path):
