@@ -4,19 +4,21 @@
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]    # default: 60 s each, all targets
 #
-# Targets: safetensors gguf npy profile manifest config mlir. New inputs that
-# increase coverage go to build-fuzz/fuzz/work/<target>/; crashers to
-# build-fuzz/fuzz/crashes/<target>/ (reproduce with
+# Targets: safetensors gguf npy profile manifest config mlir passes (passes
+# starts from the mlir seeds and runs the passes before code generation, no
+# JIT). New inputs that increase coverage go to build-fuzz/fuzz/work/<target>/;
+# crashers to build-fuzz/fuzz/crashes/<target>/ (reproduce with
 # build-fuzz/bin/rlx-fuzz-<target> <file>). Prints executions and crashes per
 # target; exits 1 if any target crashed.
 #
 # Environment: RLX_FUZZ_BUILD_DIR (build-fuzz), RLX_FUZZ_JOBS (ninja -j, 2),
-# RLX_FUZZ_NICE (10), RLX_FUZZ_MLIR=0 to skip the (slow to build) mlir target.
+# RLX_FUZZ_NICE (10), RLX_FUZZ_MLIR=0 to skip the (slow to build) mlir and
+# passes targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-60}
 shift || true
-ALL=(safetensors gguf npy profile manifest config mlir)
+ALL=(safetensors gguf npy profile manifest config mlir passes)
 [ "${RLX_FUZZ_MLIR:-1}" = 0 ] && ALL=(safetensors gguf npy profile manifest config)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL[@]}")
@@ -49,7 +51,9 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export RLX_MEMORY_BUDGET_MB=${RLX_MEMORY_BUDGET_MB:-256}
 
 declare -A MAXLEN=([safetensors]=65536 [gguf]=65536 [npy]=4096 [profile]=4096
-                   [manifest]=8192 [config]=8192 [mlir]=8192)
+                   [manifest]=8192 [config]=8192 [mlir]=8192 [passes]=8192)
+# The seed corpus of each target, when not its own name.
+declare -A SEEDS=([passes]=mlir)
 status=0
 printf "%-12s %10s %8s %8s %s\n" target execs "exec/s" crashes coverage
 for t in "${TARGETS[@]}"; do
@@ -57,7 +61,7 @@ for t in "${TARGETS[@]}"; do
   mkdir -p "$WORK/$t" "$CRASHES/$t"
   log=$LOGS/$t.log
   set +e
-  $NICE "$bin" "$WORK/$t" "$CORPUS/$t" \
+  $NICE "$bin" "$WORK/$t" "$CORPUS/${SEEDS[$t]:-$t}" \
     -max_total_time="$SECONDS_EACH" -max_len="${MAXLEN[$t]}" \
     -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 \
     -artifact_prefix="$CRASHES/$t/" >"$log" 2>&1
