@@ -7,7 +7,9 @@ bad case of the catalogue (fuzz/formats.py), one directory per target.
     make_corpus.py OUT_DIR [--source-dir RLX_SOURCE_DIR]
 
 OUT_DIR/{safetensors,gguf,npy,profile,manifest,config,mlir}/<case>. The
-profile and mlir seeds come from the source tree (examples/, test/).
+profile and mlir seeds come from the source tree (examples/, test/); the
+mlir seeds (those of rlx-fuzz-mlir and rlx-fuzz-passes) also hold valid
+random programs of fuzz/difffuzz.py when NumPy is there.
 """
 
 import argparse
@@ -132,6 +134,22 @@ def mlir_seeds(src):
                 yield f"{rel}.{i}.mlir", piece
 
 
+DIFFFUZZ_SEEDS = 48
+
+
+def difffuzz_seeds():
+    """Valid random MIR and HIR functions (fuzz/difffuzz.py), if NumPy is
+    installed: seeds that get past verification into the passes."""
+    try:
+        import difffuzz
+    except ImportError:
+        return
+    for seed in range(DIFFFUZZ_SEEDS):
+        text, _, _ = difffuzz.generate(seed)
+        if len(text.encode()) <= MAX_MLIR_SEED:
+            yield f"difffuzz-{seed}.mlir", text
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("out")
@@ -168,6 +186,8 @@ def main():
     for name, text, _ in formats.bad_configs():
         write(out / "config", f"bad-{name}.json", text)
     for name, text in mlir_seeds(src):
+        write(out / "mlir", name, text)
+    for name, text in difffuzz_seeds():
         write(out / "mlir", name, text)
     for target, cases in CRASHERS.items():
         for name, b64 in cases.items():
