@@ -135,6 +135,8 @@ public:
   Value activation(Activation act, Value x);
   Value gelu(Value x, bool tanhApprox);
   Value sigmoid(Value x);
+  /// log(1 + e^x), without overflow or cancellation at large |x|.
+  Value softplus(Value x);
   /// `a op c` for a binary MIR op (add, sub, mul, div, max, min, pow).
   Value binary(Operation *op, Value a, Value c);
   /// `op(x)` for a unary MIR op; null when `op` is not one.

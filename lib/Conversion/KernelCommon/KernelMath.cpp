@@ -7,6 +7,7 @@
 
 #include "KernelBuilder.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/Dialect/MIR/Utils/ActivationMath.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -137,52 +138,16 @@ Value KernelMath::constantLike(double v, Value like) {
 // Activations
 //===----------------------------------------------------------------------===//
 
-Value KernelMath::sigmoid(Value x) {
-  Value one = constantLike(1.0, x);
-  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
-  return arith::DivFOp::create(b, loc, one,
-                               arith::AddFOp::create(b, loc, one, e));
-}
+Value KernelMath::sigmoid(Value x) { return buildSigmoid(b, loc, x); }
 
 Value KernelMath::gelu(Value x, bool tanhApprox) {
-  auto mul = [&](Value a, Value c) {
-    return arith::MulFOp::create(b, loc, a, c).getResult();
-  };
-  auto add = [&](Value a, Value c) {
-    return arith::AddFOp::create(b, loc, a, c).getResult();
-  };
-  Value inner;
-  if (tanhApprox) {
-    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-    Value x3 = mul(x, mul(x, x));
-    Value poly = add(x, mul(constantLike(0.044715, x), x3));
-    inner = math::TanhOp::create(
-        b, loc, mul(constantLike(std::sqrt(2.0 / M_PI), x), poly));
-  } else {
-    // 0.5 x (1 + erf(x / sqrt 2))
-    inner = math::ErfOp::create(b, loc, mul(x, constantLike(M_SQRT1_2, x)));
-  }
-  return mul(mul(constantLike(0.5, x), x), add(constantLike(1.0, x), inner));
+  return buildGelu(b, loc, x, tanhApprox);
 }
 
+Value KernelMath::softplus(Value x) { return buildSoftplus(b, loc, x); }
+
 Value KernelMath::activation(Activation act, Value x) {
-  switch (act) {
-  case Activation::None:
-    return x;
-  case Activation::Relu:
-    return arith::MaximumFOp::create(b, loc, x, constantLike(0.0, x));
-  case Activation::Gelu:
-    return gelu(x, false);
-  case Activation::GeluTanh:
-    return gelu(x, true);
-  case Activation::Silu:
-    return arith::MulFOp::create(b, loc, x, sigmoid(x));
-  case Activation::Sigmoid:
-    return sigmoid(x);
-  case Activation::Tanh:
-    return math::TanhOp::create(b, loc, x);
-  }
-  llvm_unreachable("unknown activation");
+  return buildActivation(b, loc, act, x);
 }
 
 //===----------------------------------------------------------------------===//
@@ -197,7 +162,7 @@ bool mlir::rlx::isBinaryMathOp(Operation *op) {
 bool mlir::rlx::isUnaryMathOp(Operation *op) {
   return isa<mir::ExpOp, mir::LogOp, mir::SqrtOp, mir::RsqrtOp, mir::TanhOp,
              mir::ErfOp, mir::SigmoidOp, mir::SiluOp, mir::GeluOp, mir::ReluOp,
-             mir::NegOp>(op);
+             mir::NegOp, mir::ActivationOp>(op);
 }
 
 Value KernelMath::binary(Operation *op, Value a, Value c) {
@@ -246,6 +211,8 @@ Value KernelMath::unary(Operation *op, Value x) {
       .Case([&](mir::GeluOp g) { return gelu(x, g.getTanhApprox()); })
       .Case([&](mir::ReluOp) { return activation(Activation::Relu, x); })
       .Case([&](mir::NegOp) { return arith::NegFOp::create(b, loc, x); })
+      .Case(
+          [&](mir::ActivationOp a) { return activation(a.getActivation(), x); })
       .Default([](Operation *) { return Value(); });
 }
 

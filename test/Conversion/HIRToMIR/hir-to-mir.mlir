@@ -39,6 +39,17 @@ func.func @linear(%x: tensor<2x7x64xf32>, %w: tensor<128x64xf32>, %b: tensor<128
   return %y : tensor<2x7x128xf32>
 }
 
+// An activation without an op of its own is a mir.activation when unfused.
+// CHECK-LABEL: func.func @linear_mish
+func.func @linear_mish(%x: tensor<2x7x64xf32>, %w: tensor<128x64xf32>, %b: tensor<128xf32>) -> tensor<2x7x128xf32> {
+  // DIRECT: mir.fused_matmul %{{.*}}, %{{.*}} bias(%{{.*}}) {activation = #mir<activation mish>, transpose_rhs}
+  // FUSABLE: %[[M:.*]] = mir.matmul %{{.*}}, %{{.*}} {transpose_rhs}
+  // FUSABLE: %[[A:.*]] = mir.add %[[M]], %{{.*}}
+  // FUSABLE: mir.activation %[[A]] {activation = #mir<activation mish>}
+  %y = hir.linear %x, %w bias(%b) {activation = #hir<activation mish>} : (tensor<2x7x64xf32>, tensor<128x64xf32>, tensor<128xf32>) -> tensor<2x7x128xf32>
+  return %y : tensor<2x7x128xf32>
+}
+
 // CHECK-LABEL: func.func @swiglu
 func.func @swiglu(%x: tensor<1x7x64xf32>) -> tensor<1x7x64xf32> {
   %g = hir.param "gate" : tensor<128x64xf32>

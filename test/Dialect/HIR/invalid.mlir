@@ -659,9 +659,9 @@ func.func @decoder_layer_c10_mlp_bias_shape(%x: tensor<1x4x64xf32>, %pos: tensor
 // -----
 
 func.func @decoder_layer_bad_activation(%x: tensor<1x4x64xf32>, %pos: tensor<4xi32>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>, %wo: tensor<64x64xf32>, %g: tensor<128x64xf32>, %d: tensor<64x128xf32>) {
-  // expected-error @+2 {{expected one of [none, relu, gelu, gelu_tanh, silu, sigmoid, tanh] for pointwise activation function, got: quick_gelu}}
+  // expected-error @+2 {{expected one of [none, relu, gelu, gelu_tanh, silu, sigmoid, tanh, quick_gelu, relu2, relu6, leaky_relu, mish, gelu_10, laplace, hardswish, sqrtsoftplus] for pointwise activation function, got: xielu}}
   // expected-error @+1 {{failed to parse HIR_ActivationAttr parameter 'value'}}
-  %y = hir.llama_decoder_layer %x, %pos attn(%n, %wq, %wk, %wk, %wo) post_norm(%n) mlp(%g, %g, %d) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, mlp_activation = #hir<activation quick_gelu>} : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<1x4x64xf32>
+  %y = hir.llama_decoder_layer %x, %pos attn(%n, %wq, %wk, %wk, %wo) post_norm(%n) mlp(%g, %g, %d) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, mlp_activation = #hir<activation xielu>} : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<1x4x64xf32>
   return
 }
 

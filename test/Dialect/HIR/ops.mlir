@@ -39,6 +39,29 @@ func.func @linear_with_bias_and_activation(%x: tensor<2x7x64xf32>, %w: tensor<12
   return %0, %1 : tensor<2x7x128xf32>, tensor<2x7x128xf32>
 }
 
+// CHECK-LABEL: func.func @linear_every_new_activation
+func.func @linear_every_new_activation(%x: tensor<2x7x64xf32>, %w: tensor<64x64xf32>) -> tensor<2x7x64xf32> {
+  // CHECK: hir.linear %{{.*}}, %{{.*}} {activation = #hir<activation quick_gelu>}
+  %0 = hir.linear %x, %w {activation = #hir<activation quick_gelu>} : (tensor<2x7x64xf32>, tensor<64x64xf32>) -> tensor<2x7x64xf32>
+  // CHECK: hir.linear %{{.*}}, %{{.*}} {activation = #hir<activation relu2>}
+  %1 = hir.linear %0, %w {activation = #hir<activation relu2>} : (tensor<2x7x64xf32>, tensor<64x64xf32>) -> tensor<2x7x64xf32>
+  // CHECK: hir.linear %{{.*}}, %{{.*}} {activation = #hir<activation relu6>}
+  %2 = hir.linear %1, %w {activation = #hir<activation relu6>} : (tensor<2x7x64xf32>, tensor<64x64xf32>) -> tensor<2x7x64xf32>
+  // CHECK: hir.linear %{{.*}}, %{{.*}} {activation = #hir<activation leaky_relu>}
+  %3 = hir.linear %2, %w {activation = #hir<activation leaky_relu>} : (tensor<2x7x64xf32>, tensor<64x64xf32>) -> tensor<2x7x64xf32>
+  // CHECK: hir.linear %{{.*}}, %{{.*}} {activation = #hir<activation mish>}
+  %4 = hir.linear %3, %w {activation = #hir<activation mish>} : (tensor<2x7x64xf32>, tensor<64x64xf32>) -> tensor<2x7x64xf32>
+  // CHECK: hir.linear %{{.*}}, %{{.*}} {activation = #hir<activation gelu_10>}
+  %5 = hir.linear %4, %w {activation = #hir<activation gelu_10>} : (tensor<2x7x64xf32>, tensor<64x64xf32>) -> tensor<2x7x64xf32>
+  // CHECK: hir.linear %{{.*}}, %{{.*}} {activation = #hir<activation laplace>}
+  %6 = hir.linear %5, %w {activation = #hir<activation laplace>} : (tensor<2x7x64xf32>, tensor<64x64xf32>) -> tensor<2x7x64xf32>
+  // CHECK: hir.linear %{{.*}}, %{{.*}} {activation = #hir<activation hardswish>}
+  %7 = hir.linear %6, %w {activation = #hir<activation hardswish>} : (tensor<2x7x64xf32>, tensor<64x64xf32>) -> tensor<2x7x64xf32>
+  // CHECK: hir.linear %{{.*}}, %{{.*}} {activation = #hir<activation sqrtsoftplus>}
+  %8 = hir.linear %7, %w {activation = #hir<activation sqrtsoftplus>} : (tensor<2x7x64xf32>, tensor<64x64xf32>) -> tensor<2x7x64xf32>
+  return %8 : tensor<2x7x64xf32>
+}
+
 // CHECK-LABEL: func.func @rope_and_attention
 func.func @rope_and_attention(%q: tensor<1x?x64xf32>, %k: tensor<1x?x32xf32>, %v: tensor<1x?x32xf32>, %pos: tensor<1x?xi32>, %f: tensor<8xf32>, %m: tensor<1x?xi32>) -> (tensor<1x?x64xf32>, tensor<1x?x64xf32>, tensor<1x?x64xf32>) {
   // CHECK: hir.rope %{{.*}}, %{{.*}} {head_dim = 16 : i64, rotary_dim = 16 : i64, theta = 5.000000e+05 : f32}

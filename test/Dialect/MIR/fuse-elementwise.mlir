@@ -162,3 +162,25 @@ func.func @negative_glu_stays_out(%gu: tensor<4x64xf32>) -> tensor<4x32xf32> {
   %h = mir.mul %a, %u : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
   return %h : tensor<4x32xf32>
 }
+
+// -----
+
+/// mir.activation joins a region as its arith/math formula (here relu6 as a
+/// clamp to [0, 6]).
+
+// CHECK-LABEL: func.func @fuse_activation_relu6
+// CHECK-SAME: (%[[X:.*]]: tensor<4x16xf32>, %[[Y:.*]]: tensor<4x16xf32>)
+// CHECK: mir.elementwise %[[X]], %[[Y]] {
+// CHECK-NEXT: ^bb0(%[[A0:.*]]: f32, %[[A1:.*]]: f32):
+// CHECK-NEXT:   %[[LO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:   %[[HI:.*]] = arith.constant 6.000000e+00 : f32
+// CHECK-NEXT:   %[[L:.*]] = arith.maximumf %[[A0]], %[[LO]] : f32
+// CHECK-NEXT:   %[[H:.*]] = arith.minimumf %[[L]], %[[HI]] : f32
+// CHECK-NEXT:   %[[M:.*]] = arith.mulf %[[H]], %[[A1]] : f32
+// CHECK-NEXT:   mir.yield %[[M]] : f32
+// CHECK-NOT: mir.activation
+func.func @fuse_activation_relu6(%x: tensor<4x16xf32>, %y: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %0 = mir.activation %x {activation = #mir<activation relu6>} : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %1 = mir.mul %0, %y : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %1 : tensor<4x16xf32>
+}

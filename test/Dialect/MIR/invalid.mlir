@@ -271,6 +271,39 @@ func.func @unary_float_only(%x: tensor<4xi32>) {
 
 // -----
 
+func.func @activation_c1_none(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'mir.activation' op activation 'none' is the identity: use the input}}
+  %y = mir.activation %x {activation = #mir<activation none>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @activation_unknown_name(%x: tensor<4xf32>) {
+  // expected-error @+2 {{expected one of [none, relu, gelu, gelu_tanh, silu, sigmoid, tanh, quick_gelu, relu2, relu6, leaky_relu, mish, gelu_10, laplace, hardswish, sqrtsoftplus] for pointwise activation function, got: prelu}}
+  // expected-error @+1 {{failed to parse MIR_ActivationAttr parameter 'value'}}
+  %y = mir.activation %x {activation = #mir<activation prelu>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @activation_required(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'mir.activation' op requires attribute 'activation'}}
+  %y = mir.activation %x : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @activation_float_only(%x: tensor<4xi32>) {
+  // expected-error @+1 {{'mir.activation' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  %y = mir.activation %x {activation = #mir<activation mish>} : (tensor<4xi32>) -> tensor<4xi32>
+  return
+}
+
+// -----
+
 func.func @reduce_c1_no_axes(%x: tensor<4x8xf32>) {
   // expected-error @+1 {{'mir.reduce_sum' op requires at least one axis}}
   %y = mir.reduce_sum %x {axes = array<i64>} : (tensor<4x8xf32>) -> tensor<4x8xf32>

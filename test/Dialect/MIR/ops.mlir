@@ -143,6 +143,32 @@ func.func @unary_float_family(%x: tensor<2x?xf16>) -> tensor<2x?xf16> {
   return %11 : tensor<2x?xf16>
 }
 
+// The activations without an op of their own, in every spelling RLX has.
+// CHECK-LABEL: func.func @activation_every_kind
+func.func @activation_every_kind(%x: tensor<2x?xbf16>) -> tensor<2x?xbf16> {
+  // CHECK: mir.activation %{{.*}} {activation = #mir<activation quick_gelu>} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  %0 = mir.activation %x {activation = #mir<activation quick_gelu>} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  // CHECK: mir.activation %{{.*}} {activation = #mir<activation relu2>} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  %1 = mir.activation %0 {activation = #mir<activation relu2>} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  // CHECK: mir.activation %{{.*}} {activation = #mir<activation relu6>} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  %2 = mir.activation %1 {activation = #mir<activation relu6>} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  // CHECK: mir.activation %{{.*}} {activation = #mir<activation leaky_relu>} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  %3 = mir.activation %2 {activation = #mir<activation leaky_relu>} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  // CHECK: mir.activation %{{.*}} {activation = #mir<activation mish>} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  %4 = mir.activation %3 {activation = #mir<activation mish>} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  // CHECK: mir.activation %{{.*}} {activation = #mir<activation gelu_10>} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  %5 = mir.activation %4 {activation = #mir<activation gelu_10>} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  // CHECK: mir.activation %{{.*}} {activation = #mir<activation laplace>} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  %6 = mir.activation %5 {activation = #mir<activation laplace>} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  // CHECK: mir.activation %{{.*}} {activation = #mir<activation hardswish>} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  %7 = mir.activation %6 {activation = #mir<activation hardswish>} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  // CHECK: mir.activation %{{.*}} {activation = #mir<activation sqrtsoftplus>} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  %8 = mir.activation %7 {activation = #mir<activation sqrtsoftplus>} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  // CHECK: mir.activation %{{.*}} {activation = #mir<activation relu>}
+  %r = mir.activation %8 {activation = #mir<activation relu>} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  return %r : tensor<2x?xbf16>
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions, softmax, normalization
 //===----------------------------------------------------------------------===//
@@ -313,6 +339,15 @@ func.func @fused_glu_swiglu_and_geglu(%gu: tensor<1x?x256xf32>, %d: tensor<2x?xf
   // CHECK: mir.fused_glu %{{.*}} {activation = #mir<activation gelu_tanh>} : (tensor<2x?xf32>) -> tensor<2x?xf32>
   %1 = mir.fused_glu %d {activation = #mir<activation gelu_tanh>} : (tensor<2x?xf32>) -> tensor<2x?xf32>
   return %0, %1 : tensor<1x?x128xf32>, tensor<2x?xf32>
+}
+
+// CHECK-LABEL: func.func @fused_matmul_and_glu_new_activations
+func.func @fused_matmul_and_glu_new_activations(%x: tensor<1x?x64xf32>, %w: tensor<128x64xf32>) -> (tensor<1x?x128xf32>, tensor<1x?x64xf32>) {
+  // CHECK: mir.fused_matmul %{{.*}}, %{{.*}} {activation = #mir<activation mish>, transpose_rhs}
+  %0 = mir.fused_matmul %x, %w {transpose_rhs, activation = #mir<activation mish>} : (tensor<1x?x64xf32>, tensor<128x64xf32>) -> tensor<1x?x128xf32>
+  // CHECK: mir.fused_glu %{{.*}} {activation = #mir<activation quick_gelu>}
+  %1 = mir.fused_glu %0 {activation = #mir<activation quick_gelu>} : (tensor<1x?x128xf32>) -> tensor<1x?x64xf32>
+  return %0, %1 : tensor<1x?x128xf32>, tensor<1x?x64xf32>
 }
 
 // CHECK-LABEL: func.func @attention_gqa_causal_decode

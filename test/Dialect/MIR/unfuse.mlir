@@ -52,6 +52,25 @@ func.func @glu(%gu: tensor<1x8x256xf32>) -> tensor<1x8x128xf32> {
 
 // -----
 
+// An activation without an op of its own round-trips as mir.activation.
+// CHECK-LABEL: func.func @glu_and_matmul_mish
+// CHECK: %[[G:.*]] = mir.slice %arg0 {axis = 2 : i64, size = 128 : i64, start = 0 : i64}
+// CHECK: %[[U:.*]] = mir.slice %arg0 {axis = 2 : i64, size = 128 : i64, start = 128 : i64}
+// CHECK: %[[A:.*]] = mir.activation %[[G]] {activation = #mir<activation quick_gelu>}
+// CHECK: %[[H:.*]] = mir.mul %[[A]], %[[U]]
+// CHECK: %[[MM:.*]] = mir.matmul %[[H]], %arg1 {transpose_rhs}
+// CHECK: mir.activation %[[MM]] {activation = #mir<activation mish>}
+// REFUSE-LABEL: func.func @glu_and_matmul_mish
+// REFUSE: %[[H:.*]] = mir.fused_glu %arg0 {activation = #mir<activation quick_gelu>}
+// REFUSE: mir.fused_matmul %[[H]], %arg1 {activation = #mir<activation mish>, transpose_rhs}
+func.func @glu_and_matmul_mish(%gu: tensor<1x8x256xf32>, %w: tensor<64x128xf32>) -> tensor<1x8x64xf32> {
+  %0 = mir.fused_glu %gu {activation = #mir<activation quick_gelu>} : (tensor<1x8x256xf32>) -> tensor<1x8x128xf32>
+  %1 = mir.fused_matmul %0, %w {transpose_rhs, activation = #mir<activation mish>} : (tensor<1x8x128xf32>, tensor<64x128xf32>) -> tensor<1x8x64xf32>
+  return %1 : tensor<1x8x64xf32>
+}
+
+// -----
+
 // GQA (4 query heads over 2 KV heads), causal.
 // CHECK-LABEL: func.func @attention
 // CHECK-NOT: mir.attention

@@ -26,7 +26,18 @@ def RLX_Activation : I32Enum<"Activation", "pointwise activation function", [
     I32EnumCase<"GeluTanh", 3, "gelu_tanh">, // tanh approximation
     I32EnumCase<"Silu", 4, "silu">,          // x * sigmoid(x)
     I32EnumCase<"Sigmoid", 5, "sigmoid">,
-    I32EnumCase<"Tanh", 6, "tanh">
+    I32EnumCase<"Tanh", 6, "tanh">,
+    // The parameter-free rest of transformers' ACT2FN, under its names.
+    I32EnumCase<"QuickGelu", 7, "quick_gelu">,     // x * sigmoid(1.702 x)
+    I32EnumCase<"Relu2", 8, "relu2">,              // relu(x)^2
+    I32EnumCase<"Relu6", 9, "relu6">,              // min(max(x, 0), 6)
+    I32EnumCase<"LeakyRelu", 10, "leaky_relu">,    // x >= 0 ? x : 0.01 x
+    I32EnumCase<"Mish", 11, "mish">,               // x * tanh(softplus(x))
+    I32EnumCase<"Gelu10", 12, "gelu_10">,          // gelu clipped to [-10, 10]
+    // 0.5 (1 + erf((x - 0.707107) / (0.282095 sqrt 2)))
+    I32EnumCase<"Laplace", 13, "laplace">,
+    I32EnumCase<"Hardswish", 14, "hardswish">,     // x * relu6(x + 3) / 6
+    I32EnumCase<"SqrtSoftplus", 15, "sqrtsoftplus"> // sqrt(softplus(x))
   ]> {
   let cppNamespace = "::mlir::rlx";
 }

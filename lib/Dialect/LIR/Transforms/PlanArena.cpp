@@ -47,7 +47,7 @@ static bool isElementwiseKernel(KernelOp kernel) {
          isa<mir::AddOp, mir::SubOp, mir::MulOp, mir::DivOp, mir::MaxOp,
              mir::MinOp, mir::PowOp, mir::ExpOp, mir::LogOp, mir::SqrtOp,
              mir::RsqrtOp, mir::TanhOp, mir::ErfOp, mir::SigmoidOp, mir::SiluOp,
-             mir::GeluOp, mir::ReluOp, mir::NegOp>(op);
+             mir::GeluOp, mir::ReluOp, mir::NegOp, mir::ActivationOp>(op);
 }
 
 /// Whether `alloc`'s only uses are entry inputs, reads, and writes by

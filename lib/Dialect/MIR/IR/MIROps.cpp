@@ -646,6 +646,13 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
   return {};
 }
 
+LogicalResult ActivationOp::verify() {
+  // mir_activation_c1: an activation other than the identity.
+  if (getActivation() == Activation::None)
+    return emitOpError("activation 'none' is the identity: use the input");
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // SoftmaxOp, RmsNormOp, LayerNormOp
 //===----------------------------------------------------------------------===//

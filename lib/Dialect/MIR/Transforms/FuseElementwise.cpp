@@ -24,6 +24,7 @@
 
 #include "FusionUtils.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
+#include "RLX/Dialect/MIR/Utils/ActivationMath.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -45,7 +46,7 @@ bool mlir::rlx::isFusableElementwiseOp(Operation *op) {
                        mir::MaxOp, mir::MinOp, mir::PowOp, mir::ExpOp,
                        mir::LogOp, mir::SqrtOp, mir::RsqrtOp, mir::TanhOp,
                        mir::ErfOp, mir::SigmoidOp, mir::SiluOp, mir::GeluOp,
-                       mir::ReluOp, mir::NegOp>(op))
+                       mir::ReluOp, mir::NegOp, mir::ActivationOp>(op))
     return false;
   return isa<FloatType>(
       cast<RankedTensorType>(op->getResult(0).getType()).getElementType());
@@ -211,6 +212,9 @@ public:
         .Case([&](mir::ReluOp) {
           Value zero = constant(0.0);
           return arith::MaximumFOp::create(b, loc, a[0], zero).getResult();
+        })
+        .Case([&](mir::ActivationOp act) {
+          return buildActivation(b, loc, act.getActivation(), a[0]);
         })
         .Case([&](mir::GeluOp gelu) {
           // Each step is its own statement: the order of the emitted ops

@@ -71,8 +71,8 @@ static bool isUnsupportedActivation(Operation *op, Value cur) {
 }
 
 static constexpr StringLiteral kActivationHint =
-    "mir.fused_matmul takes gelu, gelu (tanh), silu, relu, sigmoid or tanh; "
-    "the op stays separate";
+    "mir.fused_matmul takes gelu, gelu (tanh), silu, relu, sigmoid, tanh or "
+    "a mir.activation; the op stays separate";
 
 /// Diagnoses the result `cur` of a matmul (or of a fused matmul without
 /// activation) whose epilogue cannot be extended.

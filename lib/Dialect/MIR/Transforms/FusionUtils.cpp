@@ -78,6 +78,8 @@ std::optional<Activation> fusion::getActivation(Operation *op) {
     return Activation::Sigmoid;
   if (isa<mir::TanhOp>(op))
     return Activation::Tanh;
+  if (auto act = dyn_cast<mir::ActivationOp>(op))
+    return act.getActivation();
   return std::nullopt;
 }
 

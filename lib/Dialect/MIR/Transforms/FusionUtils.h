@@ -52,8 +52,8 @@ std::optional<double> getScalarConstant(Value v);
 /// the element type is a float.
 std::optional<APFloat> getSplatFloat(Value v);
 
-/// The activation `op` computes (mir.relu, gelu, silu, sigmoid, tanh), or
-/// std::nullopt.
+/// The activation `op` computes (mir.relu, gelu, silu, sigmoid, tanh,
+/// activation), or std::nullopt.
 std::optional<Activation> getActivation(Operation *op);
 
 /// True if `v` is a plain (not derived) `mir.param`.

@@ -130,6 +130,18 @@ Value MIRBuilder::activation(Value x, Activation act) {
     return unary("mir.sigmoid", x);
   case Activation::Tanh:
     return unary("mir.tanh", x);
+  case Activation::QuickGelu:
+  case Activation::Relu2:
+  case Activation::Relu6:
+  case Activation::LeakyRelu:
+  case Activation::Mish:
+  case Activation::Gelu10:
+  case Activation::Laplace:
+  case Activation::Hardswish:
+  case Activation::SqrtSoftplus:
+    return unary(
+        "mir.activation", x,
+        {attr("activation", mir::ActivationAttr::get(b.getContext(), act))});
   }
   llvm_unreachable("unknown activation");
 }

@@ -363,6 +363,28 @@ def MIR_NegOp : MIR_UnaryFloatOp<"neg", "elementwise negation", [{
   let hasFolder = 1;
 }
 
+def MIR_ActivationOp : MIR_UnaryFloatOp<"activation",
+    "elementwise activation function named by an attribute", [{}]> {
+  let description = [{
+    `result = act(x)` for `act` = `activation`, one of RLX's activations:
+    the ones with no op of their own (`quick_gelu`, `relu2`, `relu6`,
+    `leaky_relu`, `mish`, `gelu_10`, `laplace`, `hardswish`, `sqrtsoftplus`)
+    and, equivalently, those with one (`relu`, `gelu`, `gelu_tanh`, `silu`,
+    `sigmoid`, `tanh`; MIRBuilder builds those as their own op). `none` is
+    refused: the identity is the input itself.
+
+    Applied elementwise to an f32, f16 or bf16 tensor of any shape; the result
+    has the operand's type.
+
+    ```mlir
+    %y = mir.activation %x {activation = #mir<activation mish>}
+        : (tensor<1x?x64xf32>) -> tensor<1x?x64xf32>
+    ```
+  }];
+  let arguments = (ins MIR_FloatTensor:$input, MIR_ActivationAttr:$activation);
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//
