@@ -13,10 +13,12 @@ blocks, RoPE, attention, poolings and heads. Weights are `mir.param` /
 `hir.param` half of the time (so that parameter packing and the derived
 parameters of fusion run), inputs are random.
 
-Each program runs with `rlx-run` on the CPU and with `--device vulkan`, and
-both are compared with `interpret()`, a NumPy interpreter of the MIR and HIR
-ops written for this from docs/Dialects (float64 internally), and with each
-other. Tolerances, per output:
+Each program runs with `rlx-run` on the CPU and with `--device vulkan` (one
+in eight also through an AOT library, `--aot`), under the profile's fusion
+policy, `--policy direct` or `--policy fusable` (a third each); every result
+is compared with `interpret()`, a NumPy interpreter of the MIR and HIR ops
+written for this from docs/Dialects (float64 internally), and with the
+CPU's. Tolerances, per output:
 
     floats    |got - want| <= RTOL * |want| + ATOL * max(1, max |want|)
               with RTOL = ATOL = 2e-3 (the reference is exact; RLX computes
@@ -1277,6 +1279,15 @@ def generate(seed, hir_fraction=0.25):
     return text, g.inputs, g.params
 
 
+def run_options(seed):
+    """rlx-run flags for program `seed`: the fusion policy (the profile's,
+    direct or fusable), and whether the CPU also runs it through an AOT
+    library (one program in eight)."""
+    r = random.Random(seed ^ 0xf1a9)
+    policy = r.choice([None, "direct", "fusable"])
+    return (["--policy", policy] if policy else []), r.random() < 0.125
+
+
 #===----------------------------------------------------------------------===#
 # Running and comparing
 #===----------------------------------------------------------------------===#
@@ -1309,9 +1320,10 @@ def compare(got, want, rtol=RTOL, atol=ATOL):
     return None
 
 
-def write_case(d, text, inputs, params):
+def write_case(d, text, inputs, params, flags=()):
     d.mkdir(parents=True, exist_ok=True)
     (d / "program.mlir").write_text(text)
+    (d / "flags.txt").write_text(" ".join(flags))
     for name, arr in inputs.items():
         np.save(d / f"input_{name}.npy", arr)
     for name, arr in params.items():
@@ -1325,7 +1337,11 @@ def run_cmd(build, d, device, out_dir):
         cmd += ["--input", f"{f.stem[len('input_'):]}={f}"]
     for f in sorted(d.glob("param_*.npy")):
         cmd += ["--param", f"{f.stem[len('param_'):]}={f}"]
-    if device != "cpu":
+    flags = d / "flags.txt"
+    cmd += flags.read_text().split() if flags.exists() else []
+    if device == "aot":
+        cmd += ["--aot", str(d / "aot" / "model")]
+    elif device != "cpu":
         cmd += ["--device", device]
     return cmd
 
@@ -1360,10 +1376,11 @@ def check_case(build, d, devices, want):
         why = compare(got, want)
         if why:
             found.append(("mismatch", dev, f"against the reference: {why}"))
-    if len(results) == 2 and not found:
-        why = compare(results[devices[1]], results[devices[0]])
-        if why:
-            found.append(("mismatch", devices[1], f"against the CPU: {why}"))
+    if "cpu" in results and not found:
+        for dev in devices[1:]:
+            why = compare(results[dev], results["cpu"])
+            if why:
+                found.append(("mismatch", dev, f"against the CPU: {why}"))
     return found
 
 
@@ -1434,6 +1451,8 @@ def main(argv=None):
     if args.replay:
         d = pathlib.Path(args.replay).resolve()
         text, inputs, params = load_case(d)
+        if (d / "log_aot.txt").exists():
+            devices.append("aot")
         found = check_case(build, d, devices, interpret(text, inputs, params))
         for kind, dev, msg in found:
             print(f"{kind} on {dev}: {msg}")
@@ -1445,8 +1464,8 @@ def main(argv=None):
         None if args.seconds else 20)
     deadline = time.monotonic() + args.seconds if args.seconds else None
     seeds = random.Random(args.seed)
-    stats = {"programs": 0, "hir": 0, "ops": 0, "mismatch": 0, "crash": 0,
-             "refused": 0, "hang": 0, "generator": 0}
+    stats = {"programs": 0, "hir": 0, "aot": 0, "ops": 0, "mismatch": 0,
+             "crash": 0, "refused": 0, "hang": 0, "generator": 0}
     kinds = {}
     start = time.monotonic()
     i = 0
@@ -1473,8 +1492,11 @@ def main(argv=None):
                     k = f"{m.group(2)}.{m.group(3)}"
                     kinds[k] = kinds.get(k, 0) + 1
             d = pathlib.Path(tmp) / f"p{pseed}"
-            write_case(d, text, inputs, params)
-            found = check_case(build, d, devices, want)
+            flags, aot = run_options(pseed)
+            write_case(d, text, inputs, params, flags)
+            run_on = devices + (["aot"] if aot else [])
+            stats["aot"] += aot
+            found = check_case(build, d, run_on, want)
             if args.verbose:
                 print(f"program {i} (seed {pseed}): {len(body)} ops, "
                       f"{'FAIL' if found else 'ok'}")
@@ -1483,7 +1505,7 @@ def main(argv=None):
                 shutil.rmtree(case, ignore_errors=True)
                 shutil.copytree(d, case)
                 (case / "repro.sh").write_text(
-                    repro_text(build, case, devices))
+                    repro_text(build, case, run_on))
                 (case / "findings.txt").write_text("".join(
                     f"{k} on {dev}: {msg}\n" for k, dev, msg in found))
                 for kind, dev, msg in found:
@@ -1495,7 +1517,8 @@ def main(argv=None):
     elapsed = time.monotonic() - start
     print(f"difffuzz: seed {args.seed}, {elapsed:.0f} s, devices "
           f"{'+'.join(devices)}: {stats['programs']} programs "
-          f"({stats['hir']} HIR), {stats['ops']} ops; mismatches "
+          f"({stats['hir']} HIR, {stats['aot']} also AOT), {stats['ops']} "
+          f"ops; mismatches "
           f"{stats['mismatch']}, crashes {stats['crash']}, refused "
           f"{stats['refused']}, hangs {stats['hang']}, generator errors "
           f"{stats['generator']}")
