@@ -372,6 +372,15 @@ def test_huge_config_values_are_not_echoed(saved, tmp_path, changes, message):
     assert len(proc.stderr) < 4000
 
 
+def test_bert_input_longer_than_positions(saved):
+    """Refused before compiling, naming the config key."""
+    proc = rlx(saved["bert"], [5] * 129, "--quiet")
+    assert proc.returncode != 0
+    assert "input of 129 tokens exceeds the model's 128 positions " \
+        "(max_position_embeddings)" in proc.stderr, proc.stderr
+    assert "compiled" not in proc.stdout + proc.stderr
+
+
 def test_utf8_bom_in_config(saved, tmp_path):
     path = copy_dir(saved["llama"], tmp_path / "m")
     cfg = path / "config.json"

@@ -65,6 +65,15 @@ static Error writeArray(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
 
 static Error runEncoder(Session &session, LoadedModel &m,
                         const ModelRunOptions &o) {
+  // Refused before anything is built or compiled.
+  if (static_cast<int64_t>(o.prompt.size()) > m.config.maxPositions)
+    return fail("input of " + llvm::Twine(o.prompt.size()) +
+                " tokens exceeds the model's " +
+                llvm::Twine(m.config.maxPositions) + " positions (" +
+                (llvm::StringRef(o.model).ends_with(".gguf")
+                     ? "context_length"
+                     : "max_position_embeddings") +
+                ")");
   BertFlow recipe(m.config);
   recipe.meanPooled().allowUnusedWeights(o.allowUnusedWeights);
   Expected<BuiltModel> built = recipe.build(*m.weights);
