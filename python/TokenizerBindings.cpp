@@ -169,12 +169,19 @@ static void registerTokenizerClass(nb::module_ &m) {
           "file's vocabulary.")
       .def(
           "encode",
-          [](const Tokenizer &t, const std::string &text, bool addSpecial) {
-            return unwrap(t.encode(text, addSpecial));
+          [](const Tokenizer &t, const std::string &text, bool addSpecial,
+             bool truncate, bool pad) {
+            std::vector<int32_t> ids =
+                unwrap(t.encode(text, addSpecial, truncate));
+            return pad ? t.pad(std::move(ids)) : ids;
           },
-          "text"_a, "add_special_tokens"_a = true,
+          "text"_a, "add_special_tokens"_a = true, "truncate"_a = false,
+          "pad"_a = false,
           "Token ids of `text`; add_special_tokens applies the\n"
-          "post-processor (BOS, [CLS]/[SEP], ...).")
+          "post-processor (BOS, [CLS]/[SEP], ...). truncate and pad apply\n"
+          "tokenizer.json's truncation and padding, as the tokenizers\n"
+          "library's encode does (transformers' tokenizer calls do not\n"
+          "unless asked).")
       .def(
           "decode",
           [](const Tokenizer &t, nb::handle ids, bool skipSpecial) {

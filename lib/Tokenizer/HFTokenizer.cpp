@@ -86,6 +86,8 @@ struct Loader {
   Error model(const json::Object &o);
   Error postProcessor(const json::Value &v);
   Error decoder(const json::Value &v);
+  Error truncation(const json::Value &v);
+  Error padding(const json::Value &v);
   Error addedTokens(const json::Array &a);
 };
 } // namespace
@@ -651,6 +653,106 @@ Error Loader::addedTokens(const json::Array &a) {
   return Error::success();
 }
 
+/// A "Left" / "Right" direction.
+static Expected<bool> leftOf(const Loader &l, const json::Object &o,
+                             StringRef what) {
+  StringRef d = o.getString("direction").value_or("Right");
+  if (d != "Left" && d != "Right")
+    return l.fail(what + " direction '" + d +
+                  "' is not supported (Left, Right)");
+  return d == "Left";
+}
+
+/// A count field of `o`: an integer >= 0 (or null, when `nullable`).
+static Expected<size_t> countOf(const Loader &l, const json::Object &o,
+                                StringRef what, StringRef key,
+                                bool nullable = false) {
+  const json::Value *v = o.get(key);
+  if (!v || (nullable && v->kind() == json::Value::Null))
+    return 0;
+  std::optional<int64_t> n = v->getAsInteger();
+  if (!n || *n < 0 || *n > INT32_MAX)
+    return l.fail(what + " '" + key + "' must be an integer in [0, 2^31)");
+  return static_cast<size_t>(*n);
+}
+
+Error Loader::truncation(const json::Value &v) {
+  if (v.kind() == json::Value::Null)
+    return Error::success();
+  const json::Object *o = v.getAsObject();
+  if (!o)
+    return fail("truncation is not an object");
+  for (const auto &kv : *o)
+    if (!llvm::is_contained({"direction", "max_length", "strategy", "stride"},
+                            StringRef(kv.first)))
+      return fail("truncation option '" + StringRef(kv.first) +
+                  "' is not supported");
+  Tokenizer::Impl::Truncation cut;
+  Expected<bool> left = leftOf(*this, *o, "truncation");
+  if (!left)
+    return left.takeError();
+  cut.left = *left;
+  if (!o->get("max_length"))
+    return fail("truncation without \"max_length\"");
+  Expected<size_t> max = countOf(*this, *o, "truncation", "max_length");
+  if (!max)
+    return max.takeError();
+  cut.maxLength = *max;
+  if (Expected<size_t> stride = countOf(*this, *o, "truncation", "stride");
+      !stride)
+    return stride.takeError();
+  // One sequence: LongestFirst and OnlyFirst cut it alike.
+  StringRef strategy = o->getString("strategy").value_or("LongestFirst");
+  if (strategy != "LongestFirst" && strategy != "OnlyFirst")
+    return fail("truncation strategy '" + strategy +
+                "' is not supported (LongestFirst, OnlyFirst: RLX encodes "
+                "one sequence)");
+  t.truncation = cut;
+  return Error::success();
+}
+
+Error Loader::padding(const json::Value &v) {
+  if (v.kind() == json::Value::Null)
+    return Error::success();
+  const json::Object *o = v.getAsObject();
+  if (!o)
+    return fail("padding is not an object");
+  for (const auto &kv : *o)
+    if (!llvm::is_contained({"strategy", "direction", "pad_to_multiple_of",
+                             "pad_id", "pad_type_id", "pad_token"},
+                            StringRef(kv.first)))
+      return fail("padding option '" + StringRef(kv.first) +
+                  "' is not supported");
+  Tokenizer::Impl::Padding p;
+  Expected<bool> left = leftOf(*this, *o, "padding");
+  if (!left)
+    return left.takeError();
+  p.left = *left;
+  Expected<size_t> multiple =
+      countOf(*this, *o, "padding", "pad_to_multiple_of", /*nullable=*/true);
+  if (!multiple)
+    return multiple.takeError();
+  p.multipleOf = *multiple;
+  Expected<size_t> id = countOf(*this, *o, "padding", "pad_id");
+  if (!id)
+    return id.takeError();
+  p.padId = static_cast<int32_t>(*id);
+  // "BatchLongest" pads a batch to its longest: one sequence stays as is.
+  const json::Value *strategy = o->get("strategy");
+  if (strategy && strategy->getAsString() != StringRef("BatchLongest")) {
+    const json::Object *fixed = strategy->getAsObject();
+    if (!fixed || fixed->size() != 1 || !fixed->get("Fixed"))
+      return fail("padding strategy must be \"BatchLongest\" or "
+                  "{\"Fixed\": n}");
+    Expected<size_t> n = countOf(*this, *fixed, "padding", "Fixed");
+    if (!n)
+      return n.takeError();
+    p.fixed = *n;
+  }
+  t.padding = p;
+  return Error::success();
+}
+
 Expected<Tokenizer> Tokenizer::fromJSON(StringRef text, StringRef description) {
   auto impl = std::make_shared<Impl>();
   Loader l{description.str(), *impl};
@@ -666,8 +768,6 @@ Expected<Tokenizer> Tokenizer::fromJSON(StringRef text, StringRef description) {
         key == "pre_tokenizer" || key == "model" || key == "post_processor" ||
         key == "decoder")
       continue;
-    // Truncation and padding are left out, as transformers' tokenizer calls
-    // do unless asked (they cut or pad batches; they do not tokenize).
     if (key != "truncation" && key != "padding")
       return l.fail("top-level key '" + key + "' is not supported");
   }
@@ -687,6 +787,14 @@ Expected<Tokenizer> Tokenizer::fromJSON(StringRef text, StringRef description) {
       return std::move(err);
   if (const json::Value *v = root->get("decoder"))
     if (Error err = l.decoder(*v))
+      return std::move(err);
+  // Read and checked; applied on request (Tokenizer::encode's truncate,
+  // Tokenizer::pad), as transformers' tokenizer calls do.
+  if (const json::Value *v = root->get("truncation"))
+    if (Error err = l.truncation(*v))
+      return std::move(err);
+  if (const json::Value *v = root->get("padding"))
+    if (Error err = l.padding(*v))
       return std::move(err);
   if (const json::Array *a = root->getArray("added_tokens"))
     if (Error err = l.addedTokens(*a))

@@ -815,8 +815,8 @@ static void runModel(const Model &m, StringRef piece,
 // Tokenizer
 //===----------------------------------------------------------------------===//
 
-Expected<std::vector<int32_t>> Tokenizer::encode(StringRef text,
-                                                 bool addSpecial) const {
+Expected<std::vector<int32_t>>
+Tokenizer::encode(StringRef text, bool addSpecial, bool truncate) const {
   size_t bad = 0;
   if (!unicode::decodeUTF8(text, &bad))
     return fail("the text to encode is not valid UTF-8 (byte " +
@@ -837,8 +837,6 @@ Expected<std::vector<int32_t>> Tokenizer::encode(StringRef text,
     splitAdded(t, seg, /*normalizedTokens=*/true, segments);
   }
   std::vector<int32_t> ids;
-  if (addSpecial)
-    ids = t.prefix;
   for (const Segment &seg : segments) {
     if (seg.id) {
       ids.push_back(*seg.id);
@@ -848,9 +846,46 @@ Expected<std::vector<int32_t>> Tokenizer::encode(StringRef text,
     for (const Piece &p : pieces)
       runModel(t.model, p.text, ids);
   }
-  if (addSpecial)
+  if (truncate && t.truncation) {
+    // tokenizers: the sequence is cut so that it and the post-processor's
+    // tokens fit max_length.
+    size_t specials = addSpecial ? t.prefix.size() + t.suffix.size() : 0;
+    if (t.truncation->maxLength < specials)
+      return fail("truncation max_length " +
+                  llvm::Twine(t.truncation->maxLength) +
+                  " is shorter than the post-processor's " +
+                  llvm::Twine(specials) + " special tokens");
+    size_t keep = t.truncation->maxLength - specials;
+    if (ids.size() > keep) {
+      if (t.truncation->left)
+        ids.erase(ids.begin(), ids.end() - keep);
+      else
+        ids.resize(keep);
+    }
+  }
+  if (addSpecial) {
+    ids.insert(ids.begin(), t.prefix.begin(), t.prefix.end());
     ids.insert(ids.end(), t.suffix.begin(), t.suffix.end());
+  }
   return ids;
+}
+
+std::vector<int32_t> Tokenizer::pad(std::vector<int32_t> ids) const {
+  const std::optional<Impl::Padding> &p = impl->padding;
+  if (!p)
+    return ids;
+  size_t target = std::max(p->fixed, ids.size());
+  if (p->multipleOf && target % p->multipleOf)
+    target += p->multipleOf - target % p->multipleOf;
+  size_t n = target - ids.size();
+  ids.insert(p->left ? ids.begin() : ids.end(), n, p->padId);
+  return ids;
+}
+
+std::optional<size_t> Tokenizer::truncationLength() const {
+  if (!impl->truncation)
+    return std::nullopt;
+  return impl->truncation->maxLength;
 }
 
 static std::string replaceAll(StringRef s, StringRef from, StringRef to) {

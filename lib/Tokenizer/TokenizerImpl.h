@@ -148,6 +148,23 @@ struct rlx::Tokenizer::Impl {
   std::optional<int32_t> bos;
   std::vector<int32_t> eos;
   std::optional<std::string> chatTemplate;
+  /// tokenizer.json's `truncation` (tokenizers' encode applies it;
+  /// transformers' tokenizer calls only when asked): the most ids, counting
+  /// the post-processor's, kept from the start (or the end, `Left`).
+  struct Truncation {
+    size_t maxLength = 0;
+    bool left = false;
+  };
+  std::optional<Truncation> truncation;
+  /// tokenizer.json's `padding`: to a fixed length (`{"Fixed": n}`; a
+  /// single sequence is its own longest), rounded up to a multiple, with
+  /// `padId` on the right (or the left).
+  struct Padding {
+    size_t fixed = 0, multipleOf = 0;
+    bool left = false;
+    int32_t padId = 0;
+  };
+  std::optional<Padding> padding;
   /// transformers' clean_up_tokenization_spaces (tokenizer_config.json):
   /// decode removes the space before punctuation and contractions.
   bool cleanUpSpaces = false;

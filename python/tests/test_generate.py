@@ -7,6 +7,7 @@ ids and text against `tokenizers` and transformers' greedy generate, the
 streamed pieces, EOS stops, chat templates and bad inputs."""
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -181,6 +182,65 @@ def test_tokenizer_matches_tokenizers(model_dir, hf_tokenizer):
             pieces = [stream.step(i) for i in ids] + [stream.finish()]
             assert "".join(pieces) == tok.decode(ids)
     assert "BPE" in tok.description and "rlx.Tokenizer" in repr(tok)
+
+
+TRUNCATION_PADDING = [
+    (dict(max_length=5), None),
+    (dict(max_length=7, direction="left", strategy="only_first", stride=2), None),
+    (None, dict(length=24, pad_id=0, direction="right")),
+    (None, dict(pad_to_multiple_of=8, pad_id=3, direction="left")),
+    (dict(max_length=6), dict(length=9, pad_id=0, pad_to_multiple_of=4)),
+    (None, dict(pad_id=0)),  # BatchLongest: one sequence stays as is
+]
+
+
+@pytest.mark.parametrize("truncation,padding", TRUNCATION_PADDING)
+def test_truncation_and_padding_as_tokenizers(model_dir, tmp_path, truncation,
+                                              padding):
+    """tokenizer.json's truncation and padding, applied on request, give
+    tokenizers' ids; by default (as transformers' calls) they are not."""
+    from tokenizers import Tokenizer as HFTokenizer
+
+    hf = HFTokenizer.from_file(str(model_dir / "tokenizer.json"))
+    if truncation:
+        hf.enable_truncation(**truncation)
+    if padding:
+        hf.enable_padding(**padding)
+    path = tmp_path / "tokenizer.json"
+    hf.save(str(path))
+    tok = rlx.Tokenizer.from_file(path)
+    plain = HFTokenizer.from_file(str(model_dir / "tokenizer.json"))
+    for text in MULTILINGUAL + ["", "a"]:
+        for special in (True, False):
+            want = hf.encode(text, add_special_tokens=special).ids
+            got = tok.encode(text, add_special_tokens=special, truncate=True,
+                             pad=True)
+            assert got == want, (text, special)
+            assert tok.encode(text, add_special_tokens=special) == \
+                plain.encode(text, add_special_tokens=special).ids
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda j: j["truncation"].update(strategy="OnlySecond"),
+     "truncation strategy 'OnlySecond' is not supported"),
+    (lambda j: j["truncation"].update(max_length=-1),
+     "truncation 'max_length' must be an integer in [0, 2^31)"),
+    (lambda j: j["truncation"].update(extra=1),
+     "truncation option 'extra' is not supported"),
+    (lambda j: j.update(padding={"strategy": "Longest"}),
+     "padding strategy must be \"BatchLongest\" or {\"Fixed\": n}"),
+    (lambda j: j.update(padding={"direction": "Up"}),
+     "padding direction 'Up' is not supported (Left, Right)"),
+])
+def test_truncation_and_padding_refused(model_dir, tmp_path, edit, message):
+    data = json.loads((model_dir / "tokenizer.json").read_text())
+    data["truncation"] = {"direction": "Right", "max_length": 8,
+                          "strategy": "LongestFirst", "stride": 0}
+    edit(data)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(rlx.RLXError, match=re.escape(message)):
+        rlx.Tokenizer.from_file(path)
 
 
 def test_chat_template_matches_transformers(model_dir, hf_tokenizer, tmp_path):

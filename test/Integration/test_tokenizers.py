@@ -506,6 +506,25 @@ def test_prompt_stops_at_eos(llama_dir, tmp_path):
     assert ids_after(proc.stderr, "tokens:") == free
 
 
+def test_prompt_truncated_as_tokenizer_json_says(llama_dir, tmp_path):
+    """tokenizer.json's truncation applies to --prompt (as tokenizers'
+    encode), with a note; its padding does not change one prompt."""
+    import shutil
+    d = tmp_path / "model"
+    shutil.copytree(llama_dir, d)
+    hf = Tokenizer.from_file(str(d / "tokenizer.json"))
+    text = "Hello world, this is a longer prompt"
+    hf.enable_truncation(max_length=5)
+    hf.enable_padding(length=12)
+    hf.save(str(d / "tokenizer.json"))
+    proc = rlx_prompt(d, text, "--max-new-tokens", "1")
+    assert proc.returncode == 0, proc.stderr
+    hf.no_padding()
+    assert ids_after(proc.stderr, "prompt ids:") == hf.encode(text).ids
+    assert "tokens were truncated to 5 (tokenizer.json truncation " \
+        "max_length)" in proc.stderr, proc.stderr
+
+
 def test_prompt_errors(llama_dir, tmp_path):
     proc = subprocess.run([str(RLX_RUN), "--model", str(llama_dir), "--prompt", "hi",
                            "--prompt-ids", "1,2"], capture_output=True, text=True)

@@ -398,10 +398,23 @@ Error rlx::runModel(Session &session, const ModelRunOptions &opts) {
         return fail("--chat: " + llvm::toString(rendered.takeError()));
       text = std::move(*rendered);
     }
+    // tokenizer.json's truncation applies, as tokenizers' encode does
+    // (padding one sequence would only add masked-out tokens).
     Expected<std::vector<int32_t>> ids =
-        tokenizer->encode(text, /*addSpecial=*/!o.chat);
+        tokenizer->encode(text, /*addSpecial=*/!o.chat, /*truncate=*/true);
     if (!ids)
       return fail("--prompt: " + llvm::toString(ids.takeError()));
+    if (std::optional<size_t> max = tokenizer->truncationLength();
+        max && ids->size() == *max) {
+      Expected<std::vector<int32_t>> whole =
+          tokenizer->encode(text, /*addSpecial=*/!o.chat);
+      if (whole && whole->size() > *max)
+        llvm::errs() << "rlx-run: note: the prompt's " << whole->size()
+                     << " tokens were truncated to " << *max
+                     << " (tokenizer.json truncation max_length)\n";
+      else if (!whole)
+        llvm::consumeError(whole.takeError());
+    }
     if (ids->empty())
       return fail("--prompt: the text encodes to no tokens");
     o.prompt = std::move(*ids);

@@ -52,9 +52,18 @@ public:
   static llvm::Expected<Tokenizer> forModel(llvm::StringRef path);
 
   /// Token ids of `text` (valid UTF-8). `addSpecial` applies the
-  /// post-processor (BOS, [CLS]/[SEP], ...).
+  /// post-processor (BOS, [CLS]/[SEP], ...). `truncate` applies
+  /// tokenizer.json's `truncation` as the `tokenizers` library does (the
+  /// ids cut to max_length, the post-processor's included); transformers'
+  /// tokenizer calls, and this by default, do not.
   llvm::Expected<std::vector<int32_t>> encode(llvm::StringRef text,
-                                              bool addSpecial = true) const;
+                                              bool addSpecial = true,
+                                              bool truncate = false) const;
+  /// `ids` padded as tokenizer.json's `padding` says (`tokenizers`' encode
+  /// of one sequence); without padding, as they are.
+  std::vector<int32_t> pad(std::vector<int32_t> ids) const;
+  /// tokenizer.json's truncation max_length, if it has one.
+  std::optional<size_t> truncationLength() const;
   /// The text of `ids` (ids outside the vocabulary are left out). Invalid
   /// UTF-8 the tokens spell becomes U+FFFD.
   std::string decode(llvm::ArrayRef<int32_t> ids,
