@@ -695,11 +695,17 @@ static void registerGenerator(nb::module_ &m) {
           [](PyGenerator &g, nb::handle prompt, unsigned maxNewTokens,
              float temperature, int topK, float topP, uint64_t seed,
              std::optional<SamplingOptions> sampling, nb::handle onToken,
-             bool returnLogits) -> nb::object {
+             bool returnLogits, nb::handle stopTokens) -> nb::object {
             std::vector<int32_t> ids;
             for (nb::handle t : prompt)
               ids.push_back(static_cast<int32_t>(intInRange(
                   t, "prompt[" + llvm::Twine(ids.size()) + "]", 0, INT32_MAX)));
+            std::vector<int32_t> stop;
+            if (!stopTokens.is_none())
+              for (nb::handle t : stopTokens)
+                stop.push_back(static_cast<int32_t>(intInRange(
+                    t, "stop_tokens[" + llvm::Twine(stop.size()) + "]", 0,
+                    INT32_MAX)));
             SamplingOptions opts =
                 sampling ? *sampling
                          : SamplingOptions{temperature, topK, topP, seed};
@@ -720,7 +726,8 @@ static void registerGenerator(nb::module_ &m) {
               nb::gil_scoped_release noGil;
               std::lock_guard<std::mutex> lock(s.mutex);
               return g.generator->generate(ids, maxNewTokens, opts, callback,
-                                           returnLogits ? &steps : nullptr);
+                                           returnLogits ? &steps : nullptr,
+                                           stop);
             };
             std::vector<int32_t> tokens = unwrap(generate());
             nb::list out;
@@ -740,18 +747,21 @@ static void registerGenerator(nb::module_ &m) {
           "prompt"_a, "max_new_tokens"_a = 32, nb::kw_only(),
           "temperature"_a = 0.0f, "top_k"_a = 0, "top_p"_a = 1.0f, "seed"_a = 0,
           "sampling"_a = nb::none(), "on_token"_a = nb::none(),
-          "return_logits"_a = false,
+          "return_logits"_a = false, "stop_tokens"_a = nb::none(),
           nb::sig("def generate(self, prompt: typing.Sequence[int], "
                   "max_new_tokens: int = 32, *, temperature: float = 0.0, "
                   "top_k: int = 0, top_p: float = 1.0, seed: int = 0, "
                   "sampling: SamplingOptions | None = None, on_token: "
                   "typing.Callable[[int], object] | None = None, "
-                  "return_logits: bool = False) -> list[int] | "
+                  "return_logits: bool = False, stop_tokens: "
+                  "typing.Sequence[int] | None = None) -> list[int] | "
                   "tuple[list[int], numpy.typing.NDArray[numpy.float32]]"),
           "Runs the prompt, then samples up to max_new_tokens tokens "
           "(greedy at\ntemperature 0; `sampling` overrides the keyword "
-          "options). on_token(t)\nsees each new token. With return_logits, "
-          "returns (tokens, logits):\nthe [new tokens, vocab] logits each "
+          "options). on_token(t)\nsees each new token. Generation stops "
+          "after a token of stop_tokens\n(returned, as transformers' "
+          "generate does; e.g. a tokenizer's eos_ids).\nWith return_logits, "
+          "returns (tokens, logits): the [new tokens, vocab]\nlogits each "
           "token was sampled from.")
       .def_prop_ro(
           "stats", [](PyGenerator &g) { return g.generator->stats(); },

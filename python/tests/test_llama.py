@@ -192,6 +192,13 @@ def test_generator(llama):
     again = gen.generate(PROMPT, 6, sampling=rlx.SamplingOptions(temperature=0.0))
     assert again == tokens
 
+    # Stops after the first stop token, which is returned.
+    first = tokens.index(tokens[2])
+    assert gen.generate(PROMPT, 6, stop_tokens=[tokens[2]]) == tokens[: first + 1]
+    assert gen.generate(PROMPT, 6, stop_tokens=[]) == tokens
+    with pytest.raises(rlx.RLXError, match=r"stop_tokens\[0\]"):
+        gen.generate(PROMPT, 6, stop_tokens=[-1])
+
     def stop(token):
         raise KeyboardInterrupt
 
