@@ -85,6 +85,80 @@ def test_gelu_tanh(rlx):
     check(rlx, "mir.gelu %a0 {tanh_approx} : {T}", [x], gelu_tanh(x))
 
 
+# The activations with no MIR op of their own (mir.activation), referenced in
+# float64 from their definitions in transformers' activations.py / torch.nn.
+def softplus64(x):
+    return np.logaddexp(0.0, x.astype(np.float64))
+
+
+def gelu64(x):
+    x = x.astype(np.float64)
+    return 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2.0)))
+
+
+ACTIVATIONS = {
+    # sigmoid(z) = (1 + tanh(z / 2)) / 2, which does not overflow.
+    "quick_gelu": lambda x: x * 0.5 * (1 + np.tanh(0.851 * x.astype(np.float64))),
+    "relu2": lambda x: np.maximum(x.astype(np.float64), 0) ** 2,
+    "relu6": lambda x: np.clip(x.astype(np.float64), 0, 6),
+    "leaky_relu": lambda x: np.where(x >= 0, x, 0.01 * x.astype(np.float64)),
+    "mish": lambda x: x * np.tanh(softplus64(x)),
+    "gelu_10": lambda x: np.clip(gelu64(x), -10, 10),
+    "laplace": lambda x: 0.5 * (1 + np.vectorize(math.erf)(
+        (x.astype(np.float64) - 0.707107) / (0.282095 * math.sqrt(2.0)))),
+    "hardswish": lambda x: x * np.clip(x.astype(np.float64) + 3, 0, 6) / 6,
+    "sqrtsoftplus": lambda x: np.sqrt(softplus64(x)),
+}
+
+
+def activation_inputs(*shape):
+    """Normal values, then the tails: large negative and positive values
+    (exp overflows at +-89 in f32), the clamps' corners and zero."""
+    x = randn(*shape, scale=3.0).reshape(-1)
+    edges = np.array([-1e4, -100, -88.5, -60, -30, -20, -10.5, -6, -3, -1e-3,
+                      0, 1e-3, 0.707107, 3, 6, 10.5, 20, 30, 60, 88.5, 100,
+                      1e4], np.float32)
+    x[:edges.size] = edges
+    return x.reshape(shape)
+
+
+@pytest.mark.parametrize("act", sorted(ACTIVATIONS))
+@pytest.mark.parametrize("shape", [(2, 7, 37), (128,)])
+def test_activation(rlx, act, shape):
+    """1e-5 relative + 1e-5 absolute, as the other unary ops."""
+    x = activation_inputs(*shape)
+    expected = ACTIVATIONS[act](x).astype(np.float32)
+    check(rlx, f"mir.activation %a0 {{activation = #mir<activation {act}>}} : {{T}}",
+          [x], expected)
+
+
+@pytest.mark.parametrize("act", ["mish", "sqrtsoftplus"])
+def test_softplus_negative_tail(rlx, act):
+    """softplus(x) ~ e^x for x << 0: log(1 + e^x) computed naively is 0 below
+    x = -17 in f32; RLX's is relatively accurate (1e-4 relative, no absolute
+    slack) down to x = -80."""
+    x = -np.geomspace(5, 80, 64, dtype=np.float32).reshape(2, 32)
+    expected = ACTIVATIONS[act](x).astype(np.float32)
+    check(rlx, f"mir.activation %a0 {{activation = #mir<activation {act}>}} : {{T}}",
+          [x], expected, rtol=1e-4, atol=0)
+
+
+def test_activations_in_elementwise_region(rlx):
+    """mir-fuse-elementwise puts mir.activation into a region's body."""
+    a, b = activation_inputs(3, 7, 40), randn(40)
+    t = "tensor<3x7x40xf32>"
+    mlir = f"""func.func @f(%a: {t} {{rlx.name = "a0"}}, %b: tensor<40xf32> {{rlx.name = "a1"}}) -> ({t} {{rlx.name = "out"}}) {{
+  %0 = mir.activation %a {{activation = #mir<activation mish>}} : ({t}) -> {t}
+  %1 = mir.mul %0, %b : ({t}, tensor<40xf32>) -> {t}
+  %2 = mir.activation %1 {{activation = #mir<activation hardswish>}} : ({t}) -> {t}
+  return %2 : {t}
+}}"""
+    out = rlx.run(mlir, {"a0": a, "a1": b})["out"]
+    expected = ACTIVATIONS["hardswish"](
+        (ACTIVATIONS["mish"](a) * b).astype(np.float32))
+    assert_close(out, expected.astype(np.float32))
+
+
 BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
           "div": np.divide, "max": np.maximum, "min": np.minimum,
           "pow": np.power}
@@ -146,7 +220,8 @@ def test_elementwise_region(rlx):
 
 
 @pytest.mark.parametrize("act,fn", [("silu", lambda x: x * sigmoid(x)),
-                                    ("gelu_tanh", gelu_tanh)])
+                                    ("gelu_tanh", gelu_tanh),
+                                    *ACTIVATIONS.items()])
 @pytest.mark.parametrize("shape", [(1, 7, 2 * 45), (2, 1, 2 * 64)])
 def test_fused_glu(rlx, act, fn, shape):
     gu = randn(*shape)
@@ -256,7 +331,7 @@ def test_batch_matmul(rlx):
 
 
 @pytest.mark.parametrize("act,fn", [("gelu", gelu), ("silu", lambda x: x * sigmoid(x)),
-                                    ("none", lambda x: x)])
+                                    ("none", lambda x: x), *ACTIVATIONS.items()])
 def test_fused_matmul(rlx, act, fn):
     x, w, b, r = randn(2, 7, 48), randn(40, 48, scale=0.2), randn(40), randn(2, 7, 40)
     expected = (fn(x @ w.T + b) + r).astype(np.float32)

@@ -79,21 +79,25 @@ struct Emitter {
   }
 
   Value softplus(Value x) {
-    // log1p(t) for t = e^-|x| in (0, 1]: log(u) * t / (u - 1) with u = 1 + t,
-    // or t itself where u rounds to 1 (Goldberg's formula; no log1p op is
-    // needed from the targets).
+    // max(x, 0) + log1p(t), t = e^-|x| in (0, 1]. log1p(t) = 2 atanh(s) with
+    // s = t / (2 + t) in (0, 1/3]: 2 s (1 + z/3 + z^2/5 + ... + z^6/13), z =
+    // s^2, within 2e-8 relative (the next term is under z^7/15). No log op:
+    // the targets' log need not be relatively exact near 1 (GLSL's Log is
+    // only absolutely so), and log(1 + t) itself rounds to 0 for t < 6e-8.
     Value zero = constant(0.0, x);
-    Value one = constant(1.0, x);
+    Value two = constant(2.0, x);
     Value abs = math::AbsFOp::create(b, loc, x);
     Value t = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, abs));
-    Value u = add(one, t);
-    Value logU = math::LogOp::create(b, loc, u);
-    Value num = mul(logU, t);
-    Value den = sub(u, one);
-    Value scaled = div(num, den);
-    Value isOne =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, u, one);
-    Value log1p = arith::SelectOp::create(b, loc, isOne, t, scaled);
+    Value s = div(t, add(two, t));
+    Value z = mul(s, s);
+    Value poly = constant(1.0 / 13.0, x);
+    for (double c :
+         {1.0 / 11.0, 1.0 / 9.0, 1.0 / 7.0, 1.0 / 5.0, 1.0 / 3.0, 1.0}) {
+      Value k = constant(c, x);
+      poly = add(mul(poly, z), k);
+    }
+    Value twoS = mul(two, s);
+    Value log1p = mul(twoS, poly);
     return add(max(x, zero), log1p);
   }
 

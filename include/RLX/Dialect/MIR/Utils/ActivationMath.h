@@ -27,8 +27,8 @@ Value buildSigmoid(OpBuilder &b, Location loc, Value x);
 /// 0.5 x (1 + erf(x / sqrt 2)), or with `tanhApprox`
 /// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 Value buildGelu(OpBuilder &b, Location loc, Value x, bool tanhApprox);
-/// log(1 + e^x) as max(x, 0) + log1p(e^-|x|): no overflow at large x, and
-/// relatively exact (e^x) at very negative x.
+/// log(1 + e^x) as max(x, 0) + log1p(e^-|x|), log1p by its atanh series: no
+/// overflow at large x, and relatively exact (e^x) at very negative x.
 Value buildSoftplus(OpBuilder &b, Location loc, Value x);
 
 } // namespace mlir::rlx
