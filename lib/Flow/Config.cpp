@@ -249,24 +249,33 @@ private:
 } // namespace
 
 /// transformers' activation names (ACT2FN) mapped to RLX's activations;
-/// empty for the ones RLX does not implement.
+/// empty for the ones RLX does not implement (prelu and xielu: modules with
+/// learned parameters in the state dict).
 static StringRef activationFor(StringRef act) {
   return llvm::StringSwitch<StringRef>(act)
       .Cases({"silu", "swish"}, "silu")
       .Cases({"gelu", "gelu_python"}, "gelu")
       // The same tanh approximation, computed differently.
-      .Cases({"gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_accurate"},
+      .Cases({"gelu_new", "gelu_pytorch_tanh", "gelu_python_tanh", "gelu_fast",
+              "gelu_accurate"},
              "gelu_tanh")
       .Case("relu", "relu")
       .Case("sigmoid", "sigmoid")
       .Case("tanh", "tanh")
       .Case("linear", "none")
+      // RLX's names are transformers' for the rest.
+      .Cases({"quick_gelu", "relu2", "relu6", "leaky_relu", "mish", "gelu_10",
+              "laplace", "hardswish", "sqrtsoftplus"},
+             act)
       .Default("");
 }
 
 static constexpr const char *kSupportedActivations =
     "supported: silu, swish, gelu, gelu_python, gelu_new, gelu_pytorch_tanh, "
-    "gelu_fast, gelu_accurate, relu, sigmoid, tanh, linear";
+    "gelu_python_tanh, gelu_fast, gelu_accurate, gelu_10, quick_gelu, relu, "
+    "relu2, relu6, leaky_relu, mish, laplace, hardswish, sqrtsoftplus, "
+    "sigmoid, tanh, linear; not prelu or xielu, which carry learned "
+    "parameters RLX does not read yet";
 
 /// The model types with a recipe, for messages.
 static constexpr const char *kModelTypes =

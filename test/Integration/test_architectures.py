@@ -123,14 +123,24 @@ def test_llama_attention_and_mlp_biases(tmp_path, policy):
 
 # Every activation transformers' ACT2FN has that RLX implements.
 ACTIVATIONS = ["silu", "swish", "gelu", "gelu_python", "gelu_new",
-               "gelu_pytorch_tanh", "gelu_fast", "gelu_accurate", "relu",
-               "sigmoid", "tanh", "linear"]
+               "gelu_pytorch_tanh", "gelu_python_tanh", "gelu_fast",
+               "gelu_accurate", "gelu_10", "quick_gelu", "relu", "relu2",
+               "relu6", "leaky_relu", "mish", "laplace", "hardswish",
+               "sqrtsoftplus", "sigmoid", "tanh", "linear"]
 
 
 @pytest.mark.parametrize("act", ACTIVATIONS)
 def test_llama_hidden_act(tmp_path, act):
     path, model = make(tmp_path, "llama", hidden_act=act)
     check_decoder(tmp_path, path, model, new_tokens=3)
+
+
+@pytest.mark.parametrize("act", ["mish", "quick_gelu"])
+def test_llama_hidden_act_fusable(tmp_path, act):
+    """Unfused, the activation is a mir.activation that mir-fuse-swiglu
+    folds into the GLU."""
+    path, model = make(tmp_path, "llama", hidden_act=act)
+    check_decoder(tmp_path, path, model, new_tokens=3, policy="fusable")
 
 
 def test_llama_linear_rope_scaling(tmp_path):
@@ -249,7 +259,10 @@ def test_phi3_fused_matrices(tmp_path, window, policy):
     check_decoder(tmp_path, path, model, policy=policy)
 
 
-@pytest.mark.parametrize("act", ["gelu", "gelu_new", "relu", "silu"])
+@pytest.mark.parametrize("act", ["gelu", "gelu_new", "relu", "silu",
+                                 "gelu_10", "quick_gelu", "relu2", "relu6",
+                                 "leaky_relu", "mish", "laplace", "hardswish",
+                                 "sqrtsoftplus"])
 def test_bert_hidden_act(tmp_path, act):
     path, model = make(tmp_path, "bert", hidden_act=act)
     ids = [101, 7, 55, 23, 102]
@@ -293,8 +306,11 @@ REFUSED = [
     ("llama", {"rope_scaling": {"rope_type": "linear", "factor": 2.0}},
      "'rope_scaling' = {\"factor\":2,\"rope_type\":\"linear\"} disagrees with "
      "'rope_parameters'"),
-    ("llama", {"hidden_act": "quick_gelu"},
-     "'hidden_act' = \"quick_gelu\" is not supported (supported: silu"),
+    ("llama", {"hidden_act": "prelu"},
+     "'hidden_act' = \"prelu\" is not supported (supported: silu"),
+    ("llama", {"hidden_act": "xielu"},
+     "not prelu or xielu, which carry learned parameters RLX does not read "
+     "yet"),
     ("llama", {"hidden_act": 3},
      "'hidden_act' must be a string, found a number (3)"),
     ("llama", {"tie_word_embeddings": "yes"},
@@ -337,7 +353,7 @@ REFUSED = [
     ("bert", {"position_embedding_type": "relative_key"},
      "'position_embedding_type' = \"relative_key\" is not supported"),
     ("bert", {"is_decoder": True}, "'is_decoder' = true is not supported"),
-    ("bert", {"hidden_act": "gelu_10"}, "'hidden_act' = \"gelu_10\""),
+    ("bert", {"hidden_act": "prelu"}, "'hidden_act' = \"prelu\""),
     ("llama", {"model_type": "falcon"},
      "no decoder recipe for model_type 'falcon' (supported: llama, mistral, "
      "qwen2, qwen3, gemma2, gemma3_text, phi3)"),
