@@ -16,7 +16,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import RLX_RUN, ROOT
+from conftest import RLX_RUN, ROOT, require_vulkan
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -143,6 +143,21 @@ def test_llama_hidden_act_fusable(tmp_path, act):
     check_decoder(tmp_path, path, model, new_tokens=3, policy="fusable")
 
 
+@pytest.mark.parametrize("act", ["mish", "gelu_10", "laplace", "hardswish"])
+def test_llama_hidden_act_vulkan(tmp_path, act):
+    """The SPIR-V kernels' activations: prompt logits on Vulkan against
+    transformers (1e-4 of the logits' scale)."""
+    require_vulkan()
+    path, model = make(tmp_path, "llama", hidden_act=act)
+    logits = tmp_path / "logits.npy"
+    proc = rlx(path, PROMPT, "--max-new-tokens", "0", "--logits-out",
+               str(logits), "--device", "vulkan", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    with torch.no_grad():
+        ref = model(torch.tensor([PROMPT])).logits.numpy()
+    assert scale_err(np.load(logits), ref) < 1e-4
+
+
 def test_llama_linear_rope_scaling(tmp_path):
     path, model = make(tmp_path, "llama", rope_parameters={
         "rope_type": "linear", "factor": 2.5, "rope_theta": 500.0})
@@ -216,7 +231,8 @@ def test_qwen3_sliding_window_and_bias(tmp_path):
     check_decoder(tmp_path, path, model, new_tokens=8)
 
 
-@pytest.mark.parametrize("act", ["gelu", "gelu_pytorch_tanh"])
+@pytest.mark.parametrize("act", ["gelu", "gelu_pytorch_tanh", "quick_gelu",
+                                 "relu2"])
 def test_gemma2_hidden_activation(tmp_path, act):
     path, model = make(tmp_path, "gemma2", hidden_activation=act)
     check_decoder(tmp_path, path, model)
