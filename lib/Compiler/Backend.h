@@ -40,8 +40,10 @@ public:
       : stats(stats), last(std::chrono::steady_clock::now()) {}
   void done(llvm::StringRef phase) {
     auto now = std::chrono::steady_clock::now();
-    stats.phaseSeconds.emplace_back(
-        phase.str(), std::chrono::duration<double>(now - last).count());
+    double seconds = std::chrono::duration<double>(now - last).count();
+    stats.phaseSeconds.emplace_back(phase.str(), seconds);
+    if (stats.onPhase)
+      stats.onPhase(phase, seconds);
     last = now;
   }
 

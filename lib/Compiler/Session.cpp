@@ -446,6 +446,7 @@ Expected<Session::Impl::Lowered>
 Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   auto start = std::chrono::steady_clock::now();
   stats = CompileStats();
+  stats.onPhase = options.onPhase;
   // Profile settings no back end implements yet are refused, not dropped.
   const CompileProfile::PrecisionProfile &precision = options.profile.precision;
   if (precision.compute != ComputePrecision::F32)

@@ -22,6 +22,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
@@ -273,6 +274,14 @@ int main(int argc, char **argv) {
       return fail("RLX_UK_ISA: " + llvm::toString(std::move(err)));
 
   CompileOptions options;
+  // Long compiles (thousands of kernels) show their slow phases as they
+  // end.
+  if (!quiet)
+    options.onPhase = [](llvm::StringRef phase, double seconds) {
+      if (seconds > 1.0)
+        llvm::errs() << "rlx-run: compiling: " << phase << " took "
+                     << llvm::format("%.1f", seconds) << " s\n";
+    };
   if (!profilePath.empty() && !presetName.empty())
     return fail("--profile and --preset are exclusive");
   if (!profilePath.empty()) {

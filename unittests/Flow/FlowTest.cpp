@@ -18,6 +18,7 @@
 #include "RLX/Flow/Recipes.h"
 #include "mlir/IR/Builders.h"
 #include "gtest/gtest.h"
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -265,6 +266,81 @@ TEST(Flow, CustomStageEmitsIR) {
   auto y = out->at("y").data<float>();
   EXPECT_EQ(std::vector<float>(y.begin(), y.end()),
             (std::vector<float>{2, 4, 6, 8}));
+}
+
+/// A chain of `n` kernels (softmax, rms_norm, rms_norm, softmax, ...) over
+/// x: f32[1, 4, 8]. The period of 3 makes each chunk of 64 calls differ.
+static std::string kernelChain(int n) {
+  std::string text = "func.func @chain(%x: tensor<1x4x8xf32> {rlx.name = "
+                     "\"x\"}) -> (tensor<1x4x8xf32> {rlx.name = \"y\"}) {\n"
+                     "  %w = mir.param \"w\" : tensor<8xf32>\n";
+  std::string prev = "%x";
+  for (int i = 0; i < n; ++i) {
+    std::string v = "%v" + std::to_string(i);
+    if (i % 3 == 0)
+      text += "  " + v + " = mir.softmax " + prev +
+              " {axis = -1 : i64} : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32>\n";
+    else
+      text += "  " + v + " = mir.rms_norm " + prev +
+              ", %w {epsilon = 1.0e-6 : f32} : (tensor<1x4x8xf32>, "
+              "tensor<8xf32>) -> tensor<1x4x8xf32>\n";
+    prev = v;
+  }
+  return text + "  return " + prev + " : tensor<1x4x8xf32>\n}\n";
+}
+
+TEST(Flow, ManyKernelsSplitEntryAndReportPhases) {
+  // 300 kernels: the entry function is split into chunks of 64 calls
+  // (rlx-split-large-functions); the result must still be the chain's.
+  const int n = 300;
+  Session session;
+  CompileOptions o;
+  std::vector<std::string> phases;
+  o.onPhase = [&](llvm::StringRef phase, double seconds) {
+    EXPECT_GE(seconds, 0);
+    phases.push_back(phase.str());
+  };
+  auto model = session.compileString(kernelChain(n), o);
+  ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
+  EXPECT_EQ(session.lastStats().kernels, static_cast<unsigned>(n));
+  // onPhase saw every phase, in order.
+  std::vector<std::string> recorded;
+  for (const auto &[phase, seconds] : session.lastStats().phaseSeconds)
+    recorded.push_back(phase);
+  EXPECT_EQ(phases, recorded);
+  EXPECT_TRUE(llvm::is_contained(phases, "jit"));
+
+  std::vector<float> x(32), w(8, 1.0f);
+  for (int i = 0; i < 32; ++i)
+    x[i] = 0.1f * static_cast<float>(i % 7) - 0.2f;
+  ASSERT_EQ(llvm::toString(model->setParam("w", w)), "");
+  TensorMap_t feeds;
+  feeds.emplace("x", Tensor::fromF32({1, 4, 8}, x));
+  auto out = model->run(feeds);
+  ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
+  // The same chain in double precision.
+  std::vector<double> ref(x.begin(), x.end());
+  for (int i = 0; i < n; ++i)
+    for (int r = 0; r < 4; ++r) {
+      double *row = ref.data() + 8 * r;
+      if (i % 3 == 0) {
+        double m = *std::max_element(row, row + 8), sum = 0;
+        for (int c = 0; c < 8; ++c)
+          sum += (row[c] = std::exp(row[c] - m));
+        for (int c = 0; c < 8; ++c)
+          row[c] /= sum;
+      } else {
+        double ss = 0;
+        for (int c = 0; c < 8; ++c)
+          ss += row[c] * row[c];
+        double scale = 1.0 / std::sqrt(ss / 8 + 1e-6);
+        for (int c = 0; c < 8; ++c)
+          row[c] *= scale;
+      }
+    }
+  auto y = out->at("y").data<float>();
+  for (int i = 0; i < 32; ++i)
+    EXPECT_NEAR(y[i], ref[i], 1e-5) << i;
 }
 
 TEST(Flow, CustomStageErrorsAreLabelled) {

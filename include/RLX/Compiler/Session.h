@@ -22,6 +22,7 @@
 #include "RLX/Runtime/CompiledModel.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -57,6 +58,9 @@ struct CompileOptions {
   /// memory (RLX/Runtime/MemoryBudget.h). Generator applies it to the KV
   /// cache too.
   std::optional<uint64_t> memoryBudgetMB;
+  /// Called as each compile phase (CompileStats::phaseSeconds) completes,
+  /// with its name and seconds: progress for long compiles.
+  std::function<void(llvm::StringRef phase, double seconds)> onPhase;
 };
 
 /// What the last compile did.
@@ -74,6 +78,8 @@ struct CompileStats {
   /// The fusion report's remarks (missed fusions, before/after histograms).
   std::string fusionReport;
   unsigned kernels = 0, kernelFunctions = 0;
+  /// CompileOptions::onPhase of the compile, called by each phase's end.
+  std::function<void(llvm::StringRef phase, double seconds)> onPhase;
   /// Things the compile could not honour but went on without (profile hints
   /// this back end does not implement), one sentence each.
   std::vector<std::string> warnings;

@@ -120,6 +120,29 @@ def RLXApproximateMathPass : Pass<"rlx-approximate-math", "ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def RLXSplitLargeFunctionsPass
+    : Pass<"rlx-split-large-functions", "ModuleOp"> {
+  let summary = "Split entry functions of many kernel calls into chunks";
+  let description = [{
+    An entry point lowers to one function that calls its kernels in order.
+    With thousands of kernels that one function dominates the JIT: LLVM's
+    register allocator is superlinear in a function's live ranges (a 4000-
+    kernel module took 15 s to JIT, 2000 kernels 2.6 s). A single-block
+    `llvm.func` with more than `calls-per-function` calls, whose other
+    operations are free of side effects and whose calls' results are
+    unused, becomes a sequence of calls to `noinline` internal functions
+    of at most that many calls each, in the same order; each chunk takes
+    the original arguments and recomputes the pure values it needs.
+    Functions of another shape are left as they are.
+  }];
+  let options = [
+    Option<"callsPerFunction", "calls-per-function", "unsigned",
+           /*default=*/"64",
+           "The most calls one function keeps (0: no splitting)">,
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // LIRToSPIRV
 //===----------------------------------------------------------------------===//

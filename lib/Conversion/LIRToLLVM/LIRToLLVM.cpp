@@ -442,6 +442,7 @@ void mlir::rlx::buildLIRToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createRLXSplitLargeFunctionsPass());
 }
 
 void mlir::rlx::registerLIRToLLVMPipeline() {
