@@ -23,6 +23,7 @@
 #include "mlir/Parser/Parser.h"
 
 #include <cstdlib>
+#include <string>
 
 using namespace rlx;
 
@@ -47,7 +48,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // Diagnostics are expected; swallow them.
   mlir::ScopedDiagnosticHandler quiet(
       &ctx, [](mlir::Diagnostic &) { return mlir::success(); });
-  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  // MLIR's lexer reads the byte after the text, expecting the NUL that a
+  // MemoryBuffer (rlx-opt, rlx-run) ends with: a terminated copy, since
+  // libFuzzer's buffer has nothing after it.
+  std::string text(reinterpret_cast<const char *>(data), size);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(text, &ctx);
   if (!module)

@@ -42,6 +42,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 using namespace mlir;
 
@@ -94,7 +95,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       ++errors;
     return success();
   });
-  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  // MLIR's lexer reads the byte after the text, expecting the NUL that a
+  // MemoryBuffer (rlx-opt, rlx-run) ends with: a terminated copy, since
+  // libFuzzer's buffer has nothing after it.
+  std::string text(reinterpret_cast<const char *>(data), size);
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &ctx);
   if (!module)
     return 0;

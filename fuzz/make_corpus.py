@@ -110,6 +110,22 @@ CRASHERS = {
             "X2hpZGRlbl9sYXllcnMiOjIyMjIyMjIyMjIyMjIyMTgzOSwKICJudW1fYXR0ZW50"
             "aW9uX2hlYWRzIjogMiwgIm51bTxfa3lwZXMiOiBbCiAgIiJdCn0=",
     },
+    "mlir": {
+        # MLIR's lexer reads past a text without a terminating NUL (the
+        # harness now parses a terminated copy); it crashed only when the
+        # byte after libFuzzer's buffer was not 0.
+        "crash-unterminated-text":
+            "CgovLyBDSEVDSy1MQUJFTDogZnVuYy5mdW5jIEBuZWdhdGl2ZV91bnN1cHBvcnRl"
+            "ZF9hY3RpdmF0aW9uCi8vIENIRUNLLU5PVDogbWlyLmZ1c2VkX21hdG11bAovLyBD"
+            "SEVDSzogbWlyLm1hdG11bAovLyBDSEVDSzogbWlyLmV4cApmdW5jLmZ1bmMgQG5l"
+            "Z2F0aXZlX3Vuc3VwcG9ydGVkX2FjdGl2YXRpb24oJXg6IHRlbnNvcjw0eDE2eGYz"
+            "Mj4sICV3OiB0ZW5zb3I8MTZ4MTZ4ZjMyPikgLT4gdGVuc29yPDR4MTZ4ZjMyPiB7"
+            "CiAgJTAgPSBtaXIubWF0bXVsICV4LCAldyB7dHJhbnNwb3NlX3Joc30gOiAodGVu"
+            "c29yPDR4MTZ4ZjMyPiwgdGVuc29yPDE2eDE2eGYzMj4pIC0+IHRlbnNvcjw0eDE2"
+            "eGYzMj4KICAlMSA9IG1pci5leHAgJTAgOiAodGVuc29yPDR4MTZ4ZjMyPikgLT4g"
+            "dGVuc29yPDR4MTZ4ZjMyPgogIHJldHVybiAlMSA6IHRlbnNvcjw0eDE2eGYzMj4K"
+            "YWxs",
+    },
     "profile": {
         # toml++ parse_key precondition: "[" then a NUL.
         "crash-table-header-nul": "W2Z1c2lvbl0KcG9sY3kgPSAiZGlyZWN0IgpbACxuc2Vuc2VdCnggPSAxCmA=",
