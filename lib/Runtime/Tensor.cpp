@@ -101,6 +101,8 @@ llvm::Error rlx::writeTensorNpy(llvm::StringRef path, const Tensor &t) {
     return writeNpy(path, t.shape(), t.data<int32_t>());
   case DType::I64:
     return writeNpy(path, t.shape(), t.data<int64_t>());
+  case DType::Bool:
+    return writeNpyBool(path, t.shape(), t.data<uint8_t>());
   default:
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    path + ": no .npy writer for " +

@@ -301,4 +301,12 @@ Error writeNpy(StringRef path, ArrayRef<int64_t> shape,
   return writeNpyImpl(path, shape, data, "<i8");
 }
 
+Error writeNpyBool(StringRef path, ArrayRef<int64_t> shape,
+                   ArrayRef<uint8_t> data) {
+  std::vector<uint8_t> bits(data.size());
+  for (auto [b, v] : llvm::zip(bits, data))
+    b = v != 0;
+  return writeNpyImpl(path, shape, ArrayRef<uint8_t>(bits), "|b1");
+}
+
 } // namespace rlx

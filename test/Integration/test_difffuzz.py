@@ -7,7 +7,6 @@ interpreter on ops with known results, and what it saves on a mismatch (with
 a stand-in rlx-run that answers wrongly)."""
 
 import os
-import pathlib
 import stat
 import sys
 
@@ -122,3 +121,64 @@ for name, arr in difffuzz.interpret(text, ins, pars).items():
     assert "--replay" in (case / "repro.sh").read_text()
     assert difffuzz.main(["--replay", str(case), "--no-vulkan", "--build",
                           str(tmp_path / "build")]) == 1
+
+
+#===----------------------------------------------------------------------===#
+# What the fuzzer found, reduced: run on every device against the reference
+#===----------------------------------------------------------------------===#
+
+# A slice of an i1 tensor (a strided i1 view): the CPU back end divided by
+# the element's bytes, bit width / 8 = 0 (SIGFPE in convert-lir-to-loops).
+SLICE_OF_I1 = """func.func @f(%x: tensor<4x3xf32> {rlx.name = "x"}, %y: tensor<4x3xf32> {rlx.name = "y"}) -> (tensor<4x2xf32> {rlx.name = "out0"}) {
+  %c = mir.compare %x, %y {predicate = #mir<cmp lt>} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xi1>
+  %s = mir.slice %c {axis = 1 : i64, start = 1 : i64, size = 2 : i64} : (tensor<4x3xi1>) -> tensor<4x2xi1>
+  %a = mir.slice %x {axis = 1 : i64, start = 1 : i64, size = 2 : i64} : (tensor<4x3xf32>) -> tensor<4x2xf32>
+  %b = mir.slice %y {axis = 1 : i64, start = 0 : i64, size = 2 : i64} : (tensor<4x3xf32>) -> tensor<4x2xf32>
+  %r = mir.select %s, %a, %b : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %r : tensor<4x2xf32>
+}
+"""
+
+# An i1 output: rlx-run had no .npy writer for booleans.
+BOOL_OUTPUT = """func.func @f(%x: tensor<4x3xf32> {rlx.name = "x"}, %y: tensor<3xf32> {rlx.name = "y"}) -> (tensor<4x3xi1> {rlx.name = "out0"}) {
+  %c = mir.compare %x, %y {predicate = #mir<cmp ge>} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xi1>
+  return %c : tensor<4x3xi1>
+}
+"""
+
+# A splat constant read by a matmul (or softmax, transpose, a reduction, a
+# slice, a norm...): both back ends refuse it, "expects tensor operands on
+# the CPU back end". Not fixed yet (docs/Hardening.md).
+SPLAT_CONSTANT_MATMUL = """func.func @f(%x: tensor<4x1xf32> {rlx.name = "x"}) -> (tensor<4x4xf32> {rlx.name = "out0"}) {
+  %c = mir.constant dense<-1.5> : tensor<4x1xf32>
+  %r = mir.matmul %x, %c {transpose_rhs} : (tensor<4x1xf32>, tensor<4x1xf32>) -> tensor<4x4xf32>
+  return %r : tensor<4x4xf32>
+}
+"""
+
+INPUTS = {
+    SLICE_OF_I1: {"x": (4, 3), "y": (4, 3)},
+    BOOL_OUTPUT: {"x": (4, 3), "y": (3,)},
+    SPLAT_CONSTANT_MATMUL: {"x": (4, 1)},
+}
+
+
+def devices():
+    ok = vulkan_status()[0] or os.environ.get("RLX_REQUIRE_VULKAN") == "1"
+    return ["cpu", "vulkan"] if ok else ["cpu"]
+
+
+@pytest.mark.parametrize("text", [
+    pytest.param(SLICE_OF_I1, id="slice-of-i1"),
+    pytest.param(BOOL_OUTPUT, id="bool-output"),
+    pytest.param(SPLAT_CONSTANT_MATMUL, id="splat-constant-matmul",
+                 marks=pytest.mark.xfail(strict=True, reason="known bug")),
+])
+def test_found(tmp_path, text):
+    assert RLX_RUN.exists(), f"{RLX_RUN} is not built"
+    rng = np.random.default_rng(0)
+    inputs = {k: rng.standard_normal(s).astype(np.float32)
+              for k, s in INPUTS[text].items()}
+    difffuzz.write_case(tmp_path, text, inputs, {})
+    want = difffuzz.interpret(text, inputs, {})
+    assert difffuzz.check_case(BUILD, tmp_path, devices(), want) == []

@@ -50,6 +50,9 @@ llvm::Error writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
                      llvm::ArrayRef<int32_t> data);
 llvm::Error writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
                      llvm::ArrayRef<int64_t> data);
+/// Booleans ('|b1'), one byte each; a nonzero byte is written as 1.
+llvm::Error writeNpyBool(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
+                         llvm::ArrayRef<uint8_t> data);
 
 } // namespace rlx
 

@@ -341,7 +341,7 @@ LogicalResult EntryLowering::lower(lir::EntryOp entry) {
       } else if (ty.getLayout().isIdentity()) {
         v = memref::ViewOp::create(b, loc, ty, base, offset, ValueRange{});
       } else {
-        int64_t elemBytes = ty.getElementTypeBitWidth() / 8;
+        int64_t elemBytes = lir::getElementBytes(ty.getElementType());
         auto flatTy = MemRefType::get({view.getExtentBytes() / elemBytes},
                                       ty.getElementType());
         Value flat =
