@@ -652,6 +652,11 @@ class Generator:
             names.append("exp")
         if x.data.size and x.amin() >= 1e-3:
             names += ["log", "sqrt", "rsqrt"]
+        elif x.data.size and 0 < x.amax() <= 10 and self.r.random() < 0.3:
+            # Few values are positive: make one, exp(x) >= e^-10.
+            (x,) = self.emit(f"{self.fresh()} = mir.exp {x.name} : "
+                             f"{self.sig([x], x.type)}")
+            names = ["log", "sqrt", "rsqrt"]
         op = self.r.choice(names)
         attr = " {tanh_approx}" if op == "gelu" and self.r.random() < 0.5 \
             else ""
@@ -691,6 +696,11 @@ class Generator:
                 b.data = np.where(np.abs(b.data) < 0.05, 0.5, b.data)
                 self.inputs[b.name[1:]] = b.data.astype(np.float32)
             return b
+        if op == "pow" and a.data.size and a.amax() <= 2 and (
+                a.amin() < 0.1 and self.r.random() < 0.5):
+            # A positive base, exp(a) in [e^-2, e^2].
+            (a,) = self.emit(f"{self.fresh()} = mir.exp {a.name} : "
+                             f"{self.sig([a], a.type)}")
         if op == "pow" and (not a.data.size or a.amin() < 0.1 or
                             a.amax() > 10):
             raise Skip("pow base")
