@@ -69,6 +69,8 @@ struct Session::Impl {
   Device device;
   mlir::MLIRContext context;
   CompileStats stats;
+  /// What the last lower() compiled, for CompiledModel::reflect().
+  BuildInfo build;
 };
 
 Session::Session(Device device) : impl(std::make_unique<Impl>(device)) {
@@ -304,6 +306,65 @@ static Error checkLIRInputShapes(mlir::rlx::lir::EntryOp entry,
 }
 
 //===----------------------------------------------------------------------===//
+// Reflection
+//===----------------------------------------------------------------------===//
+
+static llvm::SmallVector<int64_t, 4> sourceShape(mlir::Type t) {
+  llvm::SmallVector<int64_t, 4> shape;
+  if (auto ty = mlir::dyn_cast<mlir::ShapedType>(t); ty && ty.hasRank())
+    for (int64_t d : ty.getShape())
+      shape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
+  return shape;
+}
+
+/// The shapes of the entry function's inputs and results as the source
+/// declares them, by manifest name.
+static void recordSourceShapes(mlir::func::FuncOp fn, BuildInfo &build) {
+  for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes()))
+    build.sourceShapes.emplace_back(mlir::rlx::inputName(fn, i),
+                                    sourceShape(t));
+  for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
+    auto attr =
+        fn.getResultAttrOfType<mlir::StringAttr>(i, mlir::rlx::kNameAttr);
+    build.sourceShapes.emplace_back(
+        attr ? attr.str() : "output" + std::to_string(i), sourceShape(t));
+  }
+}
+
+/// The presets whose settings `profile` equals.
+static std::vector<std::string> profilePresets(const CompileProfile &profile) {
+  std::vector<std::string> names;
+  for (StringRef name : CompileProfile::presetNames())
+    if (std::optional<CompileProfile> p = CompileProfile::preset(name);
+        p && *p == profile)
+      names.push_back(name.str());
+  return names;
+}
+
+/// Each kernel of `entry` with the ops of its body (constants left out).
+static std::vector<KernelInfo> kernelInfos(mlir::rlx::lir::EntryOp entry) {
+  std::vector<KernelInfo> out;
+  for (auto k : entry.getBlock().getOps<mlir::rlx::lir::KernelOp>()) {
+    KernelInfo info;
+    info.name = k.getName().str();
+    for (mlir::Operation &op : k.getBody().front()) {
+      if (op.hasTrait<mlir::OpTrait::IsTerminator>() ||
+          op.hasTrait<mlir::OpTrait::ConstantLike>())
+        continue;
+      info.op +=
+          (info.op.empty() ? "" : " + ") + op.getName().getStringRef().str();
+    }
+    if (auto config = k.getConfig())
+      info.strategy =
+          mlir::rlx::lir::stringifyKernelStrategy(config->getStrategy()).str();
+    if (auto library = k.getLibrary())
+      info.library = library->str();
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
 // The pipeline
 //===----------------------------------------------------------------------===//
 
@@ -447,6 +508,7 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   auto start = std::chrono::steady_clock::now();
   stats = CompileStats();
   stats.onPhase = options.onPhase;
+  build = BuildInfo();
   // Profile settings no back end implements yet are refused, not dropped.
   const CompileProfile::PrecisionProfile &precision = options.profile.precision;
   if (precision.compute != ComputePrecision::F32)
@@ -491,6 +553,11 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
       return std::move(err);
   } else if (Error err = checkEntryInputShapes(*module, options, frontend)) {
     return std::move(err);
+  } else if (Expected<mlir::func::FuncOp> fn =
+                 entryFunction(*module, options.entry)) {
+    recordSourceShapes(*fn, build);
+  } else {
+    llvm::consumeError(fn.takeError());
   }
 
   // Profile hints no back end implements yet: said, not silently dropped.
@@ -551,6 +618,15 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
     return std::move(err);
   stats.kernels =
       llvm::range_size(entry.getBlock().getOps<mlir::rlx::lir::KernelOp>());
+  // A module given in LIR declares static shapes: the manifest's.
+  if (build.sourceShapes.empty())
+    for (const ManifestEntry &e : manifest->entries)
+      if (e.kind != IOKind::Param)
+        build.sourceShapes.emplace_back(e.name, e.shape);
+  build.profilePresets = profilePresets(options.profile);
+  build.profileToml = options.profile.toToml();
+  build.fusedOps = stats.fusedOps;
+  build.kernels = kernelInfos(entry);
   int64_t naive = 0;
   for (auto view : entry.getBlock().getOps<mlir::rlx::lir::ViewOp>())
     if (view.getSpace() == mlir::rlx::lir::MemorySpace::Arena &&
@@ -587,6 +663,8 @@ Expected<CompiledModel> Session::compile(mlir::ModuleOp module,
       impl->device == Device::Cpu
           ? detail::compileLIRForCpu(*lowered, options.profile, impl->stats)
           : detail::compileLIRForVulkan(*lowered, options.profile, impl->stats);
+  if (model)
+    model->setBuildInfo(impl->build);
   impl->stats.compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

@@ -14,6 +14,8 @@
 #include "RLX/Weights/SafeTensors.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
@@ -362,9 +364,85 @@ static Error runDecoder(Session &session, LoadedModel &m,
   return Error::success();
 }
 
+/// Prints a reflection as text or JSON (with the graph's kind and length).
+void rlx::printReflection(const ModelReflection &r, DescribeFormat format,
+                          llvm::raw_ostream &os, llvm::StringRef graph,
+                          int64_t tokens) {
+  if (format == DescribeFormat::Json) {
+    llvm::json::Value v = r.toJSON();
+    if (!graph.empty()) {
+      (*v.getAsObject())["graph"] = graph;
+      (*v.getAsObject())["tokens"] = tokens;
+    }
+    os << llvm::formatv("{0:2}", v) << "\n";
+    return;
+  }
+  if (!graph.empty())
+    os << "graph: " << graph << " (" << tokens << " tokens)\n";
+  r.print(os);
+}
+
+/// `--describe`: compiles the prefill graph of a decoder or the encoder of
+/// BERT and prints its reflection; nothing is loaded or run.
+static Error describeModel(Session &session, const ModelRunOptions &o) {
+  Expected<LoadedModel> m = loadModel(o.model);
+  if (!m)
+    return m.takeError();
+  int64_t t = o.prompt.empty() ? 8 : static_cast<int64_t>(o.prompt.size());
+  CompileOptions c = o.compile;
+  Expected<BuiltModel> built = fail("unset");
+  llvm::consumeError(built.takeError());
+  bool encoder = m->config.modelType == "bert";
+  if (encoder) {
+    BertFlow recipe(m->config);
+    recipe.meanPooled().allowUnusedWeights(o.allowUnusedWeights);
+    built = recipe.build(*m->weights);
+    if (!built)
+      return built.takeError();
+    if (!o.profileGiven)
+      c.profile = built->profile;
+    for (const char *in :
+         {"input_ids", "attention_mask", "position_ids", "token_type_ids"})
+      c.inputShapes[in] = {1, t};
+  } else {
+    Expected<DecoderFlow> recipe = decoderFlowFor(m->config);
+    if (!recipe)
+      return recipe.takeError();
+    if (o.profileGiven)
+      recipe->profile(o.compile.profile);
+    if (o.weights)
+      recipe->weightPrecision(*o.weights);
+    if (o.kvCache)
+      recipe->kvCachePrecision(*o.kvCache);
+    recipe->allowUnusedWeights(o.allowUnusedWeights);
+    recipe->forPrefill();
+    built = recipe->build(*m->weights);
+    if (!built)
+      return built.takeError();
+    c.profile = built->profile;
+    c.inputShapes["tokens"] = {1, t};
+    c.inputShapes["positions"] = {1, t};
+  }
+  printWarnings(built->warnings);
+  Expected<CompiledModel> model = session.compileString(built->mlir, c);
+  if (!model)
+    return model.takeError();
+  for (const std::string &w : session.lastStats().warnings)
+    llvm::errs() << "rlx-run: warning: " << w << "\n";
+  printReflection(model->reflect(), o.describe, llvm::outs(),
+                  encoder ? "encoder" : "prefill", t);
+  return Error::success();
+}
+
 Error rlx::runModel(Session &session, const ModelRunOptions &opts) {
   auto started = std::chrono::steady_clock::now();
   ModelRunOptions o = opts;
+  if (o.describe != DescribeFormat::None) {
+    if (o.promptText)
+      return fail("--describe takes --prompt-ids (or nothing: 8 tokens), "
+                  "not --prompt");
+    return describeModel(session, o);
+  }
   if (o.promptText && !o.prompt.empty())
     return fail("--prompt and --prompt-ids are exclusive");
   if (!o.promptText && o.prompt.empty())

@@ -16,6 +16,10 @@
 
 namespace rlx {
 
+/// `--describe`: print the reflection of the compiled graph instead of
+/// running it.
+enum class DescribeFormat { None, Text, Json };
+
 struct ModelRunOptions {
   std::string model;
   /// Token ids (`--prompt-ids`), or, when promptText is set, nothing.
@@ -46,6 +50,10 @@ struct ModelRunOptions {
   std::optional<WeightPrecision> weights;
   /// `--kv-cache`: the element type of the decode graphs' KV cache.
   std::optional<ComputePrecision> kvCache;
+  /// Compile the prefill graph (a decoder's) or the encoder (BERT) for the
+  /// prompt's length (8 tokens when no --prompt-ids are given), print its
+  /// reflection and stop.
+  DescribeFormat describe = DescribeFormat::None;
 };
 
 /// Runs an HF-style model directory (config.json + safetensors) or a GGUF
@@ -54,6 +62,12 @@ struct ModelRunOptions {
 /// reports (prompt ids, compile statistics, the tokens, speeds) goes to
 /// stderr.
 llvm::Error runModel(Session &session, const ModelRunOptions &options);
+
+/// Prints `r` for `--describe` (text) or `--describe=json`; `graph` and
+/// `tokens`, when a graph is named, say which graph of a model it is.
+void printReflection(const ModelReflection &r, DescribeFormat format,
+                     llvm::raw_ostream &os, llvm::StringRef graph = "",
+                     int64_t tokens = 0);
 
 } // namespace rlx
 

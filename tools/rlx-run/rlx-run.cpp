@@ -170,6 +170,15 @@ static cl::opt<bool> allowUnusedWeights(
              "read (a warning names them; without this flag they are an "
              "error, since they usually mean the config does not match)"),
     cl::init(false), cl::cat(modelCategory));
+static cl::opt<std::string> describe(
+    "describe", cl::ValueOptional,
+    cl::desc("Compile, then print what the compiled model takes and gives "
+             "(dtypes, shapes, symbolic dims of the source), its weight "
+             "blocks, arena, kernels and profile, and exit without running: "
+             "--describe for people, --describe=json for tools. With "
+             "--model: the prefill (or BERT encoder) graph for the "
+             "--prompt-ids length, else 8 tokens"),
+    cl::value_desc("text|json"), cl::cat(category));
 static cl::opt<bool> quiet("quiet", cl::desc("Print outputs only"),
                            cl::cat(category));
 static cl::opt<int64_t> memoryBudgetMB(
@@ -272,6 +281,18 @@ int main(int argc, char **argv) {
   if (const char *isa = std::getenv("RLX_UK_ISA"))
     if (llvm::Error err = selectMicroKernelISA(isa))
       return fail("RLX_UK_ISA: " + llvm::toString(std::move(err)));
+
+  DescribeFormat describeAs = DescribeFormat::None;
+  if (describe.getNumOccurrences()) {
+    if (describe.empty() || describe == "text")
+      describeAs = DescribeFormat::Text;
+    else if (describe == "json")
+      describeAs = DescribeFormat::Json;
+    else
+      return fail("--describe takes text or json, got '" + describe + "'");
+    if (!aot.empty())
+      return fail("--describe and --aot are exclusive");
+  }
 
   CompileOptions options;
   // Long compiles (thousands of kernels) show their slow phases as they
@@ -388,6 +409,7 @@ int main(int argc, char **argv) {
     m.compile = options;
     m.profileGiven =
         !profilePath.empty() || !presetName.empty() || !policy.empty();
+    m.describe = describeAs;
     if (llvm::Error err = runModel(session, m)) {
       // Every message names the model (a directory or a .gguf file).
       std::string message = llvm::toString(std::move(err));
@@ -439,9 +461,24 @@ int main(int argc, char **argv) {
     compiled = CompiledModel::loadLibrary(aot + ".so", aot + ".json",
                                           options.memoryBudgetMB);
   }
-  if (!compiled)
-    return fail(nameInputFile(compiled.takeError(), inputFile));
+  if (!compiled) {
+    std::string message = llvm::toString(compiled.takeError());
+    if (describeAs != DescribeFormat::None &&
+        llvm::StringRef(message).contains("give its concrete shape"))
+      message += " (--describe compiles the module: give --input "
+                 "NAME=file.npy for each input with dynamic dims)";
+    return fail(nameInputFile(
+        llvm::createStringError(llvm::inconvertibleErrorCode(), message),
+        inputFile));
+  }
   const CompileStats &stats = session.lastStats();
+  // --describe: the reflection alone on stdout; nothing is loaded or run.
+  if (describeAs != DescribeFormat::None) {
+    for (const std::string &w : stats.warnings)
+      llvm::errs() << "rlx-run: warning: " << w << "\n";
+    printReflection(compiled->reflect(), describeAs, llvm::outs());
+    return 0;
+  }
   if (!quiet)
     llvm::outs() << "compiled " << inputFile << " in "
                  << llvm::format("%.3f", stats.compileSeconds)

@@ -18,6 +18,7 @@
 #define RLX_RUNTIME_COMPILEDMODEL_H
 
 #include "RLX/Runtime/Manifest.h"
+#include "RLX/Runtime/Reflection.h"
 #include "RLX/Runtime/Tensor.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
@@ -127,6 +128,14 @@ public:
   /// so a decoding loop appends to it instead of feeding it anew.
   llvm::MutableArrayRef<uint8_t> inputPlace(llvm::StringRef name);
 
+  /// What the model takes and gives, its weight blocks, arena, kernels and
+  /// profile (RLX/Runtime/Reflection.h). Kernels, source shapes and the
+  /// profile are known when the Session compiled the model, not when it was
+  /// loaded from an AOT library.
+  ModelReflection reflect() const;
+  /// Records what the compiler knew (the Session calls it).
+  void setBuildInfo(BuildInfo info) { buildInfo = std::move(info); }
+
   /// Loads an AOT shared object written by Session::compileToLibrary with
   /// its manifest (JSON); no MLIR involved.
   static llvm::Expected<CompiledModel>
@@ -144,6 +153,8 @@ private:
   std::unique_ptr<Storage> storage;
   /// See loadWarnings().
   std::vector<std::string> warnings;
+  /// See setBuildInfo().
+  std::optional<BuildInfo> buildInfo;
 };
 
 } // namespace rlx
