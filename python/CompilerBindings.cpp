@@ -18,6 +18,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include <cstdlib>
@@ -548,6 +549,21 @@ static void registerCompiledModel(nb::module_ &m) {
           "manifest_json",
           [](PyCompiledModel &m) { return m.model.manifest().toJSON(); },
           "The manifest as JSON (as written next to an AOT library).")
+      .def(
+          "reflect",
+          [](PyCompiledModel &m) {
+            std::string text;
+            llvm::raw_string_ostream os(text);
+            os << llvm::json::Value(m.model.reflect().toJSON());
+            return nb::module_::import_("json").attr("loads")(text);
+          },
+          nb::sig("def reflect(self) -> dict[str, typing.Any]"),
+          "What the model takes and gives, as `rlx-run --describe=json`\n"
+          "prints it: inputs and outputs (dtype, shape, source_shape with\n"
+          "None for a dynamic dim), params (count, bytes, weight blocks by\n"
+          "name prefix), arena, kernels (the MIR op each computes) and\n"
+          "profile (None for kernels and profile when loaded from an AOT\n"
+          "library).")
       .def_prop_ro(
           "entry", [](PyCompiledModel &m) { return m.model.manifest().entry; },
           "The entry point's symbol.")

@@ -168,3 +168,20 @@ def test_aot_library(tmp_path):
         tmp_path / "scale.so", tmp_path / "scale.json"
     )
     check_scale(model)
+
+
+def test_reflect():
+    # The dict rlx-run --describe=json prints: the source's dynamic dim is
+    # None, the parameters form weight blocks, the kernels are listed.
+    model = rlx.Session().compile_string(HIR, input_shapes={"x": [1, 3, 4]})
+    d = model.reflect()
+    (x,) = d["inputs"]
+    assert x["name"] == "x" and x["dtype"] == "f32"
+    assert x["shape"] == [1, 3, 4] and x["source_shape"] == [1, None, 4]
+    assert d["shapes"] == "symbolic"
+    assert [o["name"] for o in d["outputs"]] == ["y"]
+    (block,) = d["params"]["blocks"]
+    assert block["prefix"] == "w" and block["bytes"] == d["params"]["bytes"] == 16
+    assert d["arena"]["bytes"] > 0
+    assert d["kernels"]["count"] == len(d["kernels"]["list"]) > 0
+    assert "llama32_prefill" in d["profile"]["presets"]
