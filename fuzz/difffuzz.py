@@ -5,7 +5,8 @@
 
 Generates random valid MIR functions (and some HIR ones, with a few MIR ops
 mixed in) over small static shapes: elementwise unary and broadcasting
-binary ops, compare + select, casts, reductions, softmax, RMS and layer norm,
+binary ops, mir.activation (every activation of the enum, also in the fused
+epilogues), compare + select, casts, reductions, softmax, RMS and layer norm,
 matmul and batch matmul, transpose, reshape, broadcast, slice, concat,
 gather, iota, constants, the fused ops (fused_matmul, fused_glu, the fused
 residual norms), RoPE and attention; HIR norms, linear layers, feed-forward
@@ -209,10 +210,25 @@ def gelu_tanh(x):
                                   (x + 0.044715 * x ** 3)))
 
 
+def softplus(x):
+    return np.logaddexp(0, x)
+
+
 ACTIVATIONS = {
     "none": lambda x: x, "relu": lambda x: np.maximum(x, 0), "gelu": gelu,
     "gelu_tanh": gelu_tanh, "silu": lambda x: x * sigmoid(x),
     "sigmoid": sigmoid, "tanh": np.tanh,
+    # The parameter-free rest of transformers' ACT2FN.
+    "quick_gelu": lambda x: x * sigmoid(1.702 * x),
+    "relu2": lambda x: np.maximum(x, 0) ** 2,
+    "relu6": lambda x: np.clip(x, 0, 6),
+    "leaky_relu": lambda x: np.where(x >= 0, x, 0.01 * x),
+    "mish": lambda x: x * np.tanh(softplus(x)),
+    "gelu_10": lambda x: np.clip(gelu(x), -10, 10),
+    "laplace": lambda x: 0.5 * (1 + _erf((x - 0.707107) /
+                                         (0.282095 * math.sqrt(2.0)))),
+    "hardswish": lambda x: x * np.clip(x + 3, 0, 6) / 6,
+    "sqrtsoftplus": lambda x: np.sqrt(softplus(x)),
 }
 
 UNARY = {
@@ -335,6 +351,8 @@ def evaluate(line, env, params):
             return [UNARY[op](a[0])]
         if op == "gelu":
             return [gelu_tanh(a[0]) if at.get("tanh_approx") else gelu(a[0])]
+        if op == "activation":
+            return [ACTIVATIONS[at["activation"]](a[0])]
         if op == "div":
             return [int_div(a[0], a[1]) if rdtype != "f32" else a[0] / a[1]]
         if op in BINARY:
@@ -657,6 +675,11 @@ class Generator:
             (x,) = self.emit(f"{self.fresh()} = mir.exp {x.name} : "
                              f"{self.sig([x], x.type)}")
             names = ["log", "sqrt", "rsqrt"]
+        if names[0] == "tanh" and self.r.random() < 0.3:
+            act = self.r.choice(list(ACTIVATIONS)[1:])
+            return self.emit(f"{self.fresh()} = mir.activation {x.name} "
+                             f"{{activation = #mir<activation {act}>}} : "
+                             f"{self.sig([x], x.type)}")
         op = self.r.choice(names)
         attr = " {tanh_approx}" if op == "gelu" and self.r.random() < 0.5 \
             else ""
@@ -996,7 +1019,7 @@ class Generator:
                       v.shape[-1] % 2 == 0,
                       lambda: self.new_input(self.rand_shape()[:-1] +
                                              (2 * self.r.choice(DIMS),)))
-        act = self.r.choice(["silu", "gelu_tanh", "gelu", "relu", "sigmoid"])
+        act = self.r.choice(list(ACTIVATIONS)[1:])
         shape = x.shape[:-1] + (x.shape[-1] // 2,)
         return self.emit(f"{self.fresh()} = mir.fused_glu {x.name} "
                          f"{{activation = #mir<activation {act}>}} : "
