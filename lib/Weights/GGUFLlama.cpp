@@ -149,7 +149,9 @@ struct NameRule {
 
 /// convert_hf_to_gguf.py's names (gguf-py's TensorNameMap) for `arch`.
 struct NameTable {
-  ArrayRef<NameRule> global, block;
+  /// Whole-model tensors, per-block tensors, and the architecture's own
+  /// per-block tensors besides `block`.
+  ArrayRef<NameRule> global, block, blockExtra;
   /// The HF prefix of block N: `layerPrefix` + N + ".".
   StringRef layerPrefix;
 };
@@ -159,33 +161,20 @@ static NameTable namesOf(StringRef arch) {
   static const NameRule decoderGlobal[] = {{"token_embd", "model.embed_tokens"},
                                            {"output_norm", "model.norm"},
                                            {"output", "lm_head"}};
-  static const NameRule llamaBlock[] = {
-      {"attn_q", "self_attn.q_proj"},
-      {"attn_k", "self_attn.k_proj"},
-      {"attn_v", "self_attn.v_proj"},
-      {"attn_output", "self_attn.o_proj"},
-      {"ffn_gate", "mlp.gate_proj"},
-      {"ffn_up", "mlp.up_proj"},
-      {"ffn_down", "mlp.down_proj"},
-      {"attn_norm", "input_layernorm"},
-      {"ffn_norm", "post_attention_layernorm"},
-      {"attn_q_norm", "self_attn.q_norm"},
-      {"attn_k_norm", "self_attn.k_norm"}};
+  // The LLaMA-shaped decoders' projections and attention norms.
+  static const NameRule decoderBlock[] = {
+      {"attn_q", "self_attn.q_proj"},      {"attn_k", "self_attn.k_proj"},
+      {"attn_v", "self_attn.v_proj"},      {"attn_output", "self_attn.o_proj"},
+      {"ffn_gate", "mlp.gate_proj"},       {"ffn_up", "mlp.up_proj"},
+      {"ffn_down", "mlp.down_proj"},       {"attn_norm", "input_layernorm"},
+      {"attn_q_norm", "self_attn.q_norm"}, {"attn_k_norm", "self_attn.k_norm"}};
+  static const NameRule llamaNorms[] = {
+      {"ffn_norm", "post_attention_layernorm"}};
   // Gemma 2/3: norms before and after attention and the MLP.
-  static const NameRule gemmaBlock[] = {
-      {"attn_q", "self_attn.q_proj"},
-      {"attn_k", "self_attn.k_proj"},
-      {"attn_v", "self_attn.v_proj"},
-      {"attn_output", "self_attn.o_proj"},
-      {"ffn_gate", "mlp.gate_proj"},
-      {"ffn_up", "mlp.up_proj"},
-      {"ffn_down", "mlp.down_proj"},
-      {"attn_norm", "input_layernorm"},
+  static const NameRule gemmaNorms[] = {
       {"post_attention_norm", "post_attention_layernorm"},
       {"ffn_norm", "pre_feedforward_layernorm"},
-      {"post_ffw_norm", "post_feedforward_layernorm"},
-      {"attn_q_norm", "self_attn.q_norm"},
-      {"attn_k_norm", "self_attn.k_norm"}};
+      {"post_ffw_norm", "post_feedforward_layernorm"}};
   // Phi-3: fused QKV and gate/up matrices (recipeWeights splits them).
   static const NameRule phi3Block[] = {
       {"attn_qkv", "self_attn.qkv_proj"},
@@ -209,12 +198,12 @@ static NameTable namesOf(StringRef arch) {
       {"ffn_down", "output.dense"},
       {"layer_output_norm", "output.LayerNorm"}};
   if (arch == "bert")
-    return {bertGlobal, bertBlock, "encoder.layer."};
+    return {bertGlobal, bertBlock, {}, "encoder.layer."};
   if (arch == "gemma2" || arch == "gemma3")
-    return {decoderGlobal, gemmaBlock, "model.layers."};
+    return {decoderGlobal, decoderBlock, gemmaNorms, "model.layers."};
   if (arch == "phi3")
-    return {decoderGlobal, phi3Block, "model.layers."};
-  return {decoderGlobal, llamaBlock, "model.layers."};
+    return {decoderGlobal, phi3Block, {}, "model.layers."};
+  return {decoderGlobal, decoderBlock, llamaNorms, "model.layers."};
 }
 
 /// Splits "<stem>.weight" / "<stem>.bias" into stem and suffix.
@@ -245,9 +234,10 @@ mapName(StringRef name, const NameTable &table, StringRef fromPrefix,
   unsigned layerIndex;
   if (layer.empty() || layer.getAsInteger(10, layerIndex))
     return std::nullopt;
-  for (const NameRule &r : table.block)
-    if (from(r) == component)
-      return (toPrefix + Twine(layerIndex) + "." + to(r) + "." + kind).str();
+  for (ArrayRef<NameRule> rules : {table.block, table.blockExtra})
+    for (const NameRule &r : rules)
+      if (from(r) == component)
+        return (toPrefix + Twine(layerIndex) + "." + to(r) + "." + kind).str();
   return std::nullopt;
 }
 

@@ -561,36 +561,27 @@ def test_gguf_gemma_norm_not_f32(tmp_path):
         in proc.stderr, proc.stderr
 
 
-def test_gguf_errors_name_gguf_tensors(tmp_path):
-    _, model = make(tmp_path, "qwen2")
-    path = tmp_path / "m.gguf"
-    write_gguf(model, path)
-    rewrite_gguf(path, tmp_path / "cut.gguf", drop=("blk.1.ffn_down.weight",))
-    proc = rlx(tmp_path / "cut.gguf", [1, 2, 3], "--max-new-tokens", "1")
-    assert proc.returncode != 0
-    assert "missing weight 'blk.1.ffn_down.weight'" in proc.stderr, proc.stderr
-
-
-def test_gguf_moe_refused(tmp_path):
-    _, model = make(tmp_path, "llama")
-    path = tmp_path / "m.gguf"
-    write_gguf(model, path)
+GGUF_REFUSED = [
+    # Errors name the GGUF tensor.
+    ("qwen2", {}, dict(drop=("blk.1.ffn_down.weight",)),
+     "missing weight 'blk.1.ffn_down.weight'"),
     # A llama GGUF that says it has experts.
-    rewrite_gguf(path, tmp_path / "moe.gguf",
-                 add_keys=lambda w: w.add_expert_count(8))
-    proc = rlx(tmp_path / "moe.gguf", [1, 2, 3], "--max-new-tokens", "1")
-    assert proc.returncode != 0
-    assert "'llama.expert_count' = 8 is not supported (mixture-of-experts " \
-        "models)" in proc.stderr, proc.stderr
+    ("llama", {}, dict(add_keys=lambda w: w.add_expert_count(8)),
+     "'llama.expert_count' = 8 is not supported (mixture-of-experts models)"),
+    ("gemma3", GGUF_MODELS["gemma3"][1],
+     dict(add_keys=lambda w: w.add_attn_logit_softcapping(50.0)),
+     "'gemma3.attn_logit_softcapping' = 50 is not supported (Gemma 3 does "
+     "not apply it)"),
+]
 
 
-def test_gguf_gemma3_attn_softcap_refused(tmp_path):
-    _, model = make(tmp_path, "gemma3", **GGUF_MODELS["gemma3"][1])
+@pytest.mark.parametrize("kind,overrides,edit,message", GGUF_REFUSED,
+                         ids=["missing-tensor", "experts", "gemma3-softcap"])
+def test_gguf_refused(tmp_path, kind, overrides, edit, message):
+    _, model = make(tmp_path, kind, **overrides)
     path = tmp_path / "m.gguf"
     write_gguf(model, path)
-    rewrite_gguf(path, tmp_path / "cap.gguf",
-                 add_keys=lambda w: w.add_attn_logit_softcapping(50.0))
-    proc = rlx(tmp_path / "cap.gguf", [1, 2, 3], "--max-new-tokens", "1")
+    rewrite_gguf(path, tmp_path / "bad.gguf", **edit)
+    proc = rlx(tmp_path / "bad.gguf", [1, 2, 3], "--max-new-tokens", "1")
     assert proc.returncode != 0
-    assert "'gemma3.attn_logit_softcapping' = 50 is not supported (Gemma 3 " \
-        "does not apply it)" in proc.stderr, proc.stderr
+    assert message in proc.stderr, proc.stderr
