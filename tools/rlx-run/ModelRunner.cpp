@@ -192,15 +192,14 @@ static Expected<Context> chooseContext(const TransformerConfig &c,
   return ctx;
 }
 
-static Error runDecoder(Session &session, LoadedModel &m,
-                        const ModelRunOptions &o,
-                        std::chrono::steady_clock::time_point started,
-                        const Tokenizer *tokenizer) {
-  Expected<DecoderFlow> recipe = decoderFlowFor(m.config);
+/// The decoder recipe of `config` as the options set it up: a profile given
+/// replaces the presets of the prompt and decode graphs; --weights-as, when
+/// given, has the last word on the weights.
+static Expected<DecoderFlow> decoderRecipe(const TransformerConfig &config,
+                                           const ModelRunOptions &o) {
+  Expected<DecoderFlow> recipe = decoderFlowFor(config);
   if (!recipe)
     return recipe.takeError();
-  // A profile given replaces the presets of the prompt and decode graphs;
-  // --weights-as, when given, has the last word on the weights.
   if (o.profileGiven)
     recipe->profile(o.compile.profile);
   if (o.weights)
@@ -208,6 +207,16 @@ static Error runDecoder(Session &session, LoadedModel &m,
   if (o.kvCache)
     recipe->kvCachePrecision(*o.kvCache);
   recipe->allowUnusedWeights(o.allowUnusedWeights);
+  return recipe;
+}
+
+static Error runDecoder(Session &session, LoadedModel &m,
+                        const ModelRunOptions &o,
+                        std::chrono::steady_clock::time_point started,
+                        const Tokenizer *tokenizer) {
+  Expected<DecoderFlow> recipe = decoderRecipe(m.config, o);
+  if (!recipe)
+    return recipe.takeError();
   int64_t t = o.prompt.size();
   CompileOptions c = o.compile;
   // A prompt and new tokens that cannot fit are refused before anything
@@ -405,16 +414,9 @@ static Error describeModel(Session &session, const ModelRunOptions &o) {
          {"input_ids", "attention_mask", "position_ids", "token_type_ids"})
       c.inputShapes[in] = {1, t};
   } else {
-    Expected<DecoderFlow> recipe = decoderFlowFor(m->config);
+    Expected<DecoderFlow> recipe = decoderRecipe(m->config, o);
     if (!recipe)
       return recipe.takeError();
-    if (o.profileGiven)
-      recipe->profile(o.compile.profile);
-    if (o.weights)
-      recipe->weightPrecision(*o.weights);
-    if (o.kvCache)
-      recipe->kvCachePrecision(*o.kvCache);
-    recipe->allowUnusedWeights(o.allowUnusedWeights);
     recipe->forPrefill();
     built = recipe->build(*m->weights);
     if (!built)
