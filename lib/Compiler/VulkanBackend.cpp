@@ -135,8 +135,11 @@ static Expected<vulkan::Program> extractProgram(mlir::ModuleOp module,
           *dst++ = v;
         continue;
       }
+      // A splat holds one element: it is repeated.
       llvm::ArrayRef<char> raw = dense.getRawData();
-      std::memcpy(dst, raw.data(), raw.size());
+      int64_t copies = dense.isSplat() ? dense.getNumElements() : 1;
+      for (int64_t i = 0; i < copies; ++i, dst += raw.size())
+        std::memcpy(dst, raw.data(), raw.size());
     }
   }
   return program;

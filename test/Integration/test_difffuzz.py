@@ -147,8 +147,8 @@ BOOL_OUTPUT = """func.func @f(%x: tensor<4x3xf32> {rlx.name = "x"}, %y: tensor<3
 """
 
 # A splat constant read by a matmul (or softmax, transpose, a reduction, a
-# slice, a norm...): both back ends refuse it, "expects tensor operands on
-# the CPU back end". Not fixed yet (docs/Hardening.md).
+# slice, a norm...): both back ends refused it, "expects tensor operands on
+# the CPU back end"; such a constant is now bound as memory.
 SPLAT_CONSTANT_MATMUL = """func.func @f(%x: tensor<4x1xf32> {rlx.name = "x"}) -> (tensor<4x4xf32> {rlx.name = "out0"}) {
   %c = mir.constant dense<-1.5> : tensor<4x1xf32>
   %r = mir.matmul %x, %c {transpose_rhs} : (tensor<4x1xf32>, tensor<4x1xf32>) -> tensor<4x4xf32>
@@ -156,10 +156,24 @@ SPLAT_CONSTANT_MATMUL = """func.func @f(%x: tensor<4x1xf32> {rlx.name = "x"}) ->
 }
 """
 
+# The same for a norm, softmax, transpose and reduction reading splats.
+SPLAT_CONSTANT_OTHERS = """func.func @f(%x: tensor<4x3xf32> {rlx.name = "x"}) -> (tensor<4x3xf32> {rlx.name = "out0"}, tensor<3x4xf32> {rlx.name = "out1"}, tensor<4xf32> {rlx.name = "out2"}) {
+  %c = mir.constant dense<0.5> : tensor<4x3xf32>
+  %w = mir.constant dense<2.0> : tensor<3xf32>
+  %n = mir.rms_norm %c, %w {epsilon = 1.0e-6 : f32} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %a = mir.add %n, %x : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  %s = mir.softmax %c {axis = -1 : i64} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %t = mir.transpose %s {permutation = array<i64: 1, 0>} : (tensor<4x3xf32>) -> tensor<3x4xf32>
+  %r = mir.reduce_sum %c {axes = array<i64: 1>} : (tensor<4x3xf32>) -> tensor<4xf32>
+  return %a, %t, %r : tensor<4x3xf32>, tensor<3x4xf32>, tensor<4xf32>
+}
+"""
+
 INPUTS = {
     SLICE_OF_I1: {"x": (4, 3), "y": (4, 3)},
     BOOL_OUTPUT: {"x": (4, 3), "y": (3,)},
     SPLAT_CONSTANT_MATMUL: {"x": (4, 1)},
+    SPLAT_CONSTANT_OTHERS: {"x": (4, 3)},
 }
 
 
@@ -171,8 +185,8 @@ def devices():
 @pytest.mark.parametrize("text", [
     pytest.param(SLICE_OF_I1, id="slice-of-i1"),
     pytest.param(BOOL_OUTPUT, id="bool-output"),
-    pytest.param(SPLAT_CONSTANT_MATMUL, id="splat-constant-matmul",
-                 marks=pytest.mark.xfail(strict=True, reason="known bug")),
+    pytest.param(SPLAT_CONSTANT_MATMUL, id="splat-constant-matmul"),
+    pytest.param(SPLAT_CONSTANT_OTHERS, id="splat-constant-others"),
 ])
 def test_found(tmp_path, text):
     assert RLX_RUN.exists(), f"{RLX_RUN} is not built"

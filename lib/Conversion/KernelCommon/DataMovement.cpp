@@ -187,7 +187,7 @@ LogicalResult mlir::rlx::bindKernelConstants(
     if (!value)
       return op.emitOpError("constant kind not supported by the ")
              << k.targetName() << " back end";
-    if (!value.isSplat()) {
+    if (!bindsConstantAsScalar(&op)) {
       inputs[op.getResult(0)] = bindDense(value);
       continue;
     }
@@ -210,6 +210,23 @@ LogicalResult mlir::rlx::bindKernelConstants(
     inputs[op.getResult(0)] = scalar;
   }
   return success();
+}
+
+bool mlir::rlx::bindsConstantAsScalar(Operation *op) {
+  auto value = dyn_cast_or_null<DenseElementsAttr>(
+      op->getAttrOfType<ElementsAttr>("value"));
+  if (!value || !value.isSplat())
+    return false;
+  return llvm::all_of(op->getUsers(), [](Operation *user) {
+    // A yielded constant is copied out, which reads a scalar view too.
+    if (user->hasTrait<OpTrait::IsTerminator>())
+      return true;
+    return !isTargetKernelOp(user) &&
+           !isa<mir::RmsNormOp, mir::LayerNormOp, mir::FusedResidualRmsNormOp,
+                mir::FusedResidualLayerNormOp, mir::SoftmaxOp, mir::GatherOp,
+                mir::ConcatOp, mir::SliceOp, mir::TransposeOp, mir::ReshapeOp,
+                mir::IotaOp>(user);
+  });
 }
 
 bool mlir::rlx::isTargetKernelOp(Operation *op) {

@@ -234,8 +234,16 @@ LogicalResult emitDataMovementKernel(KernelBuilder &k, Operation *op,
                                      ArrayRef<KernelView> ins,
                                      const KernelView &out);
 
-/// Binds the constants of a kernel body (`body`) in `inputs`: a splat
-/// constant becomes a scalar view, any other the view `bindDense` gives.
+/// Whether the constant `op` of a kernel body is bound as a scalar (a splat
+/// every user of which reads scalars: elementwise kernels and copies);
+/// otherwise it is bound as memory (bindDense, and on SPIR-V a binding of
+/// the constant pool), as the matmul, norm, reduction and data-movement
+/// kernels read it.
+bool bindsConstantAsScalar(Operation *op);
+
+/// Binds the constants of a kernel body (`body`) in `inputs`: a splat read
+/// as scalars (bindsConstantAsScalar) becomes a scalar view, any other the
+/// view `bindDense` gives.
 /// Fails with a diagnostic naming the target on other constant kinds.
 LogicalResult
 bindKernelConstants(KernelBuilder &k, Block &body,

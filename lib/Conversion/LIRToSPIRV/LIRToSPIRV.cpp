@@ -278,7 +278,7 @@ LogicalResult EntryLowering::lower(lir::EntryOp entry) {
         continue;
       auto value =
           dyn_cast<DenseElementsAttr>(op.getAttrOfType<ElementsAttr>("value"));
-      if (value && !value.isSplat())
+      if (value && !bindsConstantAsScalar(&op))
         bindings.push_back(constantBinding(value));
     }
     for (const Binding &bd : bindings) {
