@@ -698,6 +698,8 @@ Error Loader::truncation(const json::Value &v) {
   if (!max)
     return max.takeError();
   cut.maxLength = *max;
+  // The stride shapes only the overflowing pieces tokenizers returns beside
+  // the ids, which one encode does not produce: checked, not used.
   if (Expected<size_t> stride = countOf(*this, *o, "truncation", "stride");
       !stride)
     return stride.takeError();
@@ -733,6 +735,8 @@ Error Loader::padding(const json::Value &v) {
   if (!multiple)
     return multiple.takeError();
   p.multipleOf = *multiple;
+  // pad_id is what pads; pad_token names it and pad_type_id pads the type
+  // ids, which encode does not return.
   Expected<size_t> id = countOf(*this, *o, "padding", "pad_id");
   if (!id)
     return id.takeError();

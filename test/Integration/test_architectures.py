@@ -111,6 +111,15 @@ def check_decoder(tmp_path, path, model, new_tokens=6, policy="direct"):
     return proc
 
 
+def check_encoder(tmp_path, path, model, ids):
+    """rlx-run's last hidden state of `ids` within 1e-4 of BertModel's."""
+    proc = rlx(path, ids, "--output-dir", str(tmp_path), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    with torch.no_grad():
+        h = model(torch.tensor([ids])).last_hidden_state.numpy()
+    assert scale_err(np.load(tmp_path / "last_hidden_state.npy"), h) < 1e-4
+
+
 #===----------------------------------------------------------------------===#
 # Architectures and options
 #===----------------------------------------------------------------------===#
@@ -281,12 +290,7 @@ def test_phi3_fused_matrices(tmp_path, window, policy):
                                  "sqrtsoftplus"])
 def test_bert_hidden_act(tmp_path, act):
     path, model = make(tmp_path, "bert", hidden_act=act)
-    ids = [101, 7, 55, 23, 102]
-    proc = rlx(path, ids, "--output-dir", str(tmp_path), "--quiet")
-    assert proc.returncode == 0, proc.stderr
-    with torch.no_grad():
-        h = model(torch.tensor([ids])).last_hidden_state.numpy()
-    assert scale_err(np.load(tmp_path / "last_hidden_state.npy"), h) < 1e-4
+    check_encoder(tmp_path, path, model, [101, 7, 55, 23, 102])
 
 
 #===----------------------------------------------------------------------===#
@@ -536,12 +540,7 @@ def test_gguf_bert(tmp_path):
     _, model = make(tmp_path, "bert")
     path = tmp_path / "bert.gguf"
     write_gguf(model, path)
-    ids = [2, 7, 55, 23, 3]
-    proc = rlx(path, ids, "--output-dir", str(tmp_path), "--quiet")
-    assert proc.returncode == 0, proc.stderr
-    with torch.no_grad():
-        h = model(torch.tensor([ids])).last_hidden_state.numpy()
-    assert scale_err(np.load(tmp_path / "last_hidden_state.npy"), h) < 1e-4
+    check_encoder(tmp_path, path, model, [2, 7, 55, 23, 3])
 
 
 def test_gguf_gemma_norm_not_f32(tmp_path):

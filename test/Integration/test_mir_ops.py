@@ -9,11 +9,15 @@ Tolerances: 1e-5 relative + 1e-5 absolute for elementwise and data movement
 GEMMs and attention, whose summation order differs from NumPy's."""
 
 import math
+import sys
 
 import numpy as np
 import pytest
 
-from conftest import assert_close, mlir_type
+from conftest import ROOT, assert_close, mlir_type
+
+sys.path.insert(0, str(ROOT / "fuzz"))
+import difffuzz  # noqa: E402  (its NumPy interpreter is the reference)
 
 rng = np.random.default_rng(1234)
 
@@ -352,30 +356,10 @@ def test_fused_matmul_residual_only(rlx):
 
 def ref_attention(q, k, v, heads, kv_heads, hd, scale, mask_kind="causal",
                   window=0, softcap=0.0, mask=None):
-    b, tq, _ = q.shape
-    tk = k.shape[1]
-    g = heads // kv_heads
-    qh = q.reshape(b, tq, heads, hd).transpose(0, 2, 1, 3).astype(np.float64)
-    kh = np.repeat(k.reshape(b, tk, kv_heads, hd).transpose(0, 2, 1, 3), g, 1)
-    vh = np.repeat(v.reshape(b, tk, kv_heads, hd).transpose(0, 2, 1, 3), g, 1)
-    s = qh @ kh.transpose(0, 1, 3, 2) * scale
-    if softcap > 0:
-        s = softcap * np.tanh(s / softcap)
-    pos = np.arange(tq)[:, None] + (tk - tq)
-    j = np.arange(tk)[None, :]
-    keep = np.ones((tq, tk), bool)
-    if mask_kind in ("causal", "sliding_window"):
-        keep &= j <= pos
-    if mask_kind == "sliding_window":
-        keep &= pos - j < window
-    keep = np.broadcast_to(keep, s.shape).copy()
-    if mask is not None:
-        keep &= (mask != 0)[:, None, None, :]
-    s = np.where(keep, s, -np.inf)
-    p = np.exp(s - s.max(-1, keepdims=True))
-    p = p / p.sum(-1, keepdims=True)
-    o = p @ vh
-    return o.transpose(0, 2, 1, 3).reshape(b, tq, heads * hd).astype(np.float32)
+    """difffuzz's NumPy attention (float64), as f32."""
+    return difffuzz.attention(np.asarray(q, np.float64), k, v, heads, kv_heads,
+                              hd, scale, mask_kind, window, softcap,
+                              mask).astype(np.float32)
 
 
 ATTN_CASES = [

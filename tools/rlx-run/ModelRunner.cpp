@@ -65,6 +65,14 @@ static Error writeArray(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
   return Error::success();
 }
 
+/// The key that gives the model's positions: a GGUF's context_length, a
+/// config.json's max_position_embeddings.
+static llvm::StringRef positionsKey(const ModelRunOptions &o) {
+  return llvm::StringRef(o.model).ends_with(".gguf")
+             ? "context_length"
+             : "max_position_embeddings";
+}
+
 static Error runEncoder(Session &session, LoadedModel &m,
                         const ModelRunOptions &o) {
   // Refused before anything is built or compiled.
@@ -72,10 +80,7 @@ static Error runEncoder(Session &session, LoadedModel &m,
     return fail("input of " + llvm::Twine(o.prompt.size()) +
                 " tokens exceeds the model's " +
                 llvm::Twine(m.config.maxPositions) + " positions (" +
-                (llvm::StringRef(o.model).ends_with(".gguf")
-                     ? "context_length"
-                     : "max_position_embeddings") +
-                ")");
+                positionsKey(o) + ")");
   BertFlow recipe(m.config);
   recipe.meanPooled().allowUnusedWeights(o.allowUnusedWeights);
   Expected<BuiltModel> built = recipe.build(*m.weights);
@@ -145,10 +150,8 @@ struct Context {
 /// memory.
 static Expected<Context> chooseContext(const TransformerConfig &c,
                                        const ModelRunOptions &o) {
-  std::string positions = (llvm::StringRef(o.model).ends_with(".gguf")
-                               ? "context_length "
-                               : "max_position_embeddings ") +
-                          std::to_string(c.maxPositions);
+  std::string positions =
+      (positionsKey(o) + " " + llvm::Twine(c.maxPositions)).str();
   Context ctx;
   if (o.maxContext < 0)
     return fail("--max-context is " + llvm::Twine(o.maxContext) +
