@@ -835,6 +835,9 @@ static Error readGGUFArchKeys(const GGUFFile &file, const LlamaGGUFConfig &g,
     double attention = 1.0;
     if (Error err = optionalFloat("rope.scaling.attn_factor", attention))
       return err;
+    std::string attentionKey = g.key("rope.scaling.attn_factor");
+    if (!(attention > 0))
+      return bad(path, "'" + attentionKey + "' must be positive");
     if (const TensorInfo *shortFactors =
             file.lookup("rope_factors_short.weight")) {
       if (!file.lookup("rope_factors_long.weight"))
@@ -853,10 +856,15 @@ static Error readGGUFArchKeys(const GGUFFile &file, const LlamaGGUFConfig &g,
           return bad(path, "tensor 'rope_factors_short.weight' has a factor "
                            "that is not positive and finite");
       c.longropeShortFactors = std::move(factors);
-      if (attention > 0)
-        c.ropeAttentionFactor = attention;
+      c.ropeAttentionFactor = attention;
       // Beyond it the long factors would apply to every position.
       c.maxPositions = std::min(c.maxPositions, original);
+    } else if (attention != 1.0) {
+      // The converter's YaRN form: no scaling RLX reads goes with it.
+      return bad(path, "'" + attentionKey +
+                           "' = " + file.get(attentionKey)->toString() +
+                           " is not supported without LongRoPE factors "
+                           "(rope_factors_short.weight)");
     }
   } else if (g.arch == "bert") {
     std::string causalKey = use("attention.causal");

@@ -571,11 +571,16 @@ GGUF_REFUSED = [
      dict(add_keys=lambda w: w.add_attn_logit_softcapping(50.0)),
      "'gemma3.attn_logit_softcapping' = 50 is not supported (Gemma 3 does "
      "not apply it)"),
+    # An attention factor without LongRoPE factors would scale nothing.
+    ("phi3", {}, dict(add_keys=lambda w: w.add_rope_scaling_attn_factors(1.25)),
+     "'phi3.rope.scaling.attn_factor' = 1.25 is not supported without "
+     "LongRoPE factors (rope_factors_short.weight)"),
 ]
 
 
 @pytest.mark.parametrize("kind,overrides,edit,message", GGUF_REFUSED,
-                         ids=["missing-tensor", "experts", "gemma3-softcap"])
+                         ids=["missing-tensor", "experts", "gemma3-softcap",
+                              "phi3-attn-factor"])
 def test_gguf_refused(tmp_path, kind, overrides, edit, message):
     _, model = make(tmp_path, kind, **overrides)
     path = tmp_path / "m.gguf"
