@@ -220,8 +220,10 @@ def write_gguf(model, path, type_name="f32"):
     w.close()
 
 
-def rewrite_gguf(src, dst, drop=(), add_keys=None, add_tensors=None):
-    """Copies GGUF `src` to `dst` without the tensors named in `drop`, with
+def rewrite_gguf(src, dst, drop=(), add_keys=None, add_tensors=None,
+                 drop_keys=()):
+    """Copies GGUF `src` to `dst` without the tensors named in `drop` and the
+    metadata keys in `drop_keys`, with
     `add_keys(writer)` adding metadata and the arrays of `add_tensors` (name:
     array) added."""
     import gguf
@@ -229,7 +231,8 @@ def rewrite_gguf(src, dst, drop=(), add_keys=None, add_tensors=None):
     arch = reader.fields["general.architecture"].contents()
     w = gguf.GGUFWriter(dst, arch)
     for field in reader.fields.values():
-        if field.name.startswith("GGUF.") or field.name == "general.architecture":
+        if (field.name.startswith("GGUF.") or field.name in drop_keys or
+                field.name == "general.architecture"):
             continue
         w.add_key_value(field.name, field.contents(), field.types[0],
                         field.types[-1]

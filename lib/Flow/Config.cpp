@@ -877,8 +877,17 @@ static Error readGGUFArchKeys(const GGUFFile &file, const LlamaGGUFConfig &g,
                              "' = true is not supported (BERT encoders "
                              "attend both ways)");
     }
-    // rlx-run prints the last hidden state and the mean over the tokens.
-    use("pooling_type");
+    // The encoder gives the last hidden state and its mean over the tokens:
+    // llama.cpp's pooling none (0) and mean (1); cls, last and rank pool
+    // otherwise.
+    int64_t pooling = 0;
+    if (Error err = optionalUInt("pooling_type", pooling))
+      return err;
+    if (pooling > 1)
+      return bad(path, "'" + g.key("pooling_type") +
+                           "' = " + llvm::Twine(pooling) +
+                           " is not supported (0: none, 1: mean; RLX's BERT "
+                           "encoder pools by the mean)");
     c.typeVocabSize = 2;
     if (const TensorInfo *types = file.lookup("token_types.weight");
         types && types->shape.size() == 2)

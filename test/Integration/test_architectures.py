@@ -571,6 +571,11 @@ GGUF_REFUSED = [
      dict(add_keys=lambda w: w.add_attn_logit_softcapping(50.0)),
      "'gemma3.attn_logit_softcapping' = 50 is not supported (Gemma 3 does "
      "not apply it)"),
+    # The encoder pools by the mean, not the first token.
+    ("bert", {}, dict(drop_keys=("bert.pooling_type",),
+                      add_keys=lambda w: w.add_uint32("bert.pooling_type", 2)),
+     "'bert.pooling_type' = 2 is not supported (0: none, 1: mean; RLX's BERT "
+     "encoder pools by the mean)"),
     # An attention factor without LongRoPE factors would scale nothing.
     ("phi3", {}, dict(add_keys=lambda w: w.add_rope_scaling_attn_factors(1.25)),
      "'phi3.rope.scaling.attn_factor' = 1.25 is not supported without "
@@ -580,7 +585,7 @@ GGUF_REFUSED = [
 
 @pytest.mark.parametrize("kind,overrides,edit,message", GGUF_REFUSED,
                          ids=["missing-tensor", "experts", "gemma3-softcap",
-                              "phi3-attn-factor"])
+                              "bert-cls-pooling", "phi3-attn-factor"])
 def test_gguf_refused(tmp_path, kind, overrides, edit, message):
     _, model = make(tmp_path, kind, **overrides)
     path = tmp_path / "m.gguf"
