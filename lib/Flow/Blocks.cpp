@@ -14,6 +14,7 @@
 #include "RLX/Dialect/HIR/IR/HIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/Dialect/MIR/Utils/MIRBuilder.h"
+#include "RLX/Flow/Stages.h"
 #include <cmath>
 
 using namespace rlx;
@@ -829,4 +830,101 @@ LayerStack &LayerStack::geluFfn(StringRef in, StringRef out) {
   ModelFlow f("");
   append(stages, f.geluFfn(prefix + in.str(), prefix + out.str()));
   return *this;
+}
+
+//===----------------------------------------------------------------------===//
+// Built-in stage interfaces (Stages.h)
+//===----------------------------------------------------------------------===//
+
+SelfAttention::SelfAttention(std::string prefix, AttentionSpec spec,
+                             bool qkvBias, bool outBias, std::string invFreqKey,
+                             bool qkNorm)
+    : pre(std::move(prefix)), attn(spec), qkvBias(qkvBias), outBias(outBias),
+      invFreqKey(std::move(invFreqKey)), qkNorm(qkNorm) {}
+
+std::shared_ptr<const SelfAttention>
+SelfAttention::forLayer(const DecoderLayerSpec &spec) {
+  return std::make_shared<SelfAttention>(
+      spec.prefix + "self_attn.", spec.attention, spec.qkvBias, spec.outBias,
+      spec.invFreqKey, spec.qkNorm);
+}
+
+Error SelfAttention::emit(FlowContext &ctx) const {
+  Impl &impl = ctx.impl;
+  if (qkNorm)
+    return impl.fail("the composed attention '" + pre +
+                     "' has per-head QK norms, which HIR blocks do not "
+                     "express; keep the fused layer or replace the attention");
+  auto x = impl.active("SelfAttention");
+  if (!x)
+    return x.takeError();
+  const AttentionSpec &a = attn;
+  Expected<Value> q = emitLinear(impl, *x, pre + "q_proj", qkvBias);
+  if (!q)
+    return q.takeError();
+  Expected<Value> k = emitLinear(impl, *x, pre + "k_proj", qkvBias);
+  if (!k)
+    return k.takeError();
+  Expected<Value> v = emitLinear(impl, *x, pre + "v_proj", qkvBias);
+  if (!v)
+    return v.takeError();
+  if (lastDim(*q) != a.numHeads * a.headDim ||
+      lastDim(*k) != a.numKvHeads * a.headDim || lastDim(*v) != lastDim(*k))
+    return impl.fail("attention '" + pre + "': the projections give " +
+                     llvm::Twine(lastDim(*q)) + "/" + llvm::Twine(lastDim(*k)) +
+                     "/" + llvm::Twine(lastDim(*v)) + " features for " +
+                     llvm::Twine(a.numHeads) + "/" + llvm::Twine(a.numKvHeads) +
+                     " heads of " + llvm::Twine(a.headDim));
+  Expected<Value> qr = emitRope(impl, *q, a, invFreqKey);
+  if (!qr)
+    return qr.takeError();
+  Expected<Value> kr = emitRope(impl, *k, a, invFreqKey);
+  if (!kr)
+    return kr.takeError();
+  Value out = impl.create("hir.attention", qr->getType(), {*qr, *kr, *v},
+                          attentionAttrs(impl, a))
+                  ->getResult(0);
+  Expected<Value> o = emitLinear(impl, out, pre + "o_proj", outBias);
+  if (!o)
+    return o.takeError();
+  impl.current = *o;
+  return Error::success();
+}
+
+GatedMlp::GatedMlp(std::string prefix, std::string activation, bool bias)
+    : pre(std::move(prefix)), act(std::move(activation)), bias(bias) {}
+
+std::shared_ptr<const GatedMlp>
+GatedMlp::forLayer(const DecoderLayerSpec &spec) {
+  std::string act = spec.mlpActivation;
+  if (act.empty())
+    act = spec.gemma ? "gelu_tanh" : "silu";
+  return std::make_shared<GatedMlp>(spec.prefix + "mlp.", act, spec.mlpBias);
+}
+
+Error GatedMlp::emit(FlowContext &ctx) const {
+  if (bias || (act != "silu" && act != "gelu_tanh"))
+    return ctx.impl.fail(
+        "the composed MLP '" + pre +
+        "' covers silu (SwiGLU) and gelu_tanh (GeGLU) without biases, not " +
+        (bias ? "biases" : "'" + act + "'") +
+        "; keep the fused layer or replace the MLP");
+  Stage s = act == "silu" ? gatedFfn("GatedMlp", "hir.swiglu", pre)
+                          : gatedFfn("GatedMlp", "hir.geglu", pre);
+  return s(ctx);
+}
+
+RmsNormStage::RmsNormStage(std::string key, float epsilon, bool gemma)
+    : key(std::move(key)), epsilon(epsilon), gemma(gemma) {}
+
+Error RmsNormStage::emit(FlowContext &ctx) const {
+  Impl &impl = ctx.impl;
+  auto x = impl.active("RmsNorm");
+  if (!x)
+    return x.takeError();
+  auto y = emitRmsNorm(impl, *x, key, epsilon, gemma);
+  if (!y)
+    return y.takeError();
+  impl.current = *y;
+  return Error::success();
 }

@@ -7,12 +7,16 @@
 
 #include "RLX/Flow/Recipes.h"
 #include "FlowContext.h"
+#include "RLX/Support/FileIO.h"
 #include "RLX/Support/Messages.h"
 #include "RLX/Weights/GGUF.h"
 #include "RLX/Weights/SafeTensors.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include <cmath>
+#include <mutex>
 
 using namespace rlx;
 using llvm::Error;
@@ -37,11 +41,453 @@ static Expected<TransformerConfig> configIn(StringRef dir,
 }
 
 //===----------------------------------------------------------------------===//
-// Decoders
+// LayerCtx
+//===----------------------------------------------------------------------===//
+
+Stage LayerCtx::withAttention(
+    std::shared_ptr<const AttentionStage> attention) const {
+  DecoderLayer l = parts;
+  if (!l.hasParts()) {
+    unsigned i = index();
+    return [i](FlowContext &ctx) -> Error {
+      return ctx.impl.fail("layer " + llvm::Twine(i) +
+                           " is opaque: its attention cannot be replaced");
+    };
+  }
+  return l.setAttention(std::move(attention)).stage();
+}
+
+Stage LayerCtx::withFfn(std::shared_ptr<const FfnStage> ffn) const {
+  DecoderLayer l = parts;
+  if (!l.hasParts()) {
+    unsigned i = index();
+    return [i](FlowContext &ctx) -> Error {
+      return ctx.impl.fail("layer " + llvm::Twine(i) +
+                           " is opaque: its feed-forward block cannot be "
+                           "replaced");
+    };
+  }
+  return l.setFfn(std::move(ffn)).stage();
+}
+
+//===----------------------------------------------------------------------===//
+// ModelRecipe: the default (LLaMA) decoder
+//===----------------------------------------------------------------------===//
+
+ModelRecipe::~ModelRecipe() = default;
+
+Expected<TransformerConfig> ModelRecipe::parseConfig(StringRef json,
+                                                     StringRef fileName) const {
+  return TransformerConfig::fromJSON(json, fileName);
+}
+
+Expected<std::unique_ptr<WeightSource>>
+ModelRecipe::mapWeights(const TransformerConfig &,
+                        std::unique_ptr<WeightSource> weights) const {
+  return std::move(weights);
+}
+
+/// The spec of decoder layer `i` of `cfg`; `gemma` and `qkNorm` as the
+/// family has them.
+static DecoderLayerSpec decoderLayerSpec(const TransformerConfig &cfg,
+                                         unsigned i, bool gemma, bool qkNorm) {
+  DecoderLayerSpec s;
+  AttentionSpec &a = s.attention;
+  a.numHeads = cfg.numHeads;
+  a.numKvHeads = cfg.numKvHeads;
+  a.headDim = cfg.headDim;
+  a.rotaryDim = cfg.headDim;
+  a.ropeTheta = cfg.ropeTheta;
+  if (gemma) {
+    a.scale = 1.0f / std::sqrt(static_cast<float>(cfg.queryPreAttnScalar));
+    a.softcap = cfg.attnLogitSoftcap;
+  }
+  bool sliding = i < cfg.slidingLayers.size() && cfg.slidingLayers[i];
+  if (sliding)
+    a.window = cfg.slidingWindow;
+  // Gemma 3's sliding layers rotate with their own, unscaled RoPE.
+  bool localRope = sliding && cfg.localRopeTheta > 0;
+  if (localRope)
+    a.ropeTheta = cfg.localRopeTheta;
+  s.qkvBias = cfg.qkvBias;
+  s.outBias = cfg.outBias;
+  s.mlpBias = cfg.mlpBias;
+  s.mlpActivation = cfg.activation;
+  s.hidden = cfg.hidden;
+  s.intermediate = cfg.intermediate;
+  s.rmsEpsilon = cfg.normEpsilon;
+  s.prefix = "model.layers." + std::to_string(i) + ".";
+  s.qkNorm = qkNorm;
+  s.gemma = gemma;
+  if (cfg.scaledRope() && !localRope) {
+    s.invFreqKey = "rope.inv_freq";
+    // YaRN and LongRoPE scale cos and sin, so the scores by the square.
+    if (cfg.ropeAttentionFactor != 1.0) {
+      float base =
+          a.scale ? a.scale : 1.0f / std::sqrt(static_cast<float>(a.headDim));
+      a.scale = static_cast<float>(base * cfg.ropeAttentionFactor *
+                                   cfg.ropeAttentionFactor);
+    }
+  }
+  return s;
+}
+
+DecoderLayerSpec ModelRecipe::layerSpec(const TransformerConfig &config,
+                                        unsigned index) const {
+  return decoderLayerSpec(config, index, /*gemma=*/false, /*qkNorm=*/false);
+}
+
+void ModelRecipe::embedding(ModelFlow &f, const FlowRequest &) const {
+  f.tokenEmbed();
+}
+
+LayerComposition ModelRecipe::composition(const FlowRequest &request) const {
+  const TransformerConfig &cfg = request.config;
+  auto layerAt = [this, &request](unsigned i) {
+    return defaultLayer(request, i, layerSpec(request.config, i));
+  };
+  unsigned n = static_cast<unsigned>(cfg.numLayers);
+  // Sliding-window layers at the even indices, global ones at the odd
+  // (Gemma 2): a local/global pair.
+  bool alternates = n > 1 && cfg.slidingLayers.size() == n;
+  for (unsigned i = 0; alternates && i < n; ++i)
+    alternates = cfg.slidingLayers[i] == (i % 2 == 0);
+  if (alternates)
+    return LayerComposition::alternating(n, layerAt, layerAt);
+  return LayerComposition::homogeneous(n, layerAt);
+}
+
+DecoderLayer ModelRecipe::defaultLayer(const FlowRequest &request,
+                                       unsigned index,
+                                       const DecoderLayerSpec &spec) const {
+  const std::string &p = spec.prefix;
+  float eps = spec.rmsEpsilon;
+  bool g = spec.gemma;
+  auto norm = [&](const char *name) {
+    return std::make_shared<RmsNormStage>(p + name + ".weight", eps, g);
+  };
+  DecoderLayer layer(
+      index, norm("input_layernorm"), SelfAttention::forLayer(spec),
+      norm(g ? "pre_feedforward_layernorm" : "post_attention_layernorm"),
+      GatedMlp::forLayer(spec));
+  if (g)
+    layer.setPostAttentionNorm(norm("post_attention_layernorm"))
+        .setPostFfnNorm(norm("post_feedforward_layernorm"));
+  bool decode = request.decode();
+  layer.setFused(decode ? decodeLayer(index, spec)
+                        : llamaPrefillLayerFused(index, spec));
+  layer.setKvCacheDecode(decode);
+  return layer;
+}
+
+void ModelRecipe::head(ModelFlow &f, const FlowRequest &request) const {
+  f.finalNorm(request.config.normEpsilon);
+  if (request.decode() || request.lastTokenLogits)
+    f.gatherLastToken();
+  f.lmHead(request.config.tieEmbeddings);
+}
+
+ModelFlow ModelRecipe::flow(const FlowRequest &request) const {
+  const TransformerConfig &cfg = request.config;
+  bool decode = request.decode();
+  std::string base = request.name.empty() ? name().str() : request.name;
+  ModelFlow f(base + (decode ? "_decode" : "_prefill"));
+  const CompileProfile &profile = request.profile;
+  f.profile(profile);
+  f.input("tokens", {1, kDynamic}, DType::I32)
+      .input("positions", {1, kDynamic}, DType::I32);
+  int64_t kv = cfg.numKvHeads * cfg.headDim;
+  if (decode) {
+    DType cache =
+        profile.precision.kvCache == ComputePrecision::F16    ? DType::F16
+        : profile.precision.kvCache == ComputePrecision::BF16 ? DType::BF16
+                                                              : DType::F32;
+    for (int64_t i = 0; i < cfg.numLayers; ++i)
+      f.input("past_k." + std::to_string(i), {1, kDynamic, kv}, cache)
+          .input("past_v." + std::to_string(i), {1, kDynamic, kv}, cache);
+    f.input("kv_mask", {1, kDynamic}, DType::I32);
+  }
+  // The first input (tokens) is the active tensor again after the inputs.
+  f.stage([](FlowContext &ctx) {
+    ctx.impl.current = ctx.impl.named.lookup("tokens");
+    return Error::success();
+  });
+  if (cfg.scaledRope()) {
+    std::vector<float> inv = cfg.inverseFrequencies(cfg.headDim);
+    f.stage([inv](FlowContext &ctx) {
+      return ctx.impl.synthesize("rope.inv_freq",
+                                 {static_cast<int64_t>(inv.size())}, inv);
+    });
+  }
+  embedding(f, request);
+  beforeLayers(f, request);
+  for (const Stage &s : request.before)
+    f.stage(s);
+  LayerComposition layers = composition(request);
+  f.repeatLayers(layers.size(), [&](unsigned i) {
+    LayerCtx ctx(layerSpec(cfg, i), layers.layer(i), layers.kindOf(i));
+    DecoderLayer own = layer(ctx);
+    if (!request.layerHook)
+      return own.stage();
+    LayerCtx hooked(ctx.spec(), std::move(own), ctx.kind());
+    return request.layerHook(hooked);
+  });
+  afterLayers(f, request);
+  for (const Stage &s : request.after)
+    f.stage(s);
+  head(f, request);
+  f.output("logits");
+  patchFlow(f, request);
+  for (const auto &patch : request.patches)
+    patch(f);
+  return f;
+}
+
+//===----------------------------------------------------------------------===//
+// The built-in recipes
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// LLaMA layers (and Mistral, Qwen2, Phi-3: LLaMA layers with options).
+class LlamaRecipe final : public ModelRecipe {
+public:
+  StringRef name() const override { return "llama"; }
+  Expected<std::unique_ptr<WeightSource>>
+  mapWeights(const TransformerConfig &config,
+             std::unique_ptr<WeightSource> weights) const override;
+};
+
+/// Qwen3: LLaMA layers with per-head QK RMSNorm.
+class Qwen3Recipe final : public ModelRecipe {
+public:
+  StringRef name() const override { return "qwen3"; }
+  DecoderLayerSpec layerSpec(const TransformerConfig &config,
+                             unsigned index) const override {
+    return decoderLayerSpec(config, index, /*gemma=*/false, /*qkNorm=*/true);
+  }
+};
+
+/// Gemma 2 and 3: (1+w) sandwich norms, GeGLU, embedding scale, soft-capped
+/// attention and logits.
+class GemmaRecipe final : public ModelRecipe {
+public:
+  StringRef name() const override { return "gemma"; }
+  DecoderLayerSpec layerSpec(const TransformerConfig &config,
+                             unsigned index) const override {
+    return decoderLayerSpec(config, index, /*gemma=*/true,
+                            /*qkNorm=*/config.modelType == "gemma3_text");
+  }
+  void embedding(ModelFlow &f, const FlowRequest &request) const override {
+    f.tokenEmbed().embedScale(
+        std::sqrt(static_cast<float>(request.config.hidden)));
+  }
+  void head(ModelFlow &f, const FlowRequest &request) const override {
+    const TransformerConfig &cfg = request.config;
+    f.gemmaRmsNorm("model.norm.weight", cfg.normEpsilon);
+    if (request.decode() || request.lastTokenLogits)
+      f.gatherLastToken();
+    f.lmHead(cfg.tieEmbeddings);
+    if (cfg.finalLogitSoftcap > 0)
+      f.logitSoftcap(cfg.finalLogitSoftcap);
+  }
+};
+
+/// BERT encoders.
+class BertRecipe final : public ModelRecipe {
+public:
+  StringRef name() const override { return "bert"; }
+  RecipeKind kind() const override { return RecipeKind::Encoder; }
+  ModelFlow flow(const FlowRequest &request) const override;
+  bool isIgnoredHead(StringRef name,
+                     const FlowRequest &request) const override {
+    return name.starts_with("pooler.") || name.starts_with("cls.") ||
+           name.starts_with(request.weightPrefix + "pooler.");
+  }
+};
+} // namespace
+
+std::shared_ptr<const ModelRecipe> rlx::builtinRecipe(StringRef name) {
+  static const auto llama = std::make_shared<LlamaRecipe>();
+  static const auto qwen3 = std::make_shared<Qwen3Recipe>();
+  static const auto gemma = std::make_shared<GemmaRecipe>();
+  static const auto bert = std::make_shared<BertRecipe>();
+  if (name == "llama")
+    return llama;
+  if (name == "qwen3")
+    return qwen3;
+  if (name == "gemma")
+    return gemma;
+  if (name == "bert")
+    return bert;
+  return nullptr;
+}
+
+Expected<std::unique_ptr<WeightSource>>
+LlamaRecipe::mapWeights(const TransformerConfig &config,
+                        std::unique_ptr<WeightSource> weights) const {
+  if (config.modelType != "phi3")
+    return std::move(weights);
+  auto split = std::make_unique<RowSplitWeights>(std::move(weights));
+  int64_t q = config.numHeads * config.headDim;
+  int64_t kv = config.numKvHeads * config.headDim;
+  for (int64_t i = 0; i < config.numLayers; ++i) {
+    std::string p = "model.layers." + std::to_string(i) + ".";
+    if (Error err = split->split(p + "self_attn.qkv_proj.weight",
+                                 {{p + "self_attn.q_proj.weight", q},
+                                  {p + "self_attn.k_proj.weight", kv},
+                                  {p + "self_attn.v_proj.weight", kv}}))
+      return std::move(err);
+    // transformers' Phi3MLP: gate, up = gate_up_proj(x).chunk(2).
+    if (Error err =
+            split->split(p + "mlp.gate_up_proj.weight",
+                         {{p + "mlp.gate_proj.weight", config.intermediate},
+                          {p + "mlp.up_proj.weight", config.intermediate}}))
+      return std::move(err);
+  }
+  return std::unique_ptr<WeightSource>(std::move(split));
+}
+
+//===----------------------------------------------------------------------===//
+// RecipeRegistry
+//===----------------------------------------------------------------------===//
+
+struct RecipeRegistry::Impl {
+  mutable std::mutex mutex;
+  /// model_type -> recipe, in registration order.
+  std::vector<std::pair<std::string, std::shared_ptr<const ModelRecipe>>> types;
+  llvm::StringMap<std::shared_ptr<const ModelRecipe>> architectures;
+};
+
+RecipeRegistry::RecipeRegistry() : impl(std::make_shared<Impl>()) {
+  // The built-ins, registered as a user's recipe is. The order of the
+  // decoders' model types is the one messages list.
+  auto add = [&](StringRef recipe, llvm::ArrayRef<std::string> types,
+                 llvm::ArrayRef<std::string> archs) {
+    Error err = this->add(builtinRecipe(recipe), types, archs);
+    assert(!err && "built-in recipes register once");
+    llvm::consumeError(std::move(err));
+  };
+  add("llama", {"llama", "mistral", "qwen2"},
+      {"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM"});
+  add("qwen3", {"qwen3"}, {"Qwen3ForCausalLM"});
+  add("gemma", {"gemma2", "gemma3_text"},
+      {"Gemma2ForCausalLM", "Gemma3ForCausalLM"});
+  add("llama", {"phi3"}, {"Phi3ForCausalLM"});
+  add("bert", {"bert"}, {"BertModel"});
+}
+
+RecipeRegistry &RecipeRegistry::global() {
+  static RecipeRegistry registry;
+  return registry;
+}
+
+Error RecipeRegistry::add(std::shared_ptr<const ModelRecipe> recipe,
+                          llvm::ArrayRef<std::string> modelTypes,
+                          llvm::ArrayRef<std::string> architectures) {
+  if (!recipe)
+    return fail("registerRecipe: no recipe");
+  if (modelTypes.empty())
+    return fail("registerRecipe: recipe '" + recipe->name() +
+                "' names no model_type");
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  for (const std::string &t : modelTypes)
+    for (const auto &[have, r] : impl->types)
+      if (have == t)
+        return fail("registerRecipe: model_type '" + t +
+                    "' already has the recipe '" + r->name() + "'");
+  for (const std::string &a : architectures)
+    if (auto it = impl->architectures.find(a);
+        it != impl->architectures.end() && it->second != recipe)
+      return fail("registerRecipe: architecture '" + a +
+                  "' already has the recipe '" + it->second->name() + "'");
+  for (const std::string &t : modelTypes)
+    impl->types.push_back({t, recipe});
+  for (const std::string &a : architectures)
+    impl->architectures[a] = recipe;
+  return Error::success();
+}
+
+bool RecipeRegistry::remove(StringRef modelType) {
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  auto it = llvm::find_if(impl->types,
+                          [&](const auto &e) { return e.first == modelType; });
+  if (it == impl->types.end())
+    return false;
+  std::shared_ptr<const ModelRecipe> recipe = it->second;
+  impl->types.erase(it);
+  bool stillUsed = llvm::any_of(
+      impl->types, [&](const auto &e) { return e.second == recipe; });
+  if (!stillUsed) {
+    llvm::SmallVector<std::string> archs;
+    for (const auto &e : impl->architectures)
+      if (e.second == recipe)
+        archs.push_back(e.getKey().str());
+    for (const std::string &a : archs)
+      impl->architectures.erase(a);
+  }
+  return true;
+}
+
+std::shared_ptr<const ModelRecipe>
+RecipeRegistry::lookup(StringRef modelType) const {
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  for (const auto &[t, r] : impl->types)
+    if (t == modelType)
+      return r;
+  return nullptr;
+}
+
+std::shared_ptr<const ModelRecipe>
+RecipeRegistry::lookupArchitecture(StringRef architecture) const {
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  return impl->architectures.lookup(architecture);
+}
+
+std::vector<std::string> RecipeRegistry::modelTypes(RecipeKind kind) const {
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  std::vector<std::string> out;
+  for (const auto &[t, r] : impl->types)
+    if (r->kind() == kind)
+      out.push_back(t);
+  return out;
+}
+
+Error rlx::registerRecipe(std::shared_ptr<const ModelRecipe> recipe,
+                          llvm::ArrayRef<std::string> modelTypes,
+                          llvm::ArrayRef<std::string> architectures) {
+  return RecipeRegistry::global().add(std::move(recipe), modelTypes,
+                                      architectures);
+}
+
+Expected<std::shared_ptr<const ModelRecipe>>
+rlx::recipeFor(const TransformerConfig &config) {
+  if (auto recipe = RecipeRegistry::global().lookup(config.modelType))
+    return recipe;
+  std::string known;
+  for (RecipeKind kind : {RecipeKind::Decoder, RecipeKind::Encoder})
+    for (const std::string &t : RecipeRegistry::global().modelTypes(kind))
+      known += (known.empty() ? "" : ", ") + t;
+  return fail("no recipe for model_type '" + echoed(config.modelType) +
+              "' (registered: " + known + ")");
+}
+
+//===----------------------------------------------------------------------===//
+// DecoderFlow
 //===----------------------------------------------------------------------===//
 
 DecoderFlow::DecoderFlow(TransformerConfig config, std::string family)
-    : cfg(std::move(config)), family(std::move(family)) {}
+    : cfg(std::move(config)), family(std::move(family)) {
+  arch = builtinRecipe(this->family);
+  if (!arch || arch->kind() != RecipeKind::Decoder)
+    arch = builtinRecipe("llama");
+}
+
+DecoderFlow::DecoderFlow(TransformerConfig config,
+                         std::shared_ptr<const ModelRecipe> recipe)
+    : cfg(std::move(config)), arch(std::move(recipe)) {
+  assert(arch && "DecoderFlow needs a recipe");
+  family = arch->name().str();
+}
 
 DecoderFlow &DecoderFlow::forPrefill() {
   kind = DecoderGraph::Prefill;
@@ -73,46 +519,7 @@ DecoderFlow &DecoderFlow::patchFlow(std::function<void(ModelFlow &)> patch) {
 }
 
 DecoderLayerSpec DecoderFlow::layerSpec(unsigned i) const {
-  DecoderLayerSpec s;
-  bool gemma = family == "gemma";
-  AttentionSpec &a = s.attention;
-  a.numHeads = cfg.numHeads;
-  a.numKvHeads = cfg.numKvHeads;
-  a.headDim = cfg.headDim;
-  a.rotaryDim = cfg.headDim;
-  a.ropeTheta = cfg.ropeTheta;
-  if (gemma) {
-    a.scale = 1.0f / std::sqrt(static_cast<float>(cfg.queryPreAttnScalar));
-    a.softcap = cfg.attnLogitSoftcap;
-  }
-  bool sliding = i < cfg.slidingLayers.size() && cfg.slidingLayers[i];
-  if (sliding)
-    a.window = cfg.slidingWindow;
-  // Gemma 3's sliding layers rotate with their own, unscaled RoPE.
-  bool localRope = sliding && cfg.localRopeTheta > 0;
-  if (localRope)
-    a.ropeTheta = cfg.localRopeTheta;
-  s.qkvBias = cfg.qkvBias;
-  s.outBias = cfg.outBias;
-  s.mlpBias = cfg.mlpBias;
-  s.mlpActivation = cfg.activation;
-  s.hidden = cfg.hidden;
-  s.intermediate = cfg.intermediate;
-  s.rmsEpsilon = cfg.normEpsilon;
-  s.prefix = "model.layers." + std::to_string(i) + ".";
-  s.qkNorm = family == "qwen3" || cfg.modelType == "gemma3_text";
-  s.gemma = gemma;
-  if (cfg.scaledRope() && !localRope) {
-    s.invFreqKey = "rope.inv_freq";
-    // YaRN and LongRoPE scale cos and sin, so the scores by the square.
-    if (cfg.ropeAttentionFactor != 1.0) {
-      float base =
-          a.scale ? a.scale : 1.0f / std::sqrt(static_cast<float>(a.headDim));
-      a.scale = static_cast<float>(base * cfg.ropeAttentionFactor *
-                                   cfg.ropeAttentionFactor);
-    }
-  }
-  return s;
+  return arch->layerSpec(cfg, i);
 }
 
 DecoderFlow &DecoderFlow::profile(CompileProfile p) {
@@ -130,72 +537,28 @@ DecoderFlow &DecoderFlow::kvCachePrecision(ComputePrecision precision) {
   return *this;
 }
 
-ModelFlow DecoderFlow::flow() const {
+FlowRequest DecoderFlow::request() const {
+  FlowRequest r;
+  r.config = cfg;
+  r.name = family;
+  r.graph = kind;
+  r.lastTokenLogits = lastOnly;
   bool decode = kind == DecoderGraph::Decode;
-  bool gemma = family == "gemma";
-  ModelFlow f(family + (decode ? "_decode" : "_prefill"));
-  CompileProfile profile = userProfile ? *userProfile
-                           : decode    ? CompileProfile::llama32Decode()
-                                       : CompileProfile::llama32Prefill();
+  r.profile = userProfile ? *userProfile
+              : decode    ? CompileProfile::llama32Decode()
+                          : CompileProfile::llama32Prefill();
   if (weights)
-    profile.precision.weights = *weights;
+    r.profile.precision.weights = *weights;
   if (kvCache)
-    profile.precision.kvCache = *kvCache;
-  f.profile(profile);
-  f.input("tokens", {1, kDynamic}, DType::I32)
-      .input("positions", {1, kDynamic}, DType::I32);
-  int64_t kv = cfg.numKvHeads * cfg.headDim;
-  if (decode) {
-    DType cache =
-        profile.precision.kvCache == ComputePrecision::F16    ? DType::F16
-        : profile.precision.kvCache == ComputePrecision::BF16 ? DType::BF16
-                                                              : DType::F32;
-    for (int64_t i = 0; i < cfg.numLayers; ++i)
-      f.input("past_k." + std::to_string(i), {1, kDynamic, kv}, cache)
-          .input("past_v." + std::to_string(i), {1, kDynamic, kv}, cache);
-    f.input("kv_mask", {1, kDynamic}, DType::I32);
-  }
-  // The first input (tokens) is the active tensor again after the inputs.
-  f.stage([](FlowContext &ctx) {
-    ctx.impl.current = ctx.impl.named.lookup("tokens");
-    return Error::success();
-  });
-  if (cfg.scaledRope()) {
-    std::vector<float> inv = cfg.inverseFrequencies(cfg.headDim);
-    f.stage([inv](FlowContext &ctx) {
-      return ctx.impl.synthesize("rope.inv_freq",
-                                 {static_cast<int64_t>(inv.size())}, inv);
-    });
-  }
-  f.tokenEmbed();
-  if (gemma)
-    f.embedScale(std::sqrt(static_cast<float>(cfg.hidden)));
-  for (const Stage &s : before)
-    f.stage(s);
-  f.repeatLayers(cfg.numLayers, [&](unsigned i) {
-    DecoderLayerSpec spec = layerSpec(i);
-    Stage def = decode ? decodeLayer(i, spec) : llamaPrefillLayerFused(i, spec);
-    if (!layerHook)
-      return def;
-    LayerCtx ctx(i, spec, def);
-    return layerHook(ctx);
-  });
-  for (const Stage &s : after)
-    f.stage(s);
-  if (gemma)
-    f.gemmaRmsNorm("model.norm.weight", cfg.normEpsilon);
-  else
-    f.finalNorm(cfg.normEpsilon);
-  if (decode || lastOnly)
-    f.gatherLastToken();
-  f.lmHead(cfg.tieEmbeddings);
-  if (gemma && cfg.finalLogitSoftcap > 0)
-    f.logitSoftcap(cfg.finalLogitSoftcap);
-  f.output("logits");
-  for (const auto &patch : patches)
-    patch(f);
-  return f;
+    r.profile.precision.kvCache = *kvCache;
+  r.layerHook = layerHook;
+  r.before = before;
+  r.after = after;
+  r.patches = patches;
+  return r;
 }
+
+ModelFlow DecoderFlow::flow() const { return arch->flow(request()); }
 
 /// The embedding table must be [vocab_size, hidden_size] of the config: the
 /// tools check token ids against the config's vocabulary.
@@ -315,7 +678,9 @@ Expected<BuiltModel> DecoderFlow::build(const WeightSource &weights) const {
       if (weights.lookup(key))
         built->params.push_back(key);
   llvm::sort(built->params);
-  if (Error err = checkUnused(weights, *built, allowUnused))
+  FlowRequest req = request();
+  auto head = [&](StringRef name) { return arch->isIgnoredHead(name, req); };
+  if (Error err = checkUnused(weights, *built, allowUnused, head))
     return std::move(err);
   warnUnknownKeys(cfg, *built);
   return built;
@@ -344,42 +709,51 @@ Expected<GemmaFlow> GemmaFlow::fromModelDir(StringRef dir) {
 
 Expected<DecoderFlow> rlx::decoderFlowFor(const TransformerConfig &config) {
   // Mistral (sliding window), Qwen2 (QKV biases) and Phi-3 (fused
-  // matrices, split by recipeWeights) are LLaMA layers with options.
-  if (config.modelType == "llama" || config.modelType == "mistral" ||
-      config.modelType == "qwen2" || config.modelType == "phi3")
-    return DecoderFlow(config, "llama");
-  if (config.modelType == "qwen3")
-    return Qwen3Flow(config);
-  if (config.modelType == "gemma2" || config.modelType == "gemma3_text")
-    return GemmaFlow(config);
+  // matrices, split by mapWeights) are registered as LLaMA layers with
+  // options.
+  std::shared_ptr<const ModelRecipe> recipe =
+      RecipeRegistry::global().lookup(config.modelType);
+  if (recipe && recipe->kind() == RecipeKind::Decoder)
+    return DecoderFlow(config, std::move(recipe));
+  std::vector<std::string> types =
+      RecipeRegistry::global().modelTypes(RecipeKind::Decoder);
   return fail("no decoder recipe for model_type '" + echoed(config.modelType) +
-              "' (supported: llama, mistral, qwen2, qwen3, gemma2, "
-              "gemma3_text, phi3)");
+              "' (supported: " + llvm::join(types, ", ") + ")");
 }
 
 Expected<std::unique_ptr<WeightSource>>
 rlx::recipeWeights(const TransformerConfig &config,
                    std::unique_ptr<WeightSource> weights) {
-  if (config.modelType != "phi3")
+  std::shared_ptr<const ModelRecipe> recipe =
+      RecipeRegistry::global().lookup(config.modelType);
+  if (!recipe)
     return std::move(weights);
-  auto split = std::make_unique<RowSplitWeights>(std::move(weights));
-  int64_t q = config.numHeads * config.headDim;
-  int64_t kv = config.numKvHeads * config.headDim;
-  for (int64_t i = 0; i < config.numLayers; ++i) {
-    std::string p = "model.layers." + std::to_string(i) + ".";
-    if (Error err = split->split(p + "self_attn.qkv_proj.weight",
-                                 {{p + "self_attn.q_proj.weight", q},
-                                  {p + "self_attn.k_proj.weight", kv},
-                                  {p + "self_attn.v_proj.weight", kv}}))
-      return std::move(err);
-    // transformers' Phi3MLP: gate, up = gate_up_proj(x).chunk(2).
-    if (Error err =
-            split->split(p + "mlp.gate_up_proj.weight",
-                         {{p + "mlp.gate_proj.weight", config.intermediate},
-                          {p + "mlp.up_proj.weight", config.intermediate}}))
-      return std::move(err);
+  return recipe->mapWeights(config, std::move(weights));
+}
+
+/// The recipe registered for the config.json `text`: by its model_type, or
+/// by its first `architectures` entry when it has no model_type (the
+/// recipe's parseConfig then says what the model_type is); null when
+/// neither is registered or the text does not say (TransformerConfig::
+/// fromJSON reports that).
+static std::shared_ptr<const ModelRecipe> recipeForJSON(StringRef text) {
+  text.consume_front("\xEF\xBB\xBF");
+  Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  if (!parsed) {
+    llvm::consumeError(parsed.takeError());
+    return nullptr;
   }
-  return std::unique_ptr<WeightSource>(std::move(split));
+  const llvm::json::Object *o = parsed->getAsObject();
+  if (!o)
+    return nullptr;
+  RecipeRegistry &registry = RecipeRegistry::global();
+  if (std::optional<StringRef> type = o->getString("model_type"))
+    return registry.lookup(*type);
+  if (const llvm::json::Array *archs = o->getArray("architectures"))
+    if (!archs->empty())
+      if (std::optional<StringRef> arch = archs->front().getAsString())
+        return registry.lookupArchitecture(*arch);
+  return nullptr;
 }
 
 Expected<LoadedModel> rlx::loadModel(StringRef path) {
@@ -403,14 +777,27 @@ Expected<LoadedModel> rlx::loadModel(StringRef path) {
                        "or a .gguf file");
   llvm::SmallString<128> cfgPath(path);
   llvm::sys::path::append(cfgPath, "config.json");
-  auto cfg = TransformerConfig::fromFile(cfgPath);
+  // A FIFO or a device would block or never end: regular files only.
+  Expected<std::unique_ptr<llvm::MemoryBuffer>> text = readRegularFile(cfgPath);
+  if (!text)
+    return text.takeError();
+  StringRef json = (*text)->getBuffer();
+  std::shared_ptr<const ModelRecipe> recipe = recipeForJSON(json);
+  auto cfg = recipe ? recipe->parseConfig(json, cfgPath)
+                    : TransformerConfig::fromJSON(json, cfgPath);
   if (!cfg)
     return cfg.takeError();
   auto weights = SafeTensorsFile::openModelDir(path);
   if (!weights)
     return weights.takeError();
   m.config = std::move(*cfg);
-  auto viewed = recipeWeights(m.config, std::move(*weights));
+  if (!recipe)
+    recipe = RecipeRegistry::global().lookup(m.config.modelType);
+  if (!recipe) {
+    m.weights = std::move(*weights);
+    return m;
+  }
+  auto viewed = recipe->mapWeights(m.config, std::move(*weights));
   if (!viewed)
     return viewed.takeError();
   m.weights = std::move(*viewed);
@@ -421,7 +808,60 @@ Expected<LoadedModel> rlx::loadModel(StringRef path) {
 // BERT
 //===----------------------------------------------------------------------===//
 
-BertFlow::BertFlow(TransformerConfig config) : cfg(std::move(config)) {}
+ModelFlow BertRecipe::flow(const FlowRequest &request) const {
+  const TransformerConfig &cfg = request.config;
+  const std::string &pre = request.weightPrefix;
+  ModelFlow f("bert");
+  f.profileEncoder();
+  f.input("input_ids", {kDynamic, kDynamic}, DType::I32)
+      .input("attention_mask", {kDynamic, kDynamic}, DType::I32)
+      .input("position_ids", {kDynamic, kDynamic}, DType::I32)
+      .input("token_type_ids", {kDynamic, kDynamic}, DType::I32);
+  float eps = cfg.normEpsilon;
+  f.tokenEmbed(pre + "embeddings.word_embeddings.weight")
+      .gatherAdd("position_ids", pre + "embeddings.position_embeddings.weight")
+      .gatherAdd("token_type_ids",
+                 pre + "embeddings.token_type_embeddings.weight")
+      .layerNorm(pre + "embeddings.LayerNorm", eps);
+  beforeLayers(f, request);
+  for (const Stage &s : request.before)
+    f.stage(s);
+  f.repeatLayers(cfg.numLayers, [&](unsigned i) {
+    BertLayerSpec spec;
+    spec.numHeads = cfg.numHeads;
+    spec.headDim = cfg.hidden / cfg.numHeads;
+    spec.hidden = cfg.hidden;
+    spec.intermediate = cfg.intermediate;
+    spec.layerNormEpsilon = eps;
+    spec.prefix = pre + "encoder.layer." + std::to_string(i) + ".";
+    spec.activation = cfg.activation;
+    if (request.encoderLayerHook)
+      return request.encoderLayerHook(i, spec);
+    return Stage([spec](FlowContext &ctx) -> Error {
+      std::vector<Stage> s = ModelFlow("").bertEncoderLayer(spec).takeStages();
+      return s.front()(ctx);
+    });
+  });
+  afterLayers(f, request);
+  for (const Stage &s : request.after)
+    f.stage(s);
+  f.output("last_hidden_state");
+  if (request.meanPooled)
+    f.meanPool("attention_mask").output("sentence_embedding");
+  patchFlow(f, request);
+  for (const auto &patch : request.patches)
+    patch(f);
+  return f;
+}
+
+BertFlow::BertFlow(TransformerConfig config)
+    : cfg(std::move(config)), arch(builtinRecipe("bert")) {}
+
+BertFlow::BertFlow(TransformerConfig config,
+                   std::shared_ptr<const ModelRecipe> recipe)
+    : cfg(std::move(config)), arch(std::move(recipe)) {
+  assert(arch && "BertFlow needs a recipe");
+}
 
 Expected<BertFlow> BertFlow::fromModelDir(StringRef dir) {
   auto cfg = configIn(dir, {"bert"});
@@ -449,41 +889,15 @@ BertFlow &BertFlow::weightPrefix(std::string p) {
 }
 
 ModelFlow BertFlow::flow(StringRef p) const {
-  std::string pre = p.str();
-  ModelFlow f("bert");
-  f.profileEncoder();
-  f.input("input_ids", {kDynamic, kDynamic}, DType::I32)
-      .input("attention_mask", {kDynamic, kDynamic}, DType::I32)
-      .input("position_ids", {kDynamic, kDynamic}, DType::I32)
-      .input("token_type_ids", {kDynamic, kDynamic}, DType::I32);
-  float eps = cfg.normEpsilon;
-  f.tokenEmbed(pre + "embeddings.word_embeddings.weight")
-      .gatherAdd("position_ids", pre + "embeddings.position_embeddings.weight")
-      .gatherAdd("token_type_ids",
-                 pre + "embeddings.token_type_embeddings.weight")
-      .layerNorm(pre + "embeddings.LayerNorm", eps);
-  f.repeatLayers(cfg.numLayers, [&](unsigned i) {
-    BertLayerSpec spec;
-    spec.numHeads = cfg.numHeads;
-    spec.headDim = cfg.hidden / cfg.numHeads;
-    spec.hidden = cfg.hidden;
-    spec.intermediate = cfg.intermediate;
-    spec.layerNormEpsilon = eps;
-    spec.prefix = pre + "encoder.layer." + std::to_string(i) + ".";
-    spec.activation = cfg.activation;
-    if (layerHook)
-      return layerHook(i, spec);
-    return Stage([spec](FlowContext &ctx) -> Error {
-      std::vector<Stage> s = ModelFlow("").bertEncoderLayer(spec).takeStages();
-      return s.front()(ctx);
-    });
-  });
-  f.output("last_hidden_state");
-  if (pooled)
-    f.meanPool("attention_mask").output("sentence_embedding");
-  for (const auto &patch : patches)
-    patch(f);
-  return f;
+  FlowRequest r;
+  r.config = cfg;
+  r.name = arch->name().str();
+  r.profile = CompileProfile::encoder();
+  r.weightPrefix = p.str();
+  r.meanPooled = pooled;
+  r.encoderLayerHook = layerHook;
+  r.patches = patches;
+  return arch->flow(r);
 }
 
 Expected<BuiltModel> BertFlow::build(const WeightSource &weights) const {
@@ -515,9 +929,10 @@ Expected<BuiltModel> BertFlow::build(const WeightSource &weights) const {
   Expected<BuiltModel> built = flow(p).build(weights);
   if (!built)
     return built.takeError();
+  FlowRequest request;
+  request.weightPrefix = p;
   auto head = [&](StringRef name) {
-    return name.starts_with("pooler.") || name.starts_with("cls.") ||
-           name.starts_with(p + "pooler.");
+    return arch->isIgnoredHead(name, request);
   };
   if (Error err = checkUnused(weights, *built, allowUnused, head))
     return std::move(err);
