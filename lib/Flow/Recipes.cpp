@@ -143,7 +143,9 @@ void ModelRecipe::embedding(ModelFlow &f, const FlowRequest &) const {
 
 LayerComposition ModelRecipe::composition(const FlowRequest &request) const {
   const TransformerConfig &cfg = request.config;
-  auto layerAt = [this, &request](unsigned i) {
+  // The composition may outlive `request`: it keeps a copy (the recipe must
+  // outlive it).
+  auto layerAt = [this, request](unsigned i) {
     return defaultLayer(request, i, layerSpec(request.config, i));
   };
   unsigned n = static_cast<unsigned>(cfg.numLayers);

@@ -153,6 +153,7 @@ public:
   virtual void embedding(ModelFlow &f, const FlowRequest &request) const;
   /// The layers, each the recipe's defaultLayer (homogeneous, or an
   /// alternating pair when the config's sliding-window layers alternate).
+  /// The composition refers to this recipe, which must outlive it.
   virtual LayerComposition composition(const FlowRequest &request) const;
   /// Layer `index` as parts (norms, SelfAttention, GatedMlp) with the fused
   /// HIR composite of `spec` (prefill) or its KV-cache form (decode).
