@@ -24,6 +24,9 @@ config.substitutions.append(("%rlx_tools", config.rlx_tools_dir))
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP", "XDG_RUNTIME_DIR",
                                      "OPENBLAS_CORETYPE", "VK_ICD_FILENAMES"])
 llvm_config.use_default_substitutions()
+# Tests see what the compiler does, not what an earlier run left in the
+# compile cache (tests of the cache pass --cache-dir).
+config.environment["RLX_NO_CACHE"] = "1"
 # `not` and `count` at the start of a RUN line are found on PATH.
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

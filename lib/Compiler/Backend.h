@@ -61,9 +61,17 @@ void dumpIR(llvm::StringRef dumpDir, llvm::StringRef name, mlir::Operation *op);
 
 /// CPU: LIR -> LLVM (convert-lir-to-llvm) -> JIT with MLIR's ExecutionEngine,
 /// run by a pool of `[backend.cpu] threads` threads.
+/// JITs `lir`; with `objectPath`, also writes the object code there (for
+/// the compile cache).
 llvm::Expected<CompiledModel> compileLIRForCpu(LIRModule &lir,
                                                const CompileProfile &profile,
-                                               CompileStats &stats);
+                                               CompileStats &stats,
+                                               llvm::StringRef objectPath = {});
+/// Links object code written by compileLIRForCpu into a fresh JIT.
+llvm::Expected<CompiledModel>
+loadCpuObject(std::unique_ptr<llvm::MemoryBuffer> object, Manifest manifest,
+              const CompileProfile &profile,
+              std::optional<uint64_t> memoryBudgetMB);
 /// CPU AOT: LIR -> LLVM -> `<prefix>.so` + `<prefix>.json`.
 llvm::Error compileLIRToLibrary(LIRModule &lir, llvm::StringRef prefix,
                                 const CompileProfile &profile,

@@ -18,7 +18,11 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h"
+#include "llvm/ExecutionEngine/SectionMemoryManager.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
@@ -75,9 +79,32 @@ static bool envFlag(const char *name) {
            v.equals_insensitive("off") || v.equals_insensitive("no"));
 }
 
+/// The symbols generated code calls that the process provides: OpenBLAS's
+/// sgemm, the micro-kernels and the runtime routines.
+static llvm::orc::SymbolMap
+runtimeSymbols(llvm::orc::MangleAndInterner interner) {
+  llvm::orc::SymbolMap map;
+  map[interner("cblas_sgemm")] = {
+      llvm::orc::ExecutorAddr::fromPtr(&cblas_sgemm),
+      llvm::JITSymbolFlags::Exported};
+  struct Adder {
+    llvm::orc::MangleAndInterner &interner;
+    llvm::orc::SymbolMap &map;
+  } adder{interner, map};
+  rlx_for_each_kernel_symbol(
+      [](const char *name, void *address, void *user) {
+        auto *a = static_cast<Adder *>(user);
+        a->map[a->interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                     llvm::JITSymbolFlags::Exported};
+      },
+      &adder);
+  return map;
+}
+
 Expected<CompiledModel> detail::compileLIRForCpu(LIRModule &lir,
                                                  const CompileProfile &profile,
-                                                 CompileStats &stats) {
+                                                 CompileStats &stats,
+                                                 StringRef objectPath) {
   PhaseTimer phase(stats);
   if (Error err = lowerToLLVM(lir, profile, stats))
     return std::move(err);
@@ -94,30 +121,13 @@ Expected<CompiledModel> detail::compileLIRForCpu(LIRModule &lir,
   // JIT code: RLX_JIT_PERF=1 (perf), RLX_JIT_GDB=1 (gdb).
   eo.enablePerfNotificationListener = envFlag("RLX_JIT_PERF");
   eo.enableGDBNotificationListener = envFlag("RLX_JIT_GDB");
+  // The compile cache stores the object code the JIT produced.
+  eo.enableObjectDump = !objectPath.empty();
   auto engine = mlir::ExecutionEngine::create(*lir.module, eo);
   if (!engine)
     return fail("JIT compilation failed: " +
                 llvm::toString(engine.takeError()));
-  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap map;
-    map[interner("cblas_sgemm")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&cblas_sgemm),
-        llvm::JITSymbolFlags::Exported};
-    // The micro-kernels and runtime routines the kernels call.
-    struct Adder {
-      llvm::orc::MangleAndInterner &interner;
-      llvm::orc::SymbolMap &map;
-    } adder{interner, map};
-    rlx_for_each_kernel_symbol(
-        [](const char *name, void *address, void *user) {
-          auto *a = static_cast<Adder *>(user);
-          a->map[a->interner(name)] = {
-              llvm::orc::ExecutorAddr::fromPtr(address),
-              llvm::JITSymbolFlags::Exported};
-        },
-        &adder);
-    return map;
-  });
+  (*engine)->registerSymbols(runtimeSymbols);
   std::string symbol =
       spmd::kCInterfacePrefix + lir.manifest.entry + spmd::kSpmdSuffix;
   auto addr = (*engine)->lookup(symbol);
@@ -125,12 +135,65 @@ Expected<CompiledModel> detail::compileLIRForCpu(LIRModule &lir,
     return fail("JIT: no symbol '" + symbol +
                 "': " + llvm::toString(addr.takeError()));
   phase.done("jit");
+  if (!objectPath.empty())
+    (*engine)->dumpToObjectFile(objectPath);
   std::shared_ptr<mlir::ExecutionEngine> owner = std::move(*engine);
   return CompiledModel(std::move(lir.manifest),
                        std::make_unique<CpuExecutor>(
                            reinterpret_cast<CpuExecutor::SpmdFn>(*addr),
                            std::static_pointer_cast<void>(owner),
                            cpuThreadCount(profile.backend.cpu.threads)));
+}
+
+Expected<CompiledModel>
+detail::loadCpuObject(std::unique_ptr<llvm::MemoryBuffer> object,
+                      Manifest manifest, const CompileProfile &profile,
+                      std::optional<uint64_t> memoryBudgetMB) {
+  // As mlir::ExecutionEngine links what it compiles: RuntimeDyld with a
+  // section memory manager, the runtime's symbols, then the process's.
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return builder.takeError();
+  auto jit =
+      llvm::orc::LLJITBuilder()
+          .setJITTargetMachineBuilder(std::move(*builder))
+          .setObjectLinkingLayerCreator(
+              [](llvm::orc::ExecutionSession &es)
+                  -> Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+                return std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+                    es, [](const llvm::MemoryBuffer &) {
+                      return std::make_unique<llvm::SectionMemoryManager>();
+                    });
+              })
+          .create();
+  if (!jit)
+    return jit.takeError();
+  llvm::orc::JITDylib &main = (*jit)->getMainJITDylib();
+  llvm::orc::MangleAndInterner interner((*jit)->getExecutionSession(),
+                                        (*jit)->getDataLayout());
+  if (Error err =
+          main.define(llvm::orc::absoluteSymbols(runtimeSymbols(interner))))
+    return std::move(err);
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!process)
+    return process.takeError();
+  main.addGenerator(std::move(*process));
+  if (Error err = (*jit)->addObjectFile(std::move(object)))
+    return std::move(err);
+  std::string symbol =
+      spmd::kCInterfacePrefix + manifest.entry + spmd::kSpmdSuffix;
+  auto addr = (*jit)->lookup(symbol);
+  if (!addr)
+    return fail("cached object code has no symbol '" + symbol +
+                "': " + llvm::toString(addr.takeError()));
+  std::shared_ptr<llvm::orc::LLJIT> owner = std::move(*jit);
+  return CompiledModel::create(std::move(manifest),
+                               std::make_unique<CpuExecutor>(
+                                   addr->toPtr<CpuExecutor::SpmdFn>(),
+                                   std::static_pointer_cast<void>(owner),
+                                   cpuThreadCount(profile.backend.cpu.threads)),
+                               memoryBudgetMB);
 }
 
 Error detail::compileLIRToLibrary(LIRModule &lir, StringRef prefix,

@@ -7,6 +7,7 @@
 
 #include "RLX/Compiler/Session.h"
 #include "Backend.h"
+#include "CompileCache.h"
 #include "RLX/Conversion/LIRToLLVM/LIRToLLVM.h"
 #include "RLX/Conversion/MIRToLIR/MIRToLIR.h"
 #include "RLX/Conversion/Passes.h"
@@ -655,19 +656,112 @@ std::string CompileStats::phaseSummary() const {
 
 Expected<CompiledModel> Session::compile(mlir::ModuleOp module,
                                          const CompileOptions &options) {
+std::string rlx::defaultCompileCacheDir() {
+  if (const char *off = std::getenv("RLX_NO_CACHE")) {
+    StringRef v(off);
+    if (!(v.empty() || v == "0" || v.equals_insensitive("false") ||
+          v.equals_insensitive("off") || v.equals_insensitive("no")))
+      return "";
+  }
+  if (const char *dir = std::getenv("RLX_CACHE_DIR"); dir && *dir)
+    return dir;
+  llvm::SmallString<256> path;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    path = xdg;
+  else if (const char *home = std::getenv("HOME"); home && *home)
+    llvm::sys::path::append(path, home, ".cache");
+  else
+    return "";
+  llvm::sys::path::append(path, "rlx");
+  return std::string(path);
+}
+
+/// CompileOptions::cacheMaxBytes, else $RLX_CACHE_MAX_MB (0: the default).
+static uint64_t cacheCap(const CompileOptions &options) {
+  if (options.cacheMaxBytes)
+    return options.cacheMaxBytes;
+  uint64_t mb = 0;
+  if (const char *env = std::getenv("RLX_CACHE_MAX_MB"))
+    if (StringRef(env).getAsInteger(10, mb))
+      mb = 0;
+  return mb << 20;
+}
+
   auto start = std::chrono::steady_clock::now();
   Expected<Impl::Lowered> lowered = impl->lower(module, options);
   if (!lowered)
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  };
+  // The cache holds CPU code; IR dumps need the compile to run.
+  std::optional<detail::CompileCache> cache;
+  std::vector<std::string> cacheWarnings;
+  std::string key;
+  if (!options.cacheDir.empty() && options.dumpDir.empty() &&
+      impl->device == Device::Cpu) {
+    cache.emplace(options.cacheDir, cacheCap(options));
+    if (Error err = cache->prepare()) {
+      cacheWarnings.push_back(llvm::toString(std::move(err)) +
+                              "; compiling without the cache");
+      cache.reset();
+    }
+  }
+  if (cache) {
+    key = detail::CompileCache::key(module, options, impl->device);
+    if (std::optional<detail::CacheEntry> hit =
+            cache->lookup(key, cacheWarnings)) {
+      Expected<CompiledModel> model =
+          detail::loadCpuObject(std::move(hit->object), hit->manifest,
+                                options.profile, options.memoryBudgetMB);
+      if (model) {
+        impl->stats = std::move(hit->stats);
+        impl->stats.cached = true;
+        impl->stats.cacheEntry = cache->entryPath(key);
+        impl->stats.compileSeconds = seconds();
+        impl->stats.phaseSeconds = {{"cached", impl->stats.compileSeconds}};
+        if (options.onPhase)
+          options.onPhase("cached", impl->stats.compileSeconds);
+        llvm::append_range(impl->stats.warnings, cacheWarnings);
+        impl->build = std::move(hit->build);
+        model->setBuildInfo(impl->build);
+        return model;
+      }
+      // A budget refusal is the model's answer, cached or not.
+      std::string message = llvm::toString(model.takeError());
+      if (StringRef(message).contains("memory budget"))
+        return fail(message);
+      cacheWarnings.push_back("compile cache: entry '" + cache->entryPath(key) +
+                              "' does not load (" + message +
+                              "); it was compiled again");
+    }
+  }
     return lowered.takeError();
   Expected<CompiledModel> model =
       impl->device == Device::Cpu
-          ? detail::compileLIRForCpu(*lowered, options.profile, impl->stats)
-          : detail::compileLIRForVulkan(*lowered, options.profile, impl->stats);
+  CompileStats &stats = impl->stats;
+  std::string objectPath = cache ? cache->objectScratchPath(key) : "";
+  // Kept before code generation moves the manifest into the model.
+  Manifest manifest = cache ? lowered->manifest : Manifest();
+          ? detail::compileLIRForCpu(*lowered, options.profile, stats,
+                                     objectPath)
+          : detail::compileLIRForVulkan(*lowered, options.profile, stats);
   if (model)
     model->setBuildInfo(impl->build);
-  impl->stats.compileSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+  if (model && cache) {
+    detail::CacheEntry entry;
+    entry.manifest = std::move(manifest);
+    entry.build = impl->build;
+    // Warnings about the profile are the compile's, and come back with it.
+    entry.stats = stats;
+    cache->store(key, entry, objectPath, cacheWarnings);
+    stats.cacheEntry = cache->entryPath(key);
+  } else if (cache) {
+    llvm::sys::fs::remove(objectPath);
+  }
+  llvm::append_range(stats.warnings, cacheWarnings);
+  stats.compileSeconds = seconds();
   return model;
 }
 

@@ -143,11 +143,7 @@ void Generator::reserveCache(int64_t rows) {
   }
 }
 
-Expected<Generator::Graph *> Generator::graph(int64_t past, int64_t count) {
-  auto key = std::make_pair(past, count);
-  auto it = graphs.find(key);
-  if (it != graphs.end())
-    return &it->second;
+Expected<CompiledModel> Generator::compileGraph(int64_t past, int64_t count) {
   const TransformerConfig &c = recipe.config();
   int64_t kv = c.numKvHeads * c.headDim;
   CompileOptions o = options;
@@ -165,6 +161,61 @@ Expected<Generator::Graph *> Generator::graph(int64_t past, int64_t count) {
     return model.takeError();
   statistics.compileSeconds += since(start);
   ++statistics.graphsCompiled;
+  if (session.lastStats().cached)
+    ++statistics.graphsCached;
+  for (const std::string &w : session.lastStats().warnings)
+    if (!llvm::is_contained(statistics.compileWarnings, w))
+      statistics.compileWarnings.push_back(w);
+  return model;
+}
+
+/// The past bucket of a step starting at `start`: at least 16 slots,
+/// doubling.
+static int64_t pastBucket(int64_t start) {
+  int64_t past = 16;
+  while (past < start)
+    past *= 2;
+  return past;
+}
+
+Expected<unsigned> Generator::precompile(int64_t promptTokens,
+                                         unsigned maxNewTokens) {
+  if (promptTokens <= 0)
+    return fail("the prompt is empty");
+  if (promptTokens + maxNewTokens > maxContext)
+    return fail("prompt of " + llvm::Twine(promptTokens) + " tokens + " +
+                llvm::Twine(maxNewTokens) +
+                " new tokens exceeds the maximum of " +
+                llvm::Twine(maxContext) + " tokens of context");
+  // The graphs generate() runs: the prompt's, then one per bucket of the
+  // decode steps (the last new token is not fed back).
+  std::vector<std::pair<int64_t, int64_t>> keys = {
+      {pastBucket(0), promptTokens}};
+  for (int64_t start = promptTokens;
+       start + 1 < promptTokens + static_cast<int64_t>(maxNewTokens); ++start)
+    if (keys.back() != std::make_pair(pastBucket(start), int64_t(1)))
+      keys.emplace_back(pastBucket(start), 1);
+  unsigned compiled = 0;
+  for (auto [past, count] : keys) {
+    if (graphs.count({past, count}))
+      continue;
+    Expected<CompiledModel> model = compileGraph(past, count);
+    if (!model)
+      return model.takeError();
+    ++compiled;
+  }
+  return compiled;
+}
+
+Expected<Generator::Graph *> Generator::graph(int64_t past, int64_t count) {
+  auto key = std::make_pair(past, count);
+  auto it = graphs.find(key);
+  if (it != graphs.end())
+    return &it->second;
+  Expected<CompiledModel> model = compileGraph(past, count);
+  if (!model)
+    return model.takeError();
+  const TransformerConfig &c = recipe.config();
   Graph g;
   g.model = std::make_unique<CompiledModel>(std::move(*model));
   if (pool) {
@@ -199,9 +250,7 @@ Expected<std::vector<float>> Generator::step(llvm::ArrayRef<int32_t> tokens,
     return fail("the context of " + llvm::Twine(start + n) +
                 " tokens exceeds the maximum of " + llvm::Twine(maxContext));
   // The past is the cache rounded up to a bucket (at least 16 slots).
-  int64_t past = 16;
-  while (past < start)
-    past *= 2;
+  int64_t past = pastBucket(start);
   Expected<Graph *> graph = this->graph(past, n);
   if (!graph)
     return graph.takeError();

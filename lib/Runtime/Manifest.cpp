@@ -169,7 +169,9 @@ llvm::Expected<Manifest> Manifest::fromJSON(llvm::StringRef text,
     if (!dt)
       return bad(fileName,
                  "entry '" + e.name + "': unknown dtype '" + *dtype + "'");
-    if (isQuantized(*dt))
+    // Parameters may be kept as stored (ggml blocks, read by the
+    // micro-kernels); what runs in and out is a runtime type.
+    if (isQuantized(*dt) && e.kind != IOKind::Param)
       return bad(fileName, "entry '" + e.name + "': dtype '" + *dtype +
                                "' is a storage format, not a runtime type");
     e.dtype = *dt;

@@ -13,6 +13,9 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("RLX_BUILD_DIR", ROOT / "build"))
 RLX_RUN = BUILD / "bin" / "rlx-run"
+# Tests see what the compiler does, not what an earlier run left in the
+# compile cache (test_compile_cache.py passes --cache-dir).
+os.environ["RLX_NO_CACHE"] = "1"
 
 
 def mlir_type(a):

@@ -36,16 +36,19 @@ static llvm::raw_ostream &report(const ModelRunOptions &o) {
 }
 
 static void printCompile(Session &session, llvm::StringRef what,
-                         llvm::raw_ostream &os) {
+                         llvm::raw_ostream &os, bool warnings = true) {
   const CompileStats &s = session.lastStats();
-  os << "compiled " << what << " in " << llvm::format("%.3f", s.compileSeconds)
-     << " s: " << s.kernels << " kernels (" << s.kernelFunctions
-     << " functions), arena " << s.arenaBytes << " bytes (naive "
-     << s.naiveBytes << "), params " << s.paramBytes << " bytes\n"
+  os << (s.cached ? "loaded " : "compiled ") << what
+     << (s.cached ? " from the compile cache" : "") << " in "
+     << llvm::format("%.3f", s.compileSeconds) << " s: " << s.kernels
+     << " kernels (" << s.kernelFunctions << " functions), arena "
+     << s.arenaBytes << " bytes (naive " << s.naiveBytes << "), params "
+     << s.paramBytes << " bytes\n"
      << "  fused ops: " << s.fusedOps << "\n"
      << "  compile phases: " << s.phaseSummary() << "\n";
-  for (const std::string &w : s.warnings)
-    llvm::errs() << "rlx-run: warning: " << w << "\n";
+  if (warnings)
+    for (const std::string &w : s.warnings)
+      llvm::errs() << "rlx-run: warning: " << w << "\n";
   if (!s.fusionReport.empty())
     os << "  " << s.fusionReport << "\n";
 }
@@ -100,6 +103,15 @@ static Error runEncoder(Session &session, LoadedModel &m,
   if (!o.quiet)
     printCompile(session, "bert encoder (" + std::to_string(t) + " tokens)",
                  report(o));
+  if (o.precompile) {
+    report(o) << "precompiled the encoder for " << t << " tokens"
+              << (session.lastStats().cached ? " (already in the compile cache)"
+                                             : "")
+              << (c.cacheDir.empty() ? "; no compile cache (--no-cache)"
+                                     : " into " + c.cacheDir)
+              << "\n";
+    return Error::success();
+  }
   if (Error err = model->loadParams(*m.weights))
     return err;
   printWarnings(model->loadWarnings());
@@ -243,6 +255,21 @@ static Error runDecoder(Session &session, LoadedModel &m,
   if (!gen)
     return gen.takeError();
   printWarnings((*gen)->buildWarnings());
+  if (o.precompile) {
+    Expected<unsigned> graphs = (*gen)->precompile(t, o.maxNewTokens);
+    if (!graphs)
+      return graphs.takeError();
+    const GenerationStats &s = (*gen)->stats();
+    printWarnings(s.compileWarnings);
+    report(o) << "precompiled " << *graphs << " graphs for a prompt of " << t
+              << " tokens and " << o.maxNewTokens << " new tokens ("
+              << s.graphsCached << " already in the compile cache) in "
+              << llvm::format("%.2f", s.compileSeconds) << " s"
+              << (c.cacheDir.empty() ? "; no compile cache (--no-cache)"
+                                     : " into " + c.cacheDir)
+              << "\n";
+    return Error::success();
+  }
 
   // Full-sequence logits of the prompt (the parity check).
   if (!o.logitsOut.empty()) {
@@ -308,6 +335,14 @@ static Error runDecoder(Session &session, LoadedModel &m,
     if (!std::exchange(warned, true))
       printWarnings((*gen)->stats().warnings);
   };
+  // Every graph's compile warnings, each once: those of the prompt graph
+  // with its first token, those of later graphs at the end.
+  size_t compileWarned = 0;
+  auto warnCompile = [&] {
+    llvm::ArrayRef<std::string> all = (*gen)->stats().compileWarnings;
+    printWarnings(all.drop_front(compileWarned));
+    compileWarned = all.size();
+  };
   Expected<std::vector<int32_t>> tokens = (*gen)->generate(
       o.prompt, o.maxNewTokens, o.sampling,
       [&](int32_t token) {
@@ -318,9 +353,10 @@ static Error runDecoder(Session &session, LoadedModel &m,
                            std::chrono::steady_clock::now() - started)
                            .count();
         if (!printedCompile && !o.quiet) {
-          printCompile(session, "the prompt graph", os);
+          printCompile(session, "the prompt graph", os, /*warnings=*/false);
           printedCompile = true;
         }
+        warnCompile();
         if (stream && !llvm::is_contained(stop, token)) {
           llvm::outs() << stream->step(token);
           llvm::outs().flush();
@@ -328,6 +364,7 @@ static Error runDecoder(Session &session, LoadedModel &m,
       },
       o.stepLogitsOut.empty() ? nullptr : &steps, stop);
   warnLoad();
+  warnCompile();
   if (stream) {
     llvm::outs() << stream->finish() << "\n";
     llvm::outs().flush();
@@ -356,7 +393,8 @@ static Error runDecoder(Session &session, LoadedModel &m,
        << llvm::format("%.1f", s.prefillTokensPerSecond())
        << " tok/s); decode: " << s.decodeSteps << " steps, "
        << llvm::format("%.1f", s.decodeTokensPerSecond()) << " tok/s; "
-       << s.graphsCompiled << " graphs compiled in "
+       << s.graphsCompiled << " graphs compiled (" << s.graphsCached
+       << " from the compile cache) in "
        << llvm::format("%.2f", s.compileSeconds) << " s; weights "
        << "loaded in " << llvm::format("%.2f", s.loadSeconds)
        << " s; first token after " << llvm::format("%.2f", firstToken)

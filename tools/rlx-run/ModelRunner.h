@@ -54,6 +54,10 @@ struct ModelRunOptions {
   /// prompt's length (8 tokens when no --prompt-ids are given), print its
   /// reflection and stop.
   DescribeFormat describe = DescribeFormat::None;
+  /// `--precompile`: compile the graphs a run with these options would use
+  /// (a decoder's prompt graph and decode buckets, or the encoder) into the
+  /// compile cache, and stop without loading weights.
+  bool precompile = false;
 };
 
 /// Runs an HF-style model directory (config.json + safetensors) or a GGUF

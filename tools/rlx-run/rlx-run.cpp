@@ -181,6 +181,26 @@ static cl::opt<std::string> describe(
     cl::value_desc("text|json"), cl::cat(category));
 static cl::opt<bool> quiet("quiet", cl::desc("Print outputs only"),
                            cl::cat(category));
+static cl::opt<std::string> cacheDir(
+    "cache-dir",
+    cl::desc("The compile cache: a CPU compile of the same module, shapes "
+             "and profile on the same CPU by the same RLX build loads its "
+             "code from here instead of compiling (default: $RLX_CACHE_DIR, "
+             "else $XDG_CACHE_HOME/rlx, else ~/.cache/rlx; "
+             "$RLX_CACHE_MAX_MB caps its size, 2048 by default)"),
+    cl::value_desc("dir"), cl::cat(category));
+static cl::opt<bool>
+    noCache("no-cache",
+            cl::desc("Compile everything anew and store nothing (also "
+                     "RLX_NO_CACHE=1)"),
+            cl::cat(category));
+static cl::opt<bool> precompile(
+    "precompile",
+    cl::desc("--model: compile the graphs a run with these options would use "
+             "(the prompt graph and the decode buckets for --max-new-tokens, "
+             "or the encoder) into the compile cache and exit, without "
+             "loading weights"),
+    cl::cat(modelCategory));
 static cl::opt<int64_t> memoryBudgetMB(
     "memory-budget-mb",
     cl::desc("Refuse a model whose arena and parameters (or a KV cache) "
@@ -343,6 +363,16 @@ int main(int argc, char **argv) {
                 "but '" +
                 options.dumpDir + "' is a file");
   options.entry = entry;
+  if (noCache && cacheDir.getNumOccurrences())
+    return fail("--cache-dir and --no-cache are exclusive");
+  if (!noCache)
+    options.cacheDir = cacheDir.getNumOccurrences() ? std::string(cacheDir)
+                                                    : defaultCompileCacheDir();
+  if (precompile && modelPath.empty())
+    return fail("--precompile compiles a --model's graphs; give --model");
+  if (precompile && options.cacheDir.empty())
+    return fail("--precompile fills the compile cache, which is off "
+                "(--no-cache, RLX_NO_CACHE or no $HOME): give --cache-dir");
   if (memoryBudgetMB >= 0)
     options.memoryBudgetMB = memoryBudgetMB;
 
@@ -410,6 +440,7 @@ int main(int argc, char **argv) {
     m.profileGiven =
         !profilePath.empty() || !presetName.empty() || !policy.empty();
     m.describe = describeAs;
+    m.precompile = precompile;
     if (llvm::Error err = runModel(session, m)) {
       // Every message names the model (a directory or a .gguf file).
       std::string message = llvm::toString(std::move(err));
@@ -480,7 +511,8 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (!quiet)
-    llvm::outs() << "compiled " << inputFile << " in "
+    llvm::outs() << (stats.cached ? "loaded " : "compiled ") << inputFile
+                 << (stats.cached ? " from the compile cache" : "") << " in "
                  << llvm::format("%.3f", stats.compileSeconds)
                  << " s: " << stats.kernels << " kernels ("
                  << stats.kernelFunctions << " functions), arena "

@@ -121,6 +121,15 @@ TEST(RuntimeHardeningTest, EntryTypesAndNames) {
       errorOf(Manifest::fromJSON(inputManifest("q8_0", "[32]"), "m.json")),
       "m.json: entry 'x': dtype 'q8_0' is a storage format, not a "
       "runtime type");
+  // A parameter kept as stored (the compile cache's manifests) reads back.
+  llvm::Expected<Manifest> stored = Manifest::fromJSON(
+      R"({"entry": "f", "arena_size": 0, "param_size": 68, "entries": [)"
+      R"({"kind": "param", "name": "w", "offset": 0, "dtype": "q8_0", )"
+      R"("shape": [2, 32]}]})",
+      "m.json");
+  ASSERT_TRUE(bool(stored)) << llvm::toString(stored.takeError());
+  EXPECT_EQ(stored->entries[0].dtype, DType::Q8_0);
+  EXPECT_EQ(stored->entries[0].byteSize(), 68u);
   EXPECT_EQ(
       errorOf(Manifest::fromJSON(
           inputManifest("f32", "[1]", "0", R"(, "alignment": 0)"), "m.json")),

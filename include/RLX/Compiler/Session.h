@@ -61,7 +61,21 @@ struct CompileOptions {
   /// Called as each compile phase (CompileStats::phaseSeconds) completes,
   /// with its name and seconds: progress for long compiles.
   std::function<void(llvm::StringRef phase, double seconds)> onPhase;
+  /// The persistent compile cache's directory (empty: none; the tools use
+  /// defaultCompileCacheDir()). A CPU compile whose module, profile, entry
+  /// and input shapes, host CPU and RLX build match an entry loads its code
+  /// instead of compiling; a new one is stored. Damaged entries are removed
+  /// and compiled again with a warning. IR dumps (dumpDir) bypass it.
+  std::string cacheDir;
+  /// The most bytes the cache keeps (least recently used entries are
+  /// evicted beyond); 0: 2 GiB, or $RLX_CACHE_MAX_MB.
+  uint64_t cacheMaxBytes = 0;
 };
+
+/// The compile cache's default directory: $RLX_CACHE_DIR, else
+/// $XDG_CACHE_HOME/rlx, else $HOME/.cache/rlx; empty (no cache) when none is
+/// set or RLX_NO_CACHE is set (to anything but "", 0, false, off or no).
+std::string defaultCompileCacheDir();
 
 /// What the last compile did.
 struct CompileStats {
@@ -69,7 +83,9 @@ struct CompileStats {
   /// Where compileSeconds went, in order: "specialize", "hir-to-mir",
   /// "fusion", "mir-to-lir", then on the CPU "lir-decisions", "lir-to-llvm"
   /// and "jit" (or
-  /// "llvm-codegen" for AOT libraries), on Vulkan "lir-to-spirv" and
+  /// "llvm-codegen" for AOT libraries), on Vulkan "lir-to-spirv",
+  /// "spirv-validate-opt" (spirv-tools validation and, under
+  /// `[backend.spirv] optimize`, spirv-opt; "spirv-validate" without) and
   /// "vulkan-pipelines" (shader modules, pipelines, the command buffer).
   std::vector<std::pair<std::string, double>> phaseSeconds;
   uint64_t arenaBytes = 0, naiveBytes = 0, peakLiveBytes = 0, paramBytes = 0;
@@ -83,6 +99,10 @@ struct CompileStats {
   /// Things the compile could not honour but went on without (profile hints
   /// this back end does not implement), one sentence each.
   std::vector<std::string> warnings;
+  /// The compile was loaded from the compile cache (phaseSeconds holds one
+  /// "cached" phase); cacheEntry names the entry file read or written.
+  bool cached = false;
+  std::string cacheEntry;
 
   /// "specialize 0.001 s, hir-to-mir 0.012 s, ..." from phaseSeconds.
   std::string phaseSummary() const;

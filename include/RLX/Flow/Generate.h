@@ -48,6 +48,8 @@ struct GenerationStats {
   double prefillSeconds = 0, decodeSeconds = 0, compileSeconds = 0,
          loadSeconds = 0;
   unsigned graphsCompiled = 0;
+  /// Of those, the graphs the compile cache held (nothing compiled).
+  unsigned graphsCached = 0;
   /// Bytes of cached keys and values copied into the graphs' past inputs.
   /// A graph that keeps its past in the head of its present (lir-plan-arena)
   /// takes only the rows it has not seen; others take the whole past at
@@ -56,6 +58,10 @@ struct GenerationStats {
   /// What loading the weights reported (CompiledModel::loadWarnings: NaN or
   /// infinities in a weight), known once the first graph is compiled.
   std::vector<std::string> warnings;
+  /// What compiling the graphs reported (CompileStats::warnings: profile
+  /// hints not implemented, compile cache entries rebuilt), each once, in
+  /// order.
+  std::vector<std::string> compileWarnings;
   double prefillTokensPerSecond() const {
     return prefillSeconds > 0 ? promptTokens / prefillSeconds : 0;
   }
@@ -102,6 +108,14 @@ public:
            std::vector<std::vector<float>> *stepLogits = nullptr,
            llvm::ArrayRef<int32_t> stopTokens = {});
 
+  /// Compiles the graphs generate() runs for a prompt of `promptTokens`
+  /// and `maxNewTokens` new tokens, without loading weights or running
+  /// them: with a compile cache (CompileOptions::cacheDir), a later process
+  /// generates without compiling. Returns how many graphs it compiled (or
+  /// loaded from the cache).
+  llvm::Expected<unsigned> precompile(int64_t promptTokens,
+                                      unsigned maxNewTokens);
+
   const GenerationStats &stats() const { return statistics; }
   const TransformerConfig &config() const { return recipe.config(); }
   /// What building the recipe reported (BuiltModel::warnings: config keys
@@ -126,6 +140,8 @@ private:
   };
   /// The graph for `past` cached tokens and `count` new ones.
   llvm::Expected<Graph *> graph(int64_t past, int64_t count);
+  /// Compiles that graph (its weights not loaded).
+  llvm::Expected<CompiledModel> compileGraph(int64_t past, int64_t count);
   /// Runs `tokens` at positions [start, start + n) over the cache; returns
   /// the logits of the last one and appends the new keys and values.
   llvm::Expected<std::vector<float>> step(llvm::ArrayRef<int32_t> tokens,
