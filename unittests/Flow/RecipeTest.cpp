@@ -575,6 +575,14 @@ TEST(Recipe, HookReplacesTheAttentionOfLayer3) {
     return ctx.index() == 3 ? ctx.withAttention(std::make_shared<NoAttention>())
                             : ctx.defaultStage();
   });
+  // The replaced attention reads none of layer 3's attention weights: an
+  // error naming them, unless allowed.
+  auto refused = hooked.build(w);
+  ASSERT_FALSE(static_cast<bool>(refused));
+  EXPECT_NE(llvm::toString(refused.takeError())
+                .find("'model.layers.3.self_attn.q_proj.weight'"),
+            std::string::npos);
+  hooked.allowUnusedWeights();
   auto built = hooked.build(w);
   ASSERT_TRUE(static_cast<bool>(built)) << llvm::toString(built.takeError());
   // Layers 0-2 stay the fused composite; layer 3 is composed.
