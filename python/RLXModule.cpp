@@ -498,6 +498,7 @@ static nb::dict profileDict(const CompileProfile &p) {
   spirv["device"] = p.backend.spirv.device;
   spirv["workgroup_size"] = p.backend.spirv.workgroupSize;
   spirv["cooperative_matrix"] = p.backend.spirv.cooperativeMatrix;
+  spirv["optimize"] = p.backend.spirv.optimize;
   backend["cpu"] = cpu;
   backend["spirv"] = spirv;
   all["fusion"] = fusion;
@@ -629,7 +630,10 @@ void python::registerProfile(nb::module_ &m) {
       .def_rw("workgroup_size", &CP::SpirvBackendProfile::workgroupSize,
               "Default workgroup size, a power of two in [1, 1024].")
       .def_rw("cooperative_matrix", &CP::SpirvBackendProfile::cooperativeMatrix,
-              "Use VK_KHR_cooperative_matrix for GEMMs.");
+              "Use VK_KHR_cooperative_matrix for GEMMs.")
+      .def_rw("optimize", &CP::SpirvBackendProfile::optimize,
+              "Run spirv-opt's performance passes on every kernel (each is "
+              "validated either way).");
   valueSemantics(spirv);
 
   nb::class_<CP::BackendProfile> backend(profile, "BackendProfile",

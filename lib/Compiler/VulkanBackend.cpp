@@ -8,12 +8,16 @@
 // The Vulkan back end of the Session: open the device first (its limits and
 // features configure the code generator), run rlx-gpu-pipeline on the
 // planned LIR, serialize every spirv.module, read the dispatch schedule off
-// the annotated lir.entry and hand both to a Vulkan executor.
+// the annotated lir.entry and hand both to a Vulkan executor. Every module
+// is validated with spirv-tools (an invalid one is an error naming its
+// kernel) and, under `[backend.spirv] optimize`, run through spirv-opt's
+// performance passes and validated again.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
 #include "RLX/Conversion/LIRToSPIRV/LIRToSPIRV.h"
+#include "RLX/Conversion/LIRToSPIRV/SPIRVTools.h"
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
@@ -73,9 +77,11 @@ static_assert(static_cast<int>(mlir::rlx::lir::MemorySpace::Arena) ==
               static_cast<int>(mlir::rlx::lir::MemorySpace::Constants) ==
                   static_cast<int>(BufferSpace::Constants));
 
-/// The kernels and the dispatch schedule convert-lir-to-spirv produced.
+/// The kernels and the dispatch schedule convert-lir-to-spirv produced,
+/// each kernel validated and, with `optimize`, optimized.
 static Expected<vulkan::Program> extractProgram(mlir::ModuleOp module,
-                                                mlir::rlx::lir::EntryOp entry) {
+                                                mlir::rlx::lir::EntryOp entry,
+                                                bool optimize) {
   vulkan::Program program;
   llvm::StringMap<unsigned> kernelIndex;
   for (auto m : module.getOps<mlir::spirv::ModuleOp>()) {
@@ -84,14 +90,22 @@ static Expected<vulkan::Program> extractProgram(mlir::ModuleOp module,
       return fail("SPIR-V serialization of " +
                   m.getName().value_or("a module") + " failed");
     vulkan::Kernel k;
-    k.name =
-        StringRef(m.getName().value_or(""))
-            .drop_front(
-                StringRef(m.getName().value_or("")).starts_with("__spv__") ? 7
-                                                                           : 0);
+    StringRef name = m.getName().value_or("");
+    name.consume_front("__spv__");
+    k.name = name.str();
     for (auto ep : m.getOps<mlir::spirv::EntryPointOp>())
       k.entryPoint = ep.getFn().str();
-    k.spirv.assign(words.begin(), words.end());
+    if (Error err = mlir::rlx::validateSpirv(words, k.name))
+      return std::move(err);
+    if (optimize) {
+      Expected<std::vector<uint32_t>> optimized =
+          mlir::rlx::optimizeSpirv(words, k.name);
+      if (!optimized)
+        return optimized.takeError();
+      k.spirv = std::move(*optimized);
+    } else {
+      k.spirv.assign(words.begin(), words.end());
+    }
     kernelIndex[m.getName().value_or("")] = program.kernels.size();
     program.kernels.push_back(std::move(k));
   }
@@ -187,9 +201,12 @@ detail::compileLIRForVulkan(LIRModule &lir, const CompileProfile &profile,
   phase.done("lir-to-spirv");
   detail::dumpIR(lir.dumpDir, "05-spirv.mlir", *lir.module);
 
-  Expected<vulkan::Program> program = extractProgram(*lir.module, entry);
+  Expected<vulkan::Program> program =
+      extractProgram(*lir.module, entry, profile.backend.spirv.optimize);
   if (!program)
     return program.takeError();
+  phase.done(profile.backend.spirv.optimize ? "spirv-validate-opt"
+                                            : "spirv-validate");
   stats.kernelFunctions = program->kernels.size();
   auto executor =
       vulkan::createExecutor(*device, std::move(*program), lir.manifest);

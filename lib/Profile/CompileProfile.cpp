@@ -93,9 +93,10 @@ bool CompileProfile::CpuBackendProfile::operator==(
 
 bool CompileProfile::SpirvBackendProfile::operator==(
     const SpirvBackendProfile &other) const {
-  return std::tie(unfuseRegions, device, workgroupSize, cooperativeMatrix) ==
+  return std::tie(unfuseRegions, device, workgroupSize, cooperativeMatrix,
+                  optimize) ==
          std::tie(other.unfuseRegions, other.device, other.workgroupSize,
-                  other.cooperativeMatrix);
+                  other.cooperativeMatrix, other.optimize);
 }
 
 bool CompileProfile::BackendProfile::operator==(
@@ -127,8 +128,9 @@ static constexpr StringRef precisionKeys[] = {"compute", "mixed", "weights",
                                               "kv_cache"};
 static constexpr StringRef backendKeys[] = {"cpu", "spirv"};
 static constexpr StringRef cpuKeys[] = {"unfuse_regions", "gemm", "threads"};
-static constexpr StringRef spirvKeys[] = {
-    "unfuse_regions", "device", "workgroup_size", "cooperative_matrix"};
+static constexpr StringRef spirvKeys[] = {"unfuse_regions", "device",
+                                          "workgroup_size",
+                                          "cooperative_matrix", "optimize"};
 
 /// The noun for a TOML node's type, as used in "got <type>".
 static StringRef typeName(const toml::node &node) {
@@ -477,8 +479,10 @@ void ProfileReader::readBackend(const toml::table &table,
                      else if (key == "workgroup_size")
                        readUnsigned(node, path, 1, maxWorkgroupSize,
                                     /*powerOfTwo=*/true, spirv.workgroupSize);
-                     else
+                     else if (key == "cooperative_matrix")
                        readBool(node, path, spirv.cooperativeMatrix);
+                     else
+                       readBool(node, path, spirv.optimize);
                    });
       });
 }
@@ -619,7 +623,8 @@ std::string CompileProfile::toToml() const {
   os << "\n"
      << "workgroup_size = " << backend.spirv.workgroupSize << "\n"
      << "cooperative_matrix = " << boolText(backend.spirv.cooperativeMatrix)
-     << "\n";
+     << "\n"
+     << "optimize = " << boolText(backend.spirv.optimize) << "\n";
   return text;
 }
 

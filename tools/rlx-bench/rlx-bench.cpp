@@ -14,6 +14,8 @@
 // - one LLaMA-1B-shaped decoder layer (prefill T=128, decode at past=128)
 //   and one BERT-base layer (T=128), random f32 weights;
 // - a 16-layer LLaMA-1B-shaped model: compile time, prefill, decode tok/s;
+// - the same LLaMA and BERT layers on Vulkan (lavapipe in CI) with kernels
+//   optimized by spirv-opt and without (`[backend.spirv] optimize`);
 // - the peers, each a subprocess running bench/peers.py with the project's
 //   Python: PyTorch eager (its best thread setting), ONNX Runtime and IREE
 //   (llvm-cpu, host CPU) on ONNX exports of the same layers.
@@ -69,10 +71,10 @@ static cl::opt<std::string> jsonOut("json", cl::desc("Write results as JSON"),
                                     cl::value_desc("file"), cl::cat(category));
 static cl::opt<std::string>
     only("only",
-         cl::desc("Sections to run, comma-separated: gemm, layers, model, "
-                  "peers, models (default: all but models: whole GGUF "
-                  "models beside llama.cpp, bench/models.py, minutes and "
-                  "GBs of files)"),
+         cl::desc("Sections to run, comma-separated: gemm, layers, spirv, "
+                  "model, peers, models (default: all but models: whole "
+                  "GGUF models beside llama.cpp, bench/models.py, minutes "
+                  "and GBs of files)"),
          cl::init(""), cl::cat(category));
 static cl::opt<unsigned> repsOpt("reps", cl::desc("Timed runs per case"),
                                  cl::init(0), cl::cat(category));
@@ -1006,6 +1008,80 @@ static Error benchLayers(Report &report, unsigned reps) {
   return Error::success();
 }
 
+//===----------------------------------------------------------------------===//
+// SPIR-V: kernels optimized by spirv-opt or not
+//===----------------------------------------------------------------------===//
+
+/// The LLaMA prefill and BERT layers on Vulkan, compiled with
+/// `[backend.spirv] optimize` on ("rlx") and off: the run time of every
+/// kernel of the layer, and the compile time spirv-tools adds. Without a
+/// Vulkan device the figures are n/a with the reason.
+static void benchSpirv(Report &report, unsigned reps) {
+  // Smaller layers than the CPU's: lavapipe runs them on the CPU too.
+  Dims l = quick ? llamaDims() : Dims{1024, 16, 4, 64, 4096};
+  Dims b = bertDims();
+  int64_t t = layerT();
+  std::string section = "SPIR-V kernels on Vulkan (spirv-opt on / off)";
+  auto run = [&](Case &c, const std::string &mlir, const RandomWeights &w,
+                 const TensorMap_t &in) {
+    for (bool optimize : {true, false}) {
+      std::string who = optimize ? "rlx" : "rlx (spirv unoptimized)";
+      Session session(Device::Vulkan);
+      CompileOptions o;
+      o.profile.backend.spirv.optimize = optimize;
+      double compile = 0;
+      Expected<Stats> s =
+          timeModule(session, mlir, w, in, 1, reps, o, &compile);
+      if (!s) {
+        c.missing(who, llvm::toString(s.takeError()));
+        continue;
+      }
+      c.add(who, *s);
+      c.extra[(optimize ? "compile s (optimized)"
+                        : "compile s (unoptimized)")] = compile;
+      for (const auto &[phase, seconds] : session.lastStats().phaseSeconds)
+        if (StringRef(phase).starts_with("spirv-validate"))
+          c.extra[phase + " s"] = seconds;
+    }
+  };
+  {
+    Case c;
+    c.section = section;
+    c.name = "vulkan llama layer prefill T=" + std::to_string(t) + " (hidden " +
+             std::to_string(l.hidden) + ")";
+    c.flops = llamaLayerFlops(l, t, 0);
+    RandomWeights w;
+    addLlamaLayerWeights(w, l);
+    std::vector<int32_t> pos(t);
+    std::iota(pos.begin(), pos.end(), 0);
+    TensorMap_t in;
+    in.emplace("x", Tensor::fromF32({1, t, l.hidden},
+                                    randomData(t * l.hidden, 1.0f, 4)));
+    in.emplace("pos", Tensor::fromI32({1, t}, pos));
+    run(c, llamaPrefillMlir(l, t), w, in);
+    report.cases.push_back(std::move(c));
+  }
+  {
+    Case c;
+    c.section = section;
+    c.name = "vulkan bert layer T=" + std::to_string(t);
+    c.flops = bertLayerFlops(b, t);
+    RandomWeights w;
+    addBertWeights(w, b);
+    TensorMap_t in;
+    in.emplace("x", Tensor::fromF32({1, t, b.hidden},
+                                    randomData(t * b.hidden, 1.0f, 8)));
+    run(c, bertMlir(b, t), w, in);
+    report.cases.push_back(std::move(c));
+  }
+  report.notes.push_back(
+      "SPIR-V: one layer run on the Vulkan device (every kernel dispatched, "
+      "input and output copies included), with spirv-opt's performance "
+      "passes on every kernel ('rlx', the default) and without; every "
+      "module is validated either way ('spirv-validate[-opt] s' is that "
+      "compile phase).");
+}
+
 static Error benchModel(Report &report, unsigned reps) {
   Dims l = llamaDims();
   int64_t layers = quick ? 2 : 16, t = layerT();
@@ -1360,6 +1436,8 @@ int main(int argc, char **argv) {
     ok &= check(benchGemms(report, reps), "GEMMs");
   if (wanted("layers"))
     ok &= check(benchLayers(report, reps), "layers");
+  if (wanted("spirv"))
+    benchSpirv(report, reps);
   if (wanted("peers") && wanted("layers"))
     benchPeers(report, reps);
   if (wanted("model"))

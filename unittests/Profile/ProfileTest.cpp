@@ -74,6 +74,7 @@ CompileProfile nonDefaultProfile() {
   profile.backend.spirv.device = "llvmpipe \"quoted\" \\ tab\t nl\n \x01 é";
   profile.backend.spirv.workgroupSize = 256;
   profile.backend.spirv.cooperativeMatrix = true;
+  profile.backend.spirv.optimize = false;
   return profile;
 }
 
@@ -100,6 +101,7 @@ TEST(CompileProfileTest, DefaultsMatchSeed) {
   EXPECT_EQ(profile.backend.spirv.device, "");
   EXPECT_EQ(profile.backend.spirv.workgroupSize, 64u);
   EXPECT_FALSE(profile.backend.spirv.cooperativeMatrix);
+  EXPECT_TRUE(profile.backend.spirv.optimize);
   EXPECT_EQ(profile, CompileProfile::llama32Prefill());
 }
 
@@ -165,6 +167,8 @@ TEST(CompileProfileTest, EqualityComparesEveryField) {
       differsAfter([](CompileProfile &p) { p.backend.spirv.device = "gpu"; }));
   EXPECT_TRUE(differsAfter(
       [](CompileProfile &p) { p.backend.spirv.cooperativeMatrix = true; }));
+  EXPECT_TRUE(differsAfter(
+      [](CompileProfile &p) { p.backend.spirv.optimize = false; }));
   EXPECT_EQ(changed, nonDefaultProfile());
 }
 
@@ -235,6 +239,7 @@ unfuse_regions = true
 device = "llvmpipe \"quoted\" \\ tab\t nl\n \u0001 é"
 workgroup_size = 256
 cooperative_matrix = true
+optimize = false
 )toml");
   EXPECT_EQ(profile, nonDefaultProfile());
 }
@@ -294,6 +299,7 @@ unfuse_regions = false
 device = ""
 workgroup_size = 64
 cooperative_matrix = false
+optimize = true
 )toml");
 }
 
@@ -428,6 +434,12 @@ TEST(CompileProfileTest, ErrorUnknownKey) {
   EXPECT_EQ(errorOf("[backend.spirv]\n  workgroupsize = 32\n"),
             "<string>:2:3: unknown key 'backend.spirv.workgroupsize'; did you "
             "mean 'workgroup_size'?");
+  EXPECT_EQ(errorOf("[backend.spirv]\noptimise = false\n"),
+            "<string>:2:1: unknown key 'backend.spirv.optimise'; did you mean "
+            "'optimize'?");
+  EXPECT_EQ(errorOf("[backend.spirv]\noptimize = 1\n"),
+            "<string>:2:12: 'backend.spirv.optimize' must be a boolean, got "
+            "integer");
   EXPECT_EQ(errorOf("version = 1\n"),
             "<string>:1:1: unknown key 'version'; expected one of 'fusion', "
             "'passes', 'precision', 'backend'");

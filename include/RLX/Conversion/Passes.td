@@ -203,13 +203,17 @@ def ConvertLIRToSPIRVPass : Pass<"convert-lir-to-spirv", "ModuleOp"> {
 def RLXSerializeSPIRVPass : Pass<"rlx-serialize-spirv", "ModuleOp"> {
   let summary = "Write every spirv.module as a SPIR-V binary";
   let description = [{
-    Serializes each `spirv.module` with `mlir::spirv::serialize` and writes
-    it to `<output-dir>/<module name>.spv` (for `spirv-val` and
-    `spirv-dis`). The IR is not changed.
+    Serializes each `spirv.module` with `mlir::spirv::serialize`, validates
+    it with spirv-tools for Vulkan 1.1 (as the Vulkan back end does: an
+    invalid module is an error on the `spirv.module` naming its kernel) and
+    writes it to `<output-dir>/<module name>.spv` (for `spirv-dis`). The IR
+    is not changed.
   }];
   let options = [
     Option<"outputDir", "output-dir", "std::string", /*default=*/"\".\"",
-           "Directory for the .spv files">
+           "Directory for the .spv files">,
+    Option<"validate", "validate", "bool", /*default=*/"true",
+           "Validate every module with spirv-tools before writing it">
   ];
 }
 

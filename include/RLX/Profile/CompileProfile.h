@@ -132,6 +132,9 @@ struct CompileProfile {
     unsigned workgroupSize = 64;
     /// `cooperative_matrix`: use VK_KHR_cooperative_matrix for GEMMs.
     bool cooperativeMatrix = false;
+    /// `optimize`: run spirv-opt's performance passes on every kernel
+    /// (each module is validated either way).
+    bool optimize = true;
 
     bool operator==(const SpirvBackendProfile &other) const;
     bool operator!=(const SpirvBackendProfile &other) const {

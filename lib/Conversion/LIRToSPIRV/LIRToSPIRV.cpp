@@ -22,6 +22,7 @@
 
 #include "RLX/Conversion/LIRToSPIRV/LIRToSPIRV.h"
 #include "GPUKernelEmitter.h"
+#include "RLX/Conversion/LIRToSPIRV/SPIRVTools.h"
 #include "RLX/Conversion/Passes.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
@@ -453,6 +454,14 @@ struct RLXSerializeSPIRVPass
       SmallVector<uint32_t> words;
       if (failed(spirv::serialize(m, words)))
         return signalPassFailure();
+      if (validate) {
+        StringRef name = m.getName().value_or("module");
+        name.consume_front("__spv__");
+        if (llvm::Error err = validateSpirv(words, name)) {
+          m.emitError(llvm::toString(std::move(err)));
+          return signalPassFailure();
+        }
+      }
       llvm::SmallString<128> path(outputDir);
       llvm::sys::path::append(path, m.getName().value_or("module") + ".spv");
       std::error_code ec;
