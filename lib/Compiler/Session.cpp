@@ -149,6 +149,8 @@ static Expected<DType> dtypeOf(mlir::Type t) {
     return DType::I32;
   if (t.isInteger(64))
     return DType::I64;
+  if (t.isInteger(16))
+    return DType::I16;
   if (t.isInteger(8))
     return DType::I8;
   if (t.isInteger(1))

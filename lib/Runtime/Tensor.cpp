@@ -94,18 +94,9 @@ llvm::Expected<Tensor> rlx::readTensorNpy(llvm::StringRef path) {
 }
 
 llvm::Error rlx::writeTensorNpy(llvm::StringRef path, const Tensor &t) {
-  switch (t.dtype()) {
-  case DType::F32:
-    return writeNpy(path, t.shape(), t.data<float>());
-  case DType::I32:
-    return writeNpy(path, t.shape(), t.data<int32_t>());
-  case DType::I64:
-    return writeNpy(path, t.shape(), t.data<int64_t>());
-  case DType::Bool:
-    return writeNpyBool(path, t.shape(), t.data<uint8_t>());
-  default:
+  if (!npyDescrOf(t.dtype()))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    path + ": no .npy writer for " +
                                        t.describe());
-  }
+  return writeNpy(path, t.dtype(), t.shape(), t.bytes());
 }

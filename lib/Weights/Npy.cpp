@@ -10,7 +10,6 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -36,6 +35,49 @@ Expected<std::vector<float>> NpyArray::toF32() const {
   if (Error err = decodeToF32(dtype, data, result))
     return std::move(err);
   return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Element types
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct NpyDescr {
+  DType dtype;
+  const char *descr;
+};
+} // namespace
+
+/// The descr each plain DType is written with, and read from. numpy has no
+/// bfloat16: bf16 is the raw 16 bits as a 2-byte void ('|V2'), which numpy
+/// reads as `np.load(f).view(np.uint16)` (or `.view(ml_dtypes.bfloat16)`).
+static constexpr NpyDescr kNpyDescrs[] = {
+    {DType::F32, "<f4"},  {DType::F16, "<f2"}, {DType::BF16, "|V2"},
+    {DType::F64, "<f8"},  {DType::I8, "|i1"},  {DType::I16, "<i2"},
+    {DType::I32, "<i4"},  {DType::I64, "<i8"}, {DType::U8, "|u1"},
+    {DType::Bool, "|b1"},
+};
+
+std::optional<DType> dtypeOfNpyDescr(StringRef descr) {
+  for (const NpyDescr &d : kNpyDescrs) {
+    StringRef want(d.descr);
+    if (descr == want)
+      return d.dtype;
+    // A single byte or a void type has no byte order: numpy writes '|' and
+    // reads '<', '>' and '=' as the same type.
+    if (want[0] == '|' && descr.size() == 3 &&
+        StringRef("<>=").contains(descr[0]) &&
+        descr.drop_front() == want.drop_front())
+      return d.dtype;
+  }
+  return std::nullopt;
+}
+
+std::optional<StringRef> npyDescrOf(DType dtype) {
+  for (const NpyDescr &d : kNpyDescrs)
+    if (d.dtype == dtype)
+      return StringRef(d.descr);
+  return std::nullopt;
 }
 
 //===----------------------------------------------------------------------===//
@@ -161,16 +203,7 @@ Error HeaderParser::parse(NpyArray &out) {
     return error("missing 'shape'");
   if (*fortran)
     return error("Fortran order is not supported");
-  std::optional<DType> dtype = StringSwitch<std::optional<DType>>(*descr)
-                                   .Case("<f4", DType::F32)
-                                   .Case("<f2", DType::F16)
-                                   .Case("<f8", DType::F64)
-                                   .Case("<i4", DType::I32)
-                                   .Case("<i8", DType::I64)
-                                   .Case("|i1", DType::I8)
-                                   .Case("|u1", DType::U8)
-                                   .Case("|b1", DType::Bool)
-                                   .Default(std::nullopt);
+  std::optional<DType> dtype = dtypeOfNpyDescr(*descr);
   if (!dtype)
     return error("unsupported descr '" + *descr + "'");
   out.dtype = *dtype;
@@ -242,13 +275,16 @@ Expected<NpyArray> readNpy(StringRef path) {
 // Writing
 //===----------------------------------------------------------------------===//
 
+/// Writes `data` as `descr` elements; `perElement` values of T make one
+/// element (raw bytes of a wider type).
 template <typename T>
 static Error writeNpyImpl(StringRef path, ArrayRef<int64_t> shape,
-                          ArrayRef<T> data, StringRef descr) {
+                          ArrayRef<T> data, StringRef descr,
+                          uint64_t perElement = 1) {
   Expected<uint64_t> count = numElements(shape);
   if (!count)
     return createStringError(path + ": " + toString(count.takeError()));
-  if (*count != data.size())
+  if (*count * perElement != data.size())
     return createStringError(path + ": shape " + formatShape(shape) + " has " +
                              Twine(*count) + " elements, but " +
                              Twine(data.size()) + " values were given");
@@ -307,6 +343,27 @@ Error writeNpyBool(StringRef path, ArrayRef<int64_t> shape,
   for (auto [b, v] : llvm::zip(bits, data))
     b = v != 0;
   return writeNpyImpl(path, shape, ArrayRef<uint8_t>(bits), "|b1");
+}
+
+Error writeNpy(StringRef path, DType dtype, ArrayRef<int64_t> shape,
+               ArrayRef<uint8_t> bytes) {
+  std::optional<StringRef> descr = npyDescrOf(dtype);
+  if (!descr)
+    return createStringError(path + ": no .npy type for " + dtypeName(dtype) +
+                             formatShape(shape));
+  if (dtype == DType::Bool)
+    return writeNpyBool(path, shape, bytes);
+  Expected<uint64_t> need = storageBytes(dtype, shape);
+  if (!need)
+    return createStringError(path + ": " + toString(need.takeError()));
+  if (*need != bytes.size())
+    return createStringError(path + ": " + dtypeName(dtype) + " shape " +
+                             formatShape(shape) + " needs " + Twine(*need) +
+                             " bytes, but " + Twine(bytes.size()) +
+                             " were given");
+  // The bytes are little-endian already: written as they are, one byte per
+  // "element" of the header's element count check.
+  return writeNpyImpl(path, shape, bytes, *descr, dtypeBlockBytes(dtype));
 }
 
 } // namespace rlx

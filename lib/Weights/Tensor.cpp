@@ -43,9 +43,9 @@ static constexpr DTypeDesc kDTypes[] = {
     {DType::Q6_K, "q6_K", 256, 210}, {DType::Q4_1, "q4_1", 32, 20},
     {DType::Q5_0, "q5_0", 32, 22},   {DType::Q5_1, "q5_1", 32, 24},
     {DType::Q2_K, "q2_K", 256, 84},  {DType::Q3_K, "q3_K", 256, 110},
-    {DType::Q5_K, "q5_K", 256, 176},
+    {DType::Q5_K, "q5_K", 256, 176}, {DType::I16, "i16", 1, 2},
 };
-static_assert(std::size(kDTypes) == static_cast<size_t>(DType::Q5_K) + 1,
+static_assert(std::size(kDTypes) == static_cast<size_t>(DType::I16) + 1,
               "kDTypes must list every DType, in enumerator order");
 
 static const DTypeDesc &desc(DType dtype) {
@@ -236,6 +236,9 @@ Error decodeToF32(DType dtype, ArrayRef<uint8_t> src,
   case DType::I8:
     decodeEach<int8_t>(p, dst, [](int8_t v) { return float(v); });
     break;
+  case DType::I16:
+    decodeEach<int16_t>(p, dst, [](int16_t v) { return float(v); });
+    break;
   case DType::I32:
     decodeEach<int32_t>(p, dst, [](int32_t v) { return float(v); });
     break;
@@ -342,6 +345,7 @@ uint64_t countNonFinite(DType dtype, ArrayRef<uint8_t> bytes) {
   case DType::F64:
     return countExponentAllOnes<uint64_t>(bytes, 0x7ff0000000000000ull);
   case DType::I8:
+  case DType::I16:
   case DType::I32:
   case DType::I64:
   case DType::U8:

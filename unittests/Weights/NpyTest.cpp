@@ -184,6 +184,56 @@ TEST_F(NpyTest, ShapeOverflow) {
                 "overflows 64 bits"));
 }
 
+TEST_F(NpyTest, RoundTripEveryPlainDType) {
+  // Each type's storage bytes, written with its descr and read back as they
+  // are, in shapes [2, 3], [] and [0, 4].
+  const std::pair<DType, StringRef> cases[] = {
+      {DType::Bool, "|b1"}, {DType::I8, "|i1"},   {DType::I16, "<i2"},
+      {DType::I32, "<i4"},  {DType::I64, "<i8"},  {DType::U8, "|u1"},
+      {DType::F16, "<f2"},  {DType::BF16, "|V2"}, {DType::F32, "<f4"},
+      {DType::F64, "<f8"}};
+  const llvm::SmallVector<int64_t> shapes[] = {{2, 3}, {}, {0, 4}};
+  for (auto [dtype, descr] : cases) {
+    EXPECT_EQ(npyDescrOf(dtype), std::optional<StringRef>(descr));
+    EXPECT_EQ(dtypeOfNpyDescr(descr), std::optional<DType>(dtype));
+    for (const auto &shape : shapes) {
+      uint64_t size = *storageBytes(dtype, shape);
+      std::vector<uint8_t> bytes(size);
+      for (size_t i = 0; i < size; ++i)
+        bytes[i] = dtype == DType::Bool ? i % 2 : uint8_t(i * 37 + 11);
+      ASSERT_EQ(errorOf(writeNpy(path("a.npy"), dtype, shape, bytes)),
+                "<success>")
+          << dtypeName(dtype).str();
+      std::vector<uint8_t> file = readFile("a.npy");
+      StringRef text(reinterpret_cast<const char *>(file.data()), file.size());
+      EXPECT_TRUE(text.contains("'descr': '" + descr.str() + "'"));
+      auto arr = readNpy(path("a.npy"));
+      ASSERT_TRUE(bool(arr)) << errorOf(std::move(arr));
+      EXPECT_EQ(arr->dtype, dtype);
+      EXPECT_EQ(arr->shape, shape);
+      EXPECT_EQ(arr->data, bytes) << dtypeName(dtype).str();
+    }
+  }
+}
+
+TEST_F(NpyTest, ByteOrderOfSingleBytesAndVoid) {
+  EXPECT_EQ(dtypeOfNpyDescr("<b1"), std::optional<DType>(DType::Bool));
+  EXPECT_EQ(dtypeOfNpyDescr("<V2"), std::optional<DType>(DType::BF16));
+  EXPECT_EQ(dtypeOfNpyDescr("=i1"), std::optional<DType>(DType::I8));
+  EXPECT_EQ(dtypeOfNpyDescr(">i2"), std::nullopt);
+  EXPECT_EQ(dtypeOfNpyDescr("<u2"), std::nullopt);
+  EXPECT_EQ(dtypeOfNpyDescr("|V4"), std::nullopt);
+  EXPECT_EQ(npyDescrOf(DType::Q8_0), std::nullopt);
+}
+
+TEST_F(NpyTest, WriteBytesMismatchAndQuantized) {
+  std::vector<uint8_t> bytes(5);
+  EXPECT_EQ(errorOf(writeNpy(path("a.npy"), DType::F16, {3}, bytes)),
+            msg("f16 shape [3] needs 6 bytes, but 5 were given"));
+  EXPECT_EQ(errorOf(writeNpy(path("a.npy"), DType::Q8_0, {32}, bytes)),
+            msg("no .npy type for q8_0[32]"));
+}
+
 TEST_F(NpyTest, WriteShapeMismatch) {
   std::vector<float> v(5);
   EXPECT_EQ(errorOf(writeNpy(path("a.npy"), {2, 3}, v)),

@@ -17,6 +17,7 @@
 
 #include "RLX/Weights/Tensor.h"
 
+#include <optional>
 #include <vector>
 
 namespace rlx {
@@ -33,9 +34,12 @@ struct NpyArray {
   llvm::Expected<std::vector<float>> toF32() const;
 };
 
-/// Reads a .npy file. Supported descr: '<f4', '<f2', '<f8', '<i4', '<i8',
-/// '|i1', '|u1', '|b1'. Fortran order is rejected; the data must be exactly
-/// the size the shape implies.
+/// Reads a .npy file. Supported descr: '<f4', '<f2', '<f8', '|i1', '<i2',
+/// '<i4', '<i8', '|u1', '|b1', and '|V2' for bf16 (numpy has no bfloat16:
+/// the raw bits as a 2-byte void, `np.load(f).view(np.uint16)` in numpy).
+/// A single-byte or void descr may carry any byte-order character. Fortran
+/// order is rejected; the data must be exactly the size the shape implies.
+/// 0-d arrays (shape ()) and empty ones (a 0 in the shape) are read.
 llvm::Expected<NpyArray> readNpy(llvm::StringRef path);
 
 /// Parses .npy bytes; `description` names them in messages.
@@ -53,6 +57,17 @@ llvm::Error writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
 /// Booleans ('|b1'), one byte each; a nonzero byte is written as 1.
 llvm::Error writeNpyBool(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
                          llvm::ArrayRef<uint8_t> data);
+/// Any plain DType (every one but the ggml block types) from its
+/// little-endian storage bytes, with the descr readNpy reads back; errors
+/// if `bytes` is not the storage size of `shape`.
+llvm::Error writeNpy(llvm::StringRef path, DType dtype,
+                     llvm::ArrayRef<int64_t> shape,
+                     llvm::ArrayRef<uint8_t> bytes);
+
+/// The DType of a .npy descr ('<f4', '|V2', ...), if readNpy reads it.
+std::optional<DType> dtypeOfNpyDescr(llvm::StringRef descr);
+/// The descr a DType is written with; none for the ggml block types.
+std::optional<llvm::StringRef> npyDescrOf(DType dtype);
 
 } // namespace rlx
 

@@ -49,11 +49,12 @@ enum class DType : uint8_t {
   Q2_K,
   Q3_K,
   Q5_K,
+  I16,
 };
 
 /// The canonical name (ggml's spelling for the quantized types): "f32",
 /// "f16", "bf16", "f64", "i8", "i32", "i64", "u8", "bool", "q8_0", "q4_0",
-/// "q4_K", "q6_K", "q4_1", "q5_0", "q5_1", "q2_K", "q3_K", "q5_K".
+/// "q4_K", "q6_K", "q4_1", "q5_0", "q5_1", "q2_K", "q3_K", "q5_K", "i16".
 llvm::StringRef dtypeName(DType dtype);
 
 /// The type named `name`, compared case-insensitively with dtypeName().
