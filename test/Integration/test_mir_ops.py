@@ -84,6 +84,73 @@ def test_unary(rlx, name, shape):
     check(rlx, f"mir.{name} %a0 : {{T}}", [x], fn(x).astype(np.float32))
 
 
+# Rounding and sign: exact in f32 (numpy's round is half to even, as
+# mir.round). Inputs hold halves, integers, signed zeros, large values and
+# the non-finite ones.
+ROUNDING = {"abs": np.abs, "floor": np.floor, "ceil": np.ceil,
+            "round": np.round, "sign": np.sign}
+
+
+def rounding_inputs(*shape):
+    x = randn(*shape, scale=4.0)
+    flat = x.reshape(-1)
+    specials = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.0, -0.0, 3.0,
+                         -7.0, 1e20, -1e20, 8388609.0, np.inf, -np.inf],
+                        np.float32)
+    n = min(flat.size, specials.size)
+    flat[:n] = specials[:n]
+    return x
+
+
+@pytest.mark.parametrize("name", sorted(ROUNDING))
+@pytest.mark.parametrize("shape", [(2, 7, 37), (1,), (5, 1, 16), ()])
+def test_rounding(rlx, name, shape):
+    x = rounding_inputs(*shape)
+    check(rlx, f"mir.{name} %a0 : {{T}}", [x],
+          ROUNDING[name](x).astype(np.float32), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("lo,hi", [(-1.0, 1.0), (0.0, 6.0), (0.5, 0.5),
+                                   ("-inf", 2.0), (-3.0, "inf")])
+@pytest.mark.parametrize("shape", [(2, 7, 37), (1,), ()])
+def test_clip(rlx, lo, hi, shape):
+    x = rounding_inputs(*shape)
+    attr = lambda v: f"0x{np.float32(float(v)).view(np.uint32):08X} : f32"
+    check(rlx, f"mir.clip %a0 {{min = {attr(lo)}, max = {attr(hi)}}} : {{T}}",
+          [x], np.clip(x, np.float32(float(lo)), np.float32(float(hi))),
+          rtol=0, atol=0)
+
+
+def test_clip_nan(rlx):
+    x = np.array([np.nan, -5.0, 5.0, 0.25], np.float32)
+    out = rlx.run(module("mir.clip %a0 {min = -1.0 : f32, max = 1.0 : f32} : {T}",
+                         [x], x), {"a0": x})["out"]
+    np.testing.assert_array_equal(out, np.clip(x, -1, 1))
+
+
+def test_sign_nan(rlx):
+    x = np.array([np.nan, -np.nan, 1.0, -3.0, 0.0], np.float32)
+    out = rlx.run(module("mir.sign %a0 : {T}", [x], x), {"a0": x})["out"]
+    np.testing.assert_array_equal(out, np.sign(x))
+
+
+def test_rounding_chain(rlx):
+    """floor(round(abs(x))), sign(-x): each op's kernel, folded or not."""
+    x = rounding_inputs(3, 5, 11)
+    t = mlir_type(x)
+    mlir = (f'func.func @f(%x: {t} {{rlx.name = "a0"}}) -> ({t} {{rlx.name = "out"}}) {{\n'
+            f"  %n = mir.neg %x : ({t}) -> {t}\n"
+            f"  %a = mir.abs %n : ({t}) -> {t}\n"
+            f"  %r = mir.round %a : ({t}) -> {t}\n"
+            f"  %f = mir.floor %r : ({t}) -> {t}\n"
+            f"  %s = mir.sign %f : ({t}) -> {t}\n"
+            f"  %m = mir.mul %s, %f : ({t}, {t}) -> {t}\n"
+            f"  return %m : {t}\n}}\n")
+    out = rlx.run(mlir, {"a0": x})["out"]
+    f = np.floor(np.round(np.abs(x)))
+    np.testing.assert_array_equal(out, np.sign(f) * f)
+
+
 def test_gelu_tanh(rlx):
     x = randn(3, 5, 33)
     check(rlx, "mir.gelu %a0 {tanh_approx} : {T}", [x], gelu_tanh(x))
@@ -253,12 +320,128 @@ def test_reduce(rlx, name, fn, axes, keep):
           [x], expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("name,fn", [("reduce_min", np.min),
+                                     ("reduce_prod", np.prod)])
+@pytest.mark.parametrize("axes,keep", [((2,), False), ((1,), True),
+                                       ((0, 2), False), ((0, 1, 2), True)])
+def test_reduce_min_prod(rlx, name, fn, axes, keep):
+    # Products of values near 1 stay in range over 3 * 7 * 37 factors.
+    x = (1 + randn(3, 7, 37, scale=0.05)) if name == "reduce_prod" \
+        else randn(3, 7, 37)
+    x = x.astype(np.float32)
+    expected = fn(x.astype(np.float64), axis=axes, keepdims=keep)
+    axes_s = ", ".join(map(str, axes))
+    keep_s = ", keep_dims" if keep else ""
+    check(rlx, f"mir.{name} %a0 {{axes = array<i64: {axes_s}>{keep_s}}} : {{T}}",
+          [x], expected.astype(np.float32), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name,fn", [("reduce_min", np.min),
+                                     ("reduce_prod", np.prod),
+                                     ("reduce_max", np.max)])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_reduce_integers(rlx, name, fn, dtype):
+    """Integer identities: the signed extremes for min/max, 1 for prod."""
+    hi = 3 if name == "reduce_prod" else 1 << 30
+    x = rng.integers(-hi, hi, (4, 5, 3)).astype(dtype)
+    check(rlx, f"mir.{name} %a0 {{axes = array<i64: 0, 2>}} : {{T}}", [x],
+          fn(x, axis=(0, 2)).astype(dtype), rtol=0, atol=0)
+
+
+def test_reduce_min_all_positive(rlx):
+    """Threads of a GPU workgroup without elements start from +inf, never 0."""
+    x = np.abs(randn(3, 7, 37)) + 0.5
+    check(rlx, "mir.reduce_min %a0 {axes = array<i64: 1>, keep_dims} : {T}",
+          [x], x.min(1, keepdims=True), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("name,fn", [("argmax", np.argmax),
+                                     ("argmin", np.argmin)])
+@pytest.mark.parametrize("shape,axis,keep", [((3, 7, 37), -1, False),
+                                             ((3, 7, 37), 1, True),
+                                             ((3, 7, 37), 0, False),
+                                             ((1, 1, 1), -3, False),
+                                             ((17,), 0, False),
+                                             ((5, 1), 1, True)])
+def test_arg_reduce(rlx, name, fn, shape, axis, keep):
+    x = randn(*shape)
+    expected = fn(x, axis=axis, keepdims=keep).astype(np.int64)
+    keep_s = ", keep_dims" if keep else ""
+    check(rlx, f"mir.{name} %a0 {{axis = {axis} : i64{keep_s}}} : {{T}}", [x],
+          expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("name,fn", [("argmax", np.argmax),
+                                     ("argmin", np.argmin)])
+def test_arg_reduce_ties_nan_and_integers(rlx, name, fn):
+    """Ties give the first index; the first NaN wins, as NumPy; integers."""
+    x = np.array([[1.0, 3.0, 3.0, -2.0, -2.0],
+                  [np.nan, 5.0, np.nan, -9.0, 1.0],
+                  [4.0, 4.0, np.nan, 4.0, -9.0]], np.float32)
+    check(rlx, f"mir.{name} %a0 {{axis = 1 : i64}} : {{T}}", [x],
+          fn(x, axis=1).astype(np.int64), rtol=0, atol=0)
+    i = rng.integers(-5, 5, (4, 9)).astype(np.int32)
+    check(rlx, f"mir.{name} %a0 {{axis = 0 : i64}} : {{T}}", [i],
+          fn(i, axis=0).astype(np.int64), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("shape,axis", [((3, 7, 37), -1), ((3, 7, 37), 1),
+                                        ((3, 7, 37), 0), ((1,), 0),
+                                        ((5, 1, 2), 1)])
+def test_cumsum(rlx, shape, axis):
+    x = randn(*shape)
+    expected = np.cumsum(x.astype(np.float64), axis=axis).astype(np.float32)
+    check(rlx, f"mir.cumsum %a0 {{axis = {axis} : i64}} : {{T}}", [x],
+          expected, rtol=1e-5, atol=1e-5)
+
+
+def test_cumsum_integers(rlx):
+    x = rng.integers(-100, 100, (4, 33)).astype(np.int64)
+    check(rlx, "mir.cumsum %a0 {axis = 1 : i64} : {T}", [x],
+          np.cumsum(x, axis=1), rtol=0, atol=0)
+
+
+def log_softmax(x, axis):
+    x64 = x.astype(np.float64)
+    s = x64 - x64.max(axis, keepdims=True)
+    return (s - np.log(np.exp(s).sum(axis, keepdims=True))).astype(np.float32)
+
+
+@pytest.mark.parametrize("shape,axis", [((3, 7, 129), -1), ((1, 1, 1), 0),
+                                        ((2, 128, 16), 1), ((5, 33), 0),
+                                        ((4, 3, 2, 9), -3)])
+def test_log_softmax(rlx, shape, axis):
+    x = randn(*shape, scale=3.0)
+    check(rlx, f"mir.log_softmax %a0 {{axis = {axis} : i64}} : {{T}}", [x],
+          log_softmax(x, axis), rtol=1e-5, atol=1e-4)
+
+
+def test_log_softmax_very_negative(rlx):
+    """Scores far apart: log_softmax stays finite where log(softmax) is
+    log(0) = -inf."""
+    x = np.array([[0.0, -200.0, -1000.0, 5.0]], np.float32)
+    check(rlx, "mir.log_softmax %a0 {axis = 1 : i64} : {T}", [x],
+          log_softmax(x, 1), rtol=1e-5, atol=1e-4)
+
+
 @pytest.mark.parametrize("shape", [(3, 7, 129), (1, 1, 1), (2, 128, 16)])
 def test_softmax(rlx, shape):
     x = randn(*shape, scale=3.0)
     e = np.exp(x - x.max(-1, keepdims=True))
     check(rlx, "mir.softmax %a0 {axis = -1 : i64} : {T}", [x],
           (e / e.sum(-1, keepdims=True)).astype(np.float32), rtol=1e-4)
+
+
+@pytest.mark.parametrize("shape,axis", [((3, 7, 129), 0), ((3, 7, 129), 1),
+                                        ((3, 7, 129), -2), ((5, 1, 9), 1),
+                                        ((17,), 0), ((2, 3, 4, 5), -3),
+                                        ((4, 33), 0)])
+def test_softmax_axis(rlx, shape, axis):
+    """Softmax over an axis other than the last: strided rows."""
+    x = randn(*shape, scale=3.0)
+    e = np.exp(x.astype(np.float64) - x.max(axis, keepdims=True))
+    check(rlx, f"mir.softmax %a0 {{axis = {axis} : i64}} : {{T}}", [x],
+          (e / e.sum(axis, keepdims=True)).astype(np.float32), rtol=1e-4)
 
 
 def rms_norm(x, w, eps, unit=False):
@@ -450,12 +633,86 @@ def test_gather(rlx):
           table[ids])
 
 
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_gather_negative_indices(rlx, axis):
+    """Indices computed in the graph (a constant here) may count from the end,
+    as np.take; inputs that index a gather are still checked against
+    [0, size) when they enter."""
+    table = randn(6, 5, 7)
+    size = table.shape[axis]
+    ids = np.array([[-1, 0, 2], [-size, size - 1, -2]], np.int32)
+    expected = np.take(table, ids, axis=axis)
+    t, rt = mlir_type(table), mlir_type(expected)
+    vals = ", ".join("[" + ", ".join(map(str, r)) + "]" for r in ids)
+    mlir = (f'func.func @f(%t: {t} {{rlx.name = "a0"}}) -> ({rt} {{rlx.name = "out"}}) {{\n'
+            f"  %i = mir.constant dense<[{vals}]> : tensor<2x3xi32>\n"
+            f"  %g = mir.gather %t, %i {{axis = {axis} : i64}} : ({t}, tensor<2x3xi32>) -> {rt}\n"
+            f"  return %g : {rt}\n}}\n")
+    out = rlx.run(mlir, {"a0": table})["out"]
+    np.testing.assert_array_equal(out, expected)
+
+
 def test_gather_rejects_out_of_range_ids(rlx):
     table, ids = randn(10, 4), np.array([[1, 12]], np.int32)
     mlir = module("mir.gather %a0, %a1 {axis = 0 : i64} : {T}", [table, ids],
                   table[[[1, 2]]])
     err = rlx.run(mlir, {"a0": table, "a1": ids}, expect_fail=True)
     assert "input 'a1': value 12 at flat index 1 is outside [0, 10)" in err
+
+
+@pytest.mark.parametrize("shape,multiples", [((2, 5), (1, 3)), ((3, 1, 4), (2, 5, 1)),
+                                             ((7,), (4,)), ((1, 1), (1, 1)),
+                                             ((2, 3, 33), (2, 1, 2))])
+def test_tile(rlx, shape, multiples):
+    x = randn(*shape)
+    m = ", ".join(map(str, multiples))
+    check(rlx, f"mir.tile %a0 {{multiples = array<i64: {m}>}} : {{T}}", [x],
+          np.tile(x, multiples), rtol=0, atol=0)
+
+
+def test_tile_integers(rlx):
+    x = rng.integers(-50, 50, (3, 2)).astype(np.int64)
+    check(rlx, "mir.tile %a0 {multiples = array<i64: 2, 3>} : {T}", [x],
+          np.tile(x, (2, 3)), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("shape,low,high,value", [
+    ((2, 5), (0, 1), (2, 0), 0.0), ((3, 1, 4), (1, 0, 3), (1, 2, 0), -1.5),
+    ((7,), (3,), (3,), 2.0), ((2, 33), (0, 0), (0, 0), 0.0), ((1,), (0,), (5,), 9.0)])
+def test_pad(rlx, shape, low, high, value):
+    x = randn(*shape)
+    lo, hi = ", ".join(map(str, low)), ", ".join(map(str, high))
+    expected = np.pad(x, list(zip(low, high)), constant_values=value)
+    check(rlx, f"mir.pad %a0 {{low = array<i64: {lo}>, high = array<i64: {hi}>, "
+          f"value = {value} : f64}} : {{T}}", [x], expected, rtol=0, atol=0)
+
+
+def test_pad_integers_truncate_the_value(rlx):
+    x = rng.integers(-50, 50, (3, 2)).astype(np.int32)
+    check(rlx, "mir.pad %a0 {low = array<i64: 1, 0>, high = array<i64: 0, 2>, "
+          "value = -7.9 : f64} : {T}", [x],
+          np.pad(x, [(1, 0), (0, 2)], constant_values=-7), rtol=0, atol=0)
+
+
+def one_hot(ids, depth, axis, dtype):
+    hot = (ids[..., None] == np.arange(depth)).astype(dtype)
+    return np.moveaxis(hot, -1, axis)
+
+
+@pytest.mark.parametrize("shape,depth,axis", [((4,), 10, -1), ((2, 3), 5, 0),
+                                              ((2, 3), 5, 1), ((2, 3), 5, -3),
+                                              ((1,), 1, 0)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_one_hot(rlx, shape, depth, axis, dtype):
+    # Out-of-range indices (negative, depth and beyond) give rows of zeros.
+    ids = rng.integers(-2, depth + 2, shape).astype(np.int64)
+    expected = one_hot(ids, depth, axis, dtype)
+    t, rt = mlir_type(ids), mlir_type(expected)
+    mlir = (f'func.func @f(%i: {t} {{rlx.name = "a0"}}) -> ({rt} {{rlx.name = "out"}}) {{\n'
+            f"  %h = mir.one_hot %i {{depth = {depth} : i64, axis = {axis} : i64}} : ({t}) -> {rt}\n"
+            f"  return %h : {rt}\n}}\n")
+    out = rlx.run(mlir, {"a0": ids})["out"]
+    np.testing.assert_array_equal(out, expected)
 
 
 @pytest.mark.parametrize("src,dst", [((2, 6, 10), (12, 10)), ((4, 15), (2, 2, 15)),

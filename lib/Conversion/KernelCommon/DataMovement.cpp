@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -105,13 +106,78 @@ static void emitGather(KernelBuilder &k, mir::GatherOp op,
     ArrayRef<Value> c = pos.coords;
     SmallVector<Value> idx(c.begin() + axis, c.begin() + axis + irank);
     Value id = k.load(indices, idx, 1);
-    Value row = arith::IndexCastOp::create(k.b, k.loc, k.b.getIndexType(), id);
-    row = arith::MaxSIOp::create(k.b, k.loc, row, k.index(0));
-    row = arith::MinSIOp::create(k.b, k.loc, row, k.index(rows - 1));
+    Value row = k.tableRow(id, rows);
     SmallVector<Value> src(c.begin(), c.begin() + axis);
     src.push_back(row);
     src.append(c.begin() + axis + irank, c.end());
     storeAt(k, k.load(table, src, pos.width), out, pos);
+  });
+}
+
+/// out[i...] = in[i % shape(in)...] (np.tile).
+static void emitTile(KernelBuilder &k, const KernelView &in,
+                     const KernelView &out) {
+  k.forEachElement(out, 1, [&](const ElementPos &pos) {
+    SmallVector<Value> src;
+    for (auto [c, d, o] : llvm::zip(pos.coords, in.shape, out.shape))
+      src.push_back(
+          d == o
+              ? c
+              : arith::RemUIOp::create(k.b, k.loc, c, k.index(d)).getResult());
+    storeAt(k, k.load(in, src, 1), out, pos);
+  });
+}
+
+/// out = value outside [low, low + shape(in)), else in[i - low] (np.pad).
+static void emitPad(KernelBuilder &k, mir::PadOp op, const KernelView &in,
+                    const KernelView &out) {
+  Type elt = out.elementType;
+  // The value as mir.cast converts an f64 (toward zero for integers, nonzero
+  // for i1), folded here: no f64 in the kernel.
+  double value = op.getValue().convertToDouble();
+  if (elt.isInteger(1))
+    value = value != 0;
+  else if (!isa<FloatType>(elt))
+    value = std::trunc(value);
+  Value fill = k.constant(value, elt);
+  k.forEachElement(out, 1, [&](const ElementPos &pos) {
+    SmallVector<Value> src;
+    Value inside;
+    for (auto [c, d, lo] : llvm::zip(pos.coords, in.shape, op.getLow())) {
+      // c - lo as an unsigned compare: below `lo` wraps past `d`.
+      Value i = arith::SubIOp::create(k.b, k.loc, c, k.index(lo));
+      Value ok = arith::CmpIOp::create(k.b, k.loc, arith::CmpIPredicate::ult, i,
+                                       k.index(d));
+      inside = inside ? arith::AndIOp::create(k.b, k.loc, inside, ok) : ok;
+      src.push_back(i);
+    }
+    Value v = fill;
+    if (inside)
+      v = k.ifThenElse(
+          inside, TypeRange{elt},
+          [&] { return SmallVector<Value>{k.load(in, src, 1)}; },
+          [&] { return SmallVector<Value>{fill}; })[0];
+    else
+      v = k.load(in, src, 1);
+    storeAt(k, v, out, pos);
+  });
+}
+
+/// out[..., j, ...] = indices[...] == j (an index outside [0, depth) gives
+/// zeros).
+static void emitOneHot(KernelBuilder &k, mir::OneHotOp op,
+                       const KernelView &indices, const KernelView &out) {
+  int64_t axis = op.getAxis() < 0 ? op.getAxis() + out.rank() : op.getAxis();
+  Type elt = out.elementType;
+  k.forEachElement(out, 1, [&](const ElementPos &pos) {
+    SmallVector<Value> at(pos.coords);
+    Value j = at[axis];
+    at.erase(at.begin() + axis);
+    Value id = k.load(indices, at, 1);
+    Value jv = arith::IndexCastOp::create(k.b, k.loc, id.getType(), j);
+    Value hit =
+        arith::CmpIOp::create(k.b, k.loc, arith::CmpIPredicate::eq, id, jv);
+    storeAt(k, k.castValue(hit, elt), out, pos);
   });
 }
 
@@ -165,6 +231,18 @@ LogicalResult mlir::rlx::emitDataMovementKernel(KernelBuilder &k, Operation *op,
       })
       .Case([&](mir::IotaOp i) {
         emitIota(k, i, out);
+        return success();
+      })
+      .Case([&](mir::TileOp) {
+        emitTile(k, ins[0], out);
+        return success();
+      })
+      .Case([&](mir::PadOp p) {
+        emitPad(k, p, ins[0], out);
+        return success();
+      })
+      .Case([&](mir::OneHotOp o) {
+        emitOneHot(k, o, ins[0], out);
         return success();
       })
       .Default([&](Operation *o) {
@@ -223,7 +301,9 @@ bool mlir::rlx::bindsConstantAsScalar(Operation *op) {
       return true;
     return !isTargetKernelOp(user) &&
            !isa<mir::RmsNormOp, mir::LayerNormOp, mir::FusedResidualRmsNormOp,
-                mir::FusedResidualLayerNormOp, mir::SoftmaxOp, mir::GatherOp,
+                mir::FusedResidualLayerNormOp, mir::SoftmaxOp,
+                mir::LogSoftmaxOp, mir::ArgMaxOp, mir::ArgMinOp, mir::CumSumOp,
+                mir::TileOp, mir::PadOp, mir::OneHotOp, mir::GatherOp,
                 mir::ConcatOp, mir::SliceOp, mir::TransposeOp, mir::ReshapeOp,
                 mir::IotaOp>(user);
   });
@@ -236,8 +316,9 @@ bool mlir::rlx::isTargetKernelOp(Operation *op) {
   if (auto g = dyn_cast<mir::GatherOp>(op))
     return isa<mir::QuantType>(g.getTable().getType().getElementType());
   return isa<mir::ReduceSumOp, mir::ReduceMeanOp, mir::ReduceMaxOp,
-             mir::MatmulOp, mir::BatchMatmulOp, mir::FusedMatmulOp,
-             mir::AttentionOp, mir::RopeOp>(op);
+             mir::ReduceMinOp, mir::ReduceProdOp, mir::MatmulOp,
+             mir::BatchMatmulOp, mir::FusedMatmulOp, mir::AttentionOp,
+             mir::RopeOp>(op);
 }
 
 LogicalResult mlir::rlx::emitKernelOp(KernelBuilder &k, Operation *op,
@@ -252,7 +333,7 @@ LogicalResult mlir::rlx::emitKernelOp(KernelBuilder &k, Operation *op,
     ins.push_back(it->second);
   }
   if (isa<mir::RmsNormOp, mir::LayerNormOp, mir::FusedResidualRmsNormOp,
-          mir::FusedResidualLayerNormOp, mir::SoftmaxOp>(op))
+          mir::FusedResidualLayerNormOp, mir::SoftmaxOp, mir::LogSoftmaxOp>(op))
     return emitNormKernel(k, op, ins, outputs);
   if (outputs.size() != 1)
     return op->emitOpError("has ") << outputs.size() << " results; the "
@@ -261,7 +342,10 @@ LogicalResult mlir::rlx::emitKernelOp(KernelBuilder &k, Operation *op,
   if (isTargetKernelOp(op))
     return k.emitTargetKernel(op, ins, out);
   if (isa<mir::GatherOp, mir::ConcatOp, mir::SliceOp, mir::TransposeOp,
-          mir::ReshapeOp, mir::IotaOp, mir::BroadcastOp>(op))
+          mir::ReshapeOp, mir::IotaOp, mir::BroadcastOp, mir::TileOp,
+          mir::PadOp, mir::OneHotOp>(op))
     return emitDataMovementKernel(k, op, ins, out);
+  if (isScanOp(op))
+    return emitScanKernel(k, op, ins, out);
   return emitElementwiseKernel(k, op, ins, out);
 }

@@ -20,8 +20,8 @@
 //   own (GEMMs, attention, RoPE, axis reductions);
 // - emitKernelOp: the op-category dispatcher, and the kernels written once on
 //   top of the primitives: every elementwise op, copies and the fused GLU,
-//   RMSNorm / LayerNorm (fused residual forms too), softmax and the data
-//   movement ops;
+//   RMSNorm / LayerNorm (fused residual forms too), softmax, the data
+//   movement ops and the scans (argmax / argmin, cumsum);
 // - KernelCache: one generated function per distinct kernel.
 //
 // Adding an elementwise op is one case in KernelMath; a new weight type is a
@@ -137,6 +137,8 @@ public:
   Value sigmoid(Value x);
   /// log(1 + e^x), without overflow or cancellation at large |x|.
   Value softplus(Value x);
+  /// np.sign: 1, -1, or x itself for zeros and NaN.
+  Value sign(Value x);
   /// `a op c` for a binary MIR op (add, sub, mul, div, max, min, pow).
   Value binary(Operation *op, Value a, Value c);
   /// `op(x)` for a unary MIR op; null when `op` is not one.
@@ -144,8 +146,12 @@ public:
   Value compare(CmpPredicate pred, Value a, Value c);
   /// `x` converted to `to` with the mir.cast rules (to i1: x != 0).
   Value castValue(Value x, Type to);
-  /// `kind` (add or maximumf; on integers add or signed max) of a and c.
+  /// `kind` of a and c: add, mul, maximumf or minimumf (on integers the
+  /// integer add, mul, signed max or signed min).
   Value combine(vector::CombiningKind kind, Value a, Value c);
+  /// The identity of `kind` (as combine() reads it) in `type`: 0, 1, -inf
+  /// or +inf (the signed minimum or maximum for integers).
+  Value reductionIdentity(vector::CombiningKind kind, Type type);
   /// The scalar body of a mir.elementwise on `values` (`width` lanes).
   Value cloneElementwiseBody(mir::ElementwiseOp op, ValueRange values,
                              int64_t width);
@@ -157,6 +163,10 @@ public:
   SmallVector<Value> ifThenElse(Value cond, TypeRange types,
                                 function_ref<SmallVector<Value>()> thenBody,
                                 function_ref<SmallVector<Value>()> elseBody);
+  /// The row a gather index `id` (an integer) names in a table of `rows`
+  /// rows: a negative one counts from the end (np.take), and one out of range
+  /// either way is clamped into the table (never a read outside it).
+  Value tableRow(Value id, int64_t rows);
   /// Row-major coordinates of the index `linear` in `shape`.
   SmallVector<Value> delinearize(Value linear, ArrayRef<int64_t> shape);
 };
@@ -164,6 +174,10 @@ public:
 /// True for the ops every target implements with its own strategy (see
 /// KernelBuilder::emitTargetKernel).
 bool isTargetKernelOp(Operation *op);
+
+/// How an axis reduction (mir.reduce_*) combines: add (sum and mean), mul,
+/// maximumf or minimumf.
+vector::CombiningKind reductionKind(Operation *op);
 
 /// True for the MIR ops KernelMath::unary implements.
 bool isUnaryMathOp(Operation *op);
@@ -233,6 +247,10 @@ LogicalResult emitNormKernel(KernelBuilder &k, Operation *op,
 LogicalResult emitDataMovementKernel(KernelBuilder &k, Operation *op,
                                      ArrayRef<KernelView> ins,
                                      const KernelView &out);
+/// True for the ops that walk one axis in order (argmax, argmin, cumsum).
+bool isScanOp(Operation *op);
+LogicalResult emitScanKernel(KernelBuilder &k, Operation *op,
+                             ArrayRef<KernelView> ins, const KernelView &out);
 
 /// Whether the constant `op` of a kernel body is bound as a scalar (a splat
 /// every user of which reads scalars: elementwise kernels and copies);

@@ -15,6 +15,7 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -162,7 +163,8 @@ bool mlir::rlx::isBinaryMathOp(Operation *op) {
 bool mlir::rlx::isUnaryMathOp(Operation *op) {
   return isa<mir::ExpOp, mir::LogOp, mir::SqrtOp, mir::RsqrtOp, mir::TanhOp,
              mir::ErfOp, mir::SigmoidOp, mir::SiluOp, mir::GeluOp, mir::ReluOp,
-             mir::NegOp, mir::ActivationOp>(op);
+             mir::NegOp, mir::ActivationOp, mir::AbsOp, mir::FloorOp,
+             mir::CeilOp, mir::RoundOp, mir::SignOp, mir::ClipOp>(op);
 }
 
 Value KernelMath::binary(Operation *op, Value a, Value c) {
@@ -198,6 +200,17 @@ Value KernelMath::binary(Operation *op, Value a, Value c) {
       .Default([](Operation *) { return Value(); });
 }
 
+Value KernelMath::sign(Value x) {
+  // x itself for zeros and NaN (both compares are false), as np.sign.
+  Value zero = constantLike(0.0, x);
+  Value positive =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
+  Value negative =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, zero);
+  Value r = arith::SelectOp::create(b, loc, negative, constantLike(-1.0, x), x);
+  return arith::SelectOp::create(b, loc, positive, constantLike(1.0, x), r);
+}
+
 Value KernelMath::unary(Operation *op, Value x) {
   return llvm::TypeSwitch<Operation *, Value>(op)
       .Case([&](mir::ExpOp) { return math::ExpOp::create(b, loc, x); })
@@ -211,6 +224,18 @@ Value KernelMath::unary(Operation *op, Value x) {
       .Case([&](mir::GeluOp g) { return gelu(x, g.getTanhApprox()); })
       .Case([&](mir::ReluOp) { return activation(Activation::Relu, x); })
       .Case([&](mir::NegOp) { return arith::NegFOp::create(b, loc, x); })
+      .Case([&](mir::AbsOp) { return math::AbsFOp::create(b, loc, x); })
+      .Case([&](mir::FloorOp) { return math::FloorOp::create(b, loc, x); })
+      .Case([&](mir::CeilOp) { return math::CeilOp::create(b, loc, x); })
+      .Case([&](mir::RoundOp) { return math::RoundEvenOp::create(b, loc, x); })
+      .Case([&](mir::SignOp) { return sign(x); })
+      .Case([&](mir::ClipOp c) -> Value {
+        // max first: NaN stays NaN (maximumf and minimumf propagate it).
+        Value lo =
+            arith::MaximumFOp::create(b, loc, x, constantLike(c.getMin(), x));
+        return arith::MinimumFOp::create(b, loc, lo,
+                                         constantLike(c.getMax(), x));
+      })
       .Case(
           [&](mir::ActivationOp a) { return activation(a.getActivation(), x); })
       .Default([](Operation *) { return Value(); });
@@ -302,13 +327,64 @@ Value KernelMath::castValue(Value x, Type to) {
 }
 
 Value KernelMath::combine(vector::CombiningKind kind, Value a, Value c) {
-  bool isMax = kind == vector::CombiningKind::MAXIMUMF ||
-               kind == vector::CombiningKind::MAXNUMF;
-  if (isa<FloatType>(getElementTypeOrSelf(a.getType())))
-    return isMax ? arith::MaximumFOp::create(b, loc, a, c).getResult()
-                 : arith::AddFOp::create(b, loc, a, c).getResult();
-  return isMax ? arith::MaxSIOp::create(b, loc, a, c).getResult()
-               : arith::AddIOp::create(b, loc, a, c).getResult();
+  using Kind = vector::CombiningKind;
+  bool isFloat = isa<FloatType>(getElementTypeOrSelf(a.getType()));
+  switch (kind) {
+  case Kind::MAXIMUMF:
+  case Kind::MAXNUMF:
+  case Kind::MAXSI:
+    return isFloat ? arith::MaximumFOp::create(b, loc, a, c).getResult()
+                   : arith::MaxSIOp::create(b, loc, a, c).getResult();
+  case Kind::MINIMUMF:
+  case Kind::MINNUMF:
+  case Kind::MINSI:
+    return isFloat ? arith::MinimumFOp::create(b, loc, a, c).getResult()
+                   : arith::MinSIOp::create(b, loc, a, c).getResult();
+  case Kind::MUL:
+    return isFloat ? arith::MulFOp::create(b, loc, a, c).getResult()
+                   : arith::MulIOp::create(b, loc, a, c).getResult();
+  default:
+    return isFloat ? arith::AddFOp::create(b, loc, a, c).getResult()
+                   : arith::AddIOp::create(b, loc, a, c).getResult();
+  }
+}
+
+vector::CombiningKind mlir::rlx::reductionKind(Operation *op) {
+  if (isa<mir::ReduceMaxOp>(op))
+    return vector::CombiningKind::MAXIMUMF;
+  if (isa<mir::ReduceMinOp>(op))
+    return vector::CombiningKind::MINIMUMF;
+  if (isa<mir::ReduceProdOp>(op))
+    return vector::CombiningKind::MUL;
+  return vector::CombiningKind::ADD;
+}
+
+Value KernelMath::tableRow(Value id, int64_t rows) {
+  Value row = arith::IndexCastOp::create(b, loc, b.getIndexType(), id);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, index(0));
+  Value fromEnd = arith::AddIOp::create(b, loc, row, index(rows));
+  row = arith::SelectOp::create(b, loc, negative, fromEnd, row);
+  row = arith::MaxSIOp::create(b, loc, row, index(0));
+  return arith::MinSIOp::create(b, loc, row, index(rows - 1));
+}
+
+Value KernelMath::reductionIdentity(vector::CombiningKind kind, Type type) {
+  using Kind = vector::CombiningKind;
+  if (isa<FloatType>(type)) {
+    double inf = std::numeric_limits<double>::infinity();
+    double v = kind == Kind::MAXIMUMF   ? -inf
+               : kind == Kind::MINIMUMF ? inf
+               : kind == Kind::MUL      ? 1.0
+                                        : 0.0;
+    return constant(v, type);
+  }
+  unsigned bits = type.getIntOrFloatBitWidth();
+  APInt v = kind == Kind::MAXIMUMF   ? APInt::getSignedMinValue(bits)
+            : kind == Kind::MINIMUMF ? APInt::getSignedMaxValue(bits)
+            : kind == Kind::MUL      ? APInt(bits, 1)
+                                     : APInt(bits, 0);
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, v));
 }
 
 Value KernelMath::cloneElementwiseBody(mir::ElementwiseOp op, ValueRange values,

@@ -5,11 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// RMSNorm, LayerNorm, their fused residual forms and softmax work row by row
-// over the last dimension: reductions for the statistics, then one pass that
-// writes the row. The target runs the rows (a thread per chunk of rows with
-// vector accumulators on the CPU, a workgroup per row with a tree reduction
-// in workgroup memory on SPIR-V).
+// RMSNorm, LayerNorm, their fused residual forms, softmax and log-softmax
+// work row by row over the last dimension (softmax over any axis, as rows of
+// a view that makes it the last): reductions for the statistics, then one pass
+// that writes the row. The target runs the rows (a thread per chunk of rows
+// with vector accumulators on the CPU, a workgroup per row with a tree
+// reduction in workgroup memory on SPIR-V).
 //
 //===----------------------------------------------------------------------===//
 
@@ -122,15 +123,29 @@ static void emitLayerNorm(KernelBuilder &k, const KernelView &x,
   });
 }
 
-static LogicalResult emitSoftmax(KernelBuilder &k, mir::SoftmaxOp op,
-                                 const KernelView &x, const KernelView &out) {
+/// `view` with dimensions `a` and `b` exchanged, made addressable.
+static KernelView swapDims(KernelBuilder &k, const KernelView &view, int64_t a,
+                           int64_t b) {
+  SmallVector<int64_t> shape = view.shape, strides = view.strides;
+  std::swap(shape[a], shape[b]);
+  std::swap(strides[a], strides[b]);
+  return k.materialize(view.derive(view.offset, shape, strides));
+}
+
+/// Softmax, or with `log` its logarithm (x - max - log(sum(exp(x - max)))),
+/// along `axis` (negative counts from the end).
+static void emitSoftmax(KernelBuilder &k, int64_t axis, bool log, KernelView x,
+                        KernelView out) {
   RowMath m{k};
   int64_t rank = out.rank();
-  int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
-  if (axis != rank - 1)
-    return op.emitOpError("the ")
-           << k.targetName() << " back end implements softmax over the last "
-           << "axis only";
+  if (axis < 0)
+    axis += rank;
+  // Softmax over another axis is the same row kernel on views whose last
+  // dimension is that axis (strided rows: the loads and stores are scalar).
+  if (rank > 0 && axis != rank - 1) {
+    x = swapDims(k, x, axis, rank - 1);
+    out = swapDims(k, out, axis, rank - 1);
+  }
   Type elt = out.elementType;
   k.forEachRow(out, {x, out}, [&](RowScope &row) {
     Value lowest = k.constant(-std::numeric_limits<float>::infinity(), elt);
@@ -142,16 +157,24 @@ static LogicalResult emitSoftmax(KernelBuilder &k, mir::SoftmaxOp op,
           Value ex = math::ExpOp::create(
               k.b, k.loc,
               m.sub(k.load(x, row.at(j), width), k.splat(mx, width)));
-          k.store(ex, out, row.at(j), width);
+          if (!log)
+            k.store(ex, out, row.at(j), width);
           return ex;
         });
+    if (log) {
+      Value shift = m.add(mx, math::LogOp::create(k.b, k.loc, sum));
+      row.forEach([&](Value j, int64_t width) {
+        k.store(m.sub(k.load(x, row.at(j), width), k.splat(shift, width)), out,
+                row.at(j), width);
+      });
+      return;
+    }
     Value inv = m.div(k.constant(1.0, elt), sum);
     row.forEach([&](Value j, int64_t width) {
       k.store(m.mul(k.load(out, row.at(j), width), k.splat(inv, width)), out,
               row.at(j), width);
     });
   });
-  return success();
 }
 
 LogicalResult mlir::rlx::emitNormKernel(KernelBuilder &k, Operation *op,
@@ -184,8 +207,14 @@ LogicalResult mlir::rlx::emitNormKernel(KernelBuilder &k, Operation *op,
                       &outs[0], outs[1]);
         return success();
       })
-      .Case(
-          [&](mir::SoftmaxOp s) { return emitSoftmax(k, s, ins[0], outs[0]); })
+      .Case([&](mir::SoftmaxOp s) {
+        emitSoftmax(k, s.getAxis(), /*log=*/false, ins[0], outs[0]);
+        return success();
+      })
+      .Case([&](mir::LogSoftmaxOp s) {
+        emitSoftmax(k, s.getAxis(), /*log=*/true, ins[0], outs[0]);
+        return success();
+      })
       .Default(
           [](Operation *o) { return o->emitOpError("is not a norm kernel"); });
 }

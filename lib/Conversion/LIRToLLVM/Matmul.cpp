@@ -675,7 +675,7 @@ LogicalResult mlir::rlx::emitDequantizeKernel(KernelEmitter &e, Operation *op,
                 {e.constant(wtype, i32), from, count, c64(k), to, c64(ld)});
   };
   if (auto gather = dyn_cast<mir::GatherOp>(op)) {
-    // One row per index, clamped into the table.
+    // One row per index (negative from the end), clamped into the table.
     Value ids = ins[1].memref;
     auto idTy = cast<MemRefType>(ids.getType());
     int64_t rows = gather.getTable().getType().getDimSize(0);
@@ -684,10 +684,7 @@ LogicalResult mlir::rlx::emitDequantizeKernel(KernelEmitter &e, Operation *op,
         e.reinterpret(ids, MemRefType::get({count}, idTy.getElementType()));
     e.parallelFor(count, [&](Value i) {
       Value id = memref::LoadOp::create(b, loc, flatIds, i);
-      Value row = arith::IndexCastOp::create(b, loc, b.getIndexType(), id);
-      row = arith::MaxSIOp::create(b, loc, row, e.index(0));
-      row = arith::MinSIOp::create(b, loc, row, e.index(rows - 1));
-      dequantizeRows(row, i, c64(1));
+      dequantizeRows(e.tableRow(id, rows), i, c64(1));
     });
     return success();
   }

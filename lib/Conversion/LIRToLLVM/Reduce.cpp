@@ -36,9 +36,7 @@ LogicalResult mlir::rlx::emitReduceKernel(KernelEmitter &e, Operation *op,
   Type elt = outTy.getElementType();
   ArrayRef<int64_t> axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
   bool keep = op->hasAttr("keep_dims");
-  bool isMax = isa<mir::ReduceMaxOp>(op);
-  auto kind =
-      isMax ? vector::CombiningKind::MAXIMUMF : vector::CombiningKind::ADD;
+  vector::CombiningKind kind = reductionKind(op);
   int64_t rank = inTy.getRank();
   auto reduced = [&](int64_t d) {
     return llvm::is_contained(axes, d) || llvm::is_contained(axes, d - rank);
@@ -46,8 +44,12 @@ LogicalResult mlir::rlx::emitReduceKernel(KernelEmitter &e, Operation *op,
   bool lastKept = !reduced(rank - 1);
 
   // out = identity.
-  double init = isMax ? -std::numeric_limits<float>::infinity() : 0.0;
-  e.fill(out, init);
+  Value identity = e.reductionIdentity(kind, elt);
+  if (outTy.getRank() == 0)
+    e.store(identity, out, {}, 1);
+  else
+    e.loopNest(outTy.getShape(),
+               [&](ValueRange ivs) { e.store(identity, out, ivs, 1); });
 
   // out[proj(i)] = combine(out[proj(i)], in[i]).
   int64_t vl =

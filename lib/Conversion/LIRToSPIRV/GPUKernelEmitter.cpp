@@ -541,6 +541,15 @@ void GPUKernelEmitter::forLoop(int64_t lb, int64_t ub, int64_t step,
 
 Value GPUKernelEmitter::workgroupReduce(Value value, bool isMax, Value scratch,
                                         Value tid, int64_t threads) {
+  return workgroupReduce(value,
+                         isMax ? vector::CombiningKind::MAXIMUMF
+                               : vector::CombiningKind::ADD,
+                         scratch, tid, threads);
+}
+
+Value GPUKernelEmitter::workgroupReduce(Value value, vector::CombiningKind kind,
+                                        Value scratch, Value tid,
+                                        int64_t threads) {
   assert(llvm::isPowerOf2_64(threads) && "tree reduction needs 2^k threads");
   storeLocal(value, scratch, tid);
   barrier();
@@ -548,7 +557,7 @@ Value GPUKernelEmitter::workgroupReduce(Value value, bool isMax, Value scratch,
     ifThen(cmpLTConst(tid, s), [&] {
       Value other = loadLocal(scratch, addConst(tid, s));
       Value mine = loadLocal(scratch, tid);
-      storeLocal(combine(isMax, mine, other), scratch, tid);
+      storeLocal(combine(kind, mine, other), scratch, tid);
     });
     barrier();
   }
@@ -606,8 +615,7 @@ public:
                   [&](Value j, ValueRange it) -> SmallVector<Value> {
                     return {e.combine(kind, it[0], body(j, 1))};
                   })[0];
-    bool isMax = kind == vector::CombiningKind::MAXIMUMF;
-    return e.workgroupReduce(partial, isMax, scratch, tid, threads);
+    return e.workgroupReduce(partial, kind, scratch, tid, threads);
   }
   void forEach(function_ref<void(Value j, int64_t width)> body) override {
     e.forLoop(tid, e.index(n), threads, {},

@@ -130,6 +130,9 @@ public:
   /// Combines `value` over the `threads` threads (dimension x) of a
   /// workgroup through `scratch` (workgroup memory of `threads` elements);
   /// every thread gets the result. Starts and ends with a barrier-safe state.
+  Value workgroupReduce(Value value, vector::CombiningKind kind, Value scratch,
+                        Value tid, int64_t threads);
+  /// maximumf (isMax) or add.
   Value workgroupReduce(Value value, bool isMax, Value scratch, Value tid,
                         int64_t threads);
 

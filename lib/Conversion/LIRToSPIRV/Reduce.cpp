@@ -32,7 +32,7 @@ LogicalResult mlir::rlx::emitGPUReduceKernel(GPUKernelEmitter &e, Operation *op,
   Type elt = out.elementType;
   ArrayRef<int64_t> axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
   bool keep = op->hasAttr("keep_dims");
-  bool isMax = isa<mir::ReduceMaxOp>(op);
+  vector::CombiningKind kind = reductionKind(op);
   int64_t rank = in.rank();
   auto reduced = [&](int64_t d) {
     return llvm::is_contained(axes, d) || llvm::is_contained(axes, d - rank);
@@ -46,16 +46,7 @@ LogicalResult mlir::rlx::emitGPUReduceKernel(GPUKernelEmitter &e, Operation *op,
   for (int64_t d : reducedShape)
     count *= d;
 
-  Value init;
-  if (isa<FloatType>(elt))
-    init =
-        e.constant(isMax ? -std::numeric_limits<float>::infinity() : 0.0, elt);
-  else
-    init = arith::ConstantOp::create(
-        e.b, e.loc,
-        e.b.getIntegerAttr(
-            elt, isMax ? APInt::getSignedMinValue(elt.getIntOrFloatBitWidth())
-                       : APInt(elt.getIntOrFloatBitWidth(), 0)));
+  Value init = e.reductionIdentity(kind, elt);
   int64_t threads = gpuRowThreads(e, count);
   Value scratch = e.sharedAlloc({threads}, elt);
   e.forEachWorkgroupItem(outputs, threads, [&](Value o, Value tid) {
@@ -68,9 +59,9 @@ LogicalResult mlir::rlx::emitGPUReduceKernel(GPUKernelEmitter &e, Operation *op,
                     unsigned ki = 0, ri = 0;
                     for (int64_t d = 0; d < rank; ++d)
                       idx.push_back(reduced(d) ? red[ri++] : kept[ki++]);
-                    return {e.combine(isMax, it[0], e.load(in, idx))};
+                    return {e.combine(kind, it[0], e.load(in, idx))};
                   })[0];
-    acc = e.workgroupReduce(acc, isMax, scratch, tid, threads);
+    acc = e.workgroupReduce(acc, kind, scratch, tid, threads);
     if (isa<mir::ReduceMeanOp>(op))
       acc = e.mulF(acc, e.constant(1.0 / count, elt));
     e.ifThen(arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::eq, tid,

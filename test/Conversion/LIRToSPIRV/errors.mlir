@@ -2,21 +2,6 @@
 
 /// Forms the SPIR-V back end does not implement are diagnosed on the op.
 
-lir.entry @softmax_axis arena_size = 256, param_size = 0, alignment = 64 {
-  %x = lir.view arena[0] : memref<4x8xf32>
-  %y = lir.view arena[128] : memref<4x8xf32>
-  lir.io input "x" %x : memref<4x8xf32>
-  lir.kernel "softmax" ins(%x : memref<4x8xf32>) outs(%y : memref<4x8xf32>) {
-  ^bb0(%t: tensor<4x8xf32>):
-    // expected-error @+1 {{the SPIR-V back end implements softmax over the last axis only}}
-    %r = mir.softmax %t {axis = 0 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
-    lir.yield %r : tensor<4x8xf32>
-  }
-  lir.io output "y" %y : memref<4x8xf32>
-}
-
-// -----
-
 lir.entry @bf16 arena_size = 256, param_size = 0, alignment = 64 {
   %x = lir.view arena[0] : memref<4x8xbf16>
   %y = lir.view arena[128] : memref<4x8xbf16>

@@ -328,3 +328,113 @@ func.func @unused_pure_ops_are_erased(%x: tensor<1x?x64xf32>) {
   %y = mir.rms_norm %x, %w : (tensor<1x?x64xf32>, tensor<64xf32>) -> tensor<1x?x64xf32>
   return
 }
+
+// CHECK-LABEL: func.func @abs_abs_folds
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CHECK-NEXT: %[[A:.*]] = mir.abs %[[X]]
+// CHECK-NEXT: return %[[A]]
+func.func @abs_abs_folds(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = mir.abs %x : (tensor<4xf32>) -> tensor<4xf32>
+  %b = mir.abs %a : (tensor<4xf32>) -> tensor<4xf32>
+  return %b : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @abs_of_neg_reads_x
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf16>)
+// CHECK-NEXT: %[[A:.*]] = mir.abs %[[X]]
+// CHECK-NEXT: return %[[A]]
+func.func @abs_of_neg_reads_x(%x: tensor<4xf16>) -> tensor<4xf16> {
+  %n = mir.neg %x : (tensor<4xf16>) -> tensor<4xf16>
+  %a = mir.abs %n : (tensor<4xf16>) -> tensor<4xf16>
+  return %a : tensor<4xf16>
+}
+
+// CHECK-LABEL: func.func @rounding_of_integer_values_folds
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
+// CHECK-NEXT: %[[F:.*]] = mir.floor %[[X]]
+// CHECK-NEXT: return %[[F]]
+func.func @rounding_of_integer_values_folds(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %f = mir.floor %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %c = mir.ceil %f : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %r = mir.round %c : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %g = mir.floor %r : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %g : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @sign_sign_folds
+// CHECK-NEXT: %[[S:.*]] = mir.sign
+// CHECK-NEXT: return %[[S]]
+func.func @sign_sign_folds(%x: tensor<4xbf16>) -> tensor<4xbf16> {
+  %a = mir.sign %x : (tensor<4xbf16>) -> tensor<4xbf16>
+  %b = mir.sign %a : (tensor<4xbf16>) -> tensor<4xbf16>
+  return %b : tensor<4xbf16>
+}
+
+// CHECK-LABEL: func.func @negative_round_of_abs
+// CHECK: mir.abs
+// CHECK-NEXT: mir.round
+func.func @negative_round_of_abs(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = mir.abs %x : (tensor<4xf32>) -> tensor<4xf32>
+  %r = mir.round %a : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @negative_sign_of_abs
+// CHECK: mir.abs
+// CHECK-NEXT: mir.sign
+func.func @negative_sign_of_abs(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = mir.abs %x : (tensor<4xf32>) -> tensor<4xf32>
+  %s = mir.sign %a : (tensor<4xf32>) -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @clip_unbounded_folds
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @clip_unbounded_folds(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = mir.clip %x {min = 0xFF800000 : f32, max = 0x7F800000 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @clip_of_narrower_clip_folds
+// CHECK-NEXT: %[[C:.*]] = mir.clip %{{.*}} {max = 1.000000e+00 : f32, min = 0.000000e+00 : f32}
+// CHECK-NEXT: return %[[C]]
+func.func @clip_of_narrower_clip_folds(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = mir.clip %x {min = 0.0 : f32, max = 1.0 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  %b = mir.clip %a {min = -1.0 : f32, max = 6.0 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  return %b : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @negative_clip_of_wider_clip
+// CHECK: mir.clip
+// CHECK-NEXT: mir.clip
+func.func @negative_clip_of_wider_clip(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = mir.clip %x {min = -1.0 : f32, max = 6.0 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  %b = mir.clip %a {min = 0.0 : f32, max = 1.0 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  return %b : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @negative_clip_one_bound
+// CHECK: mir.clip
+func.func @negative_clip_one_bound(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = mir.clip %x {min = 0.0 : f32, max = 0x7F800000 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @tile_and_pad_identity_fold
+// CHECK-SAME: (%[[X:.*]]: tensor<2x?xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @tile_and_pad_identity_fold(%x: tensor<2x?xf32>) -> tensor<2x?xf32> {
+  %t = mir.tile %x {multiples = array<i64: 1, 1>} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  %p = mir.pad %t {low = array<i64: 0, 0>, high = array<i64: 0, 0>, value = 3.0 : f64} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  return %p : tensor<2x?xf32>
+}
+
+// CHECK-LABEL: func.func @negative_tile_and_pad
+// CHECK: mir.tile
+// CHECK: mir.pad
+func.func @negative_tile_and_pad(%x: tensor<2x3xf32>) -> tensor<2x7xf32> {
+  %t = mir.tile %x {multiples = array<i64: 1, 2>} : (tensor<2x3xf32>) -> tensor<2x6xf32>
+  %p = mir.pad %t {low = array<i64: 0, 1>, high = array<i64: 0, 0>} : (tensor<2x6xf32>) -> tensor<2x7xf32>
+  return %p : tensor<2x7xf32>
+}

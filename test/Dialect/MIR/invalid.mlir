@@ -1277,3 +1277,215 @@ func.func @gather_c2_quant_axis(%t: tensor<2x64x!mir.quant<q8_0>>, %i: tensor<3x
   %g = mir.gather %t, %i {axis = 1 : i64} : (tensor<2x64x!mir.quant<q8_0>>, tensor<3xi32>) -> tensor<2x3xf32>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Rounding and sign
+//===----------------------------------------------------------------------===//
+
+func.func @abs_integer_operand(%x: tensor<4xi32>) {
+  // expected-error @+1 {{'mir.abs' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<4xi32>'}}
+  %y = mir.abs %x : (tensor<4xi32>) -> tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @floor_result_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'mir.floor' op requires the same type for all operands and results}}
+  %y = mir.floor %x : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @round_result_shape(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'mir.round' op requires the same type for all operands and results}}
+  %y = mir.round %x : (tensor<4xf32>) -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @sign_integer_operand(%x: tensor<2xi1>) {
+  // expected-error @+1 {{'mir.sign' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  %y = mir.sign %x : (tensor<2xi1>) -> tensor<2xi1>
+  return
+}
+
+// -----
+
+func.func @clip_c1_nan_bound(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'mir.clip' op bounds must not be NaN}}
+  %y = mir.clip %x {min = 0x7FC00000 : f32, max = 1.0 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @clip_c1_min_above_max(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'mir.clip' op min 2.000000e+00 is above max 1.000000e+00}}
+  %y = mir.clip %x {min = 2.0 : f32, max = 1.0 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @clip_integer_operand(%x: tensor<4xi32>) {
+  // expected-error @+1 {{'mir.clip' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  %y = mir.clip %x {min = 0.0 : f32, max = 1.0 : f32} : (tensor<4xi32>) -> tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @log_softmax_c1_axis_out_of_range(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mir.log_softmax' op axis 2 is out of range [-2, 2)}}
+  %y = mir.log_softmax %x {axis = 2 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_min_axis_out_of_range(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mir.reduce_min' op axis 2 is out of range [0, 2)}}
+  %y = mir.reduce_min %x {axes = array<i64: 2>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_prod_repeated_axis(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mir.reduce_prod' op axis 1 appears more than once}}
+  %y = mir.reduce_prod %x {axes = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @argmax_c1_axis_out_of_range(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mir.argmax' op axis -3 is out of range [-2, 2)}}
+  %y = mir.argmax %x {axis = -3 : i64} : (tensor<4x8xf32>) -> tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @argmin_result_shape(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mir.argmin' op result type 'tensor<8xi64>' does not match the inferred type 'tensor<4xi64>'}}
+  %y = mir.argmin %x {axis = 1 : i64} : (tensor<4x8xf32>) -> tensor<8xi64>
+  return
+}
+
+// -----
+
+func.func @argmax_i32_result(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mir.argmax' op result #0 must be ranked tensor of 64-bit signless integer values}}
+  %y = mir.argmax %x : (tensor<4x8xf32>) -> tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @argmax_scalar(%x: tensor<f32>) {
+  // expected-error @+1 {{'mir.argmax' op axis -1 is out of range [0, 0)}}
+  %y = mir.argmax %x : (tensor<f32>) -> tensor<i64>
+  return
+}
+
+// -----
+
+func.func @cumsum_c1_axis_out_of_range(%x: tensor<4x8xi32>) {
+  // expected-error @+1 {{'mir.cumsum' op axis 2 is out of range [-2, 2)}}
+  %y = mir.cumsum %x {axis = 2 : i64} : (tensor<4x8xi32>) -> tensor<4x8xi32>
+  return
+}
+
+// -----
+
+func.func @cumsum_result_type(%x: tensor<4x8xi32>) {
+  // expected-error @+1 {{'mir.cumsum' op requires the same type for all operands and results}}
+  %y = mir.cumsum %x {axis = 1 : i64} : (tensor<4x8xi32>) -> tensor<4x8xi64>
+  return
+}
+
+// -----
+
+func.func @tile_c1_multiples_per_dim(%x: tensor<2x5xf32>) {
+  // expected-error @+1 {{'mir.tile' op expects 2 multiples (one per dim), got 1}}
+  %y = mir.tile %x {multiples = array<i64: 3>} : (tensor<2x5xf32>) -> tensor<2x15xf32>
+  return
+}
+
+// -----
+
+func.func @tile_c1_zero_multiple(%x: tensor<2x5xf32>) {
+  // expected-error @+1 {{'mir.tile' op multiples must be >= 1, got 0}}
+  %y = mir.tile %x {multiples = array<i64: 1, 0>} : (tensor<2x5xf32>) -> tensor<2x0xf32>
+  return
+}
+
+// -----
+
+func.func @tile_result_shape(%x: tensor<2x5xf32>) {
+  // expected-error @+1 {{'mir.tile' op result type 'tensor<2x10xf32>' does not match the inferred type 'tensor<2x15xf32>'}}
+  %y = mir.tile %x {multiples = array<i64: 1, 3>} : (tensor<2x5xf32>) -> tensor<2x10xf32>
+  return
+}
+
+// -----
+
+func.func @pad_c1_pads_per_dim(%x: tensor<2x5xf32>) {
+  // expected-error @+1 {{'mir.pad' op expects 2 low and high pads (one per dim), got 2 and 1}}
+  %y = mir.pad %x {low = array<i64: 0, 1>, high = array<i64: 1>} : (tensor<2x5xf32>) -> tensor<3x6xf32>
+  return
+}
+
+// -----
+
+func.func @pad_c1_negative(%x: tensor<2x5xf32>) {
+  // expected-error @+1 {{'mir.pad' op pads must be >= 0, got -1}}
+  %y = mir.pad %x {low = array<i64: 0, -1>, high = array<i64: 0, 0>} : (tensor<2x5xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @pad_c2_nan_integer(%x: tensor<2x5xi32>) {
+  // expected-error @+1 {{'mir.pad' op pads an integer tensor with NaN}}
+  %y = mir.pad %x {low = array<i64: 0, 0>, high = array<i64: 0, 1>, value = 0x7FF8000000000000 : f64} : (tensor<2x5xi32>) -> tensor<2x6xi32>
+  return
+}
+
+// -----
+
+func.func @one_hot_c1_depth(%i: tensor<4xi64>) {
+  // expected-error @+1 {{'mir.one_hot' op depth must be >= 1, got 0}}
+  %y = mir.one_hot %i {depth = 0 : i64} : (tensor<4xi64>) -> tensor<4x0xf32>
+  return
+}
+
+// -----
+
+func.func @one_hot_c2_axis(%i: tensor<4xi64>) {
+  // expected-error @+1 {{'mir.one_hot' op axis 2 is out of range [-2, 2)}}
+  %y = mir.one_hot %i {depth = 3 : i64, axis = 2 : i64} : (tensor<4xi64>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @one_hot_c3_shape(%i: tensor<4xi64>) {
+  // expected-error @+1 {{'mir.one_hot' op result type 'tensor<3x4xf32>' does not match the shape 'tensor<4x3xf32>'}}
+  %y = mir.one_hot %i {depth = 3 : i64} : (tensor<4xi64>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @one_hot_float_indices(%i: tensor<4xf32>) {
+  // expected-error @+1 {{'mir.one_hot' op operand #0 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %y = mir.one_hot %i {depth = 3 : i64} : (tensor<4xf32>) -> tensor<4x3xf32>
+  return
+}

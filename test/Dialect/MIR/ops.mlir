@@ -140,7 +140,17 @@ func.func @unary_float_family(%x: tensor<2x?xf16>) -> tensor<2x?xf16> {
   %10 = mir.relu %9 : (tensor<2x?xf16>) -> tensor<2x?xf16>
   // CHECK: mir.neg
   %11 = mir.neg %10 : (tensor<2x?xf16>) -> tensor<2x?xf16>
-  return %11 : tensor<2x?xf16>
+  // CHECK: mir.abs %{{.*}} : (tensor<2x?xf16>) -> tensor<2x?xf16>
+  %12 = mir.abs %11 : (tensor<2x?xf16>) -> tensor<2x?xf16>
+  // CHECK: mir.floor
+  %13 = mir.floor %12 : (tensor<2x?xf16>) -> tensor<2x?xf16>
+  // CHECK: mir.ceil
+  %14 = mir.ceil %13 : (tensor<2x?xf16>) -> tensor<2x?xf16>
+  // CHECK: mir.round
+  %15 = mir.round %14 : (tensor<2x?xf16>) -> tensor<2x?xf16>
+  // CHECK: mir.sign
+  %16 = mir.sign %15 : (tensor<2x?xf16>) -> tensor<2x?xf16>
+  return %16 : tensor<2x?xf16>
 }
 
 // The activations without an op of their own, in every spelling RLX has.
@@ -191,6 +201,50 @@ func.func @softmax_default_and_negative_axis(%s: tensor<1x4x?x?xf32>) -> tensor<
   // CHECK: mir.softmax %{{.*}} {axis = -2 : i64}
   %1 = mir.softmax %0 {axis = -2 : i64} : (tensor<1x4x?x?xf32>) -> tensor<1x4x?x?xf32>
   return %1 : tensor<1x4x?x?xf32>
+}
+
+// CHECK-LABEL: func.func @reduce_min_prod_and_log_softmax
+func.func @reduce_min_prod_and_log_softmax(%x: tensor<2x?x8xf32>, %i: tensor<3x4xi64>) -> (tensor<2x?x1xf32>, tensor<?xf32>, tensor<3xi64>, tensor<2x?x8xf32>) {
+  // CHECK: mir.reduce_min %{{.*}} {axes = array<i64: 2>, keep_dims} : (tensor<2x?x8xf32>) -> tensor<2x?x1xf32>
+  %0 = mir.reduce_min %x {axes = array<i64: 2>, keep_dims} : (tensor<2x?x8xf32>) -> tensor<2x?x1xf32>
+  // CHECK: mir.reduce_prod %{{.*}} {axes = array<i64: 0, 2>} : (tensor<2x?x8xf32>) -> tensor<?xf32>
+  %1 = mir.reduce_prod %x {axes = array<i64: 0, 2>} : (tensor<2x?x8xf32>) -> tensor<?xf32>
+  // CHECK: mir.reduce_prod %{{.*}} {axes = array<i64: 1>} : (tensor<3x4xi64>) -> tensor<3xi64>
+  %2 = mir.reduce_prod %i {axes = array<i64: 1>} : (tensor<3x4xi64>) -> tensor<3xi64>
+  // CHECK: mir.log_softmax %{{.*}} {axis = 1 : i64} : (tensor<2x?x8xf32>) -> tensor<2x?x8xf32>
+  %3 = mir.log_softmax %x {axis = 1 : i64} : (tensor<2x?x8xf32>) -> tensor<2x?x8xf32>
+  return %0, %1, %2, %3 : tensor<2x?x1xf32>, tensor<?xf32>, tensor<3xi64>, tensor<2x?x8xf32>
+}
+
+// CHECK-LABEL: func.func @argmax_argmin_cumsum
+func.func @argmax_argmin_cumsum(%x: tensor<2x?x8xf32>, %i: tensor<3x4xi32>) -> (tensor<2x?xi64>, tensor<1x4xi64>, tensor<2x?x8xf32>) {
+  // CHECK: mir.argmax %{{.*}} : (tensor<2x?x8xf32>) -> tensor<2x?xi64>
+  %0 = mir.argmax %x : (tensor<2x?x8xf32>) -> tensor<2x?xi64>
+  // CHECK: mir.argmin %{{.*}} {axis = -2 : i64, keep_dims} : (tensor<3x4xi32>) -> tensor<1x4xi64>
+  %1 = mir.argmin %i {axis = -2 : i64, keep_dims} : (tensor<3x4xi32>) -> tensor<1x4xi64>
+  // CHECK: mir.cumsum %{{.*}} {axis = 1 : i64} : (tensor<2x?x8xf32>) -> tensor<2x?x8xf32>
+  %2 = mir.cumsum %x {axis = 1 : i64} : (tensor<2x?x8xf32>) -> tensor<2x?x8xf32>
+  return %0, %1, %2 : tensor<2x?xi64>, tensor<1x4xi64>, tensor<2x?x8xf32>
+}
+
+// CHECK-LABEL: func.func @tile_pad_one_hot
+func.func @tile_pad_one_hot(%x: tensor<2x?xf32>, %i: tensor<4xi64>) -> (tensor<4x?xf32>, tensor<3x?xf32>, tensor<10x4xf16>) {
+  // CHECK: mir.tile %{{.*}} {multiples = array<i64: 2, 3>} : (tensor<2x?xf32>) -> tensor<4x?xf32>
+  %0 = mir.tile %x {multiples = array<i64: 2, 3>} : (tensor<2x?xf32>) -> tensor<4x?xf32>
+  // CHECK: mir.pad %{{.*}} {high = array<i64: 1, 2>, low = array<i64: 0, 1>, value = 1.500000e+00 : f64} : (tensor<2x?xf32>) -> tensor<3x?xf32>
+  %1 = mir.pad %x {low = array<i64: 0, 1>, high = array<i64: 1, 2>, value = 1.5 : f64} : (tensor<2x?xf32>) -> tensor<3x?xf32>
+  // CHECK: mir.one_hot %{{.*}} {axis = 0 : i64, depth = 10 : i64} : (tensor<4xi64>) -> tensor<10x4xf16>
+  %2 = mir.one_hot %i {depth = 10 : i64, axis = 0 : i64} : (tensor<4xi64>) -> tensor<10x4xf16>
+  return %0, %1, %2 : tensor<4x?xf32>, tensor<3x?xf32>, tensor<10x4xf16>
+}
+
+// CHECK-LABEL: func.func @clip_bounds
+func.func @clip_bounds(%x: tensor<2x?xbf16>) -> tensor<2x?xbf16> {
+  // CHECK: mir.clip %{{.*}} {max = 6.000000e+00 : f32, min = 0.000000e+00 : f32} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  %0 = mir.clip %x {min = 0.0 : f32, max = 6.0 : f32} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  // CHECK: mir.clip %{{.*}} {max = 0x7F800000 : f32, min = -1.000000e+00 : f32}
+  %1 = mir.clip %0 {min = -1.0 : f32, max = 0x7F800000 : f32} : (tensor<2x?xbf16>) -> tensor<2x?xbf16>
+  return %1 : tensor<2x?xbf16>
 }
 
 // CHECK-LABEL: func.func @rms_norm_gemma_unit_offset

@@ -26,6 +26,7 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -364,6 +365,35 @@ inferBroadcastingReturnType(std::optional<Location> location,
 }
 
 /// Verifies the `axes` of a reduction.
+static LogicalResult verifyArgReduceOp(Operation *op, RankedTensorType input,
+                                       int64_t axis) {
+  int64_t rank = input.getRank();
+  // mir_argmax_c1: axis is in [-rank, rank) (so the input has rank >= 1).
+  if (!normalizeAxis(axis, rank))
+    return op->emitOpError("axis ")
+           << axis << " is out of range [" << -rank << ", " << rank << ")";
+  return verifyResultMatchesInference(op);
+}
+
+static LogicalResult inferArgReduceReturnType(std::optional<Location> location,
+                                              Type inputType, int64_t axis,
+                                              bool keepDims,
+                                              SmallVectorImpl<Type> &inferred) {
+  auto input = dyn_cast<RankedTensorType>(inputType);
+  std::optional<int64_t> d =
+      input ? normalizeAxis(axis, input.getRank()) : std::nullopt;
+  if (!d)
+    return emitOptionalError(location, "axis ", axis, " is out of range");
+  SmallVector<int64_t> shape(input.getShape());
+  if (keepDims)
+    shape[*d] = 1;
+  else
+    shape.erase(shape.begin() + *d);
+  inferred.push_back(
+      RankedTensorType::get(shape, IntegerType::get(input.getContext(), 64)));
+  return success();
+}
+
 static LogicalResult verifyReduceOp(Operation *op, RankedTensorType input,
                                     ArrayRef<int64_t> axes) {
   // mir_reduce_c1: at least one axis.
@@ -646,6 +676,68 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
   return {};
 }
 
+OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
+  if (auto producer = getInput().getDefiningOp<AbsOp>())
+    return producer.getResult();
+  // |-x| = |x|: read x directly.
+  if (auto producer = getInput().getDefiningOp<NegOp>()) {
+    getInputMutable().assign(producer.getInput());
+    return getResult();
+  }
+  return {};
+}
+
+/// Whether `input` is the result of floor, ceil or round: its values are
+/// integers already, which another rounding op leaves as they are.
+static bool isIntegerValued(Value input) {
+  return isa_and_nonnull<FloorOp, CeilOp, RoundOp>(input.getDefiningOp());
+}
+
+OpFoldResult FloorOp::fold(FoldAdaptor adaptor) {
+  if (isIntegerValued(getInput()))
+    return getInput();
+  return {};
+}
+
+OpFoldResult CeilOp::fold(FoldAdaptor adaptor) {
+  if (isIntegerValued(getInput()))
+    return getInput();
+  return {};
+}
+
+OpFoldResult RoundOp::fold(FoldAdaptor adaptor) {
+  if (isIntegerValued(getInput()))
+    return getInput();
+  return {};
+}
+
+OpFoldResult SignOp::fold(FoldAdaptor adaptor) {
+  if (auto producer = getInput().getDefiningOp<SignOp>())
+    return producer.getResult();
+  return {};
+}
+
+LogicalResult ClipOp::verify() {
+  // mir_clip_c1: the bounds are numbers, in order.
+  float lo = getMin(), hi = getMax();
+  if (std::isnan(lo) || std::isnan(hi))
+    return emitOpError("bounds must not be NaN");
+  if (lo > hi)
+    return emitOpError("min ") << lo << " is above max " << hi;
+  return success();
+}
+
+OpFoldResult ClipOp::fold(FoldAdaptor adaptor) {
+  float lo = getMin(), hi = getMax();
+  if (std::isinf(lo) && lo < 0 && std::isinf(hi) && hi > 0)
+    return getInput();
+  // clip(clip(x, a, b), lo, hi) with lo <= a and b <= hi is the inner clip.
+  if (auto inner = getInput().getDefiningOp<ClipOp>())
+    if (lo <= inner.getMin() && inner.getMax() <= hi)
+      return inner.getResult();
+  return {};
+}
+
 LogicalResult ActivationOp::verify() {
   // mir_activation_c1: an activation other than the identity.
   if (getActivation() == Activation::None)
@@ -660,6 +752,24 @@ LogicalResult ActivationOp::verify() {
 LogicalResult SoftmaxOp::verify() {
   int64_t rank = getInput().getType().getRank();
   // mir_softmax_c1: axis is in [-rank, rank).
+  if (!normalizeAxis(getAxis(), rank))
+    return emitOpError("axis ")
+           << getAxis() << " is out of range [" << -rank << ", " << rank << ")";
+  return success();
+}
+
+LogicalResult LogSoftmaxOp::verify() {
+  int64_t rank = getInput().getType().getRank();
+  // mir_log_softmax_c1: axis is in [-rank, rank).
+  if (!normalizeAxis(getAxis(), rank))
+    return emitOpError("axis ")
+           << getAxis() << " is out of range [" << -rank << ", " << rank << ")";
+  return success();
+}
+
+LogicalResult CumSumOp::verify() {
+  int64_t rank = getInput().getType().getRank();
+  // mir_cumsum_c1: axis is in [-rank, rank).
   if (!normalizeAxis(getAxis(), rank))
     return emitOpError("axis ")
            << getAxis() << " is out of range [" << -rank << ", " << rank << ")";
@@ -979,6 +1089,118 @@ LogicalResult SliceOp::canonicalize(SliceOp op, PatternRewriter &rewriter) {
 //===----------------------------------------------------------------------===//
 // ConcatOp
 //===----------------------------------------------------------------------===//
+
+//===----------------------------------------------------------------------===//
+// TileOp, PadOp, OneHotOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult TileOp::verify() {
+  int64_t rank = getInput().getType().getRank();
+  ArrayRef<int64_t> multiples = getMultiples();
+  // mir_tile_c1: one multiple >= 1 per dim.
+  if (static_cast<int64_t>(multiples.size()) != rank)
+    return emitOpError("expects ")
+           << rank << " multiples (one per dim), got " << multiples.size();
+  for (int64_t m : multiples)
+    if (m < 1)
+      return emitOpError("multiples must be >= 1, got ") << m;
+  return verifyResultMatchesInference(*this);
+}
+
+LogicalResult TileOp::inferReturnTypes(MLIRContext *context,
+                                       std::optional<Location> location,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  RankedTensorType input = getTensorType(adaptor.getInput());
+  ArrayRef<int64_t> multiples = adaptor.getMultiples();
+  if (!input || static_cast<int64_t>(multiples.size()) != input.getRank())
+    return emitOptionalError(location, "invalid tile operands");
+  SmallVector<int64_t> shape;
+  for (auto [d, m] : llvm::zip(input.getShape(), multiples)) {
+    int64_t size;
+    if (ShapedType::isDynamic(d) || m < 1 ||
+        __builtin_mul_overflow(d, m, &size))
+      size = ShapedType::kDynamic;
+    shape.push_back(size);
+  }
+  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+OpFoldResult TileOp::fold(FoldAdaptor adaptor) {
+  if (llvm::all_of(getMultiples(), [](int64_t m) { return m == 1; }))
+    return getInput();
+  return {};
+}
+
+LogicalResult PadOp::verify() {
+  int64_t rank = getInput().getType().getRank();
+  // mir_pad_c1: one low and one high pad >= 0 per dim.
+  if (static_cast<int64_t>(getLow().size()) != rank ||
+      static_cast<int64_t>(getHigh().size()) != rank)
+    return emitOpError("expects ")
+           << rank << " low and high pads (one per dim), got "
+           << getLow().size() << " and " << getHigh().size();
+  for (int64_t p : llvm::concat<const int64_t>(getLow(), getHigh()))
+    if (p < 0)
+      return emitOpError("pads must be >= 0, got ") << p;
+  // mir_pad_c2: the value is a number.
+  if (std::isnan(getValue().convertToDouble()) &&
+      !isa<FloatType>(getInput().getType().getElementType()))
+    return emitOpError("pads an integer tensor with NaN");
+  return verifyResultMatchesInference(*this);
+}
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *context,
+                                      std::optional<Location> location,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &inferred) {
+  RankedTensorType input = getTensorType(adaptor.getInput());
+  ArrayRef<int64_t> low = adaptor.getLow(), high = adaptor.getHigh();
+  if (!input || static_cast<int64_t>(low.size()) != input.getRank() ||
+      static_cast<int64_t>(high.size()) != input.getRank())
+    return emitOptionalError(location, "invalid pad operands");
+  SmallVector<int64_t> shape;
+  for (auto [d, l, h] : llvm::zip(input.getShape(), low, high)) {
+    int64_t size;
+    if (ShapedType::isDynamic(d) || l < 0 || h < 0 ||
+        __builtin_add_overflow(d, l, &size) ||
+        __builtin_add_overflow(size, h, &size))
+      size = ShapedType::kDynamic;
+    shape.push_back(size);
+  }
+  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+OpFoldResult PadOp::fold(FoldAdaptor adaptor) {
+  auto zero = [](int64_t p) { return p == 0; };
+  if (llvm::all_of(getLow(), zero) && llvm::all_of(getHigh(), zero))
+    return getInput();
+  return {};
+}
+
+LogicalResult OneHotOp::verify() {
+  RankedTensorType indices = getIndices().getType();
+  RankedTensorType result = getResult().getType();
+  // mir_one_hot_c1: depth >= 1.
+  if (getDepth() < 1)
+    return emitOpError("depth must be >= 1, got ") << getDepth();
+  // mir_one_hot_c2: axis is in [-rank - 1, rank] of the indices.
+  std::optional<int64_t> axis = normalizeAxis(getAxis(), indices.getRank() + 1);
+  if (!axis)
+    return emitOpError("axis ")
+           << getAxis() << " is out of range [" << -indices.getRank() - 1
+           << ", " << indices.getRank() + 1 << ")";
+  // mir_one_hot_c3: the result is the indices' shape with depth at axis.
+  SmallVector<int64_t> shape(indices.getShape());
+  shape.insert(shape.begin() + *axis, getDepth());
+  if (failed(verifyCompatibleShape(result.getShape(), shape)))
+    return emitOpError("result type ")
+           << result << " does not match the shape "
+           << RankedTensorType::get(shape, result.getElementType());
+  return success();
+}
 
 LogicalResult ConcatOp::verify() {
   // mir_concat_c1: at least one input.

@@ -363,6 +363,54 @@ def MIR_NegOp : MIR_UnaryFloatOp<"neg", "elementwise negation", [{
   let hasFolder = 1;
 }
 
+def MIR_AbsOp : MIR_UnaryFloatOp<"abs", "elementwise absolute value", [{
+    `result = |x|` (`np.abs`). Folds `abs(abs(x))` and `abs(neg(x))` to
+    `abs(x)`.
+  }]> {
+  let hasFolder = 1;
+}
+
+def MIR_FloorOp : MIR_UnaryFloatOp<"floor", "elementwise floor", [{
+    `result = floor(x)`, the largest integer not above `x` (`np.floor`).
+    Folds `floor(floor(x))`, `floor(ceil(x))` and `floor(round(x))` to the
+    inner op.
+  }]> {
+  let hasFolder = 1;
+}
+
+def MIR_CeilOp : MIR_UnaryFloatOp<"ceil", "elementwise ceiling", [{
+    `result = ceil(x)`, the smallest integer not below `x` (`np.ceil`).
+    Folds `ceil` of `floor`, `ceil` or `round` to the inner op.
+  }]> {
+  let hasFolder = 1;
+}
+
+def MIR_RoundOp : MIR_UnaryFloatOp<"round", "elementwise round half to even", [{
+    `result = x` rounded to the nearest integer, halves to the even one
+    (`np.round`, `np.rint`: `round(2.5) = 2`, `round(-1.5) = -2`). Folds
+    `round` of `floor`, `ceil` or `round` to the inner op.
+  }]> {
+  let hasFolder = 1;
+}
+
+def MIR_SignOp : MIR_UnaryFloatOp<"sign", "elementwise sign", [{
+    `result = 1` for `x > 0`, `-1` for `x < 0`, `x` itself for zeros and
+    NaN (`np.sign`). Folds `sign(sign(x))` to `sign(x)`.
+  }]> {
+  let hasFolder = 1;
+}
+
+def MIR_ClipOp : MIR_UnaryFloatOp<"clip", "elementwise clamp to [min, max]", [{
+    `result = min(max(x, min), max)` (`np.clip(x, min, max)`); NaN stays
+    NaN. `min` and `max` are f32 attributes, `-inf` / `+inf` for no bound.
+    Verified: neither is NaN and `min <= max`. Folds to `x` when both bounds
+    are infinite, and `clip(clip(x))` with nested bounds to the inner clip.
+  }]> {
+  let arguments = (ins MIR_FloatTensor:$input, MIR_F32Attr:$min, MIR_F32Attr:$max);
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 def MIR_ActivationOp : MIR_UnaryFloatOp<"activation",
     "elementwise activation function named by an attribute", [{}]> {
   let description = [{
@@ -439,6 +487,80 @@ def MIR_ReduceMaxOp : MIR_ReduceOp<"reduce_max", "maximum over a set of axes", [
     `result = max of input over axes` (signed on integers).
   }]>;
 
+def MIR_ReduceMinOp : MIR_ReduceOp<"reduce_min", "minimum over a set of axes", [{
+    `result = min of input over axes` (signed on integers; NaN propagates).
+  }]>;
+
+def MIR_ReduceProdOp : MIR_ReduceOp<"reduce_prod", "product over a set of axes", [{
+    `result = product of input over axes` (wrapping on integers).
+  }]>;
+
+// The index of the largest or smallest element along one axis.
+class MIR_ArgReduceOp<string mnemonic, string opSummary, string semantics>
+    : MIR_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = opSummary;
+  let description = semantics # [{
+
+    `axis` is in `[-rank, rank)` (negative counts from the end). The axis is
+    dropped from the result, or kept with size 1 under `keep_dims`. The
+    result is `i64` (NumPy's `intp`); ties give the first index, and a NaN
+    wins over every number (the first NaN), as in NumPy. Integers compare
+    signed.
+
+    ```mlir
+    %i = mir.}] # mnemonic # [{ %x {axis = -1 : i64}
+        : (tensor<4x32000xf32>) -> tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins MIR_NumericTensor:$input,
+                   DefaultValuedAttr<MIR_I64Attr, "-1">:$axis,
+                   UnitAttr:$keep_dims);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return verifyArgReduceOp(getOperation(), getInput().getType(), getAxis());
+    }
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, std::optional<::mlir::Location> location,
+        Adaptor adaptor,
+        ::llvm::SmallVectorImpl<::mlir::Type> &inferredReturnTypes) {
+      return inferArgReduceReturnType(location, adaptor.getInput().getType(),
+                                      adaptor.getAxis(), adaptor.getKeepDims(),
+                                      inferredReturnTypes);
+    }
+  }];
+}
+
+def MIR_ArgMaxOp : MIR_ArgReduceOp<"argmax", "index of the maximum along an axis", [{
+    `result = argmax of input along axis` (`np.argmax`).
+  }]>;
+
+def MIR_ArgMinOp : MIR_ArgReduceOp<"argmin", "index of the minimum along an axis", [{
+    `result = argmin of input along axis` (`np.argmin`).
+  }]>;
+
+def MIR_CumSumOp : MIR_Op<"cumsum",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "inclusive prefix sum along one axis";
+  let description = [{
+    `result[..., j, ...] = sum of input[..., 0..j, ...]` along `axis`
+    (`np.cumsum`), in order (wrapping on integers). `axis` is in
+    `[-rank, rank)`; the result has the operand's type.
+
+    ```mlir
+    %c = mir.cumsum %x {axis = 1 : i64} : (tensor<2x7xf32>) -> tensor<2x7xf32>
+    ```
+  }];
+  let arguments = (ins MIR_NumericTensor:$input, MIR_I64Attr:$axis);
+  let results = (outs MIR_NumericTensor:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Softmax and normalization
 //===----------------------------------------------------------------------===//
@@ -455,6 +577,27 @@ def MIR_SoftmaxOp : MIR_Op<"softmax",
     ```mlir
     %p = mir.softmax %s {axis = -1 : i64}
         : (tensor<1x32x?x?xf32>) -> tensor<1x32x?x?xf32>
+    ```
+  }];
+  let arguments = (ins MIR_FloatTensor:$input,
+                   DefaultValuedAttr<MIR_I64Attr, "-1">:$axis);
+  let results = (outs MIR_FloatTensor:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def MIR_LogSoftmaxOp : MIR_Op<"log_softmax",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "log of the softmax along one axis";
+  let description = [{
+    `result = x - max(x) - log(sum(exp(x - max(x))))` along `axis`, without
+    forming the softmax (no `log(0)` for very negative scores). `axis` is in
+    `[-rank, rank)`, as for `mir.softmax`. The result has the operand's type.
+
+    ```mlir
+    %l = mir.log_softmax %s {axis = -1 : i64}
+        : (tensor<4x32000xf32>) -> tensor<4x32000xf32>
     ```
   }];
   let arguments = (ins MIR_FloatTensor:$input,
@@ -563,7 +706,8 @@ def MIR_GatherOp : MIR_Op<"gather", [Pure, InferTypeOpAdaptor]> {
     ranges over `table.shape[:axis]` and `s` over `table.shape[axis+1:]`. The
     result shape is `table.shape[:axis] + indices.shape +
     table.shape[axis+1:]` (inferred); the element type is the table's.
-    `indices` is i32 or i64; out-of-range indices are undefined behaviour.
+    `indices` is i32 or i64; a negative index counts from the end
+    (`np.take`), and one outside `[-size, size)` reads a clamped row.
     `axis` is in `[0, rank(table))`. Token embedding lookup is the `axis = 0`
     case.
 
@@ -662,6 +806,75 @@ def MIR_SliceOp : MIR_Op<"slice", [Pure, InferTypeOpAdaptor]> {
   let hasVerifier = 1;
   let hasFolder = 1;
   let hasCanonicalizeMethod = 1;
+}
+
+def MIR_TileOp : MIR_Op<"tile", [Pure, InferTypeOpAdaptor]> {
+  let summary = "repeat the whole tensor along each axis";
+  let description = [{
+    `result[i...] = input[i % shape(input)...]`: `multiples[d]` copies of the
+    input along each dim `d` (`np.tile` with one multiple per dim). The
+    result dim is `dim * multiple` (dynamic for a dynamic dim; inferred).
+    Folds to the input when every multiple is 1.
+
+    ```mlir
+    %t = mir.tile %x {multiples = array<i64: 1, 3>}
+        : (tensor<2x5xf32>) -> tensor<2x15xf32>
+    ```
+  }];
+  let arguments = (ins MIR_AnyTensor:$input, DenseI64ArrayAttr:$multiples);
+  let results = (outs MIR_AnyTensor:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def MIR_PadOp : MIR_Op<"pad", [Pure, InferTypeOpAdaptor]> {
+  let summary = "pad each axis with a constant";
+  let description = [{
+    Adds `low[d]` elements before and `high[d]` after the input along each dim
+    `d`, all equal to `value` (converted to the element type as `mir.cast`
+    converts: rounded for floats, truncated toward zero for integers;
+    nonzero is true for `i1`): `np.pad(x, list(zip(low, high)),
+    constant_values=value)`. The result dim is `low + dim + high` (inferred).
+    Folds to the input when every pad is 0.
+
+    ```mlir
+    %p = mir.pad %x {low = array<i64: 0, 1>, high = array<i64: 2, 0>,
+                     value = 0.0 : f64} : (tensor<2x5xf32>) -> tensor<4x6xf32>
+    ```
+  }];
+  let arguments = (ins MIR_NumericTensor:$input, DenseI64ArrayAttr:$low,
+                   DenseI64ArrayAttr:$high,
+                   DefaultValuedAttr<F64Attr, "0.0">:$value);
+  let results = (outs MIR_NumericTensor:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def MIR_OneHotOp : MIR_Op<"one_hot", [Pure]> {
+  let summary = "one-hot encoding of integer indices";
+  let description = [{
+    `result[..., j, ...] = (indices[...] == j) ? 1 : 0` with the new axis of
+    size `depth` at `axis` of the result (`axis` is in `[-rank-1, rank]` of
+    the indices, negative counting from the end of the result; the default
+    `-1` appends it). An index outside `[0, depth)` gives a row of zeros
+    (`tf.one_hot`; `np.eye(depth)[i]` for indices in range). The result
+    element type is any numeric type (1 and 0 in it).
+
+    ```mlir
+    %h = mir.one_hot %ids {depth = 10 : i64}
+        : (tensor<4xi64>) -> tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins MIR_IndexTensor:$indices, MIR_I64Attr:$depth,
+                   DefaultValuedAttr<MIR_I64Attr, "-1">:$axis);
+  let results = (outs MIR_NumericTensor:$result);
+  let assemblyFormat =
+      "$indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def MIR_ConcatOp : MIR_Op<"concat", [Pure, InferTypeOpAdaptor]> {
