@@ -297,6 +297,170 @@ static void loadParams(PyCompiledModel &m, nb::handle weights) {
 }
 
 //===----------------------------------------------------------------------===//
+// The three-step compile
+//===----------------------------------------------------------------------===//
+
+/// `rlx.Template`: the template and the Session it lives in.
+struct PyTemplate {
+  explicit PyTemplate(Template t) : tmpl(std::move(t)) {}
+  /// Declared first, released last: the template's IR lives in the
+  /// session's MLIR context.
+  nb::object session;
+  Template tmpl;
+  std::shared_ptr<const WeightSource> synthesized;
+};
+
+/// `rlx.Specialized`: planned, not yet code.
+struct PySpecialized {
+  explicit PySpecialized(Specialized s) : spec(std::move(s)) {}
+  /// Declared first, released last (as PyTemplate's).
+  nb::object session;
+  Specialized spec;
+  std::shared_ptr<const WeightSource> synthesized;
+};
+
+static nb::object buildTemplate(nb::handle self, nb::handle source,
+                                nb::handle profile,
+                                const std::optional<std::string> &entry,
+                                nb::handle cacheDir, bool isPath) {
+  PySession &s = nb::cast<PySession &>(self);
+  CompileSource src = isPath ? CompileSource() : compileSource(source);
+  if (isPath)
+    src.path = pathString(source);
+  CompileOptions o = compileOptions(src, profile, nb::none(), entry);
+  if (!cacheDir.is_none())
+    o.cacheDir = pathString(cacheDir);
+  auto build = [&]() -> llvm::Expected<Template> {
+    nb::gil_scoped_release noGil;
+    std::lock_guard<std::mutex> lock(s.mutex);
+    return src.path.empty() ? s.session.buildTemplateFromString(src.text, o)
+                            : s.session.loadTemplate(src.path, o);
+  };
+  auto *result = new PyTemplate(unwrap(build()));
+  nb::object owned = nb::cast(result, nb::rv_policy::take_ownership);
+  result->session = nb::borrow(self);
+  if (src.built)
+    result->synthesized = src.built->synthesized;
+  return owned;
+}
+
+static void registerTemplate(nb::module_ &m) {
+  nb::class_<PySpecialized>(
+      m, "Specialized",
+      "Step 2 of the three-step compile: concrete shapes and the arena plan,\n"
+      "not yet code. compile() generates the code (or loads it from the\n"
+      "compile cache).")
+      .def_prop_ro(
+          "manifest",
+          [](PySpecialized &p) {
+            nb::list entries;
+            for (const ManifestEntry &e : p.spec.manifest().entries)
+              entries.append(manifestEntryDict(e));
+            return entries;
+          },
+          "The inputs, outputs and parameters with their offsets, shapes,\n"
+          "dtypes and byte sizes.")
+      .def_prop_ro(
+          "arena_bytes",
+          [](PySpecialized &p) { return p.spec.manifest().arenaSize; },
+          "Size of the planned activation arena.")
+      .def_prop_ro(
+          "param_bytes",
+          [](PySpecialized &p) { return p.spec.manifest().paramSize; },
+          "Size of the parameter pool.")
+      .def_prop_ro(
+          "cached", [](PySpecialized &p) { return p.spec.cached(); },
+          "The compile cache holds the code: compile() loads it.")
+      .def(
+          "compile",
+          [](PySpecialized &p) {
+            PySession &s = nb::cast<PySession &>(p.session);
+            CompileStats stats;
+            auto compileIt = [&]() -> llvm::Expected<CompiledModel> {
+              nb::gil_scoped_release noGil;
+              std::lock_guard<std::mutex> lock(s.mutex);
+              llvm::Expected<CompiledModel> model = p.spec.compile();
+              stats = s.session.lastStats();
+              return model;
+            };
+            CompiledModel model = unwrap(compileIt());
+            for (const std::string &w : stats.warnings)
+              if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0)
+                throw nb::python_error();
+            auto *result = new PyCompiledModel(std::move(model));
+            nb::object owned = nb::cast(result, nb::rv_policy::take_ownership);
+            result->stats = stats;
+            result->session = p.session;
+            result->synthesized = p.synthesized;
+            return owned;
+          },
+          nb::sig("def compile(self) -> CompiledModel"),
+          "Step 3: the code, JIT-compiled (or loaded from the compile cache).\n"
+          "Once only.");
+
+  nb::class_<PyTemplate>(
+      m, "Template",
+      "Step 1 of the three-step compile: the model lowered to MIR and fused\n"
+      "with its inputs' dynamic dims left symbolic. specialize() it once per\n"
+      "shape.")
+      .def_prop_ro(
+          "inputs",
+          [](PyTemplate &t) {
+            nb::list out;
+            for (const TemplateInput &in : t.tmpl.inputs()) {
+              nb::list shape;
+              for (int64_t d : in.shape)
+                if (d < 0)
+                  shape.append(nb::none());
+                else
+                  shape.append(d);
+              out.append(nb::make_tuple(in.name, dtypeName(in.dtype).str(),
+                                        nb::tuple(shape)));
+            }
+            return out;
+          },
+          nb::sig("def inputs(self) -> list[tuple[str, str, tuple[int | None, "
+                  "...]]]"),
+          "[(name, dtype, shape)], None for each dynamic dim.")
+      .def_prop_ro(
+          "ir", [](PyTemplate &t) { return t.tmpl.ir(); },
+          "The template IR (fused MIR with `?` dims).")
+      .def_prop_ro(
+          "fusion_report", [](PyTemplate &t) { return t.tmpl.fusionReport(); },
+          "What fusion did and missed.")
+      .def(
+          "specialize",
+          [](PyTemplate &t, nb::handle inputShapes) {
+            PySession &s = nb::cast<PySession &>(t.session);
+            CompileOptions o =
+                compileOptions(CompileSource(), nb::none(), inputShapes, {});
+            auto run = [&]() -> llvm::Expected<Specialized> {
+              nb::gil_scoped_release noGil;
+              std::lock_guard<std::mutex> lock(s.mutex);
+              return t.tmpl.specialize(o.inputShapes);
+            };
+            auto *result = new PySpecialized(unwrap(run()));
+            nb::object owned = nb::cast(result, nb::rv_policy::take_ownership);
+            result->session = t.session;
+            result->synthesized = t.synthesized;
+            return owned;
+          },
+          "input_shapes"_a,
+          nb::sig("def specialize(self, input_shapes: typing.Mapping[str, "
+                  "typing.Sequence[int]]) -> Specialized"),
+          "Step 2: binds the dynamic dims (every dynamic input needs a\n"
+          "shape; an unknown name is an error) and plans the arena.")
+      .def(
+          "save",
+          [](PyTemplate &t, nb::handle path) {
+            check(t.tmpl.save(pathString(path)));
+          },
+          "path"_a,
+          nb::sig("def save(self, path: str | os.PathLike[str]) -> None"),
+          "Writes the template IR (Session.load_template reads it back).");
+}
+
+//===----------------------------------------------------------------------===//
 // Registration
 //===----------------------------------------------------------------------===//
 
@@ -456,6 +620,37 @@ static void registerSession(nb::module_ &m) {
                   "None = None, entry: str | None = None) -> None"),
           "AOT: compiles `source` to `<prefix>.so` and `<prefix>.json` (its\n"
           "manifest), for CompiledModel.load_library.")
+      .def(
+          "build_template",
+          [](nb::handle self, nb::handle source, nb::handle profile,
+             std::optional<std::string> entry, nb::handle cacheDir) {
+            return buildTemplate(self, source, profile, entry, cacheDir,
+                                 /*isPath=*/false);
+          },
+          "source"_a, nb::kw_only(), "profile"_a = nb::none(),
+          "entry"_a = nb::none(), "cache_dir"_a = nb::none(),
+          nb::sig("def build_template(self, source: BuiltModel | str | "
+                  "os.PathLike[str], *, profile: CompileProfile | str | None "
+                  "= None, entry: str | None = None, cache_dir: str | "
+                  "os.PathLike[str] | None = None) -> Template"),
+          "Step 1 of the three-step compile: `source` (as compile() takes\n"
+          "it) lowered to fused MIR with its dynamic dims kept. cache_dir:\n"
+          "the compile cache its specializations use (default: none).")
+      .def(
+          "load_template",
+          [](nb::handle self, nb::handle path, nb::handle profile,
+             std::optional<std::string> entry, nb::handle cacheDir) {
+            return buildTemplate(self, path, profile, entry, cacheDir,
+                                 /*isPath=*/true);
+          },
+          "path"_a, nb::kw_only(), "profile"_a = nb::none(),
+          "entry"_a = nb::none(), "cache_dir"_a = nb::none(),
+          nb::sig("def load_template(self, path: str | os.PathLike[str], *, "
+                  "profile: CompileProfile | str | None = None, entry: str | "
+                  "None = None, cache_dir: str | os.PathLike[str] | None = "
+                  "None) -> Template"),
+          "Reads a template written by Template.save (options as\n"
+          "build_template()).")
       .def_prop_ro(
           "last_stats", [](PySession &s) { return s.session.lastStats(); },
           "What the last compile did.")
@@ -790,5 +985,6 @@ static void registerGenerator(nb::module_ &m) {
 void python::registerCompiler(nb::module_ &m) {
   registerSession(m);
   registerCompiledModel(m);
+  registerTemplate(m);
   registerGenerator(m);
 }

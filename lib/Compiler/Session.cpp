@@ -656,8 +656,6 @@ std::string CompileStats::phaseSummary() const {
 // JIT and AOT
 //===----------------------------------------------------------------------===//
 
-Expected<CompiledModel> Session::compile(mlir::ModuleOp module,
-                                         const CompileOptions &options) {
 std::string rlx::defaultCompileCacheDir() {
   if (const char *off = std::getenv("RLX_NO_CACHE")) {
     StringRef v(off);
@@ -689,82 +687,266 @@ static uint64_t cacheCap(const CompileOptions &options) {
   return mb << 20;
 }
 
-  auto start = std::chrono::steady_clock::now();
-  Expected<Impl::Lowered> lowered = impl->lower(module, options);
-  if (!lowered)
-  auto seconds = [&] {
+//===----------------------------------------------------------------------===//
+// The three steps: template, specialized, compiled
+//===----------------------------------------------------------------------===//
+
+struct Specialized::State {
+  Session::Impl *impl = nullptr;
+  CompileOptions options;
+  std::chrono::steady_clock::time_point start;
+  std::optional<detail::CompileCache> cache;
+  std::string key;
+  std::vector<std::string> cacheWarnings;
+  /// Exactly one of the two: the stored code, or the planned LIR.
+  std::optional<detail::CacheEntry> hit;
+  std::optional<detail::LIRModule> lowered;
+  /// With a hit: the module, compiled when the stored code does not load.
+  mlir::OwningOpRef<mlir::ModuleOp> source;
+  CompileStats stats;
+  BuildInfo build;
+  bool compiled = false;
+
+  double seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                          start)
         .count();
-  };
+  }
+};
+
+Specialized::Specialized(std::unique_ptr<State> state)
+    : state(std::move(state)) {}
+Specialized::Specialized(Specialized &&) noexcept = default;
+Specialized &Specialized::operator=(Specialized &&) noexcept = default;
+Specialized::~Specialized() = default;
+
+const Manifest &Specialized::manifest() const {
+  return state->hit ? state->hit->manifest : state->lowered->manifest;
+}
+const CompileStats &Specialized::stats() const { return state->stats; }
+bool Specialized::cached() const { return state->hit.has_value(); }
+
+/// Plans `module` (HIR, MIR or LIR) into `s`: the front end and the LIR
+/// decisions.
+static Error lowerInto(Specialized::State &s, mlir::ModuleOp module) {
+  Expected<detail::LIRModule> lowered = s.impl->lower(module, s.options);
+  if (!lowered)
+    return lowered.takeError();
+  s.lowered = std::move(*lowered);
+  s.stats = s.impl->stats;
+  s.build = s.impl->build;
+  return Error::success();
+}
+
+Expected<Specialized> Session::specialize(mlir::ModuleOp module,
+                                          const CompileOptions &options) {
+  auto s = std::make_unique<Specialized::State>();
+  s->impl = impl.get();
+  s->options = options;
+  s->start = std::chrono::steady_clock::now();
   // The cache holds CPU code; IR dumps need the compile to run.
-  std::optional<detail::CompileCache> cache;
-  std::vector<std::string> cacheWarnings;
-  std::string key;
   if (!options.cacheDir.empty() && options.dumpDir.empty() &&
       impl->device == Device::Cpu) {
-    cache.emplace(options.cacheDir, cacheCap(options));
-    if (Error err = cache->prepare()) {
-      cacheWarnings.push_back(llvm::toString(std::move(err)) +
-                              "; compiling without the cache");
-      cache.reset();
+    s->cache.emplace(options.cacheDir, cacheCap(options));
+    if (Error err = s->cache->prepare()) {
+      s->cacheWarnings.push_back(llvm::toString(std::move(err)) +
+                                 "; compiling without the cache");
+      s->cache.reset();
     }
   }
-  if (cache) {
-    key = detail::CompileCache::key(module, options, impl->device);
-    if (std::optional<detail::CacheEntry> hit =
-            cache->lookup(key, cacheWarnings)) {
-      Expected<CompiledModel> model =
-          detail::loadCpuObject(std::move(hit->object), hit->manifest,
-                                options.profile, options.memoryBudgetMB);
-      if (model) {
-        impl->stats = std::move(hit->stats);
-        impl->stats.cached = true;
-        impl->stats.cacheEntry = cache->entryPath(key);
-        impl->stats.compileSeconds = seconds();
-        impl->stats.phaseSeconds = {{"cached", impl->stats.compileSeconds}};
-        if (options.onPhase)
-          options.onPhase("cached", impl->stats.compileSeconds);
-        llvm::append_range(impl->stats.warnings, cacheWarnings);
-        impl->build = std::move(hit->build);
-        model->setBuildInfo(impl->build);
-        return model;
-      }
-      // A budget refusal is the model's answer, cached or not.
-      std::string message = llvm::toString(model.takeError());
-      if (StringRef(message).contains("memory budget"))
-        return fail(message);
-      cacheWarnings.push_back("compile cache: entry '" + cache->entryPath(key) +
-                              "' does not load (" + message +
-                              "); it was compiled again");
-    }
+  if (s->cache) {
+    s->key = detail::CompileCache::key(module, options, impl->device);
+    s->hit = s->cache->lookup(s->key, s->cacheWarnings);
   }
-    return lowered.takeError();
-  Expected<CompiledModel> model =
-      impl->device == Device::Cpu
-  CompileStats &stats = impl->stats;
-  std::string objectPath = cache ? cache->objectScratchPath(key) : "";
+  if (s->hit) {
+    s->stats = s->hit->stats;
+    s->stats.cached = true;
+    s->stats.cacheEntry = s->cache->entryPath(s->key);
+    s->build = s->hit->build;
+    s->source = module.clone();
+  } else if (Error err = lowerInto(*s, module)) {
+    return std::move(err);
+  }
+  impl->stats = s->stats;
+  return Specialized(std::move(s));
+}
+
+Expected<CompiledModel> Specialized::compile() {
+  State &s = *state;
+  if (s.compiled)
+    return fail("this specialized model was compiled already");
+  s.compiled = true;
+  Session::Impl &impl = *s.impl;
+  auto finish = [&](Expected<CompiledModel> model) {
+    llvm::append_range(s.stats.warnings, s.cacheWarnings);
+    s.stats.compileSeconds = s.seconds();
+    if (model)
+      model->setBuildInfo(s.build);
+    impl.stats = s.stats;
+    impl.build = s.build;
+    return model;
+  };
+  if (s.hit) {
+    Expected<CompiledModel> model =
+        detail::loadCpuObject(std::move(s.hit->object), s.hit->manifest,
+                              s.options.profile, s.options.memoryBudgetMB);
+    if (model) {
+      double seconds = s.seconds();
+      s.stats.phaseSeconds = {{"cached", seconds}};
+      if (s.options.onPhase)
+        s.options.onPhase("cached", seconds);
+      return finish(std::move(model));
+    }
+    // A budget refusal is the model's answer, cached or not.
+    std::string message = llvm::toString(model.takeError());
+    if (StringRef(message).contains("memory budget"))
+      return fail(message);
+    s.cacheWarnings.push_back("compile cache: entry '" +
+                              s.cache->entryPath(s.key) + "' does not load (" +
+                              message + "); it was compiled again");
+    s.hit.reset();
+    if (Error err = lowerInto(s, *s.source))
+      return std::move(err);
+  }
+  CompileStats &stats = s.stats;
+  stats.onPhase = s.options.onPhase;
+  std::string objectPath = s.cache ? s.cache->objectScratchPath(s.key) : "";
   // Kept before code generation moves the manifest into the model.
-  Manifest manifest = cache ? lowered->manifest : Manifest();
-          ? detail::compileLIRForCpu(*lowered, options.profile, stats,
+  Manifest manifest = s.cache ? s.lowered->manifest : Manifest();
+  Expected<CompiledModel> model =
+      impl.device == Device::Cpu
+          ? detail::compileLIRForCpu(*s.lowered, s.options.profile, stats,
                                      objectPath)
-          : detail::compileLIRForVulkan(*lowered, options.profile, stats);
-  if (model)
-    model->setBuildInfo(impl->build);
-  if (model && cache) {
+          : detail::compileLIRForVulkan(*s.lowered, s.options.profile, stats);
+  if (model && s.cache) {
     detail::CacheEntry entry;
     entry.manifest = std::move(manifest);
-    entry.build = impl->build;
+    entry.build = s.build;
     // Warnings about the profile are the compile's, and come back with it.
     entry.stats = stats;
-    cache->store(key, entry, objectPath, cacheWarnings);
-    stats.cacheEntry = cache->entryPath(key);
-  } else if (cache) {
+    s.cache->store(s.key, entry, objectPath, s.cacheWarnings);
+    stats.cacheEntry = s.cache->entryPath(s.key);
+  } else if (s.cache) {
     llvm::sys::fs::remove(objectPath);
   }
-  llvm::append_range(stats.warnings, cacheWarnings);
-  stats.compileSeconds = seconds();
-  return model;
+  return finish(std::move(model));
+}
+
+Expected<CompiledModel> Session::compile(mlir::ModuleOp module,
+                                         const CompileOptions &options) {
+  Expected<Specialized> specialized = specialize(module, options);
+  if (!specialized)
+    return specialized.takeError();
+  return specialized->compile();
+}
+
+struct Template::State {
+  Session *session = nullptr;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  CompileOptions options;
+  std::vector<TemplateInput> inputs;
+  std::string fusionReport;
+};
+
+Template::Template(std::unique_ptr<State> state) : state(std::move(state)) {}
+Template::Template(Template &&) noexcept = default;
+Template &Template::operator=(Template &&) noexcept = default;
+Template::~Template() = default;
+
+const std::vector<TemplateInput> &Template::inputs() const {
+  return state->inputs;
+}
+const std::string &Template::fusionReport() const {
+  return state->fusionReport;
+}
+
+std::string Template::ir() const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  state->module->print(os);
+  return text;
+}
+
+Error Template::save(StringRef path) const {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return fail(path + ": " + ec.message());
+  os << ir();
+  os.close();
+  if (os.has_error()) {
+    std::string message = os.error().message();
+    os.clear_error();
+    return fail(path + ": " + message);
+  }
+  return Error::success();
+}
+
+Expected<Specialized> Template::specialize(
+    const std::map<std::string, llvm::SmallVector<int64_t, 4>> &shapes) const {
+  CompileOptions options = state->options;
+  options.inputShapes = shapes;
+  options.rejectUnknownInputShapes = true;
+  return state->session->specialize(*state->module, options);
+}
+
+Expected<Template> Session::buildTemplate(mlir::ModuleOp module,
+                                          const CompileOptions &options) {
+  DiagnosticCollector diags(impl->context);
+  Expected<std::optional<mlir::rlx::lir::EntryOp>> lir =
+      lirEntryPoint(module, options.entry);
+  if (!lir)
+    return lir.takeError();
+  if (*lir)
+    return fail("a template is HIR or MIR with dynamic dims; this module "
+                "is LIR already (compile it, or build the template from the "
+                "source it was lowered from)");
+  auto state = std::make_unique<Template::State>();
+  state->session = this;
+  state->options = options;
+  state->options.inputShapes.clear();
+  state->module = module.clone();
+  Expected<mlir::func::FuncOp> fn =
+      entryFunction(*state->module, options.entry);
+  if (!fn)
+    return fn.takeError();
+  for (auto [i, t] : llvm::enumerate(fn->getArgumentTypes())) {
+    auto ranked = llvm::dyn_cast<mlir::RankedTensorType>(t);
+    std::string name = mlir::rlx::inputName(*fn, i);
+    if (!ranked)
+      return fail("input '" + name + "' is not a ranked tensor");
+    Expected<DType> dtype = dtypeOf(ranked.getElementType());
+    if (!dtype)
+      return fail("input '" + name + "': " + llvm::toString(dtype.takeError()));
+    TemplateInput in{name, *dtype, {}};
+    for (int64_t d : ranked.getShape())
+      in.shape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
+    state->inputs.push_back(std::move(in));
+  }
+  // HIR -> fused MIR with the dims left symbolic, as `rlx-opt
+  // --rlx-compile-pipeline` does.
+  mlir::PassManager pm(&impl->context);
+  std::string error;
+  Target target = impl->device == Device::Cpu ? Target::Cpu : Target::Spirv;
+  if (failed(mlir::rlx::buildCompilePipeline(pm, options.profile, target,
+                                             &error, "",
+                                             /*fusionRemarks=*/true)))
+    return fail("compile profile: " + error);
+  if (failed(pm.run(*state->module)))
+    return diags.error("building the template");
+  state->fusionReport = diags.takeRemarks();
+  return Template(std::move(state));
+}
+
+Expected<Template>
+Session::buildTemplateFromString(StringRef text,
+                                 const CompileOptions &options) {
+  DiagnosticCollector diags(impl->context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, &impl->context);
+  if (!module)
+    return diags.error("parsing");
+  return buildTemplate(*module, options);
 }
 
 Expected<CompiledModel> Session::compileString(StringRef text,
@@ -793,6 +975,14 @@ parseFile(StringRef path, mlir::MLIRContext &ctx) {
   if (!module)
     return diags.error(path + ": parsing");
   return std::move(module);
+}
+
+Expected<Template> Session::loadTemplate(StringRef path,
+                                         const CompileOptions &options) {
+  auto module = parseFile(path, impl->context);
+  if (!module)
+    return module.takeError();
+  return buildTemplate(**module, options);
 }
 
 Expected<CompiledModel> Session::compileFile(StringRef path,

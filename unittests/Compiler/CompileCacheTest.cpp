@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "NormProj.h"
 #include "RLX/Compiler/Session.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -24,20 +25,6 @@
 using namespace rlx;
 
 namespace {
-
-/// RMSNorm then a projection, with a dynamic sequence length.
-constexpr const char *kModule = R"mlir(
-func.func @norm_proj(%x: tensor<1x?x64xf32> {rlx.name = "x"})
-    -> tensor<1x?x32xf32> {
-  %w = hir.param "norm.weight" : tensor<64xf32>
-  %y = hir.rms_norm %x, %w {epsilon = 1.0e-6 : f32}
-      : (tensor<1x?x64xf32>, tensor<64xf32>) -> tensor<1x?x64xf32>
-  %p = hir.param "proj.weight" : tensor<32x64xf32>
-  %z = hir.linear %y, %p : (tensor<1x?x64xf32>, tensor<32x64xf32>)
-      -> tensor<1x?x32xf32>
-  return %z : tensor<1x?x32xf32>
-}
-)mlir";
 
 class CompileCacheTest : public ::testing::Test {
 protected:
@@ -67,43 +54,13 @@ protected:
   /// returns the output.
   std::vector<float> compileAndRun(Session &session, const CompileOptions &o,
                                    int64_t tokens) {
-    llvm::Expected<CompiledModel> model = session.compileString(kModule, o);
+    llvm::Expected<CompiledModel> model =
+        session.compileString(test::kNormProj, o);
     if (!model) {
       ADD_FAILURE() << llvm::toString(model.takeError());
       return {};
     }
-    std::vector<float> x(tokens * 64), w(64), p(32 * 64);
-    for (auto [i, v] : llvm::enumerate(x))
-      v = std::sin(0.37f * i);
-    for (auto [i, v] : llvm::enumerate(w))
-      v = 0.5f + 0.01f * i;
-    for (auto [i, v] : llvm::enumerate(p))
-      v = std::cos(0.11f * i) * 0.1f;
-    EXPECT_FALSE(llvm::errorToBool(model->setParam("norm.weight", w)));
-    EXPECT_FALSE(llvm::errorToBool(model->setParam("proj.weight", p)));
-    TensorMap_t inputs;
-    inputs.emplace("x", Tensor::fromF32({1, tokens, 64}, x));
-    llvm::Expected<TensorMap_t> out = model->run(inputs);
-    if (!out) {
-      ADD_FAILURE() << llvm::toString(out.takeError());
-      return {};
-    }
-    llvm::ArrayRef<float> data = out->begin()->second.data<float>();
-    std::vector<float> y(data.begin(), data.end());
-    EXPECT_EQ(y.size(), static_cast<size_t>(tokens * 32));
-    for (int64_t t = 0; t < tokens; ++t) {
-      double ss = 0;
-      for (int64_t k = 0; k < 64; ++k)
-        ss += double(x[t * 64 + k]) * x[t * 64 + k];
-      double inv = 1.0 / std::sqrt(ss / 64 + 1e-6);
-      for (int64_t n = 0; n < 32; ++n) {
-        double ref = 0;
-        for (int64_t k = 0; k < 64; ++k)
-          ref += x[t * 64 + k] * inv * w[k] * p[n * 64 + k];
-        EXPECT_NEAR(y[t * 32 + n], ref, 1e-4 * (1 + std::fabs(ref)));
-      }
-    }
-    return y;
+    return test::runNormProj(*model, tokens);
   }
 
   llvm::SmallString<128> dir;
@@ -243,11 +200,12 @@ TEST_F(CompileCacheTest, IRDumpsBypassTheCache) {
 TEST_F(CompileCacheTest, MemoryBudgetAppliesToCachedModels) {
   // 8192 tokens: an arena of several MiB.
   Session session;
-  ASSERT_TRUE(bool(session.compileString(kModule, options(8192))));
+  ASSERT_TRUE(bool(session.compileString(test::kNormProj, options(8192))));
   ASSERT_EQ(entries().size(), 1u);
   CompileOptions o = options(8192);
   o.memoryBudgetMB = 1;
-  llvm::Expected<CompiledModel> refused = session.compileString(kModule, o);
+  llvm::Expected<CompiledModel> refused =
+      session.compileString(test::kNormProj, o);
   ASSERT_FALSE(bool(refused));
   std::string message = llvm::toString(refused.takeError());
   EXPECT_NE(message.find("memory budget"), std::string::npos) << message;

@@ -108,6 +108,77 @@ struct CompileStats {
   std::string phaseSummary() const;
 };
 
+class Session;
+
+/// An input of a Template: its name, element type and shape, -1 for a
+/// dynamic dim.
+struct TemplateInput {
+  std::string name;
+  DType dtype = DType::F32;
+  llvm::SmallVector<int64_t, 4> shape;
+};
+
+/// Step 2 of the three-step compile: a model with concrete shapes and its
+/// arena plan (the manifest), not yet code. compile() generates the code
+/// (or loads it from the compile cache). Lives no longer than its Session.
+class Specialized {
+public:
+  Specialized(Specialized &&) noexcept;
+  Specialized &operator=(Specialized &&) noexcept;
+  ~Specialized();
+
+  /// Inputs, outputs and parameters with their arena / pool offsets, the
+  /// arena and parameter pool sizes.
+  const Manifest &manifest() const;
+  /// What specializing did (phases so far, arena, fused ops, warnings).
+  const CompileStats &stats() const;
+  /// The compile cache holds this model's code: compile() loads it.
+  bool cached() const;
+  /// Step 3: generates the code and loads it (CompileOptions::cacheDir:
+  /// stores it; a cached model loads its stored code). Once only.
+  llvm::Expected<CompiledModel> compile();
+
+  struct State;
+
+private:
+  friend class Session;
+  explicit Specialized(std::unique_ptr<State> state);
+  std::unique_ptr<State> state;
+};
+
+/// Step 1 of the three-step compile: the model lowered to MIR and fused
+/// with its inputs' dynamic dims left symbolic (ordinary IR with `?` dims,
+/// what `rlx-opt --rlx-compile-pipeline` prints), verified. Specialize it
+/// once per shape; fusions that need concrete shapes happen then. Lives no
+/// longer than its Session.
+class Template {
+public:
+  Template(Template &&) noexcept;
+  Template &operator=(Template &&) noexcept;
+  ~Template();
+
+  /// The entry's inputs, with -1 for each dynamic dim.
+  const std::vector<TemplateInput> &inputs() const;
+  /// The template IR (MLIR text, fused MIR).
+  std::string ir() const;
+  /// What fusion did and missed (the fusion report's remarks).
+  const std::string &fusionReport() const;
+  /// Step 2: binds the inputs' dynamic dims to `shapes` (by input name;
+  /// every dynamic input needs one, and an unknown name is refused) and
+  /// plans the arena.
+  llvm::Expected<Specialized> specialize(
+      const std::map<std::string, llvm::SmallVector<int64_t, 4>> &shapes) const;
+  /// Writes ir() to `path` (Session::loadTemplate reads it back).
+  llvm::Error save(llvm::StringRef path) const;
+
+  struct State;
+
+private:
+  friend class Session;
+  explicit Template(std::unique_ptr<State> state);
+  std::unique_ptr<State> state;
+};
+
 class Session {
 public:
   explicit Session(Device device = Device::Cpu);
@@ -124,6 +195,24 @@ public:
   /// Parses and compiles MLIR text.
   llvm::Expected<CompiledModel>
   compileString(llvm::StringRef text, const CompileOptions &options = {});
+
+  /// Step 1 of the three-step compile (see Template): HIR or MIR with
+  /// dynamic dims -> a verified, fused template. `options` (profile, entry,
+  /// cache, budget) carry over to its specializations; their inputShapes
+  /// are ignored.
+  llvm::Expected<Template> buildTemplate(mlir::ModuleOp module,
+                                         const CompileOptions &options = {});
+  /// buildTemplate from MLIR text.
+  llvm::Expected<Template>
+  buildTemplateFromString(llvm::StringRef text,
+                          const CompileOptions &options = {});
+  /// Reads a template written by Template::save (or any HIR/MIR file).
+  llvm::Expected<Template> loadTemplate(llvm::StringRef path,
+                                        const CompileOptions &options = {});
+  /// Steps 1 and 2 in one: `module` with options.inputShapes, specialized
+  /// and planned (compile() is this, then Specialized::compile()).
+  llvm::Expected<Specialized> specialize(mlir::ModuleOp module,
+                                         const CompileOptions &options = {});
 
   /// AOT: compiles `module` to `<prefix>.so` (a shared library linked with
   /// OpenBLAS) and `<prefix>.json` (its manifest), for
