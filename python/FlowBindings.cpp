@@ -15,6 +15,8 @@
 #include "Bindings.h"
 #include "RLX/Flow/Recipes.h"
 #include "RLX/Weights/GGUF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include <nanobind/stl/optional.h>
@@ -762,6 +764,291 @@ static void bindFlowHeads(nb::class_<MF> &flow) {
           "\"output\".");
 }
 
+//===----------------------------------------------------------------------===//
+// Custom stages (tier 2)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Whether the custom stage call that made an Emitter or a FlowValue is
+/// still running: both are valid only inside it.
+using Liveness = std::shared_ptr<bool>;
+
+/// `rlx.FlowValue`: a tensor of the model being built.
+struct PyFlowValue {
+  mlir::Value value;
+  Liveness live;
+};
+
+/// `rlx.Emitter`: what a custom stage function gets.
+struct PyEmitter {
+  Emitter *emitter;
+  Liveness live;
+
+  Emitter &get() const {
+    if (!*live)
+      throw RLXError("this rlx.Emitter belongs to a custom stage that has "
+                     "returned");
+    return *emitter;
+  }
+  mlir::Value value(const PyFlowValue &v) const {
+    if (!*v.live)
+      throw RLXError("this rlx.FlowValue belongs to a custom stage that has "
+                     "returned (keep values by name with set_named)");
+    return v.value;
+  }
+  std::optional<PyFlowValue> wrap(mlir::Value v) const {
+    if (!v)
+      return std::nullopt;
+    return PyFlowValue{v, live};
+  }
+};
+} // namespace
+
+/// A shape with None for dynamic dimensions.
+static nb::list shapeList(llvm::ArrayRef<int64_t> shape) {
+  nb::list out;
+  for (int64_t d : shape)
+    out.append(d == kDynamic ? nb::none() : nb::cast(d));
+  return out;
+}
+
+/// A Python shape (None or rlx.DYNAMIC for a dynamic dimension).
+static llvm::SmallVector<int64_t, 4> shapeOf(nb::handle shape,
+                                             llvm::StringRef what) {
+  llvm::SmallVector<int64_t, 4> dims;
+  for (nb::handle d : shape) {
+    int64_t v;
+    if (d.is_none() ||
+        (nb::isinstance<nb::int_>(d) && nb::try_cast(d, v) && v == kDynamic)) {
+      dims.push_back(kDynamic);
+      continue;
+    }
+    dims.push_back(intInRange(
+        d, what + " dimension " + llvm::Twine(dims.size()), 0, INT64_MAX));
+  }
+  return dims;
+}
+
+static std::string typeString(mlir::Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  type.print(os);
+  return text;
+}
+
+/// An attribute from a Python value: bool, int (i64), float (f32), or a
+/// str in MLIR's attribute syntax.
+static mlir::NamedAttribute toAttr(Emitter &e, const std::string &name,
+                                   nb::handle value) {
+  if (nb::isinstance<nb::bool_>(value))
+    return e.builder().getNamedAttr(
+        name, e.builder().getBoolAttr(nb::cast<bool>(value)));
+  if (nb::isinstance<nb::int_>(value))
+    return e.i64Attr(name, intInRange(value, "attribute '" + name + "'",
+                                      INT64_MIN, INT64_MAX));
+  if (nb::isinstance<nb::float_>(value))
+    return e.f32Attr(name, nb::cast<float>(value));
+  if (nb::isinstance<nb::str>(value))
+    return unwrap(e.parseAttr(name, nb::cast<std::string>(value)));
+  throw RLXError("attribute '" + name +
+                 "': expected a bool, int, float or str (MLIR syntax), got " +
+                 pyStr(value.type()));
+}
+
+/// rlx.FlowValue and rlx.Emitter.
+static void registerEmitter(nb::module_ &m) {
+  nb::class_<PyFlowValue>(
+      m, "FlowValue",
+      "A tensor of the model a custom stage builds (valid during the call).")
+      .def_prop_ro(
+          "shape",
+          [](const PyFlowValue &v) {
+            if (!*v.live)
+              throw RLXError("this rlx.FlowValue belongs to a custom stage "
+                             "that has returned");
+            auto t = mlir::cast<mlir::RankedTensorType>(v.value.getType());
+            llvm::SmallVector<int64_t, 4> dims;
+            for (int64_t d : t.getShape())
+              dims.push_back(mlir::ShapedType::isDynamic(d) ? kDynamic : d);
+            return shapeList(dims);
+          },
+          nb::sig("def shape(self) -> list[int | None]"),
+          "The shape; None for a dynamic dimension.")
+      .def_prop_ro(
+          "type",
+          [](const PyFlowValue &v) {
+            if (!*v.live)
+              throw RLXError("this rlx.FlowValue belongs to a custom stage "
+                             "that has returned");
+            return typeString(v.value.getType());
+          },
+          "The MLIR type, e.g. 'tensor<1x?x64xf32>'.")
+      .def("__repr__", [](const PyFlowValue &v) {
+        return "<rlx.FlowValue " +
+               (*v.live ? typeString(v.value.getType()) : "(expired)") + ">";
+      });
+
+  using Value = std::optional<PyFlowValue>;
+  nb::class_<PyEmitter>(
+      m, "Emitter",
+      "What a custom stage function gets (ModelFlow.custom): the flow's\n"
+      "active and named values, checkpoint and synthesized parameters, and\n"
+      "op creation by name (HIR ops, e.g. 'hir.layer_norm'). Valid during\n"
+      "the call.")
+      .def_prop_rw(
+          "current",
+          [](const PyEmitter &e) -> Value { return e.wrap(e.get().current()); },
+          [](const PyEmitter &e, const PyFlowValue &v) {
+            e.get().setCurrent(e.value(v));
+          },
+          "The active tensor (the flow's running value).")
+      .def(
+          "named",
+          [](const PyEmitter &e, const std::string &name) -> Value {
+            return e.wrap(e.get().named(name));
+          },
+          "name"_a,
+          "A named value of the flow (an input, a residual slot), or None.")
+      .def(
+          "set_named",
+          [](const PyEmitter &e, const std::string &name,
+             const PyFlowValue &v) { e.get().setNamed(name, e.value(v)); },
+          "name"_a, "value"_a, "Names `value` for later stages.")
+      .def(
+          "param",
+          [](const PyEmitter &e, const std::string &key, nb::handle shape) {
+            return *e.wrap(unwrap(e.get().param(key, shapeOf(shape, key))));
+          },
+          "key"_a, "shape"_a,
+          nb::sig("def param(self, key: str, shape: typing.Sequence[int]) "
+                  "-> FlowValue"),
+          "Checkpoint weight `key` (checked against the weights).")
+      .def(
+          "synth_param",
+          [](const PyEmitter &e, const std::string &key, nb::handle data) {
+            nb::object array = numpy().attr("asarray")(data, "float32");
+            ArrayView view =
+                viewArray(array, "synthesized parameter '" + key + "'");
+            llvm::ArrayRef<float> values(
+                reinterpret_cast<const float *>(view.bytes.data()),
+                view.bytes.size() / sizeof(float));
+            return *e.wrap(unwrap(e.get().synthParam(key, view.shape, values)));
+          },
+          "key"_a, "data"_a,
+          nb::sig("def synth_param(self, key: str, data: "
+                  "numpy.typing.ArrayLike) -> FlowValue"),
+          "A parameter computed here (read as float32): it goes into\n"
+          "BuiltModel.synthesized, loaded with the weights. A key the\n"
+          "checkpoint has, or one synthesized before with other values, is\n"
+          "an error.")
+      .def(
+          "synth_zeros",
+          [](const PyEmitter &e, const std::string &key, nb::handle shape) {
+            return *e.wrap(
+                unwrap(e.get().synthZeros(key, shapeOf(shape, key))));
+          },
+          "key"_a, "shape"_a,
+          nb::sig("def synth_zeros(self, key: str, shape: "
+                  "typing.Sequence[int]) -> FlowValue"),
+          "synth_param of zeros (a bias or LayerNorm beta the checkpoint "
+          "lacks).")
+      .def(
+          "op",
+          [](const PyEmitter &e, const std::string &name, nb::handle operands,
+             nb::handle result, nb::handle attrs) -> Value {
+            Emitter &em = e.get();
+            llvm::SmallVector<mlir::Value> values;
+            for (nb::handle v : operands)
+              values.push_back(e.value(nb::cast<const PyFlowValue &>(v)));
+            llvm::SmallVector<mlir::Type> types;
+            if (result.is_none()) {
+              if (values.empty())
+                throw RLXError("op '" + name +
+                               "': give `result` (it has no operand whose "
+                               "type it could take)");
+              types.push_back(values.front().getType());
+            } else if (nb::isinstance<PyFlowValue>(result)) {
+              types.push_back(
+                  e.value(nb::cast<const PyFlowValue &>(result)).getType());
+            } else {
+              types.push_back(em.tensorType(shapeOf(result, name)));
+            }
+            llvm::SmallVector<mlir::NamedAttribute> attributes;
+            if (!attrs.is_none())
+              for (auto [k, v] : nb::cast<nb::dict>(attrs))
+                attributes.push_back(
+                    toAttr(em, keyString(k, "op '" + name + "' attribute"), v));
+            mlir::Operation *op =
+                unwrap(em.create(name, types, values, attributes));
+            return e.wrap(op->getResult(0));
+          },
+          "name"_a, "operands"_a, nb::kw_only(), "result"_a = nb::none(),
+          "attrs"_a = nb::none(),
+          nb::sig("def op(self, name: str, operands: "
+                  "typing.Sequence[FlowValue], *, result: FlowValue | "
+                  "typing.Sequence[int | None] | None = None, attrs: "
+                  "typing.Mapping[str, bool | int | float | str] | None = "
+                  "None) -> FlowValue"),
+          "Creates op `name` ('hir.layer_norm', ...) on `operands` and\n"
+          "returns its result, verified. `result` is its type: that of a\n"
+          "FlowValue, an f32 tensor of a shape, or (None) the first\n"
+          "operand's. `attrs`: bool, int (i64), float (f32) or a str in\n"
+          "MLIR syntax ('\"text\"', '#mir<mask_kind causal>').")
+      .def("__repr__", [](const PyEmitter &) { return "<rlx.Emitter>"; });
+}
+
+/// ModelFlow.custom: a Python function as a tier-2 stage.
+static void bindFlowCustom(nb::class_<MF> &flow) {
+  flow.def(
+      "custom",
+      [](MF &f, nb::callable fn, std::optional<std::string> name) -> MF & {
+        std::string label =
+            name ? *name
+                 : nb::cast<std::string>(
+                       nb::str(nb::getattr(fn, "__name__", nb::str("custom"))));
+        return f.custom(label, [fn](Emitter &e) -> llvm::Error {
+          nb::gil_scoped_acquire gil;
+          // The emitter and its values expire when fn returns.
+          auto live = std::make_shared<bool>(true);
+          std::string rlxError;
+          bool ok = false;
+          try {
+            fn(PyEmitter{&e, live});
+            ok = true;
+          } catch (nb::python_error &err) {
+            // An RLX error (an emitter call's) is labelled with the stage,
+            // as in C++; other exceptions leave build() as they are.
+            if (err.matches(nb::module_::import_("rlx").attr("RLXError")))
+              rlxError = pyStr(err.value());
+            else
+              setPendingPythonError(std::current_exception());
+          } catch (...) {
+            setPendingPythonError(std::current_exception());
+          }
+          *live = false;
+          if (ok)
+            return llvm::Error::success();
+          return llvm::createStringError(
+              llvm::inconvertibleErrorCode(),
+              rlxError.empty() ? "the Python function raised an exception"
+                               : rlxError);
+        });
+      },
+      "fn"_a, "name"_a = nb::none(), ref,
+      nb::sig("def custom(self, fn: typing.Callable[[Emitter], None], "
+              "name: str | None = None) -> ModelFlow"),
+      "Tier 2: `fn(emitter)` builds ops directly (rlx.Emitter), e.g.\n\n"
+      "    def scaled_norm(e):\n"
+      "        h = e.current.shape[-1]\n"
+      "        g = e.synth_param('custom.g', numpy.full(h, 2.0))\n"
+      "        b = e.synth_zeros('custom.b', [h])\n"
+      "        e.current = e.op('hir.layer_norm', [e.current, g, b],\n"
+      "                         attrs={'epsilon': 1e-5})\n\n"
+      "    flow.custom(scaled_norm)\n\n"
+      "An RLX error names the stage (`name`, else fn.__name__); an\n"
+      "exception fn raises comes out of build() as it is.");
+}
+
 /// Building: the flow as a stage, or as an HIR module.
 static void bindFlowBuild(nb::class_<MF> &flow) {
   flow.def(
@@ -806,6 +1093,7 @@ static void registerModelFlow(nb::module_ &m) {
   bindFlowBlocks(flow);
   bindFlowLayers(flow);
   bindFlowHeads(flow);
+  bindFlowCustom(flow);
   bindFlowBuild(flow);
 }
 
@@ -821,6 +1109,9 @@ static void registerBuiltModel(nb::module_ &m) {
       .def_ro("profile", &BuiltModel::profile)
       .def_ro("inputs", &BuiltModel::inputs)
       .def_ro("outputs", &BuiltModel::outputs)
+      .def_ro("params", &BuiltModel::params,
+              "The checkpoint weights the model reads (not the synthesized "
+              "ones), sorted.")
       .def_prop_ro(
           "synthesized",
           [](const BuiltModel &b) {
@@ -1123,6 +1414,7 @@ void python::registerFlow(nb::module_ &m) {
   registerConfig(m);
   registerStages(m);
   registerLayerStack(m);
+  registerEmitter(m);
   registerModelFlow(m);
   registerBuiltModel(m);
   registerDecoderRecipes(m);

@@ -713,16 +713,12 @@ static Error emitNomicLayer(Impl &impl, const DecoderLayerSpec &spec) {
   if (mask)
     inputs.push_back(mask);
   mlir::OpBuilder &b = impl.b;
-  mlir::OperationState state(impl.loc, "hir.custom");
-  state.addOperands(inputs);
-  state.addTypes(x->getType());
-  state.addAttribute("name", b.getStringAttr("nomic_encoder_layer"));
-  mlir::Region *region = state.addRegion();
+  auto custom = mlir::rlx::hir::CustomOp::create(b, impl.loc, x->getType(),
+                                                 "nomic_encoder_layer", inputs);
   mlir::Block *body = new mlir::Block();
-  region->push_back(body);
+  custom.getBody().push_back(body);
   for (Value in : inputs)
     body->addArgument(in.getType(), impl.loc);
-  mlir::Operation *custom = b.create(state);
   {
     mlir::OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(body);

@@ -11,6 +11,7 @@
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/InitAllDialects.h"
 #include "RLX/Weights/GGUF.h"
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cmath>
@@ -191,6 +192,146 @@ Value Emitter::named(StringRef name) { return ctx.impl.named.lookup(name); }
 void Emitter::setNamed(StringRef name, Value v) { ctx.impl.named[name] = v; }
 Expected<Value> Emitter::param(StringRef key, llvm::ArrayRef<int64_t> shape) {
   return ctx.impl.param(key, shape);
+}
+
+/// A flow shape as "[?, 4]" (kDynamic is "?").
+static std::string flowShape(llvm::ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    text += (i ? ", " : "") + (d == kDynamic ? "?" : std::to_string(d));
+  return text + "]";
+}
+
+Expected<Value> Emitter::synthParam(StringRef key,
+                                    llvm::ArrayRef<int64_t> shape,
+                                    llvm::ArrayRef<float> data) {
+  FlowContext::Impl &impl = ctx.impl;
+  if (impl.weights.lookup(key))
+    return impl.fail("synthesized parameter '" + key +
+                     "' would shadow the weight of that name in " +
+                     impl.weights.description());
+  if (const TensorInfo *info = impl.synthesized->lookup(key)) {
+    Expected<llvm::ArrayRef<float>> have = impl.synthesized->viewF32(key);
+    if (!have)
+      return have.takeError();
+    if (llvm::ArrayRef<int64_t>(info->shape) != shape || *have != data)
+      return impl.fail("parameter '" + key + "' is synthesized twice, as " +
+                       formatShape(info->shape) + " and as " +
+                       formatShape(shape) + " with other values");
+    return impl.param(key, shape);
+  }
+  for (int64_t d : shape)
+    if (d < 0)
+      return impl.fail("synthesized parameter '" + key +
+                       "' needs a static shape, got " + flowShape(shape));
+  if (Error err = impl.synthesized->add(
+          key, shape, std::vector<float>(data.begin(), data.end())))
+    return impl.fail(llvm::toString(std::move(err)));
+  return impl.param(key, shape);
+}
+
+Expected<Value> Emitter::synthZeros(StringRef key,
+                                    llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return ctx.impl.fail("synthesized parameter '" + key +
+                           "' needs a static shape, got " + flowShape(shape));
+    n *= d;
+  }
+  return synthParam(key, shape, std::vector<float>(n, 0.0f));
+}
+
+Expected<mlir::Operation *> Emitter::create(
+    StringRef name, mlir::TypeRange results, mlir::ValueRange operands,
+    llvm::ArrayRef<mlir::NamedAttribute> attributes, unsigned regions) {
+  FlowContext::Impl &impl = ctx.impl;
+  std::optional<mlir::RegisteredOperationName> op =
+      mlir::RegisteredOperationName::lookup(name, &impl.context);
+  if (!op)
+    return impl.fail("no op '" + name + "' (expected an hir or mir op)");
+  for (auto [i, v] : llvm::enumerate(operands))
+    if (!v)
+      return impl.fail("'" + name + "': operand " + llvm::Twine(i) +
+                       " is a null value");
+  mlir::OperationState state(impl.loc, *op);
+  state.addTypes(results);
+  state.addOperands(operands);
+  state.addAttributes(attributes);
+  for (unsigned i = 0; i < regions; ++i)
+    state.addRegion();
+  mlir::Operation *created = impl.b.create(state);
+  if (regions)
+    return created;
+  std::string diag;
+  {
+    mlir::ScopedDiagnosticHandler handler(
+        &impl.context, [&](mlir::Diagnostic &d) {
+          llvm::raw_string_ostream os(diag);
+          os << (diag.empty() ? "" : "\n") << d;
+          return mlir::success();
+        });
+    if (succeeded(mlir::verify(created)))
+      return created;
+  }
+  created->erase();
+  return impl.fail("invalid '" + name + "': " + diag);
+}
+
+Expected<mlir::Operation *> Emitter::create(StringRef name,
+                                            mlir::TypeRange results,
+                                            mlir::ValueRange operands) {
+  return create(name, results, operands, {}, 0);
+}
+
+mlir::NamedAttribute Emitter::f32Attr(StringRef name, float value) {
+  return ctx.impl.b.getNamedAttr(name, ctx.impl.b.getF32FloatAttr(value));
+}
+
+mlir::NamedAttribute Emitter::i64Attr(StringRef name, int64_t value) {
+  return ctx.impl.b.getNamedAttr(name, ctx.impl.b.getI64IntegerAttr(value));
+}
+
+mlir::NamedAttribute Emitter::stringAttr(StringRef name, StringRef value) {
+  return ctx.impl.b.getNamedAttr(name, ctx.impl.b.getStringAttr(value));
+}
+
+Expected<mlir::NamedAttribute> Emitter::parseAttr(StringRef name,
+                                                  StringRef text) {
+  std::string diag;
+  mlir::Attribute attr;
+  {
+    mlir::ScopedDiagnosticHandler handler(&ctx.impl.context,
+                                          [&](mlir::Diagnostic &d) {
+                                            llvm::raw_string_ostream os(diag);
+                                            os << d;
+                                            return mlir::success();
+                                          });
+    size_t read = 0;
+    attr = mlir::parseAttribute(text, &ctx.impl.context, mlir::Type(), &read);
+    if (attr && read != text.size()) {
+      attr = {};
+      diag = "trailing characters after the attribute";
+    }
+  }
+  if (!attr)
+    return ctx.impl.fail("attribute '" + name + "' = '" + text + "': " + diag);
+  return ctx.impl.b.getNamedAttr(name, attr);
+}
+
+mlir::RankedTensorType Emitter::tensorType(llvm::ArrayRef<int64_t> shape) {
+  return ctx.impl.tensor(shape);
+}
+
+llvm::SmallVector<int64_t, 4> Emitter::shape(Value v) {
+  llvm::SmallVector<int64_t, 4> dims;
+  for (int64_t d : FlowContext::Impl::shapeOf(v))
+    dims.push_back(mlir::ShapedType::isDynamic(d) ? kDynamic : d);
+  return dims;
+}
+
+Error Emitter::fail(const llvm::Twine &message) {
+  return ctx.impl.fail(message);
 }
 
 //===----------------------------------------------------------------------===//

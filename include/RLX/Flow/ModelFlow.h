@@ -1,5 +1,4 @@
-//===- ModelFlow.h - Build models from blocks --------------------*- C++
-//-*-===//
+//===- ModelFlow.h - Build models from blocks ------------------*- C++ -*-===//
 //
 // Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
@@ -41,9 +40,15 @@
 #include <vector>
 
 namespace mlir {
+class NamedAttribute;
 class OpBuilder;
+class Operation;
 class Location;
+class RankedTensorType;
+class Type;
+class TypeRange;
 class Value;
+class ValueRange;
 } // namespace mlir
 
 namespace rlx {
@@ -121,7 +126,28 @@ struct BertLayerSpec {
 
 class FlowContext;
 
-/// Tier 2: what a custom stage gets. It builds HIR or MIR ops directly.
+/// Tier 2: what a custom stage (ModelFlow::custom) gets. It builds HIR ops,
+/// or `hir.custom` regions of MIR ops, directly, at the flow's insertion
+/// point in the model function:
+///
+///   flow.custom("scaled_norm", [](Emitter &e) -> llvm::Error {
+///     mlir::Value x = e.current();
+///     int64_t h = e.shape(x).back();
+///     auto g = e.synthParam("custom.scale", {h}, std::vector<float>(h, 2));
+///     auto b = e.synthZeros("custom.beta", {h});
+///     if (!g || !b)
+///       return llvm::joinErrors(g.takeError(), b.takeError());
+///     auto y = e.create("hir.layer_norm", x.getType(), {x, *g, *b},
+///                       {e.f32Attr("epsilon", 1e-5f)});
+///     if (!y)
+///       return y.takeError();
+///     e.setCurrent((*y)->getResult(0));
+///     return llvm::Error::success();
+///   });
+///
+/// Ops are created by name (`create`), so a custom stage needs only this
+/// header and MLIR's own (mlir/IR/Builders.h for values and types); the
+/// typed op classes of RLX/Dialect/{HIR,MIR}/IR/*Ops.h work too.
 class Emitter {
 public:
   explicit Emitter(FlowContext &ctx) : ctx(ctx) {}
@@ -130,12 +156,57 @@ public:
   /// The active tensor (the flow's running value).
   mlir::Value current();
   void setCurrent(mlir::Value v);
-  /// A named value of the flow ("tokens", "positions", a residual slot...).
+  /// A named value of the flow ("tokens", "positions", a residual slot...);
+  /// null when there is none.
   mlir::Value named(llvm::StringRef name);
   void setNamed(llvm::StringRef name, mlir::Value v);
-  /// A weight of the checkpoint as `hir.param`, checked against the source.
+
+  /// A weight of the checkpoint as `hir.param`, checked against the source:
+  /// a missing or mis-shaped weight is an error naming the key.
   llvm::Expected<mlir::Value> param(llvm::StringRef key,
                                     llvm::ArrayRef<int64_t> shape);
+  /// A parameter the flow computes instead of reading it from the
+  /// checkpoint (rotary tables, a constant scale): `data` (row-major f32,
+  /// as many values as `shape` holds) is added to BuiltModel::synthesized
+  /// under `key`, loaded with the weights, and read as `hir.param`. A key
+  /// the checkpoint has is an error (it would shadow the weight), and so is
+  /// synthesizing a key again with another shape or other values; the same
+  /// shape and values return the same parameter (layers may share one).
+  llvm::Expected<mlir::Value> synthParam(llvm::StringRef key,
+                                         llvm::ArrayRef<int64_t> shape,
+                                         llvm::ArrayRef<float> data);
+  /// synthParam of zeros (a bias or LayerNorm beta the checkpoint lacks).
+  llvm::Expected<mlir::Value> synthZeros(llvm::StringRef key,
+                                         llvm::ArrayRef<int64_t> shape);
+
+  /// Creates op `name` ("hir.add", "hir.custom", ...) with `results`,
+  /// `operands`, `attributes` and `regions` empty regions at the insertion
+  /// point. An op no loaded dialect registers is an error naming it; an op
+  /// without regions is verified at once (an error naming the op with the
+  /// verifier's message), one with regions when the flow is built, as its
+  /// body is filled after this.
+  llvm::Expected<mlir::Operation *>
+  create(llvm::StringRef name, mlir::TypeRange results,
+         mlir::ValueRange operands,
+         llvm::ArrayRef<mlir::NamedAttribute> attributes, unsigned regions = 0);
+  llvm::Expected<mlir::Operation *> create(llvm::StringRef name,
+                                           mlir::TypeRange results,
+                                           mlir::ValueRange operands);
+  /// `name = value : f32`, `name = value : i64`, `name = "value"`.
+  mlir::NamedAttribute f32Attr(llvm::StringRef name, float value);
+  mlir::NamedAttribute i64Attr(llvm::StringRef name, int64_t value);
+  mlir::NamedAttribute stringAttr(llvm::StringRef name, llvm::StringRef value);
+  /// An attribute in MLIR's syntax (`#mir<mask_kind causal>`, `[1, 2]`), or
+  /// an error naming `name`.
+  llvm::Expected<mlir::NamedAttribute> parseAttr(llvm::StringRef name,
+                                                 llvm::StringRef text);
+  /// The f32 tensor type of `shape` (kDynamic for a dynamic dimension).
+  mlir::RankedTensorType tensorType(llvm::ArrayRef<int64_t> shape);
+  /// The shape of a ranked tensor value (kDynamic for a dynamic dimension).
+  llvm::SmallVector<int64_t, 4> shape(mlir::Value v);
+  /// An error prefixed with where the flow is ("layer 3: ..."); the stage's
+  /// name is added by ModelFlow::custom.
+  llvm::Error fail(const llvm::Twine &message);
 
 private:
   FlowContext &ctx;
