@@ -267,13 +267,6 @@ lirEntryPoint(mlir::ModuleOp module, StringRef name) {
   return *entries.begin();
 }
 
-/// A zero-length dimension after the first makes the outer strides zero,
-/// which LIR's views cannot describe (a leading one, an empty batch, is
-/// fine).
-static bool hasInnerZeroDim(llvm::ArrayRef<int64_t> shape) {
-  return shape.size() > 1 && llvm::is_contained(shape.drop_front(), 0);
-}
-
 /// The inputs of a LIR entry point are static: a shape given for one must be
 /// its own.
 static Error checkLIRInputShapes(mlir::rlx::lir::EntryOp entry,
@@ -475,25 +468,18 @@ static Error checkEntryInputShapes(mlir::ModuleOp module,
       if (!ty.hasStaticShape())
         return fail("input '" + name + "' has the dynamic type " + s +
                     "; give its concrete shape to specialize the template");
-      if (hasInnerZeroDim(ty.getShape()))
-        return fail("input '" + name + "' has the type " + s +
-                    ": a zero-length dimension after the first is not "
-                    "supported (a leading one is)");
       continue;
     }
     llvm::ArrayRef<int64_t> shape = it->second;
     bool fits = shape.size() == static_cast<size_t>(ty.getRank());
     for (auto [d, s] : llvm::zip(ty.getShape(), shape))
       fits = fits && s >= 0 && (mlir::ShapedType::isDynamic(d) || d == s);
-    if (!fits || hasInnerZeroDim(shape)) {
+    if (!fits) {
       std::string s;
       llvm::raw_string_ostream os(s);
       os << ty;
       return fail("input '" + name + "' of type " + s +
-                  " cannot take the shape " + formatShape(shape) +
-                  (fits ? ": a zero-length dimension after the first is not "
-                          "supported (a leading one is)"
-                        : ""));
+                  " cannot take the shape " + formatShape(shape));
     }
     // A size that wraps would give the input a small arena.
     if (!mlir::rlx::mir::getCheckedStorageBytes(

@@ -715,6 +715,47 @@ def test_one_hot(rlx, shape, depth, axis, dtype):
     np.testing.assert_array_equal(out, expected)
 
 
+#===----------------------------------------------------------------------===#
+# Zero-length dimensions: empty tensors flow through every stage
+#===----------------------------------------------------------------------===#
+
+def test_empty_slice_flows(rlx):
+    """A slice of size 0 inside the graph: elementwise ops on it stay empty, a
+    reduction over the empty axis gives its identity, a concat with it is the
+    other piece, and a reshape to 3x4x0 stays empty."""
+    x = randn(3, 4, 5)
+    t = mlir_type(x)
+    mlir = (f'func.func @f(%x: {t} {{rlx.name = "x"}}) -> ('
+            'tensor<3x0x5xf32> {rlx.name = "e"}, tensor<3x5xf32> {rlx.name = "s"}, '
+            'tensor<3x5xf32> {rlx.name = "m"}, '
+            f'{t} {{rlx.name = "c"}}, tensor<3x4x0xf32> {{rlx.name = "r"}}) {{\n'
+            f"  %z = mir.slice %x {{axis = 1 : i64, start = 4 : i64, size = 0 : i64}} : ({t}) -> tensor<3x0x5xf32>\n"
+            "  %e = mir.exp %z : (tensor<3x0x5xf32>) -> tensor<3x0x5xf32>\n"
+            "  %s = mir.reduce_sum %e {axes = array<i64: 1>} : (tensor<3x0x5xf32>) -> tensor<3x5xf32>\n"
+            "  %m = mir.reduce_max %e {axes = array<i64: 1>} : (tensor<3x0x5xf32>) -> tensor<3x5xf32>\n"
+            f"  %c = mir.concat %e, %x {{axis = 1 : i64}} : (tensor<3x0x5xf32>, {t}) -> {t}\n"
+            "  %r = mir.reshape %e : (tensor<3x0x5xf32>) -> tensor<3x4x0xf32>\n"
+            f"  return %e, %s, %m, %c, %r : tensor<3x0x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, {t}, tensor<3x4x0xf32>\n}}\n")
+    out = rlx.run(mlir, {"x": x})
+    assert out["e"].shape == (3, 0, 5) and out["r"].shape == (3, 4, 0)
+    np.testing.assert_array_equal(out["s"], np.zeros((3, 5), np.float32))
+    np.testing.assert_array_equal(out["m"], np.full((3, 5), -np.inf, np.float32))
+    np.testing.assert_array_equal(out["c"], x)
+
+
+@pytest.mark.parametrize("shape", [(2, 0, 3), (4, 0), (0, 5)])
+def test_empty_inputs(rlx, shape):
+    """An input with a zero-length dimension (after the first, too): unary,
+    broadcasting binary, softmax, and a sum over the empty axis."""
+    x = randn(*shape)
+    b = randn(shape[-1]) if shape[-1] else randn(1)
+    axis = shape.index(0)
+    check(rlx, "mir.add %a0, %a1 : {T}", [x, b], x + b)
+    check(rlx, "mir.softmax %a0 {axis = -1 : i64} : {T}", [x], x)
+    check(rlx, f"mir.reduce_sum %a0 {{axes = array<i64: {axis}>}} : {{T}}", [x],
+          x.sum(axis))
+
+
 @pytest.mark.parametrize("src,dst", [((2, 6, 10), (12, 10)), ((4, 15), (2, 2, 15)),
                                      ((3, 4), (12,))])
 def test_reshape(rlx, src, dst):

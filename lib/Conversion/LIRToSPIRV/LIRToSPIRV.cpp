@@ -132,6 +132,12 @@ FailureOr<Binding> EntryLowering::viewBinding(Value value, bool writes) {
   bd.elementOffset = (bd.viewOffset - bd.offset) / eb;
   bd.range = llvm::alignTo(bd.viewOffset - bd.offset + bd.viewBytes, 4);
   bd.shape.assign(ty.getShape().begin(), ty.getShape().end());
+  // An identity layout is row-major; said directly, since MLIR gives an
+  // empty tensor's identity layout (a zero-length dim) no static strides.
+  if (ty.getLayout().isIdentity()) {
+    bd.strides = contiguousStrides(bd.shape);
+    return bd;
+  }
   int64_t layoutOffset;
   if (failed(ty.getStridesAndOffset(bd.strides, layoutOffset)))
     return failure();

@@ -125,15 +125,6 @@ LogicalResult FuncConverter::checkSupported() {
     auto ty = dyn_cast<RankedTensorType>(t);
     return ty && ty.hasStaticShape();
   };
-  // A zero-length dimension after the first makes the outer strides zero,
-  // which a lir.view cannot describe; a leading one (an empty batch) is fine.
-  auto innerZero = [](Type t) {
-    ArrayRef<int64_t> shape = cast<ShapedType>(t).getShape();
-    return shape.size() > 1 && llvm::is_contained(shape.drop_front(), 0);
-  };
-  constexpr StringLiteral kInnerZero =
-      " has a zero-length dimension after the first, which "
-      "convert-mir-to-lir does not support (a leading one is)";
   for (Type t :
        llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()))
     if (!isStatic(t))
@@ -147,9 +138,6 @@ LogicalResult FuncConverter::checkSupported() {
       return func.emitOpError("input '")
              << ioName(func, false, i) << "' of type " << t
              << " has a byte size past 2^63 - 1";
-    if (innerZero(t))
-      return func.emitOpError("input '")
-             << ioName(func, false, i) << "' of type " << t << kInnerZero;
   }
   if (!func.getBody().hasOneBlock())
     return func.emitOpError("expects a single-block body");
@@ -166,8 +154,6 @@ LogicalResult FuncConverter::checkSupported() {
       if (!mir::getCheckedStorageBytes(cast<ShapedType>(t)))
         return op.emitOpError("result of type ")
                << t << " has a byte size past 2^63 - 1";
-      if (innerZero(t))
-        return op.emitOpError("result of type ") << t << kInnerZero;
     }
   }
   return success();

@@ -237,12 +237,17 @@ LogicalResult ViewOp::verify() {
            << "element size (" << elem << ")";
   if (getSpace() == MemorySpace::Constants)
     return emitOpError("views live in the arena or the params");
-  // lir_view_c2: identity or strided layout with a zero offset.
+  // lir_view_c2: identity or strided layout with a zero offset. An empty
+  // view (a zero-length dim) addresses nothing: MLIR folds its identity
+  // layout to a constant, which has no strides.
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(ty.getStridesAndOffset(strides, offset)) || offset != 0 ||
-      llvm::any_of(strides,
-                   [](int64_t s) { return ShapedType::isDynamic(s) || s < 0; }))
+  bool empty = llvm::is_contained(ty.getShape(), 0);
+  if (!(empty && ty.getLayout().isIdentity()) &&
+      (failed(ty.getStridesAndOffset(strides, offset)) || offset != 0 ||
+       llvm::any_of(strides, [](int64_t s) {
+         return ShapedType::isDynamic(s) || s < 0;
+       })))
     return emitOpError("layout must be static strides with a zero offset, "
                        "got ")
            << ty;

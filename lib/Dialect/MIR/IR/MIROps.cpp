@@ -1021,9 +1021,9 @@ LogicalResult SliceOp::verify() {
   if (axis < 0 || axis >= input.getRank())
     return emitOpError("axis ")
            << axis << " is out of range [0, " << input.getRank() << ")";
-  // mir_slice_c2: size is positive.
-  if (size <= 0)
-    return emitOpError("requires a positive size, got ") << size;
+  // mir_slice_c2: size is non-negative (0: an empty slice).
+  if (size < 0)
+    return emitOpError("requires a non-negative size, got ") << size;
   // mir_slice_c3: the range lies inside the axis.
   int64_t dim = input.getDimSize(axis);
   if (!ShapedType::isDynamic(dim)) {

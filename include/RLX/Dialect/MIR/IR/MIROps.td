@@ -783,7 +783,8 @@ def MIR_SliceOp : MIR_Op<"slice", [Pure, InferTypeOpAdaptor]> {
     Takes `size` consecutive entries of `axis` starting at `start`; all other
     dims are kept. A negative `start` counts from the end of the axis
     (`start = -1, size = 1` takes the last row, also of a dynamic sequence).
-    `axis` is in `[0, rank)`, `size > 0`, and the range lies inside the axis:
+    `axis` is in `[0, rank)`, `size >= 0` (0: an empty slice), and the range
+    lies inside the axis:
     `0 <= start' and start' + size <= dim` where `start' = start` or
     `dim + start` for a negative `start`. On a dynamic dim this is checked at
     compile time only for negative starts (`start + size <= 0`). The result
