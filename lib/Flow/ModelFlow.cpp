@@ -89,7 +89,7 @@ mlir::Type FlowContext::Impl::weightStorage(DType dtype,
   // Matrices only: vectors (norms, biases) are f32 in every case.
   if (shape.size() != 2)
     return {};
-  DType target;
+  DType target = DType::F32;
   switch (weightPrecision) {
   case WeightPrecision::F32:
     return {};
