@@ -595,7 +595,8 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   stats.arenaBytes = manifest->arenaSize;
   stats.paramBytes = manifest->paramSize;
   // Refuse a model that cannot fit before generating its code.
-  Expected<MemoryBudget> budget = MemoryBudget::get(options.memoryBudgetMB);
+  Expected<MemoryBudget> budget = MemoryBudget::get(
+      options.memoryBudgetMB, options.profile.execution.memoryBudgetMB);
   if (!budget)
     return budget.takeError();
   if (Error err = budget->check(
@@ -726,6 +727,19 @@ static Error lowerInto(Specialized::State &s, mlir::ModuleOp module) {
 
 Expected<Specialized> Session::specialize(mlir::ModuleOp module,
                                           const CompileOptions &options) {
+  // The profile's [execution] section: its device, budget and mode.
+  const CompileProfile::ExecutionProfile &exec = options.profile.execution;
+  bool cpu = impl->device == Device::Cpu;
+  if (exec.device != ExecutionDevice::Any &&
+      exec.device != (cpu ? ExecutionDevice::Cpu : ExecutionDevice::Vulkan))
+    return fail(
+        "[execution] device = \"" + stringifyExecutionDevice(exec.device) +
+        "\", but this session compiles for " + (cpu ? "the CPU" : "Vulkan") +
+        " (make the Session for that device; rlx-run --device)");
+  if (exec.mode == ExecutionMode::Aot && !cpu)
+    return fail("[execution] mode = \"aot\" loads CPU code from the compile "
+                "cache; Vulkan pipelines are built at run time (use mode = "
+                "\"lazy\" or \"eager\" on Vulkan)");
   auto s = std::make_unique<Specialized::State>();
   s->impl = impl.get();
   s->options = options;
@@ -741,8 +755,22 @@ Expected<Specialized> Session::specialize(mlir::ModuleOp module,
     }
   }
   if (s->cache) {
-    s->key = detail::CompileCache::key(module, options, impl->device);
+    s->key = detail::CompileCache::key(module, s->options, impl->device);
     s->hit = s->cache->lookup(s->key, s->cacheWarnings);
+  }
+  if (exec.mode == ExecutionMode::Aot && !s->hit && !options.precompile) {
+    if (!s->cache)
+      return fail("[execution] mode = \"aot\" compiles nothing at run time, "
+                  "and the compile cache is off (CompileOptions::cacheDir; "
+                  "rlx-run --cache-dir)" +
+                  (s->cacheWarnings.empty() ? std::string()
+                                            : ": " + s->cacheWarnings[0]));
+    return fail("[execution] mode = \"aot\" compiles nothing at run time, "
+                "and the compile cache '" +
+                options.cacheDir + "' holds no code for this graph (entry " +
+                s->key +
+                "); fill it first with rlx-run --precompile and the same "
+                "model, profile and options");
   }
   if (s->hit) {
     s->stats = s->hit->stats;
@@ -773,9 +801,23 @@ Expected<CompiledModel> Specialized::compile() {
     return model;
   };
   if (s.hit) {
-    Expected<CompiledModel> model =
-        detail::loadCpuObject(std::move(s.hit->object), s.hit->manifest,
-                              s.options.profile, s.options.memoryBudgetMB);
+    // The budget, checked as a compile checks it (naming its origin).
+    std::optional<uint64_t> budgetMB =
+        s.options.memoryBudgetMB ? s.options.memoryBudgetMB
+                                 : s.options.profile.execution.memoryBudgetMB;
+    const Manifest &m = s.hit->manifest;
+    Expected<MemoryBudget> budget = MemoryBudget::get(
+        s.options.memoryBudgetMB, s.options.profile.execution.memoryBudgetMB);
+    if (!budget)
+      return budget.takeError();
+    if (Error err = budget->check(
+            addBytes(m.arenaSize, m.paramSize).value_or(UINT64_MAX),
+            "the compiled model's arena (" + llvm::Twine(m.arenaSize) +
+                " bytes) + parameters (" + llvm::Twine(m.paramSize) +
+                " bytes)"))
+      return std::move(err);
+    Expected<CompiledModel> model = detail::loadCpuObject(
+        std::move(s.hit->object), s.hit->manifest, s.options.profile, budgetMB);
     if (model) {
       double seconds = s.seconds();
       s.stats.phaseSeconds = {{"cached", seconds}};

@@ -112,7 +112,9 @@ Generator::create(Session &session, DecoderFlow recipe,
                  : kvType == ComputePrecision::BF16 ? DType::BF16
                                                     : DType::F32;
   g->cacheElementBytes = kvType == ComputePrecision::F32 ? 4 : 2;
-  Expected<MemoryBudget> budget = MemoryBudget::get(g->options.memoryBudgetMB);
+  // The budget: the caller's, else the profile's [execution] one.
+  Expected<MemoryBudget> budget = MemoryBudget::get(
+      g->options.memoryBudgetMB, g->built.profile.execution.memoryBudgetMB);
   if (!budget)
     return budget.takeError();
   std::optional<uint64_t> cacheBytes = kvCacheBytesPerToken(c, kvType);
@@ -143,11 +145,13 @@ void Generator::reserveCache(int64_t rows) {
   }
 }
 
-Expected<CompiledModel> Generator::compileGraph(int64_t past, int64_t count) {
+Expected<CompiledModel> Generator::compileGraph(int64_t past, int64_t count,
+                                                bool ahead) {
   const TransformerConfig &c = recipe.config();
   int64_t kv = c.numKvHeads * c.headDim;
   CompileOptions o = options;
   o.profile = built.profile;
+  o.precompile = ahead;
   o.inputShapes["tokens"] = {1, count};
   o.inputShapes["positions"] = {1, count};
   o.inputShapes["kv_mask"] = {1, past + count};
@@ -169,17 +173,8 @@ Expected<CompiledModel> Generator::compileGraph(int64_t past, int64_t count) {
   return model;
 }
 
-/// The past bucket of a step starting at `start`: at least 16 slots,
-/// doubling.
-static int64_t pastBucket(int64_t start) {
-  int64_t past = 16;
-  while (past < start)
-    past *= 2;
-  return past;
-}
-
 Expected<unsigned> Generator::precompile(int64_t promptTokens,
-                                         unsigned maxNewTokens) {
+                                         unsigned maxNewTokens, bool ahead) {
   if (promptTokens <= 0)
     return fail("the prompt is empty");
   if (promptTokens + maxNewTokens > maxContext)
@@ -189,19 +184,25 @@ Expected<unsigned> Generator::precompile(int64_t promptTokens,
                 llvm::Twine(maxContext) + " tokens of context");
   // The graphs generate() runs: the prompt's, then one per bucket of the
   // decode steps (the last new token is not fed back).
+  const CompileProfile::ExecutionProfile &exec = built.profile.execution;
   std::vector<std::pair<int64_t, int64_t>> keys = {
-      {pastBucket(0), promptTokens}};
+      {exec.pastBucket(0), promptTokens}};
   for (int64_t start = promptTokens;
        start + 1 < promptTokens + static_cast<int64_t>(maxNewTokens); ++start)
-    if (keys.back() != std::make_pair(pastBucket(start), int64_t(1)))
-      keys.emplace_back(pastBucket(start), 1);
+    if (keys.back() != std::make_pair(exec.pastBucket(start), int64_t(1)))
+      keys.emplace_back(exec.pastBucket(start), 1);
   unsigned compiled = 0;
   for (auto [past, count] : keys) {
     if (graphs.count({past, count}))
       continue;
-    Expected<CompiledModel> model = compileGraph(past, count);
-    if (!model)
-      return model.takeError();
+    // Ahead, for the cache only; otherwise kept, as a run would.
+    if (ahead) {
+      if (Expected<CompiledModel> model = compileGraph(past, count, ahead);
+          !model)
+        return model.takeError();
+    } else if (Expected<Graph *> g = graph(past, count); !g) {
+      return g.takeError();
+    }
     ++compiled;
   }
   return compiled;
@@ -250,7 +251,7 @@ Expected<std::vector<float>> Generator::step(llvm::ArrayRef<int32_t> tokens,
     return fail("the context of " + llvm::Twine(start + n) +
                 " tokens exceeds the maximum of " + llvm::Twine(maxContext));
   // The past is the cache rounded up to a bucket (at least 16 slots).
-  int64_t past = pastBucket(start);
+  int64_t past = built.profile.execution.pastBucket(start);
   Expected<Graph *> graph = this->graph(past, n);
   if (!graph)
     return graph.takeError();
@@ -359,6 +360,13 @@ Generator::generate(llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
   auto leftOut = [&] {
     return statistics.compileSeconds + statistics.loadSeconds;
   };
+  // [execution] mode = "eager": every graph of this generation compiles
+  // before the first step (a decode step never waits for a compile).
+  if (built.profile.execution.mode == ExecutionMode::Eager)
+    if (Expected<unsigned> compiled =
+            precompile(prompt.size(), maxNewTokens, /*ahead=*/false);
+        !compiled)
+      return compiled.takeError();
   double before = leftOut();
   auto start = std::chrono::steady_clock::now();
   Expected<std::vector<float>> logits = step(prompt, 0);

@@ -104,9 +104,27 @@ bool CompileProfile::BackendProfile::operator==(
   return std::tie(cpu, spirv) == std::tie(other.cpu, other.spirv);
 }
 
+bool CompileProfile::ExecutionProfile::operator==(
+    const ExecutionProfile &other) const {
+  return std::tie(mode, decodeBuckets, memoryBudgetMB, device) ==
+         std::tie(other.mode, other.decodeBuckets, other.memoryBudgetMB,
+                  other.device);
+}
+
+int64_t CompileProfile::ExecutionProfile::pastBucket(int64_t cached) const {
+  for (int64_t b : decodeBuckets)
+    if (b >= cached)
+      return b;
+  int64_t past = decodeBuckets.empty() ? 16 : decodeBuckets.back();
+  while (past < cached)
+    past *= 2;
+  return past;
+}
+
 bool CompileProfile::operator==(const CompileProfile &other) const {
-  return std::tie(fusion, passes, precision, backend) ==
-         std::tie(other.fusion, other.passes, other.precision, other.backend);
+  return std::tie(fusion, passes, precision, backend, execution) ==
+         std::tie(other.fusion, other.passes, other.precision, other.backend,
+                  other.execution);
 }
 
 //===----------------------------------------------------------------------===//
@@ -119,7 +137,13 @@ static constexpr int64_t maxCpuThreads = 4096;
 static constexpr int64_t maxWorkgroupSize = 1024;
 
 static constexpr StringRef topLevelKeys[] = {"fusion", "passes", "precision",
-                                             "backend"};
+                                             "backend", "execution"};
+static constexpr StringRef executionKeys[] = {"mode", "decode_buckets",
+                                              "memory_budget_mb", "device"};
+/// Largest accepted `execution.decode_buckets` entry (tokens).
+static constexpr int64_t maxDecodeBucket = int64_t(1) << 24;
+/// Largest accepted `execution.memory_budget_mb` (1 PiB).
+static constexpr int64_t maxMemoryBudgetMB = int64_t(1) << 30;
 static constexpr StringRef fusionKeys[] = {"policy", "target", "assert_clean",
                                            "skip", "disable"};
 static constexpr StringRef passesKeys[] = {"dce", "constant_folding",
@@ -240,6 +264,8 @@ private:
                      CompileProfile::PrecisionProfile &out);
   void readBackend(const toml::table &table,
                    CompileProfile::BackendProfile &out);
+  void readExecution(const toml::table &table,
+                     CompileProfile::ExecutionProfile &out);
 
   StringRef fileName;
   SmallVector<Diagnostic> diagnostics;
@@ -487,6 +513,63 @@ void ProfileReader::readBackend(const toml::table &table,
       });
 }
 
+void ProfileReader::readExecution(const toml::table &table,
+                                  CompileProfile::ExecutionProfile &out) {
+  forEachKey(
+      table, "execution", executionKeys,
+      [&](StringRef key, const toml::node &node, StringRef path) {
+        if (key == "mode") {
+          readEnum(node, path, out.mode);
+        } else if (key == "device") {
+          readEnum(node, path, out.device);
+        } else if (key == "memory_budget_mb") {
+          const toml::value<int64_t> *value = node.as_integer();
+          if (!value) {
+            error(node.source().begin,
+                  "'" + path + "' must be an integer, got " + typeName(node));
+          } else if (value->get() < 0 || value->get() > maxMemoryBudgetMB) {
+            error(node.source().begin,
+                  "'" + path + "' must be between 0 (no limit) and " +
+                      Twine(maxMemoryBudgetMB) + ", got " +
+                      Twine(value->get()));
+          } else {
+            out.memoryBudgetMB = static_cast<uint64_t>(value->get());
+          }
+        } else {
+          const toml::array *array = node.as_array();
+          if (!array) {
+            error(node.source().begin,
+                  "'" + path + "' must be an array of integers, got " +
+                      typeName(node));
+            return;
+          }
+          out.decodeBuckets.clear();
+          for (size_t i = 0, e = array->size(); i < e; ++i) {
+            const toml::node &element = *array->get(i);
+            const toml::value<int64_t> *value = element.as_integer();
+            std::string at = (path + "[" + Twine(i) + "]").str();
+            if (!value) {
+              error(element.source().begin, "'" + at +
+                                                "' must be an integer, got " +
+                                                typeName(element));
+              return;
+            }
+            int64_t v = value->get();
+            int64_t previous =
+                out.decodeBuckets.empty() ? 0 : out.decodeBuckets.back();
+            if (v <= previous || v > maxDecodeBucket) {
+              error(element.source().begin,
+                    "'" + at + "' must be greater than " + Twine(previous) +
+                        " (the buckets ascend) and at most " +
+                        Twine(maxDecodeBucket) + ", got " + Twine(v));
+              return;
+            }
+            out.decodeBuckets.push_back(v);
+          }
+        }
+      });
+}
+
 void ProfileReader::read(const toml::table &root, CompileProfile &profile) {
   forEachKey(root, "", topLevelKeys,
              [&](StringRef key, const toml::node &node, StringRef path) {
@@ -499,6 +582,8 @@ void ProfileReader::read(const toml::table &root, CompileProfile &profile) {
                  readPasses(*table, profile.passes);
                else if (key == "precision")
                  readPrecision(*table, profile.precision);
+               else if (key == "execution")
+                 readExecution(*table, profile.execution);
                else
                  readBackend(*table, profile.backend);
              });
@@ -624,7 +709,16 @@ std::string CompileProfile::toToml() const {
      << "workgroup_size = " << backend.spirv.workgroupSize << "\n"
      << "cooperative_matrix = " << boolText(backend.spirv.cooperativeMatrix)
      << "\n"
-     << "optimize = " << boolText(backend.spirv.optimize) << "\n";
+     << "optimize = " << boolText(backend.spirv.optimize) << "\n\n";
+
+  os << "[execution]\n"
+     << "mode = \"" << stringifyExecutionMode(execution.mode) << "\"\n"
+     << "decode_buckets = [";
+  llvm::interleaveComma(execution.decodeBuckets, os);
+  os << "]\n";
+  if (execution.memoryBudgetMB)
+    os << "memory_budget_mb = " << *execution.memoryBudgetMB << "\n";
+  os << "device = \"" << stringifyExecutionDevice(execution.device) << "\"\n";
   return text;
 }
 

@@ -37,10 +37,15 @@ static uint64_t fromMiB(uint64_t mb) {
 }
 
 llvm::Expected<MemoryBudget>
-MemoryBudget::get(std::optional<uint64_t> explicitMB) {
+MemoryBudget::get(std::optional<uint64_t> explicitMB,
+                  std::optional<uint64_t> profileMB) {
   if (explicitMB)
     return MemoryBudget{fromMiB(*explicitMB),
                         ("--memory-budget-mb " + Twine(*explicitMB)).str()};
+  if (profileMB)
+    return MemoryBudget{
+        fromMiB(*profileMB),
+        ("[execution] memory_budget_mb = " + Twine(*profileMB)).str()};
   if (const char *env = std::getenv("RLX_MEMORY_BUDGET_MB")) {
     uint64_t mb;
     if (llvm::StringRef(env).trim().getAsInteger(10, mb))

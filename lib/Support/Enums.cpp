@@ -18,6 +18,8 @@ static constexpr StringRef mixedPrecisionNames[] = {"none", "auto"};
 static constexpr StringRef weightPrecisionNames[] = {"stored", "f32",  "bf16",
                                                      "f16",    "q8_0", "q4_0"};
 static constexpr StringRef gemmStrategyNames[] = {"auto", "blas", "generated"};
+static constexpr StringRef executionModeNames[] = {"lazy", "eager", "aot"};
+static constexpr StringRef executionDeviceNames[] = {"any", "cpu", "vulkan"};
 static constexpr StringRef bufferSpaceNames[] = {"arena", "params",
                                                  "constants"};
 static constexpr StringRef paramLayoutNames[] = {"row_major", "nk16"};
@@ -37,6 +39,8 @@ RLX_ENUM_SPELLINGS(ComputePrecision, computePrecisionNames)
 RLX_ENUM_SPELLINGS(MixedPrecision, mixedPrecisionNames)
 RLX_ENUM_SPELLINGS(WeightPrecision, weightPrecisionNames)
 RLX_ENUM_SPELLINGS(GemmStrategy, gemmStrategyNames)
+RLX_ENUM_SPELLINGS(ExecutionMode, executionModeNames)
+RLX_ENUM_SPELLINGS(ExecutionDevice, executionDeviceNames)
 RLX_ENUM_SPELLINGS(BufferSpace, bufferSpaceNames)
 RLX_ENUM_SPELLINGS(ParamLayout, paramLayoutNames)
 #undef RLX_ENUM_SPELLINGS
@@ -59,6 +63,12 @@ StringRef rlx::stringifyWeightPrecision(WeightPrecision v) {
 }
 StringRef rlx::stringifyGemmStrategy(GemmStrategy v) {
   return nameOf(gemmStrategyNames, v);
+}
+StringRef rlx::stringifyExecutionMode(ExecutionMode v) {
+  return nameOf(executionModeNames, v);
+}
+StringRef rlx::stringifyExecutionDevice(ExecutionDevice v) {
+  return nameOf(executionDeviceNames, v);
 }
 StringRef rlx::stringifyBufferSpace(BufferSpace v) {
   return nameOf(bufferSpaceNames, v);
@@ -87,6 +97,12 @@ std::optional<WeightPrecision> rlx::symbolizeWeightPrecision(StringRef s) {
 }
 std::optional<GemmStrategy> rlx::symbolizeGemmStrategy(StringRef s) {
   return symbolizeEnum<GemmStrategy>(s);
+}
+std::optional<ExecutionMode> rlx::symbolizeExecutionMode(StringRef s) {
+  return symbolizeEnum<ExecutionMode>(s);
+}
+std::optional<ExecutionDevice> rlx::symbolizeExecutionDevice(StringRef s) {
+  return symbolizeEnum<ExecutionDevice>(s);
 }
 std::optional<BufferSpace> rlx::symbolizeBufferSpace(StringRef s) {
   return symbolizeEnum<BufferSpace>(s);

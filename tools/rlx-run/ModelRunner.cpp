@@ -313,6 +313,8 @@ static Error runDecoder(Session &session, LoadedModel &m,
   if (!o.quiet && ctx->capped)
     os << "context: " << maxContext << " tokens (" << ctx->why << ")\n";
   if (!o.quiet)
+    os << "execution: " << (*gen)->executionConfig().describe() << "\n";
+  if (!o.quiet)
     os << "prompt: " << t << " tokens; generating up to " << o.maxNewTokens
        << " (max context " << maxContext << ", "
        << (o.sampling.temperature > 0 ? "sampled" : "greedy") << ")\n";
@@ -417,18 +419,23 @@ static Error runDecoder(Session &session, LoadedModel &m,
 /// Prints a reflection as text or JSON (with the graph's kind and length).
 void rlx::printReflection(const ModelReflection &r, DescribeFormat format,
                           llvm::raw_ostream &os, llvm::StringRef graph,
-                          int64_t tokens) {
+                          int64_t tokens,
+                          const ModelExecutionConfig *execution) {
   if (format == DescribeFormat::Json) {
     llvm::json::Value v = r.toJSON();
     if (!graph.empty()) {
       (*v.getAsObject())["graph"] = graph;
       (*v.getAsObject())["tokens"] = tokens;
     }
+    if (execution)
+      (*v.getAsObject())["execution"] = execution->toJSON();
     os << llvm::formatv("{0:2}", v) << "\n";
     return;
   }
   if (!graph.empty())
     os << "graph: " << graph << " (" << tokens << " tokens)\n";
+  if (execution)
+    os << "execution: " << execution->describe() << "\n";
   r.print(os);
 }
 
@@ -472,8 +479,10 @@ static Error describeModel(Session &session, const ModelRunOptions &o) {
     return model.takeError();
   for (const std::string &w : session.lastStats().warnings)
     llvm::errs() << "rlx-run: warning: " << w << "\n";
+  ModelExecutionConfig execution = ModelExecutionConfig::of(
+      *built, encoder ? ModelVariant::Encoder : ModelVariant::Prefill);
   printReflection(model->reflect(), o.describe, llvm::outs(),
-                  encoder ? "encoder" : "prefill", t);
+                  encoder ? "encoder" : "prefill", t, &execution);
   return Error::success();
 }
 

@@ -10,6 +10,7 @@
 #define RLX_TOOLS_RLXRUN_MODELRUNNER_H
 
 #include "RLX/Compiler/Session.h"
+#include "RLX/Flow/ExecutionConfig.h"
 #include "RLX/Flow/Generate.h"
 #include <string>
 #include <vector>
@@ -68,10 +69,12 @@ struct ModelRunOptions {
 llvm::Error runModel(Session &session, const ModelRunOptions &options);
 
 /// Prints `r` for `--describe` (text) or `--describe=json`; `graph` and
-/// `tokens`, when a graph is named, say which graph of a model it is.
+/// `tokens`, when a graph is named, say which graph of a model it is, and
+/// `execution` its ModelExecutionConfig.
 void printReflection(const ModelReflection &r, DescribeFormat format,
                      llvm::raw_ostream &os, llvm::StringRef graph = "",
-                     int64_t tokens = 0);
+                     int64_t tokens = 0,
+                     const ModelExecutionConfig *execution = nullptr);
 
 } // namespace rlx
 

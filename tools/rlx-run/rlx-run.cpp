@@ -391,7 +391,12 @@ int main(int argc, char **argv) {
     feeds.emplace(kv->first, std::move(*t));
   }
 
-  Session session(device);
+  // The profile's [execution] device, unless --device says otherwise.
+  Device target = device;
+  if (!device.getNumOccurrences() &&
+      options.profile.execution.device == ExecutionDevice::Vulkan)
+    target = Device::Vulkan;
+  Session session(target);
   if (!modelPath.empty()) {
     ModelRunOptions m;
     m.model = modelPath;

@@ -75,6 +75,10 @@ CompileProfile nonDefaultProfile() {
   profile.backend.spirv.workgroupSize = 256;
   profile.backend.spirv.cooperativeMatrix = true;
   profile.backend.spirv.optimize = false;
+  profile.execution.mode = ExecutionMode::Aot;
+  profile.execution.decodeBuckets = {8, 64, 512};
+  profile.execution.memoryBudgetMB = 4096;
+  profile.execution.device = ExecutionDevice::Vulkan;
   return profile;
 }
 
@@ -169,6 +173,14 @@ TEST(CompileProfileTest, EqualityComparesEveryField) {
       [](CompileProfile &p) { p.backend.spirv.cooperativeMatrix = true; }));
   EXPECT_TRUE(differsAfter(
       [](CompileProfile &p) { p.backend.spirv.optimize = false; }));
+  EXPECT_TRUE(differsAfter(
+      [](CompileProfile &p) { p.execution.mode = ExecutionMode::Eager; }));
+  EXPECT_TRUE(differsAfter(
+      [](CompileProfile &p) { p.execution.decodeBuckets = {32}; }));
+  EXPECT_TRUE(
+      differsAfter([](CompileProfile &p) { p.execution.memoryBudgetMB = 0; }));
+  EXPECT_TRUE(differsAfter(
+      [](CompileProfile &p) { p.execution.device = ExecutionDevice::Cpu; }));
   EXPECT_EQ(changed, nonDefaultProfile());
 }
 
@@ -240,6 +252,12 @@ device = "llvmpipe \"quoted\" \\ tab\t nl\n \u0001 é"
 workgroup_size = 256
 cooperative_matrix = true
 optimize = false
+
+[execution]
+mode = "aot"
+decode_buckets = [8, 64, 512]
+memory_budget_mb = 4096
+device = "vulkan"
 )toml");
   EXPECT_EQ(profile, nonDefaultProfile());
 }
@@ -300,7 +318,50 @@ device = ""
 workgroup_size = 64
 cooperative_matrix = false
 optimize = true
+
+[execution]
+mode = "lazy"
+decode_buckets = []
+device = "any"
 )toml");
+}
+
+TEST(CompileProfileTest, ExecutionBuckets) {
+  CompileProfile::ExecutionProfile e;
+  // Default: 16, doubling.
+  EXPECT_EQ(e.pastBucket(0), 16);
+  EXPECT_EQ(e.pastBucket(16), 16);
+  EXPECT_EQ(e.pastBucket(17), 32);
+  EXPECT_EQ(e.pastBucket(100), 128);
+  e.decodeBuckets = {8, 24, 100};
+  EXPECT_EQ(e.pastBucket(0), 8);
+  EXPECT_EQ(e.pastBucket(9), 24);
+  EXPECT_EQ(e.pastBucket(100), 100);
+  // Past the last: doubling it.
+  EXPECT_EQ(e.pastBucket(101), 200);
+  EXPECT_EQ(e.pastBucket(401), 800);
+}
+
+TEST(CompileProfileTest, ErrorBadExecution) {
+  EXPECT_EQ(errorOf("[execution]\nmode = \"jit\"\n"),
+            "<string>:2:8: 'execution.mode' must be one of \"lazy\", "
+            "\"eager\", \"aot\"; got \"jit\"");
+  EXPECT_EQ(errorOf("[execution]\ndecode_buckets = [16, 16]\n"),
+            "<string>:2:23: 'execution.decode_buckets[1]' must be greater "
+            "than 16 (the buckets ascend) and at most 16777216, got 16");
+  EXPECT_EQ(errorOf("[execution]\ndecode_buckets = [0]\n"),
+            "<string>:2:19: 'execution.decode_buckets[0]' must be greater "
+            "than 0 (the buckets ascend) and at most 16777216, got 0");
+  EXPECT_EQ(errorOf("[execution]\ndecode_buckets = 16\n"),
+            "<string>:2:18: 'execution.decode_buckets' must be an array of "
+            "integers, got integer");
+  EXPECT_EQ(errorOf("[execution]\nmemory_budget_mb = -1\n"),
+            "<string>:2:20: 'execution.memory_budget_mb' must be between 0 "
+            "(no limit) and 1073741824, got -1");
+  // Threads are [backend.cpu]'s.
+  EXPECT_NE(errorOf("[execution]\nthreads = 4\n")
+                .find("<string>:2:1: unknown key 'execution.threads'"),
+            std::string::npos);
 }
 
 TEST(CompileProfileTest, ToTomlRoundTripsNonDefaults) {
@@ -442,7 +503,7 @@ TEST(CompileProfileTest, ErrorUnknownKey) {
             "integer");
   EXPECT_EQ(errorOf("version = 1\n"),
             "<string>:1:1: unknown key 'version'; expected one of 'fusion', "
-            "'passes', 'precision', 'backend'");
+            "'passes', 'precision', 'backend', 'execution'");
 }
 
 TEST(CompileProfileTest, ErrorUnknownTable) {

@@ -70,6 +70,9 @@ struct CompileOptions {
   /// The most bytes the cache keeps (least recently used entries are
   /// evicted beyond); 0: 2 GiB, or $RLX_CACHE_MAX_MB.
   uint64_t cacheMaxBytes = 0;
+  /// Compiling ahead of time into the cache (rlx-run --precompile): a
+  /// profile's `[execution] mode = "aot"` does not refuse a cache miss.
+  bool precompile = false;
 };
 
 /// The compile cache's default directory: $RLX_CACHE_DIR, else

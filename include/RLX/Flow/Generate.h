@@ -22,6 +22,7 @@
 #define RLX_FLOW_GENERATE_H
 
 #include "RLX/Compiler/Session.h"
+#include "RLX/Flow/ExecutionConfig.h"
 #include "RLX/Flow/Recipes.h"
 #include <functional>
 #include <map>
@@ -113,10 +114,18 @@ public:
   /// them: with a compile cache (CompileOptions::cacheDir), a later process
   /// generates without compiling. Returns how many graphs it compiled (or
   /// loaded from the cache).
+  /// `ahead`: filling the cache for a later process (CompileOptions::
+  /// precompile; the graphs are not kept); false: compiling and keeping
+  /// this generator's graphs now (`[execution] mode = "eager"`), their
+  /// weights loaded.
   llvm::Expected<unsigned> precompile(int64_t promptTokens,
-                                      unsigned maxNewTokens);
+                                      unsigned maxNewTokens, bool ahead = true);
 
   const GenerationStats &stats() const { return statistics; }
+  /// What the decode graphs are and how they run (their profile's view).
+  ModelExecutionConfig executionConfig() const {
+    return ModelExecutionConfig::of(built, ModelVariant::Decode);
+  }
   const TransformerConfig &config() const { return recipe.config(); }
   /// What building the recipe reported (BuiltModel::warnings: config keys
   /// RLX does not know, tensors left unused when allowed).
@@ -141,7 +150,8 @@ private:
   /// The graph for `past` cached tokens and `count` new ones.
   llvm::Expected<Graph *> graph(int64_t past, int64_t count);
   /// Compiles that graph (its weights not loaded).
-  llvm::Expected<CompiledModel> compileGraph(int64_t past, int64_t count);
+  llvm::Expected<CompiledModel> compileGraph(int64_t past, int64_t count,
+                                             bool ahead = false);
   /// Runs `tokens` at positions [start, start + n) over the cache; returns
   /// the logits of the last one and appends the new keys and values.
   llvm::Expected<std::vector<float>> step(llvm::ArrayRef<int32_t> tokens,

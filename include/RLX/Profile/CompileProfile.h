@@ -153,10 +153,40 @@ struct CompileProfile {
     }
   };
 
+  /// `[execution]`: how a model's graphs are compiled and run (the
+  /// execution preset of a ModelExecutionConfig).
+  struct ExecutionProfile {
+    /// `mode`: "lazy" (compile each shape bucket on its first use),
+    /// "eager" (every graph a generation uses before it starts) or "aot"
+    /// (compile nothing at run time: every graph from the compile cache).
+    ExecutionMode mode = ExecutionMode::Lazy;
+    /// `decode_buckets`: the past lengths decode graphs are compiled for,
+    /// ascending, each >= 1 (empty: 16, 32, 64, ...); a context past the
+    /// last doubles it.
+    llvm::SmallVector<int64_t, 8> decodeBuckets;
+    /// `memory_budget_mb`: the most MiB a model's arena, parameters and KV
+    /// cache may take (0: no limit; unset: $RLX_MEMORY_BUDGET_MB, else the
+    /// physical memory). A tool's option or CompileOptions::memoryBudgetMB
+    /// wins.
+    std::optional<uint64_t> memoryBudgetMB;
+    /// `device`: "cpu" or "vulkan" (a Session for another device refuses
+    /// the profile), "any" (default) the session's.
+    ExecutionDevice device = ExecutionDevice::Any;
+
+    /// The past bucket holding `cached` tokens.
+    int64_t pastBucket(int64_t cached) const;
+
+    bool operator==(const ExecutionProfile &other) const;
+    bool operator!=(const ExecutionProfile &other) const {
+      return !(*this == other);
+    }
+  };
+
   FusionProfile fusion;
   PassProfile passes;
   PrecisionProfile precision;
   BackendProfile backend;
+  ExecutionProfile execution;
 
   bool operator==(const CompileProfile &other) const;
   bool operator!=(const CompileProfile &other) const {

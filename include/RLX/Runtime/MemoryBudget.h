@@ -34,11 +34,13 @@ struct MemoryBudget {
   /// "--memory-budget-mb", "physical memory".
   std::string origin;
 
-  /// The budget for `explicitMB` MiB when given, else from the environment
-  /// or the physical memory. Errors if RLX_MEMORY_BUDGET_MB is not a
-  /// non-negative integer.
+  /// The budget for `explicitMB` MiB when given, else `profileMB` (a
+  /// compile profile's `[execution] memory_budget_mb`), else from the
+  /// environment or the physical memory. Errors if RLX_MEMORY_BUDGET_MB is
+  /// not a non-negative integer.
   static llvm::Expected<MemoryBudget>
-  get(std::optional<uint64_t> explicitMB = std::nullopt);
+  get(std::optional<uint64_t> explicitMB = std::nullopt,
+      std::optional<uint64_t> profileMB = std::nullopt);
 
   /// Errors with "<what> = N bytes (M MiB), over the memory budget of B
   /// bytes (<origin>)" when `bytes` exceeds the budget.

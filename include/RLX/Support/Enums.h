@@ -61,6 +61,16 @@ enum class WeightPrecision { Stored, F32, BF16, F16, Q8_0, Q4_0 };
 /// `Auto` the generated kernel wherever the weight can be packed.
 enum class GemmStrategy { Auto, Blas, Generated };
 
+/// When a model's graphs compile (`[execution] mode`): `Lazy` each shape
+/// bucket on its first use, `Eager` every graph a run will use before it
+/// starts, `Aot` none at run time (every graph must come from the compile
+/// cache, filled ahead by `rlx-run --precompile`).
+enum class ExecutionMode { Lazy, Eager, Aot };
+
+/// Where a profile says its model runs (`[execution] device`): `Any` the
+/// session's device, else the CPU or a Vulkan device.
+enum class ExecutionDevice { Any, Cpu, Vulkan };
+
 /// The storage a view of a compiled model lives in.
 enum class BufferSpace : uint8_t {
   /// Activations, inputs and outputs, planned by liveness.
@@ -83,7 +93,8 @@ enum class ParamLayout : uint8_t {
 
 /// The spellings: "direct", "fusable"; "cpu", "spirv"; "auto", "cpu",
 /// "spirv"; "f32", "f16", "bf16"; "none", "auto"; "stored", "f32"; "auto",
-/// "blas", "generated"; "arena", "params", "constants"; "row_major", "nk16".
+/// "blas", "generated"; "lazy", "eager", "aot"; "any", "cpu", "vulkan";
+/// "arena", "params", "constants"; "row_major", "nk16".
 llvm::StringRef stringifyFusionPolicy(FusionPolicy value);
 llvm::StringRef stringifyTarget(Target value);
 llvm::StringRef stringifyTargetChoice(TargetChoice value);
@@ -91,6 +102,8 @@ llvm::StringRef stringifyComputePrecision(ComputePrecision value);
 llvm::StringRef stringifyMixedPrecision(MixedPrecision value);
 llvm::StringRef stringifyWeightPrecision(WeightPrecision value);
 llvm::StringRef stringifyGemmStrategy(GemmStrategy value);
+llvm::StringRef stringifyExecutionMode(ExecutionMode value);
+llvm::StringRef stringifyExecutionDevice(ExecutionDevice value);
 llvm::StringRef stringifyBufferSpace(BufferSpace value);
 llvm::StringRef stringifyParamLayout(ParamLayout value);
 
@@ -102,6 +115,8 @@ std::optional<ComputePrecision> symbolizeComputePrecision(llvm::StringRef str);
 std::optional<MixedPrecision> symbolizeMixedPrecision(llvm::StringRef str);
 std::optional<WeightPrecision> symbolizeWeightPrecision(llvm::StringRef str);
 std::optional<GemmStrategy> symbolizeGemmStrategy(llvm::StringRef str);
+std::optional<ExecutionMode> symbolizeExecutionMode(llvm::StringRef str);
+std::optional<ExecutionDevice> symbolizeExecutionDevice(llvm::StringRef str);
 std::optional<BufferSpace> symbolizeBufferSpace(llvm::StringRef str);
 std::optional<ParamLayout> symbolizeParamLayout(llvm::StringRef str);
 
