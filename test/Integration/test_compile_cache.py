@@ -190,3 +190,27 @@ def test_cache_options_are_checked(models, tmp_path):
     run = rlx_run("--model", models / "llama", *PROMPT, "--cache-dir", f)
     assert "is not a directory" in run.stderr
     assert graphs(run) == (3, 0)
+
+
+def test_concurrent_processes_share_the_cache(models, tmp_path):
+    # Four processes compile the same graphs into one cache at once: each
+    # writes whole entries by rename, none reads a partial one.
+    cache = tmp_path / "cache"
+    env = dict(os.environ)
+    env.pop("RLX_NO_CACHE", None)
+    procs = [subprocess.Popen([str(RLX_RUN), "--model", str(models / "llama"),
+                               *PROMPT, "--cache-dir", str(cache)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env) for _ in range(4)]
+    outs = [p.communicate() for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+        assert "compile cache" not in err, err
+    seen = {tuple(tokens(subprocess.CompletedProcess([], 0, out, err)))
+            for out, err in outs}
+    assert len(seen) == 1
+    assert len(entries(cache)) == 3
+    assert not [p for p in cache.iterdir() if p.suffix == ".tmp"]
+    again = rlx_run("--model", models / "llama", *PROMPT, "--cache-dir", cache)
+    assert graphs(again) == (3, 3)
+    assert tokens(again) == list(seen.pop())
