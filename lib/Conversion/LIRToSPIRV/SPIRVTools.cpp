@@ -32,7 +32,7 @@ static Error fail(const llvm::Twine &msg) {
 }
 
 namespace {
-/// Collects spirv-tools' messages, one line each ("error: 12: ...").
+/// Collects spirv-tools' messages, one per line ("error at word 12: ...").
 class Messages {
 public:
   spvtools::MessageConsumer consumer() {
