@@ -22,6 +22,10 @@ namespace mlir::rlx::lir {
 class EntryOp;
 } // namespace mlir::rlx::lir
 
+namespace rlx::vulkan {
+struct Program;
+} // namespace rlx::vulkan
+
 namespace rlx::detail {
 
 /// A module holding one planned lir.entry, its manifest, and where to dump
@@ -77,9 +81,25 @@ llvm::Error compileLIRToLibrary(LIRModule &lir, llvm::StringRef prefix,
                                 const CompileProfile &profile,
                                 CompileStats &stats);
 /// Vulkan: LIR -> SPIR-V -> a Vulkan executor.
-llvm::Expected<CompiledModel> compileLIRForVulkan(LIRModule &lir,
-                                                  const CompileProfile &profile,
-                                                  CompileStats &stats);
+/// Compiles `lir` for the Vulkan device the profile selects; with
+/// `programOut`, also the program in the compile cache's form.
+llvm::Expected<CompiledModel>
+compileLIRForVulkan(LIRModule &lir, const CompileProfile &profile,
+                    CompileStats &stats, std::string *programOut = nullptr);
+/// The device the profile selects, as the compile cache keys it: its
+/// description and every limit and feature the code generator reads.
+llvm::Expected<std::string> vulkanDeviceKey(const CompileProfile &profile);
+/// Builds the pipelines of a program stored by the compile cache.
+llvm::Expected<CompiledModel>
+loadVulkanProgram(llvm::StringRef bytes, Manifest manifest,
+                  const CompileProfile &profile,
+                  std::optional<uint64_t> memoryBudgetMB);
+
+/// A Vulkan program as bytes (kernels, dispatch schedule, constants) and
+/// back; deserializeProgram checks every count and offset against the
+/// bytes.
+std::string serializeProgram(const vulkan::Program &program);
+llvm::Expected<vulkan::Program> deserializeProgram(llvm::StringRef bytes);
 
 } // namespace rlx::detail
 

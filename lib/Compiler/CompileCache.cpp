@@ -107,7 +107,8 @@ static std::string hostTarget() {
 }
 
 std::string CompileCache::key(mlir::ModuleOp module,
-                              const CompileOptions &options, Device device) {
+                              const CompileOptions &options, Device device,
+                              StringRef deviceKey) {
   llvm::SHA256 hash;
   // Each part is length-prefixed: no two sequences of parts hash alike.
   auto part = [&](StringRef s) {
@@ -122,7 +123,7 @@ std::string CompileCache::key(mlir::ModuleOp module,
   part(LLVM_VERSION_STRING);
   part(binaryIdentity());
   part(device == Device::Cpu ? "cpu" : "vulkan");
-  part(hostTarget());
+  part(device == Device::Cpu ? StringRef(hostTarget()) : deviceKey);
   std::string text;
   llvm::raw_string_ostream os(text);
   module->print(os, mlir::OpPrintingFlags().enableDebugInfo(false));
@@ -386,22 +387,16 @@ CompileCache::lookup(StringRef key, std::vector<std::string> &warnings) {
   return entry;
 }
 
-void CompileCache::store(StringRef key, const CacheEntry &entry,
-                         StringRef objectPath,
+void CompileCache::store(StringRef key, const CacheEntry &entry, StringRef code,
                          std::vector<std::string> &warnings) {
   auto warn = [&](const llvm::Twine &why) {
     warnings.push_back("compile cache: " + why.str() +
                        "; the model was compiled but not cached");
   };
-  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
-      readRegularFile(objectPath, /*requiresNullTerminator=*/false, "");
-  llvm::sys::fs::remove(objectPath);
-  if (!object)
-    return warn("the JIT wrote no object code (" +
-                llvm::toString(object.takeError()) + ")");
+  if (code.empty())
+    return warn("the back end produced no code to store");
   std::string meta;
   llvm::raw_string_ostream(meta) << metadataJSON(entry);
-  StringRef code = (*object)->getBuffer();
   llvm::SHA256 hash;
   hash.update(meta);
   hash.update(code);

@@ -5,12 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Compiled CPU models on disk, so that a second compile of the same module
-// with the same options, by the same RLX build on the same CPU, compiles
-// nothing. An entry is one file `<key>.rlxc`: a header (magic, format
+// Compiled models on disk, so that a second compile of the same module with
+// the same options, by the same RLX build for the same CPU or Vulkan device,
+// compiles nothing. An entry is one file `<key>.rlxc`: a header (magic, format
 // version, section sizes, SHA-256 of the payload), then the payload: JSON
-// metadata (manifest, build info, compile statistics) and the object code
-// the JIT produced. Entries are written to a temporary file and renamed into
+// metadata (manifest, build info, compile statistics) and the code (the
+// object code the JIT produced, or a serialized Vulkan program). Entries are written to a temporary file and renamed into
 // place (atomic under concurrent processes); eviction (least recently used
 // first, beyond the size cap) runs under a file lock. A corrupt or
 // mismatched entry is never loaded: it is reported and rebuilt.
@@ -40,6 +40,7 @@ struct CacheEntry {
   /// The statistics of the compile that wrote the entry (phase times
   /// excluded).
   CompileStats stats;
+  /// CPU object code, or a serialized Vulkan program.
   std::unique_ptr<llvm::MemoryBuffer> object;
 };
 
@@ -56,8 +57,9 @@ public:
   /// target (host CPU and its features), the RLX and LLVM versions and the
   /// identity of the binary holding the compiler (path, size, time), so a
   /// rebuilt RLX never reads its predecessor's entries.
+  /// `deviceKey`: the Vulkan device (vulkanDeviceKey); ignored on the CPU.
   static std::string key(mlir::ModuleOp module, const CompileOptions &options,
-                         Device device);
+                         Device device, llvm::StringRef deviceKey = "");
 
   /// The entry for `key`, or none. A damaged entry (bad header, checksum,
   /// format or version) is removed and reported in `warnings`.
@@ -65,14 +67,14 @@ public:
                                    std::vector<std::string> &warnings);
 
   /// A path where the compile may write the object code for `key` before
-  /// store() moves it into an entry.
+  /// store() takes it.
   std::string objectScratchPath(llvm::StringRef key) const;
 
-  /// Writes `entry` (its object read from `objectPath`, which is removed)
-  /// under `key`, then evicts beyond the size cap. Failures are reported in
-  /// `warnings`: the compile itself succeeded.
-  void store(llvm::StringRef key, const CacheEntry &entry,
-             llvm::StringRef objectPath, std::vector<std::string> &warnings);
+  /// Writes `entry` with `code` (CPU object code, or a serialized Vulkan
+  /// program) under `key`, then evicts beyond the size cap. Failures are
+  /// reported in `warnings`: the compile itself succeeded.
+  void store(llvm::StringRef key, const CacheEntry &entry, llvm::StringRef code,
+             std::vector<std::string> &warnings);
 
   /// The entry file of `key`.
   std::string entryPath(llvm::StringRef key) const;

@@ -736,17 +736,13 @@ Expected<Specialized> Session::specialize(mlir::ModuleOp module,
         "[execution] device = \"" + stringifyExecutionDevice(exec.device) +
         "\", but this session compiles for " + (cpu ? "the CPU" : "Vulkan") +
         " (make the Session for that device; rlx-run --device)");
-  if (exec.mode == ExecutionMode::Aot && !cpu)
-    return fail("[execution] mode = \"aot\" loads CPU code from the compile "
-                "cache; Vulkan pipelines are built at run time (use mode = "
-                "\"lazy\" or \"eager\" on Vulkan)");
   auto s = std::make_unique<Specialized::State>();
   s->impl = impl.get();
   s->options = options;
   s->start = std::chrono::steady_clock::now();
-  // The cache holds CPU code; IR dumps need the compile to run.
-  if (!options.cacheDir.empty() && options.dumpDir.empty() &&
-      impl->device == Device::Cpu) {
+  // IR dumps need the compile to run.
+  std::string deviceKey;
+  if (!options.cacheDir.empty() && options.dumpDir.empty()) {
     s->cache.emplace(options.cacheDir, cacheCap(options));
     if (Error err = s->cache->prepare()) {
       s->cacheWarnings.push_back(llvm::toString(std::move(err)) +
@@ -754,8 +750,16 @@ Expected<Specialized> Session::specialize(mlir::ModuleOp module,
       s->cache.reset();
     }
   }
+  // On Vulkan the entry is for the device the profile selects.
+  if (s->cache && !cpu) {
+    Expected<std::string> key = detail::vulkanDeviceKey(options.profile);
+    if (!key)
+      return key.takeError();
+    deviceKey = std::move(*key);
+  }
   if (s->cache) {
-    s->key = detail::CompileCache::key(module, s->options, impl->device);
+    s->key =
+        detail::CompileCache::key(module, s->options, impl->device, deviceKey);
     s->hit = s->cache->lookup(s->key, s->cacheWarnings);
   }
   if (exec.mode == ExecutionMode::Aot && !s->hit && !options.precompile) {
@@ -816,8 +820,13 @@ Expected<CompiledModel> Specialized::compile() {
                 " bytes) + parameters (" + llvm::Twine(m.paramSize) +
                 " bytes)"))
       return std::move(err);
-    Expected<CompiledModel> model = detail::loadCpuObject(
-        std::move(s.hit->object), s.hit->manifest, s.options.profile, budgetMB);
+    Expected<CompiledModel> model =
+        impl.device == Device::Cpu
+            ? detail::loadCpuObject(std::move(s.hit->object), s.hit->manifest,
+                                    s.options.profile, budgetMB)
+            : detail::loadVulkanProgram(s.hit->object->getBuffer(),
+                                        s.hit->manifest, s.options.profile,
+                                        budgetMB);
     if (model) {
       double seconds = s.seconds();
       s.stats.phaseSeconds = {{"cached", seconds}};
@@ -838,24 +847,39 @@ Expected<CompiledModel> Specialized::compile() {
   }
   CompileStats &stats = s.stats;
   stats.onPhase = s.options.onPhase;
-  std::string objectPath = s.cache ? s.cache->objectScratchPath(s.key) : "";
+  bool cpu = impl.device == Device::Cpu;
+  std::string objectPath =
+      s.cache && cpu ? s.cache->objectScratchPath(s.key) : "";
   // Kept before code generation moves the manifest into the model.
   Manifest manifest = s.cache ? s.lowered->manifest : Manifest();
+  std::string program;
   Expected<CompiledModel> model =
-      impl.device == Device::Cpu
-          ? detail::compileLIRForCpu(*s.lowered, s.options.profile, stats,
+      cpu ? detail::compileLIRForCpu(*s.lowered, s.options.profile, stats,
                                      objectPath)
-          : detail::compileLIRForVulkan(*s.lowered, s.options.profile, stats);
+          : detail::compileLIRForVulkan(*s.lowered, s.options.profile, stats,
+                                        s.cache ? &program : nullptr);
+  // The CPU's object code, as the JIT wrote it.
+  std::unique_ptr<llvm::MemoryBuffer> object;
+  if (!objectPath.empty()) {
+    Expected<std::unique_ptr<llvm::MemoryBuffer>> read =
+        readRegularFile(objectPath, /*requiresNullTerminator=*/false, "");
+    if (read)
+      object = std::move(*read);
+    else
+      llvm::consumeError(read.takeError());
+    llvm::sys::fs::remove(objectPath);
+  }
   if (model && s.cache) {
     detail::CacheEntry entry;
     entry.manifest = std::move(manifest);
     entry.build = s.build;
     // Warnings about the profile are the compile's, and come back with it.
     entry.stats = stats;
-    s.cache->store(s.key, entry, objectPath, s.cacheWarnings);
+    s.cache->store(s.key, entry,
+                   cpu ? (object ? object->getBuffer() : StringRef())
+                       : StringRef(program),
+                   s.cacheWarnings);
     stats.cacheEntry = s.cache->entryPath(s.key);
-  } else if (s.cache) {
-    llvm::sys::fs::remove(objectPath);
   }
   return finish(std::move(model));
 }

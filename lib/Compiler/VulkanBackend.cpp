@@ -159,9 +159,203 @@ static Expected<vulkan::Program> extractProgram(mlir::ModuleOp module,
   return program;
 }
 
+//===----------------------------------------------------------------------===//
+// The compile cache's form of a program
+//===----------------------------------------------------------------------===//
+
+static constexpr char kProgramMagic[4] = {'R', 'V', 'K', 'P'};
+
+namespace {
+/// Little-endian fields after one another.
+class ProgramWriter {
+public:
+  explicit ProgramWriter(std::string &out) : out(out) {}
+  void u8(uint8_t v) { out.push_back(static_cast<char>(v)); }
+  void u32(uint32_t v) {
+    for (int i = 0; i < 4; ++i)
+      u8(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  void u64(uint64_t v) {
+    u32(static_cast<uint32_t>(v));
+    u32(static_cast<uint32_t>(v >> 32));
+  }
+  void str(StringRef s) {
+    u32(s.size());
+    out += s;
+  }
+
+private:
+  std::string &out;
+};
+
+/// Reads what ProgramWriter wrote; every read is bounds-checked and a short
+/// read sets `bad`.
+class ProgramReader {
+public:
+  explicit ProgramReader(StringRef in) : in(in) {}
+  bool bad = false;
+  uint8_t u8() {
+    if (in.empty()) {
+      bad = true;
+      return 0;
+    }
+    uint8_t v = static_cast<uint8_t>(in.front());
+    in = in.drop_front();
+    return v;
+  }
+  uint32_t u32() {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i)
+      v |= uint32_t(u8()) << (8 * i);
+    return v;
+  }
+  uint64_t u64() {
+    uint64_t lo = u32();
+    return lo | (uint64_t(u32()) << 32);
+  }
+  std::string str() {
+    uint32_t n = u32();
+    if (n > in.size()) {
+      bad = true;
+      return "";
+    }
+    std::string s = in.take_front(n).str();
+    in = in.drop_front(n);
+    return s;
+  }
+  size_t left() const { return in.size(); }
+
+private:
+  StringRef in;
+};
+} // namespace
+
+std::string detail::serializeProgram(const vulkan::Program &program) {
+  std::string out(kProgramMagic, sizeof(kProgramMagic));
+  ProgramWriter w(out);
+  w.u32(program.kernels.size());
+  for (const vulkan::Kernel &k : program.kernels) {
+    w.str(k.name);
+    w.str(k.entryPoint);
+    w.u32(k.numBindings);
+    w.u32(k.spirv.size());
+    for (uint32_t word : k.spirv)
+      w.u32(word);
+  }
+  w.u32(program.dispatches.size());
+  for (const vulkan::Dispatch &d : program.dispatches) {
+    w.u32(d.kernel);
+    for (uint32_t g : d.workgroups)
+      w.u32(g);
+    w.u32(d.bindings.size());
+    for (const vulkan::Binding &b : d.bindings) {
+      w.u8(static_cast<uint8_t>(b.space));
+      w.u8(b.writes);
+      w.u64(b.offset);
+      w.u64(b.range);
+      w.u64(b.viewOffset);
+      w.u64(b.viewBytes);
+    }
+  }
+  w.u64(program.constants.size());
+  out.append(program.constants.begin(), program.constants.end());
+  return out;
+}
+
+Expected<vulkan::Program> detail::deserializeProgram(StringRef bytes) {
+  auto bad = [] { return fail("the stored Vulkan program does not read"); };
+  if (!bytes.starts_with(StringRef(kProgramMagic, sizeof(kProgramMagic))))
+    return bad();
+  ProgramReader r(bytes.drop_front(sizeof(kProgramMagic)));
+  vulkan::Program p;
+  uint32_t kernels = r.u32();
+  // Each kernel takes at least 16 bytes: no count can ask for more.
+  if (kernels > r.left() / 16)
+    return bad();
+  for (uint32_t i = 0; i < kernels && !r.bad; ++i) {
+    vulkan::Kernel k;
+    k.name = r.str();
+    k.entryPoint = r.str();
+    k.numBindings = r.u32();
+    uint32_t words = r.u32();
+    if (words > r.left() / 4)
+      return bad();
+    k.spirv.resize(words);
+    for (uint32_t &word : k.spirv)
+      word = r.u32();
+    p.kernels.push_back(std::move(k));
+  }
+  uint32_t dispatches = r.u32();
+  if (dispatches > r.left() / 20)
+    return bad();
+  for (uint32_t i = 0; i < dispatches && !r.bad; ++i) {
+    vulkan::Dispatch d;
+    d.kernel = r.u32();
+    for (uint32_t &g : d.workgroups)
+      g = r.u32();
+    uint32_t bindings = r.u32();
+    if (d.kernel >= p.kernels.size() || bindings > r.left() / 34)
+      return bad();
+    for (uint32_t j = 0; j < bindings; ++j) {
+      vulkan::Binding b;
+      uint8_t space = r.u8();
+      if (space > static_cast<uint8_t>(BufferSpace::Constants))
+        return bad();
+      b.space = static_cast<BufferSpace>(space);
+      b.writes = r.u8() != 0;
+      b.offset = r.u64();
+      b.range = r.u64();
+      b.viewOffset = r.u64();
+      b.viewBytes = r.u64();
+      d.bindings.push_back(b);
+    }
+    p.dispatches.push_back(std::move(d));
+  }
+  uint64_t constants = r.u64();
+  if (r.bad || constants != r.left())
+    return bad();
+  StringRef rest = bytes.take_back(constants);
+  p.constants.assign(rest.bytes_begin(), rest.bytes_end());
+  return p;
+}
+
+Expected<std::string> detail::vulkanDeviceKey(const CompileProfile &profile) {
+  auto device = vulkan::openDevice(profile.backend.spirv.device);
+  if (!device)
+    return device.takeError();
+  const vulkan::DeviceInfo &i = vulkan::getDeviceInfo(**device);
+  // What configures the code generator, and the device itself.
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  os << i.describe() << ";" << i.apiVersion << ";"
+     << i.minStorageBufferOffsetAlignment << ";" << i.maxStorageBufferRange
+     << ";" << i.maxComputeWorkGroupInvocations << ";"
+     << i.maxComputeSharedMemorySize << ";" << i.int64 << i.int8Storage
+     << i.float16Storage << i.cooperativeMatrix;
+  return key;
+}
+
+Expected<CompiledModel>
+detail::loadVulkanProgram(StringRef bytes, Manifest manifest,
+                          const CompileProfile &profile,
+                          std::optional<uint64_t> memoryBudgetMB) {
+  Expected<vulkan::Program> program = deserializeProgram(bytes);
+  if (!program)
+    return program.takeError();
+  auto device = vulkan::openDevice(profile.backend.spirv.device);
+  if (!device)
+    return device.takeError();
+  auto executor =
+      vulkan::createExecutor(*device, std::move(*program), manifest);
+  if (!executor)
+    return executor.takeError();
+  return CompiledModel::create(std::move(manifest), std::move(*executor),
+                               memoryBudgetMB);
+}
+
 Expected<CompiledModel>
 detail::compileLIRForVulkan(LIRModule &lir, const CompileProfile &profile,
-                            CompileStats &stats) {
+                            CompileStats &stats, std::string *programOut) {
   auto device = vulkan::openDevice(profile.backend.spirv.device);
   if (!device)
     return device.takeError();
@@ -208,6 +402,8 @@ detail::compileLIRForVulkan(LIRModule &lir, const CompileProfile &profile,
   phase.done(profile.backend.spirv.optimize ? "spirv-validate-opt"
                                             : "spirv-validate");
   stats.kernelFunctions = program->kernels.size();
+  if (programOut)
+    *programOut = serializeProgram(*program);
   auto executor =
       vulkan::createExecutor(*device, std::move(*program), lir.manifest);
   if (!executor)
@@ -218,12 +414,27 @@ detail::compileLIRForVulkan(LIRModule &lir, const CompileProfile &profile,
 
 #else // !RLX_HAVE_VULKAN
 
-Expected<CompiledModel> detail::compileLIRForVulkan(LIRModule &,
-                                                    const CompileProfile &,
-                                                    CompileStats &) {
+static Error noVulkan() {
   return fail("this build has no Vulkan runtime: configure with "
               "-DRLX_ENABLE_SPIRV=ON and the Vulkan loader installed "
               "(libvulkan-dev)");
+}
+
+Expected<CompiledModel> detail::compileLIRForVulkan(LIRModule &,
+                                                    const CompileProfile &,
+                                                    CompileStats &,
+                                                    std::string *) {
+  return noVulkan();
+}
+
+Expected<std::string> detail::vulkanDeviceKey(const CompileProfile &) {
+  return noVulkan();
+}
+
+Expected<CompiledModel> detail::loadVulkanProgram(StringRef, Manifest,
+                                                  const CompileProfile &,
+                                                  std::optional<uint64_t>) {
+  return noVulkan();
 }
 
 #endif // RLX_HAVE_VULKAN

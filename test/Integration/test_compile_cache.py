@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import RLX_RUN, ROOT
+from conftest import RLX_RUN, ROOT, require_vulkan
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -214,3 +214,32 @@ def test_concurrent_processes_share_the_cache(models, tmp_path):
     again = rlx_run("--model", models / "llama", *PROMPT, "--cache-dir", cache)
     assert graphs(again) == (3, 3)
     assert tokens(again) == list(seen.pop())
+
+
+def test_vulkan_through_the_cache(models, tmp_path):
+    # The SPIR-V kernels and the dispatch schedule are stored: the second
+    # run only builds the pipelines.
+    require_vulkan()
+    cache = tmp_path / "cache"
+    args = ["--model", models / "llama", *PROMPT, "--device", "vulkan",
+            "--cache-dir", cache]
+    first = rlx_run(*args)
+    assert graphs(first) == (3, 0)
+    assert len(entries(cache)) == 3
+    second = rlx_run(*args)
+    assert graphs(second) == (3, 3)
+    assert tokens(second) == tokens(first)
+    assert "lir-to-spirv" not in second.stdout
+    # CPU entries are other entries.
+    cpu = rlx_run("--model", models / "llama", *PROMPT, "--cache-dir", cache)
+    assert graphs(cpu) == (3, 0)
+    assert len(entries(cache)) == 6
+    # A damaged program is rebuilt.
+    for entry in entries(cache):
+        data = bytearray(entry.read_bytes())
+        data[-5] ^= 0x11
+        entry.write_bytes(bytes(data))
+    third = rlx_run(*args)
+    assert graphs(third) == (3, 0)
+    assert tokens(third) == tokens(first)
+    assert "checksum does not match" in third.stderr

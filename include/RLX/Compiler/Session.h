@@ -62,9 +62,10 @@ struct CompileOptions {
   /// with its name and seconds: progress for long compiles.
   std::function<void(llvm::StringRef phase, double seconds)> onPhase;
   /// The persistent compile cache's directory (empty: none; the tools use
-  /// defaultCompileCacheDir()). A CPU compile whose module, profile, entry
-  /// and input shapes, host CPU and RLX build match an entry loads its code
-  /// instead of compiling; a new one is stored. Damaged entries are removed
+  /// defaultCompileCacheDir()). A compile whose module, profile, entry and
+  /// input shapes, device (host CPU, or Vulkan device) and RLX build match
+  /// an entry loads its code (CPU object code; SPIR-V kernels and dispatch
+  /// schedule) instead of compiling; a new one is stored. Damaged entries are removed
   /// and compiled again with a warning. IR dumps (dumpDir) bypass it.
   std::string cacheDir;
   /// The most bytes the cache keeps (least recently used entries are
