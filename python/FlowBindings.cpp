@@ -768,6 +768,9 @@ static void bindFlowHeads(nb::class_<MF> &flow) {
 // Custom stages (tier 2)
 //===----------------------------------------------------------------------===//
 
+static llvm::SmallVector<int64_t, 4> shapeOf(nb::handle shape,
+                                             llvm::StringRef what);
+
 namespace {
 /// Whether the custom stage call that made an Emitter or a FlowValue is
 /// still running: both are valid only inside it.
@@ -800,6 +803,29 @@ struct PyEmitter {
     if (!v)
       return std::nullopt;
     return PyFlowValue{v, live};
+  }
+  /// A sequence of FlowValues.
+  llvm::SmallVector<mlir::Value> values(nb::handle sequence) const {
+    llvm::SmallVector<mlir::Value> out;
+    for (nb::handle v : sequence)
+      out.push_back(value(nb::cast<const PyFlowValue &>(v)));
+    return out;
+  }
+  /// The result type `result` names for op `name`: a FlowValue's, an f32
+  /// tensor of a shape, or (None) the first operand's.
+  mlir::Type resultType(const std::string &name,
+                        llvm::ArrayRef<mlir::Value> operands,
+                        nb::handle result) const {
+    if (result.is_none()) {
+      if (operands.empty())
+        throw RLXError("op '" + name +
+                       "': give `result` (it has no operand whose type it "
+                       "could take)");
+      return operands.front().getType();
+    }
+    if (nb::isinstance<PyFlowValue>(result))
+      return value(nb::cast<const PyFlowValue &>(result)).getType();
+    return get().tensorType(shapeOf(result, name));
   }
 };
 } // namespace
@@ -957,29 +983,15 @@ static void registerEmitter(nb::module_ &m) {
           [](const PyEmitter &e, const std::string &name, nb::handle operands,
              nb::handle result, nb::handle attrs) -> Value {
             Emitter &em = e.get();
-            llvm::SmallVector<mlir::Value> values;
-            for (nb::handle v : operands)
-              values.push_back(e.value(nb::cast<const PyFlowValue &>(v)));
-            llvm::SmallVector<mlir::Type> types;
-            if (result.is_none()) {
-              if (values.empty())
-                throw RLXError("op '" + name +
-                               "': give `result` (it has no operand whose "
-                               "type it could take)");
-              types.push_back(values.front().getType());
-            } else if (nb::isinstance<PyFlowValue>(result)) {
-              types.push_back(
-                  e.value(nb::cast<const PyFlowValue &>(result)).getType());
-            } else {
-              types.push_back(em.tensorType(shapeOf(result, name)));
-            }
+            llvm::SmallVector<mlir::Value> values = e.values(operands);
+            mlir::Type type = e.resultType(name, values, result);
             llvm::SmallVector<mlir::NamedAttribute> attributes;
             if (!attrs.is_none())
               for (auto [k, v] : nb::cast<nb::dict>(attrs))
                 attributes.push_back(
                     toAttr(em, keyString(k, "op '" + name + "' attribute"), v));
             mlir::Operation *op =
-                unwrap(em.create(name, types, values, attributes));
+                unwrap(em.create(name, type, values, attributes));
             return e.wrap(op->getResult(0));
           },
           "name"_a, "operands"_a, nb::kw_only(), "result"_a = nb::none(),
@@ -994,6 +1006,46 @@ static void registerEmitter(nb::module_ &m) {
           "FlowValue, an f32 tensor of a shape, or (None) the first\n"
           "operand's. `attrs`: bool, int (i64), float (f32) or a str in\n"
           "MLIR syntax ('\"text\"', '#mir<mask_kind causal>').")
+      .def(
+          "custom",
+          [](const PyEmitter &e, const std::string &name, nb::handle inputs,
+             nb::callable body, nb::handle result) -> Value {
+            Emitter &em = e.get();
+            llvm::SmallVector<mlir::Value> values = e.values(inputs);
+            mlir::Type type = e.resultType("hir.custom", values, result);
+            mlir::Operation *op = unwrap(em.create(
+                "hir.custom", type, values, {em.stringAttr("name", name)},
+                /*regions=*/1));
+            mlir::OpBuilder &b = em.builder();
+            mlir::OpBuilder::InsertionGuard guard(b);
+            mlir::Block *block = b.createBlock(&op->getRegion(0));
+            nb::list args;
+            for (mlir::Value v : values)
+              args.append(*e.wrap(block->addArgument(v.getType(), em.loc())));
+            nb::object out = nb::steal(
+                PyObject_CallObject(body.ptr(), nb::tuple(args).ptr()));
+            if (!out.is_valid())
+              throw nb::python_error();
+            if (!nb::isinstance<PyFlowValue>(out))
+              throw RLXError("custom region '" + name + "': the body returns " +
+                             pyStr(out.type()) +
+                             ", not the rlx.FlowValue to yield");
+            unwrap(em.create("hir.yield", {},
+                             e.value(nb::cast<const PyFlowValue &>(out))));
+            return e.wrap(op->getResult(0));
+          },
+          "name"_a, "inputs"_a, "body"_a, nb::kw_only(),
+          "result"_a = nb::none(),
+          nb::sig("def custom(self, name: str, inputs: "
+                  "typing.Sequence[FlowValue], body: typing.Callable[..., "
+                  "FlowValue], *, result: FlowValue | "
+                  "typing.Sequence[int | None] | None = None) -> FlowValue"),
+          "An hir.custom region named `name` over `inputs`, whose body\n"
+          "`body(*block_arguments)` builds MIR ops with this emitter "
+          "('mir.add',\n"
+          "'mir.tanh', ...) and returns the value to yield; its result\n"
+          "(typed as in op) is returned. Weights enter as inputs (a param\n"
+          "cannot be read inside the region).")
       .def("__repr__", [](const PyEmitter &) { return "<rlx.Emitter>"; });
 }
 

@@ -60,6 +60,43 @@ def test_custom_stage_builds_and_runs():
     np.testing.assert_allclose(out["scaled"], scaled, rtol=1e-5, atol=1e-5)
 
 
+def test_custom_region_of_mir_ops():
+    """An hir.custom region: tanh(x + bias) in MIR with a synthesized bias
+    passed in as an input."""
+    bias = np.array([0.1, -0.2, 0.3, 0.0], np.float32)
+
+    def bias_tanh(e):
+        b = e.synth_param("bias_tanh.bias", bias)
+
+        def body(x, b):
+            return e.op("mir.tanh", [e.op("mir.add", [x, b])])
+
+        e.current = e.custom("bias_tanh", [e.current, b], body)
+
+    built = (
+        rlx.ModelFlow("region")
+        .input("x", [1, None, H], "f32")
+        .custom(bias_tanh)
+        .output("y")
+        .build({})
+    )
+    assert 'hir.custom "bias_tanh"' in built.mlir and "mir.tanh" in built.mlir
+    model = rlx.Session().compile(built, input_shapes={"x": [1, T, H]})
+    model.load_params({})
+    x = np.random.default_rng(1).standard_normal((1, T, H)).astype(np.float32)
+    np.testing.assert_allclose(
+        model.run({"x": x})["y"], np.tanh(x + bias), rtol=1e-5, atol=1e-6
+    )
+
+    def no_yield(e):
+        e.custom("empty", [e.current], lambda x: None)
+
+    assert build_error(no_yield, "r") == (
+        "custom stage 'r': custom region 'empty': the body returns "
+        "<class 'NoneType'>, not the rlx.FlowValue to yield"
+    )
+
+
 def build_error(fn, name=None):
     f = rlx.ModelFlow("bad").input("x", [1, T, H], "f32").custom(fn, name)
     with pytest.raises(rlx.RLXError) as info:
