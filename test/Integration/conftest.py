@@ -5,6 +5,7 @@ with .npy inputs and compare its outputs with an independent reference."""
 
 import os
 import pathlib
+import re
 import subprocess
 
 import numpy as np
@@ -64,6 +65,21 @@ class Runner:
 def rlx(tmp_path):
     assert RLX_RUN.exists(), f"{RLX_RUN} is not built"
     return Runner(tmp_path)
+
+
+def tokens(proc):
+    """The ids of rlx-run --model's `tokens:` line."""
+    m = re.search(r"^tokens:(.*)$", proc.stdout, re.M)
+    assert m, proc.stdout
+    return [int(t) for t in m.group(1).split()]
+
+
+def graphs(proc):
+    """(graphs compiled, of which from the compile cache) of a generation."""
+    m = re.search(r"(\d+) graphs compiled \((\d+) from the compile cache\)",
+                  proc.stdout)
+    assert m, proc.stdout
+    return int(m.group(1)), int(m.group(2))
 
 
 def assert_close(actual, expected, rtol=1e-5, atol=1e-5):

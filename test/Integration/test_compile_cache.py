@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import RLX_RUN, ROOT, require_vulkan
+from conftest import RLX_RUN, ROOT, graphs, require_vulkan, tokens
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -47,20 +47,6 @@ def rlx_run(*args, env=None, ok=True):
     if ok:
         assert proc.returncode == 0, proc.stderr + proc.stdout
     return proc
-
-
-def tokens(proc):
-    m = re.search(r"^tokens:(.*)$", proc.stdout, re.M)
-    assert m, proc.stdout
-    return [int(t) for t in m.group(1).split()]
-
-
-def graphs(proc):
-    """(graphs compiled, of which from the cache)."""
-    m = re.search(r"(\d+) graphs compiled \((\d+) from the compile cache\)",
-                  proc.stdout)
-    assert m, proc.stdout
-    return int(m.group(1)), int(m.group(2))
 
 
 def entries(cache):

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import RLX_RUN, ROOT
+from conftest import RLX_RUN, ROOT, graphs, tokens
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -46,19 +46,6 @@ def rlx_run(*args, ok=True):
     else:
         assert proc.returncode != 0, proc.stdout
     return proc
-
-
-def tokens(proc):
-    m = re.search(r"^tokens:(.*)$", proc.stdout, re.M)
-    assert m, proc.stdout
-    return [int(t) for t in m.group(1).split()]
-
-
-def graphs(proc):
-    m = re.search(r"(\d+) graphs compiled \((\d+) from the compile cache\)",
-                  proc.stdout)
-    assert m, proc.stdout
-    return int(m.group(1)), int(m.group(2))
 
 
 @pytest.fixture(scope="module")

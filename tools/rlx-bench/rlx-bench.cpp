@@ -69,13 +69,13 @@ static cl::opt<bool> quick("quick",
                            cl::cat(category));
 static cl::opt<std::string> jsonOut("json", cl::desc("Write results as JSON"),
                                     cl::value_desc("file"), cl::cat(category));
-static cl::opt<std::string>
-    only("only",
-         cl::desc("Sections to run, comma-separated: gemm, layers, spirv, "
-                  "model, peers, models (default: all but models: whole "
-                  "GGUF models beside llama.cpp, bench/models.py, minutes "
-                  "and GBs of files)"),
-         cl::init(""), cl::cat(category));
+static cl::opt<std::string> only(
+    "only",
+    cl::desc("Sections to run, comma-separated: gemm, layers, spirv, "
+             "model, ttft, peers, models (default: all but models: whole GGUF "
+             "models beside llama.cpp, bench/models.py, minutes and "
+             "GBs of files)"),
+    cl::init(""), cl::cat(category));
 static cl::opt<unsigned> repsOpt("reps", cl::desc("Timed runs per case"),
                                  cl::init(0), cl::cat(category));
 static cl::opt<unsigned> threadsOpt("num-threads",
@@ -1111,9 +1111,10 @@ static void benchSpirv(Report &report, unsigned reps) {
       "('spirv-validate[-opt] s' is that compile phase).");
 }
 
-static Error benchModel(Report &report, unsigned reps) {
+/// The LLaMA-1B-shaped model of the model and TTFT sections (`layers`
+/// layers, a tied head), and its random weights.
+static TransformerConfig llamaModelConfig(int64_t layers) {
   Dims l = llamaDims();
-  int64_t layers = quick ? 2 : 16, t = layerT();
   TransformerConfig cfg;
   cfg.modelType = "llama";
   cfg.vocabSize = quick ? 512 : vocabOpt;
@@ -1127,11 +1128,24 @@ static Error benchModel(Report &report, unsigned reps) {
   cfg.normEpsilon = 1e-5;
   cfg.ropeTheta = 500000.0;
   cfg.tieEmbeddings = true;
-  RandomWeights w;
+  return cfg;
+}
+
+static void addLlamaModelWeights(RandomWeights &w,
+                                 const TransformerConfig &cfg) {
+  Dims l = llamaDims();
   w.add("model.embed_tokens.weight", {cfg.vocabSize, l.hidden}, 0.02f);
-  for (int64_t i = 0; i < layers; ++i)
+  for (int64_t i = 0; i < cfg.numLayers; ++i)
     addLlamaLayerWeights(w, l, "model.layers." + std::to_string(i) + ".");
   w.add("model.norm.weight", {l.hidden}, 0.1f, 1.0f);
+}
+
+static Error benchModel(Report &report, unsigned reps) {
+  Dims l = llamaDims();
+  int64_t layers = quick ? 2 : 16, t = layerT();
+  TransformerConfig cfg = llamaModelConfig(layers);
+  RandomWeights w;
+  addLlamaModelWeights(w, cfg);
 
   Case c;
   c.section = "Model (" + std::to_string(layers) +
@@ -1212,6 +1226,67 @@ static Error benchModel(Report &report, unsigned reps) {
   return Error::success();
 }
 
+/// Time to first token of the model benchModel decodes, in this process:
+/// cold (an empty compile cache: the prompt graph compiles) and warm (a new
+/// Session and Generator over the filled cache, as a second process would
+/// see it). Weights are in memory (no file to map): what is left beside
+/// compiling is copying them into the parameter pool, reported apart.
+static Error benchTTFT(Report &report) {
+  int64_t layers = quick ? 2 : 16, t = quick ? 16 : 128;
+  TransformerConfig cfg = llamaModelConfig(layers);
+  RandomWeights w;
+  addLlamaModelWeights(w, cfg);
+  std::vector<int32_t> prompt(t);
+  for (int64_t i = 0; i < t; ++i)
+    prompt[i] = (i * 7919) % cfg.vocabSize;
+
+  llvm::SmallString<128> cache;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("rlx-bench-cache", cache))
+    return llvm::createStringError(ec, "cannot make a cache directory: " +
+                                           ec.message());
+  Case c;
+  c.section = "Time to first token (" + std::to_string(layers) +
+              " LLaMA-1B-shaped layers, compile cache)";
+  c.name = "prompt T=" + std::to_string(t) + ", 1 new token";
+  std::vector<int32_t> tokens[2];
+  for (int run = 0; run < 2; ++run) {
+    auto start = Clock::now();
+    Session session;
+    CompileOptions o = rlxOptions();
+    o.profile = CompileProfile::llama32Decode();
+    o.profile.backend.cpu.threads = threadsOpt;
+    o.cacheDir = std::string(cache);
+    Llama32Flow recipe(cfg);
+    Expected<std::unique_ptr<Generator>> gen =
+        Generator::create(session, recipe, w, t + 16, o);
+    if (!gen)
+      return gen.takeError();
+    SamplingOptions greedy;
+    Expected<std::vector<int32_t>> out = (*gen)->generate(prompt, 1, greedy);
+    if (!out)
+      return out.takeError();
+    tokens[run] = *out;
+    double ttft = seconds(start, Clock::now());
+    const GenerationStats &gs = (*gen)->stats();
+    std::string kind = run ? "warm" : "cold";
+    c.extra["TTFT s, " + kind] = ttft;
+    c.extra["compile s, " + kind] = gs.compileSeconds;
+    c.extra["weights copied s, " + kind] = gs.loadSeconds;
+    c.extra["prefill s, " + kind] = gs.prefillSeconds;
+    if (run)
+      c.extra["warm overhead s (TTFT - weights copied - prefill)"] =
+          ttft - gs.loadSeconds - gs.prefillSeconds;
+  }
+  if (tokens[0] != tokens[1])
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "the warm run (from the compile cache) generated another token");
+  llvm::sys::fs::remove_directories(cache);
+  report.cases.push_back(std::move(c));
+  return Error::success();
+}
+
 //===----------------------------------------------------------------------===//
 // Peers
 //===----------------------------------------------------------------------===//
@@ -1288,83 +1363,6 @@ static void benchPeers(Report &report, unsigned reps) {
         continue;
       json::Object *r = root.getObject(key);
       std::string label = root.getString("label").value_or(peer).str();
-/// Time to first token of the model benchModel decodes, in this process:
-/// cold (an empty compile cache: the prompt graph compiles) and warm (a new
-/// Session and Generator over the filled cache, as a second process would
-/// see it). Weights are in memory (no file to map): what is left beside
-/// compiling is copying them into the parameter pool, reported apart.
-static Error benchTTFT(Report &report) {
-  Dims l = llamaDims();
-  int64_t layers = quick ? 2 : 16, t = quick ? 16 : 128;
-  TransformerConfig cfg;
-  cfg.modelType = "llama";
-  cfg.vocabSize = quick ? 512 : vocabOpt;
-  cfg.hidden = l.hidden;
-  cfg.intermediate = l.inter;
-  cfg.numLayers = layers;
-  cfg.numHeads = l.heads;
-  cfg.numKvHeads = l.kvHeads;
-  cfg.headDim = l.headDim;
-  cfg.maxPositions = 2048;
-  cfg.normEpsilon = 1e-5;
-  cfg.ropeTheta = 500000.0;
-  cfg.tieEmbeddings = true;
-  RandomWeights w;
-  w.add("model.embed_tokens.weight", {cfg.vocabSize, l.hidden}, 0.02f);
-  for (int64_t i = 0; i < layers; ++i)
-    addLlamaLayerWeights(w, l, "model.layers." + std::to_string(i) + ".");
-  w.add("model.norm.weight", {l.hidden}, 0.1f, 1.0f);
-  std::vector<int32_t> prompt(t);
-  for (int64_t i = 0; i < t; ++i)
-    prompt[i] = (i * 7919) % cfg.vocabSize;
-
-  llvm::SmallString<128> cache;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueDirectory("rlx-bench-cache", cache))
-    return llvm::createStringError(ec, "cannot make a cache directory: " +
-                                           ec.message());
-  Case c;
-  c.section = "Time to first token (" + std::to_string(layers) +
-              " LLaMA-1B-shaped layers, compile cache)";
-  c.name = "prompt T=" + std::to_string(t) + ", 1 new token";
-  std::vector<int32_t> tokens[2];
-  for (int run = 0; run < 2; ++run) {
-    auto start = Clock::now();
-    Session session;
-    CompileOptions o = rlxOptions();
-    o.profile = CompileProfile::llama32Decode();
-    o.profile.backend.cpu.threads = threadsOpt;
-    o.cacheDir = std::string(cache);
-    Llama32Flow recipe(cfg);
-    Expected<std::unique_ptr<Generator>> gen =
-        Generator::create(session, recipe, w, t + 16, o);
-    if (!gen)
-      return gen.takeError();
-    SamplingOptions greedy;
-    Expected<std::vector<int32_t>> out = (*gen)->generate(prompt, 1, greedy);
-    if (!out)
-      return out.takeError();
-    tokens[run] = *out;
-    double ttft = seconds(start, Clock::now());
-    const GenerationStats &gs = (*gen)->stats();
-    std::string kind = run ? "warm" : "cold";
-    c.extra["TTFT s, " + kind] = ttft;
-    c.extra["compile s, " + kind] = gs.compileSeconds;
-    c.extra["weights copied s, " + kind] = gs.loadSeconds;
-    c.extra["prefill s, " + kind] = gs.prefillSeconds;
-    if (run)
-      c.extra["warm overhead s (TTFT - weights copied - prefill)"] =
-          ttft - gs.loadSeconds - gs.prefillSeconds;
-  }
-  if (tokens[0] != tokens[1])
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "the warm run (from the compile cache) generated another token");
-  llvm::sys::fs::remove_directories(cache);
-  report.cases.push_back(std::move(c));
-  return Error::success();
-}
-
       if (!r) {
         c->missing(label, "not measured");
         continue;
@@ -1471,6 +1469,8 @@ int main(int argc, char **argv) {
     benchPeers(report, reps);
   if (wanted("model"))
     ok &= check(benchModel(report, reps), "model");
+  if (wanted("ttft"))
+    ok &= check(benchTTFT(report), "time to first token");
   if (wanted("models"))
     ok &= check(benchModels(report, bw), "models");
 
@@ -1499,5 +1499,3 @@ int main(int argc, char **argv) {
   }
   return ok ? 0 : 1;
 }
-  if (wanted("ttft"))
-    ok &= check(benchTTFT(report), "time to first token");
