@@ -797,6 +797,7 @@ Expected<CompiledModel> Specialized::compile() {
   Session::Impl &impl = *s.impl;
   auto finish = [&](Expected<CompiledModel> model) {
     llvm::append_range(s.stats.warnings, s.cacheWarnings);
+    s.stats.notes = s.options.notes;
     s.stats.compileSeconds = s.seconds();
     if (model)
       model->setBuildInfo(s.build);

@@ -525,7 +525,13 @@ static Error runInParallel(std::vector<LoadJob> &jobs, llvm::StringSet<> &set,
   return Error::success();
 }
 
-Error CompiledModel::loadParams(const WeightSource &source) {
+Error CompiledModel::loadParams(const WeightSource &given) {
+  // The source first, then what the flow synthesized.
+  std::optional<WeightSourceStack> stack;
+  if (synthesized)
+    stack.emplace(std::vector<const WeightSource *>{&given, synthesized.get()});
+  const WeightSource &source =
+      stack ? static_cast<const WeightSource &>(*stack) : given;
   // Every weight is copied (or converted) straight into its place in the
   // pool, in parallel: the first touch of the pool's pages is most of a
   // load. Checks and places come first, in order. Each job counts the

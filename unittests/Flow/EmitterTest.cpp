@@ -266,3 +266,91 @@ TEST(Emitter, ParsedAttributesAndShapes) {
 }
 
 } // namespace
+
+namespace {
+
+/// x + norm_scale(x), then an RMSNorm: the residual add and the norm fuse
+/// unless the profile skips fusion.
+ModelFlow residualFlow(CompileProfile profile) {
+  ModelFlow f("residual_synth");
+  f.input("x", {1, T, H}, DType::F32)
+      .residualSave()
+      .custom("norm_scale", emitNormScale)
+      .residualAdd()
+      .rmsNorm("norm", 1e-5f)
+      .output("y")
+      .profile(std::move(profile));
+  return f;
+}
+
+TensorMap residualCheckpoint() {
+  TensorMap m("test checkpoint");
+  llvm::cantFail(m.add("w", {H}, scaleValues));
+  llvm::cantFail(m.add("norm", {H}, gammaValues));
+  return m;
+}
+
+std::vector<float> runResidual(CompiledModel &model, const WeightSource &w) {
+  Error err = model.loadParams(w);
+  EXPECT_FALSE(static_cast<bool>(err)) << llvm::toString(std::move(err));
+  std::vector<float> x = {0.3f, -1.2f, 2.0f, 0.7f,  1.0f, 1.0f,
+                          1.5f, -0.5f, 0.0f, -2.0f, 0.9f, 0.4f};
+  TensorMap_t feeds;
+  feeds.emplace("x", Tensor::fromF32({1, T, H}, x));
+  Expected<TensorMap_t> out = model.run(feeds);
+  if (!out) {
+    ADD_FAILURE() << llvm::toString(out.takeError());
+    return {};
+  }
+  auto y = out->at("y").data<float>();
+  return std::vector<float>(y.begin(), y.end());
+}
+
+} // namespace
+
+TEST(Emitter, SessionCompilesABuiltModelWithItsProfile) {
+  TensorMap w = residualCheckpoint();
+  CompileProfile skip;
+  skip.fusion.skip = true;
+  Expected<BuiltModel> unfused = residualFlow(skip).build(w);
+  ASSERT_TRUE(static_cast<bool>(unfused))
+      << llvm::toString(unfused.takeError());
+  Session session;
+  // The flow's profile: nothing fused (compileString with the default
+  // options fuses the residual add into the norm).
+  Expected<CompiledModel> model = session.compile(*unfused);
+  ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
+  EXPECT_EQ(session.lastStats().fusedOps, "none");
+  EXPECT_TRUE(session.lastStats().notes.empty());
+  // The synthesized parameters come along: the checkpoint alone loads.
+  std::vector<float> got = runResidual(*model, w);
+
+  Expected<CompiledModel> byText = session.compileString(unfused->mlir, {});
+  ASSERT_TRUE(static_cast<bool>(byText)) << llvm::toString(byText.takeError());
+  EXPECT_NE(session.lastStats().fusedOps.find("fused_residual_rms_norm"),
+            std::string::npos)
+      << session.lastStats().fusedOps;
+  Error missing = byText->loadParams(w);
+  ASSERT_TRUE(static_cast<bool>(missing));
+  EXPECT_NE(llvm::toString(std::move(missing)).find("missing weight 'custom."),
+            std::string::npos);
+  WeightSourceStack all({&w, unfused->synthesized.get()});
+  std::vector<float> want = runResidual(*byText, all);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-5f) << "at " << i;
+
+  // An option away from its default overrides the flow's field, and the
+  // compile says so; the flow's other fields stay.
+  CompileOptions o;
+  o.profile.backend.cpu.threads = 1;
+  Expected<CompiledModel> single = session.compile(*unfused, o);
+  ASSERT_TRUE(static_cast<bool>(single)) << llvm::toString(single.takeError());
+  EXPECT_EQ(session.lastStats().fusedOps, "none");
+  ASSERT_EQ(session.lastStats().notes.size(), 1u);
+  EXPECT_EQ(session.lastStats().notes[0],
+            "the options set backend.cpu.threads = 1 over the flow's profile "
+            "(0)");
+  std::vector<float> again = runResidual(*single, w);
+  EXPECT_EQ(again, got);
+}

@@ -37,6 +37,8 @@ class ModuleOp;
 
 namespace rlx {
 
+struct BuiltModel;
+
 enum class Device { Cpu, Vulkan };
 
 struct CompileOptions {
@@ -65,8 +67,8 @@ struct CompileOptions {
   /// defaultCompileCacheDir()). A compile whose module, profile, entry and
   /// input shapes, device (host CPU, or Vulkan device) and RLX build match
   /// an entry loads its code (CPU object code; SPIR-V kernels and dispatch
-  /// schedule) instead of compiling; a new one is stored. Damaged entries are removed
-  /// and compiled again with a warning. IR dumps (dumpDir) bypass it.
+  /// schedule) instead of compiling; a new one is stored. Damaged entries are
+  /// removed and compiled again with a warning. IR dumps (dumpDir) bypass it.
   std::string cacheDir;
   /// The most bytes the cache keeps (least recently used entries are
   /// evicted beyond); 0: 2 GiB, or $RLX_CACHE_MAX_MB.
@@ -74,6 +76,9 @@ struct CompileOptions {
   /// Compiling ahead of time into the cache (rlx-run --precompile): a
   /// profile's `[execution] mode = "aot"` does not refuse a cache miss.
   bool precompile = false;
+  /// Said in CompileStats::notes of the compile (what a caller decided on
+  /// the way, e.g. which profile fields the options overrode).
+  std::vector<std::string> notes;
 };
 
 /// The compile cache's default directory: $RLX_CACHE_DIR, else
@@ -107,6 +112,8 @@ struct CompileStats {
   /// "cached" phase); cacheEntry names the entry file read or written.
   bool cached = false;
   std::string cacheEntry;
+  /// CompileOptions::notes.
+  std::vector<std::string> notes;
 
   /// "specialize 0.001 s, hir-to-mir 0.012 s, ..." from phaseSeconds.
   std::string phaseSummary() const;
@@ -192,6 +199,14 @@ public:
 
   /// Compiles `module` (not modified) and JITs it.
   llvm::Expected<CompiledModel> compile(mlir::ModuleOp module,
+                                        const CompileOptions &options = {});
+  /// Compiles a flow built by ModelFlow::build (or a recipe) with the
+  /// flow's own profile: each profile field `options.profile` sets away
+  /// from its default overrides the flow's (CompileStats::notes names
+  /// them); the model reads the flow's synthesized parameters itself
+  /// (CompiledModel::setSynthesizedParams), so loadParams takes the
+  /// checkpoint alone. Defined in RLXFlow (link it to call this).
+  llvm::Expected<CompiledModel> compile(const BuiltModel &built,
                                         const CompileOptions &options = {});
   /// Parses and compiles an `.mlir` file.
   llvm::Expected<CompiledModel> compileFile(llvm::StringRef path,

@@ -92,6 +92,12 @@ public:
   /// first missing or mis-shaped one, naming it. Weights holding NaN or
   /// infinities load, with a warning each (see loadWarnings).
   llvm::Error loadParams(const WeightSource &source);
+  /// Parameters the model reads from `synthesized` whenever loadParams'
+  /// source lacks them (a flow's synthesized parameters: Session::compile
+  /// of a BuiltModel sets them).
+  void setSynthesizedParams(std::shared_ptr<const WeightSource> synthesized) {
+    this->synthesized = std::move(synthesized);
+  }
   /// What the last loadParams found wrong but loaded anyway, one message per
   /// weight: "weight '<name>' in <source> has <n> non-finite values (NaN or
   /// Inf)", the name as the source's displayName gives it (a GGUF's own
@@ -155,6 +161,8 @@ private:
   std::vector<std::string> warnings;
   /// See setBuildInfo().
   std::optional<BuildInfo> buildInfo;
+  /// See setSynthesizedParams().
+  std::shared_ptr<const WeightSource> synthesized;
 };
 
 } // namespace rlx
