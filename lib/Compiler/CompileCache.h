@@ -10,10 +10,11 @@
 // compiles nothing. An entry is one file `<key>.rlxc`: a header (magic, format
 // version, section sizes, SHA-256 of the payload), then the payload: JSON
 // metadata (manifest, build info, compile statistics) and the code (the
-// object code the JIT produced, or a serialized Vulkan program). Entries are written to a temporary file and renamed into
-// place (atomic under concurrent processes); eviction (least recently used
-// first, beyond the size cap) runs under a file lock. A corrupt or
-// mismatched entry is never loaded: it is reported and rebuilt.
+// object code the JIT produced, or a serialized Vulkan program). Entries are
+// written to a temporary file and renamed into place (atomic under concurrent
+// processes); eviction (least recently used first, beyond the size cap) runs
+// under a file lock. A corrupt or mismatched entry is never loaded: it is
+// reported and rebuilt.
 //
 //===----------------------------------------------------------------------===//
 
