@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from conftest import BUILD, RLX_RUN, ROOT, tokens
@@ -25,12 +26,18 @@ PROMPT = "5,17,42,9"
 
 
 @pytest.fixture(scope="module")
-def llama(tmp_path_factory):
+def models(tmp_path_factory):
     out = tmp_path_factory.mktemp("models")
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "make_tiny_models.py"),
-                    str(out), "--kind", "llama", "--tied"], check=True,
-                   capture_output=True)
-    return out / "llama"
+    for kind in (["--kind", "llama", "--tied"], ["--kind", "bert"]):
+        subprocess.run([sys.executable,
+                        str(ROOT / "scripts" / "make_tiny_models.py"),
+                        str(out), *kind], check=True, capture_output=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def llama(models):
+    return models / "llama"
 
 
 def run(*args, ok=True):
@@ -66,3 +73,26 @@ def test_custom_flow_is_the_readme(llama):
     body = program.split("// clang-format off", 1)[1].split(
         "// clang-format on", 1)[0]
     assert [l.strip() for l in body.strip().splitlines()] == lines
+
+
+def test_custom_layers(llama):
+    # Layer 1 composed, the others fused, the embeddings scaled by
+    # synthesized ones: the same next token as the plain model.
+    ref = run(RLX_RUN, "--model", llama, "--prompt-ids", PROMPT,
+              "--max-new-tokens", "1")
+    got = run(EXAMPLES / "rlx-example-custom-layers", llama, PROMPT)
+    m = re.search(r"^next token: (\d+)$", got.stdout, re.M)
+    assert m, got.stdout
+    assert [int(m.group(1))] == tokens(ref)
+    assert "fused layers: 1 of 2" in got.stdout, got.stdout
+    assert "synthesized: example.embed_scale" in got.stdout, got.stdout
+
+
+def test_sentence_embeddings(models, tmp_path):
+    run(RLX_RUN, "--model", models / "bert", "--prompt-ids", PROMPT,
+        "--output-dir", tmp_path, "--quiet")
+    want = np.load(tmp_path / "sentence_embedding.npy").reshape(-1)
+    got = run(EXAMPLES / "rlx-example-sentence-embeddings", models / "bert",
+              PROMPT)
+    values = np.array([float(v) for v in got.stdout.split()], np.float32)
+    np.testing.assert_allclose(values, want, rtol=1e-6, atol=1e-6)
