@@ -1277,6 +1277,24 @@ static void registerDecoderRecipes(nb::module_ &m) {
           "the\nkernels), 'f32', or 'bf16', 'f16', 'q8_0', 'q4_0' (converted "
           "when\nloaded); overrides the profile's [precision] weights.")
       .def(
+          "kv_cache_precision",
+          [](DF &r, const std::string &k) -> DF & {
+            std::optional<ComputePrecision> p = symbolizeComputePrecision(k);
+            if (!p) {
+              std::string known;
+              for (llvm::StringRef s : enumSpellings<ComputePrecision>())
+                known += (known.empty() ? "" : ", ") + s.str();
+              throw nb::value_error(("kv_cache_precision: unknown value '" + k +
+                                     "' (expected one of: " + known + ")")
+                                        .c_str());
+            }
+            return r.kvCachePrecision(*p);
+          },
+          "precision"_a, ref,
+          "The element type of the decode graphs' KV cache: 'f32', 'f16' or\n"
+          "'bf16' (attention reads it widened and computes in f32; CPU "
+          "only);\noverrides the profile's [precision] kv_cache.")
+      .def(
           "last_token_logits",
           [](DF &r, bool enable) -> DF & { return r.lastTokenLogits(enable); },
           "enable"_a = true, ref,

@@ -208,3 +208,26 @@ def test_generator(llama):
         gen.generate([10**6], 1)
     with pytest.raises(rlx.RLXError, match="exceeds the maximum of 64"):
         gen.generate(PROMPT, 100)
+
+
+def test_kv_cache_precision(llama):
+    """recipe.kv_cache_precision('f16'/'bf16'): the decode graphs keep keys
+    and values in that type (half the bytes copied), and every step's logits
+    stay within that type's rounding of the f32 cache's."""
+    weights = rlx.load_weights(llama)
+
+    def run(precision):
+        recipe = rlx.Llama32Flow.from_model_dir(llama)
+        if precision:
+            recipe.kv_cache_precision(precision)
+        gen = rlx.Generator(rlx.Session(), recipe, weights, max_context=64)
+        tokens, logits = gen.generate(PROMPT, 8, return_logits=True)
+        return gen, logits
+
+    f32, want = run(None)
+    for precision, tol in (("f16", 5e-3), ("bf16", 5e-2)):
+        gen, got = run(precision)
+        assert 0 < scale_err(got, want) < tol, precision
+        assert gen.stats.past_bytes_copied * 2 == f32.stats.past_bytes_copied
+    with pytest.raises(ValueError, match="expected one of: f32, f16, bf16"):
+        rlx.Llama32Flow.from_model_dir(llama).kv_cache_precision("q8_0")
