@@ -1489,3 +1489,11 @@ func.func @one_hot_float_indices(%i: tensor<4xf32>) {
   %y = mir.one_hot %i {depth = 3 : i64} : (tensor<4xf32>) -> tensor<4x3xf32>
   return
 }
+
+// -----
+
+func.func @argmax_c2_empty_axis(%x: tensor<4x0xf32>) {
+  // expected-error @+1 {{'mir.argmax' op takes the index over an empty axis 1}}
+  %y = mir.argmax %x {axis = 1 : i64} : (tensor<4x0xf32>) -> tensor<4xi64>
+  return
+}

@@ -369,9 +369,13 @@ static LogicalResult verifyArgReduceOp(Operation *op, RankedTensorType input,
                                        int64_t axis) {
   int64_t rank = input.getRank();
   // mir_argmax_c1: axis is in [-rank, rank) (so the input has rank >= 1).
-  if (!normalizeAxis(axis, rank))
+  std::optional<int64_t> d = normalizeAxis(axis, rank);
+  if (!d)
     return op->emitOpError("axis ")
            << axis << " is out of range [" << -rank << ", " << rank << ")";
+  // mir_argmax_c2: the axis is not empty (no index to give, as NumPy).
+  if (input.getDimSize(*d) == 0)
+    return op->emitOpError("takes the index over an empty axis ") << axis;
   return verifyResultMatchesInference(op);
 }
 
