@@ -48,12 +48,13 @@ ModelExecutionConfig ModelExecutionConfig::of(const BuiltModel &built,
   c.component.variant = variant;
   c.component.dispatch = p.backend.cpu.gemm;
   c.component.mode = p.execution.mode;
+  // The first preset the profile equals (several share their settings).
+  c.component.profileKey = "custom";
   for (llvm::StringRef name : CompileProfile::presetNames())
-    if (CompileProfile::preset(name) == p)
-      c.component.profileKey +=
-          (c.component.profileKey.empty() ? "" : "|") + name.str();
-  if (c.component.profileKey.empty())
-    c.component.profileKey = "custom";
+    if (CompileProfile::preset(name) == p) {
+      c.component.profileKey = name.str();
+      break;
+    }
   c.component.weights = p.precision.weights;
   c.component.kvCache = p.precision.kvCache;
   c.component.composition = shortHash(built.mlir);
@@ -80,7 +81,7 @@ std::string ModelExecutionConfig::describe() const {
   std::string out;
   llvm::raw_string_ostream os(out);
   const ModelComponent &c = component;
-  os << stringifyModelVariant(c.variant) << ": mode "
+  os << stringifyModelVariant(c.variant) << " graph, mode "
      << stringifyExecutionMode(c.mode) << ", gemm "
      << stringifyGemmStrategy(c.dispatch) << ", weights "
      << stringifyWeightPrecision(c.weights) << ", kv_cache "

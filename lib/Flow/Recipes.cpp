@@ -10,6 +10,7 @@
 #include "RLX/Support/FileIO.h"
 #include "RLX/Support/Messages.h"
 #include "RLX/Weights/GGUF.h"
+#include "RLX/Weights/JSON.h"
 #include "RLX/Weights/SafeTensors.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -740,7 +741,9 @@ rlx::recipeWeights(const TransformerConfig &config,
 /// fromJSON reports that).
 static std::shared_ptr<const ModelRecipe> recipeForJSON(StringRef text) {
   text.consume_front("\xEF\xBB\xBF");
-  Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  // parseJSON refuses deep nesting (llvm::json recurses per level); the
+  // config's own reader then reports the error.
+  Expected<llvm::json::Value> parsed = parseJSON(text);
   if (!parsed) {
     llvm::consumeError(parsed.takeError());
     return nullptr;

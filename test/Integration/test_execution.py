@@ -82,7 +82,7 @@ def test_eager_and_buckets(llama, reference, tmp_path):
     run = rlx_run("--model", llama, *PROMPT, "--profile", eager, "--no-cache")
     assert tokens(run) == reference
     assert graphs(run) == (3, 0)
-    assert "execution: decode: mode eager" in run.stdout
+    assert "execution: decode graph, mode eager" in run.stdout
     # Pasts 4, 8, then doubling: 16, 32 (3 + 20 tokens): five graphs.
     buckets = profile(tmp_path, "buckets",
                       "[execution]\ndecode_buckets = [4, 8]\n")
@@ -129,4 +129,4 @@ def test_describe_shows_the_execution_config(llama, tmp_path):
                                "--profile", eager, "--no-cache").stdout)
     assert other["execution"]["fingerprint"] != e["fingerprint"]
     text = rlx_run("--model", llama, "--describe", "--no-cache").stdout
-    assert re.search(r"^execution: prefill: mode lazy, gemm auto", text, re.M)
+    assert re.search(r"^execution: prefill graph, mode lazy, gemm auto", text, re.M)

@@ -38,7 +38,8 @@ struct ModelComponent {
   GemmStrategy dispatch = GemmStrategy::Auto;
   /// When its graphs compile ([execution] mode).
   ExecutionMode mode = ExecutionMode::Lazy;
-  /// The presets the profile equals, joined by '|', else "custom".
+  /// The first preset the profile equals (several share settings), else
+  /// "custom".
   std::string profileKey;
   /// [precision] weights and kv_cache.
   WeightPrecision weights = WeightPrecision::F32;
@@ -71,7 +72,7 @@ struct ModelExecutionConfig {
   static ModelExecutionConfig of(const BuiltModel &built, ModelVariant variant);
   /// `base` with this configuration's settings.
   CompileProfile profile(CompileProfile base) const;
-  /// "decode: mode lazy, gemm auto, weights f32, kv_cache f32, profile
+  /// "decode graph, mode lazy, gemm auto, weights f32, kv_cache f32, profile
   /// llama32_decode, composition 0123456789abcdef; threads all, decode
   /// buckets 16 doubling, memory budget default, device any; fingerprint
   /// ...".
