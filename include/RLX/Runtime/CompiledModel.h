@@ -155,8 +155,11 @@ private:
   const ManifestEntry *findWeight(llvm::StringRef name) const;
 
   Manifest info;
-  std::unique_ptr<Executor> executor;
+  /// Declared before the executor, so destroyed after it: a CPU executor's
+  /// pool threads, joined by its destructor, may still be leaving the last
+  /// run when the model goes, and must never outlive the arena.
   std::unique_ptr<Storage> storage;
+  std::unique_ptr<Executor> executor;
   /// See loadWarnings().
   std::vector<std::string> warnings;
   /// See setBuildInfo().
