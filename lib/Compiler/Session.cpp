@@ -492,6 +492,20 @@ static Error checkEntryInputShapes(mlir::ModuleOp module,
   return Error::success();
 }
 
+/// Refuses a model whose arena and parameters exceed the budget (the
+/// options', else the profile's [execution] one, else the default), naming
+/// where the budget came from.
+static Error checkBudget(const Manifest &m, const CompileOptions &options) {
+  Expected<MemoryBudget> budget = MemoryBudget::get(
+      options.memoryBudgetMB, options.profile.execution.memoryBudgetMB);
+  if (!budget)
+    return budget.takeError();
+  return budget->check(addBytes(m.arenaSize, m.paramSize).value_or(UINT64_MAX),
+                       "the compiled model's arena (" +
+                           llvm::Twine(m.arenaSize) + " bytes) + parameters (" +
+                           llvm::Twine(m.paramSize) + " bytes)");
+}
+
 Expected<Session::Impl::Lowered>
 Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   auto start = std::chrono::steady_clock::now();
@@ -595,16 +609,7 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   stats.arenaBytes = manifest->arenaSize;
   stats.paramBytes = manifest->paramSize;
   // Refuse a model that cannot fit before generating its code.
-  Expected<MemoryBudget> budget = MemoryBudget::get(
-      options.memoryBudgetMB, options.profile.execution.memoryBudgetMB);
-  if (!budget)
-    return budget.takeError();
-  if (Error err = budget->check(
-          addBytes(manifest->arenaSize, manifest->paramSize)
-              .value_or(UINT64_MAX),
-          "the compiled model's arena (" + llvm::Twine(manifest->arenaSize) +
-              " bytes) + parameters (" + llvm::Twine(manifest->paramSize) +
-              " bytes)"))
+  if (Error err = checkBudget(*manifest, options))
     return std::move(err);
   stats.kernels =
       llvm::range_size(entry.getBlock().getOps<mlir::rlx::lir::KernelOp>());
@@ -806,21 +811,13 @@ Expected<CompiledModel> Specialized::compile() {
     return model;
   };
   if (s.hit) {
-    // The budget, checked as a compile checks it (naming its origin).
+    // The budget, checked as a compile checks it (naming its origin); a
+    // budget refusal is the model's answer, cached or not.
+    if (Error err = checkBudget(s.hit->manifest, s.options))
+      return std::move(err);
     std::optional<uint64_t> budgetMB =
         s.options.memoryBudgetMB ? s.options.memoryBudgetMB
                                  : s.options.profile.execution.memoryBudgetMB;
-    const Manifest &m = s.hit->manifest;
-    Expected<MemoryBudget> budget = MemoryBudget::get(
-        s.options.memoryBudgetMB, s.options.profile.execution.memoryBudgetMB);
-    if (!budget)
-      return budget.takeError();
-    if (Error err = budget->check(
-            addBytes(m.arenaSize, m.paramSize).value_or(UINT64_MAX),
-            "the compiled model's arena (" + llvm::Twine(m.arenaSize) +
-                " bytes) + parameters (" + llvm::Twine(m.paramSize) +
-                " bytes)"))
-      return std::move(err);
     Expected<CompiledModel> model =
         impl.device == Device::Cpu
             ? detail::loadCpuObject(std::move(s.hit->object), s.hit->manifest,
@@ -835,10 +832,7 @@ Expected<CompiledModel> Specialized::compile() {
         s.options.onPhase("cached", seconds);
       return finish(std::move(model));
     }
-    // A budget refusal is the model's answer, cached or not.
     std::string message = llvm::toString(model.takeError());
-    if (StringRef(message).contains("memory budget"))
-      return fail(message);
     s.cacheWarnings.push_back("compile cache: entry '" +
                               s.cache->entryPath(s.key) + "' does not load (" +
                               message + "); it was compiled again");
@@ -991,25 +985,32 @@ Expected<Template> Session::buildTemplate(mlir::ModuleOp module,
   return Template(std::move(state));
 }
 
+/// Parses MLIR text into `ctx`, with its diagnostics as the error.
+static Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+parseString(StringRef text, mlir::MLIRContext &ctx) {
+  DiagnosticCollector diags(ctx);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, &ctx);
+  if (!module)
+    return diags.error("parsing");
+  return std::move(module);
+}
+
 Expected<Template>
 Session::buildTemplateFromString(StringRef text,
                                  const CompileOptions &options) {
-  DiagnosticCollector diags(impl->context);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(text, &impl->context);
+  auto module = parseString(text, impl->context);
   if (!module)
-    return diags.error("parsing");
-  return buildTemplate(*module, options);
+    return module.takeError();
+  return buildTemplate(**module, options);
 }
 
 Expected<CompiledModel> Session::compileString(StringRef text,
                                                const CompileOptions &options) {
-  DiagnosticCollector diags(impl->context);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(text, &impl->context);
+  auto module = parseString(text, impl->context);
   if (!module)
-    return diags.error("parsing");
-  return compile(*module, options);
+    return module.takeError();
+  return compile(**module, options);
 }
 
 /// Parses an `.mlir` file into `ctx`, with its diagnostics as the error.

@@ -65,18 +65,6 @@ ModelExecutionConfig ModelExecutionConfig::of(const BuiltModel &built,
   return c;
 }
 
-CompileProfile ModelExecutionConfig::profile(CompileProfile base) const {
-  base.backend.cpu.gemm = component.dispatch;
-  base.execution.mode = component.mode;
-  base.precision.weights = component.weights;
-  base.precision.kvCache = component.kvCache;
-  base.backend.cpu.threads = preset.threads;
-  base.execution.decodeBuckets = preset.decodeBuckets;
-  base.execution.memoryBudgetMB = preset.memoryBudgetMB;
-  base.execution.device = preset.device;
-  return base;
-}
-
 std::string ModelExecutionConfig::describe() const {
   std::string out;
   llvm::raw_string_ostream os(out);

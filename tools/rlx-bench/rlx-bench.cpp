@@ -928,6 +928,18 @@ static Error benchGemms(Report &report, unsigned reps) {
 
 static int64_t layerT() { return quick ? 32 : 128; }
 
+/// The inputs of a LLaMA prefill layer: random hidden states, positions
+/// 0..t-1.
+static TensorMap_t llamaPrefillInputs(const Dims &l, int64_t t) {
+  std::vector<int32_t> pos(t);
+  std::iota(pos.begin(), pos.end(), 0);
+  TensorMap_t in;
+  in.emplace("x", Tensor::fromF32({1, t, l.hidden},
+                                  randomData(t * l.hidden, 1.0f, 4)));
+  in.emplace("pos", Tensor::fromI32({1, t}, pos));
+  return in;
+}
+
 static Error benchLayers(Report &report, unsigned reps) {
   Session session;
   Dims l = llamaDims(), b = bertDims();
@@ -952,12 +964,7 @@ static Error benchLayers(Report &report, unsigned reps) {
     c.flops = llamaLayerFlops(l, t, 0);
     RandomWeights w;
     addLlamaLayerWeights(w, l);
-    std::vector<int32_t> pos(t);
-    std::iota(pos.begin(), pos.end(), 0);
-    TensorMap_t in;
-    in.emplace("x", Tensor::fromF32({1, t, l.hidden},
-                                    randomData(t * l.hidden, 1.0f, 4)));
-    in.emplace("pos", Tensor::fromI32({1, t}, pos));
+    TensorMap_t in = llamaPrefillInputs(l, t);
     double compile = 0;
     Expected<Stats> s = timeModule(session, llamaPrefillMlir(l, t), w, in, 2,
                                    reps, rlxOptions(), &compile);
@@ -1081,12 +1088,7 @@ static void benchSpirv(Report &report, unsigned reps) {
     c.flops = llamaLayerFlops(l, t, 0);
     RandomWeights w;
     addLlamaLayerWeights(w, l);
-    std::vector<int32_t> pos(t);
-    std::iota(pos.begin(), pos.end(), 0);
-    TensorMap_t in;
-    in.emplace("x", Tensor::fromF32({1, t, l.hidden},
-                                    randomData(t * l.hidden, 1.0f, 4)));
-    in.emplace("pos", Tensor::fromI32({1, t}, pos));
+    TensorMap_t in = llamaPrefillInputs(l, t);
     run(c, llamaPrefillMlir(l, t), w, in);
     report.cases.push_back(std::move(c));
   }

@@ -12,7 +12,7 @@
 // a ModelExecutionConfig. In RLX both halves live in the compile profile:
 // the component in [precision], [backend.cpu] gemm and [execution] mode, the
 // preset in [backend.cpu] threads and the rest of [execution]. This is the
-// view tools print and key things by; profile() writes it back.
+// view tools print and key things by.
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,8 +70,6 @@ struct ModelExecutionConfig {
 
   /// The configuration of `built` (its profile and HIR) as `variant`.
   static ModelExecutionConfig of(const BuiltModel &built, ModelVariant variant);
-  /// `base` with this configuration's settings.
-  CompileProfile profile(CompileProfile base) const;
   /// "decode graph, mode lazy, gemm auto, weights f32, kv_cache f32, profile
   /// llama32_decode, composition 0123456789abcdef; threads all, decode
   /// buckets 16 doubling, memory budget default, device any; fingerprint
