@@ -305,7 +305,7 @@ bool mlir::rlx::bindsConstantAsScalar(Operation *op) {
                 mir::LogSoftmaxOp, mir::ArgMaxOp, mir::ArgMinOp, mir::CumSumOp,
                 mir::TileOp, mir::PadOp, mir::OneHotOp, mir::GatherOp,
                 mir::ConcatOp, mir::SliceOp, mir::TransposeOp, mir::ReshapeOp,
-                mir::IotaOp>(user);
+                mir::IotaOp, mir::TopKOp, mir::GroupedMatmulOp>(user);
   });
 }
 
@@ -335,6 +335,8 @@ LogicalResult mlir::rlx::emitKernelOp(KernelBuilder &k, Operation *op,
   if (isa<mir::RmsNormOp, mir::LayerNormOp, mir::FusedResidualRmsNormOp,
           mir::FusedResidualLayerNormOp, mir::SoftmaxOp, mir::LogSoftmaxOp>(op))
     return emitNormKernel(k, op, ins, outputs);
+  if (isRoutingOp(op))
+    return emitRoutingKernel(k, op, ins, outputs);
   if (outputs.size() != 1)
     return op->emitOpError("has ") << outputs.size() << " results; the "
                                    << k.targetName() << " back end expects one";

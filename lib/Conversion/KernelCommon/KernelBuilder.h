@@ -21,7 +21,8 @@
 // - emitKernelOp: the op-category dispatcher, and the kernels written once on
 //   top of the primitives: every elementwise op, copies and the fused GLU,
 //   RMSNorm / LayerNorm (fused residual forms too), softmax, the data
-//   movement ops and the scans (argmax / argmin, cumsum);
+//   movement ops, the scans (argmax / argmin, cumsum) and the routing ops
+//   of mixtures of experts (top_k, grouped_matmul);
 // - KernelCache: one generated function per distinct kernel.
 //
 // Adding an elementwise op is one case in KernelMath; a new weight type is a
@@ -159,6 +160,13 @@ public:
   Value splat(Value scalar, int64_t width);
   /// scf.if without results.
   void ifThen(Value cond, function_ref<void()> body);
+  /// scf.for from `lb` to `ub` by `step` carrying `init` (at least one
+  /// iteration when `init` is not empty); `body` returns the next values.
+  SmallVector<Value>
+  forLoop(int64_t lb, int64_t ub, int64_t step, ValueRange init,
+          function_ref<SmallVector<Value>(Value iv, ValueRange iter)> body);
+  /// The sum of a vector's lanes (a scalar is itself).
+  Value sumLanes(Value v);
   /// scf.if with results of `types`: the bodies return the yielded values.
   SmallVector<Value> ifThenElse(Value cond, TypeRange types,
                                 function_ref<SmallVector<Value>()> thenBody,
@@ -209,6 +217,11 @@ public:
   /// are every view the body accesses along the row.
   virtual void forEachRow(const KernelView &like, ArrayRef<KernelView> views,
                           function_ref<void(RowScope &)> body) = 0;
+  /// Runs `body` at every position of `shape`, each a heavy item of about
+  /// `costPerPosition` element operations (a dot product, a line walk), so
+  /// the target spreads few positions over its threads.
+  virtual void forEachPosition(ArrayRef<int64_t> shape, int64_t costPerPosition,
+                               function_ref<void(ValueRange coords)> body) = 0;
   /// Runs `body` once, on one thread, for kernels without a parallel form.
   virtual void serial(function_ref<void()> body) = 0;
 
@@ -251,6 +264,13 @@ LogicalResult emitDataMovementKernel(KernelBuilder &k, Operation *op,
 bool isScanOp(Operation *op);
 LogicalResult emitScanKernel(KernelBuilder &k, Operation *op,
                              ArrayRef<KernelView> ins, const KernelView &out);
+
+/// True for the routing ops (top_k, grouped_matmul).
+bool isRoutingOp(Operation *op);
+/// mir.top_k (two outputs: values, indices) and mir.grouped_matmul.
+LogicalResult emitRoutingKernel(KernelBuilder &k, Operation *op,
+                                ArrayRef<KernelView> ins,
+                                ArrayRef<KernelView> outs);
 
 /// Whether the constant `op` of a kernel body is bound as a scalar (a splat
 /// every user of which reads scalars: elementwise kernels and copies);

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -110,6 +111,30 @@ void KernelMath::ifThen(Value cond, function_ref<void()> body) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(op.thenBlock()->getTerminator());
   body();
+}
+
+SmallVector<Value> KernelMath::forLoop(
+    int64_t lb, int64_t ub, int64_t step, ValueRange init,
+    function_ref<SmallVector<Value>(Value iv, ValueRange iter)> body) {
+  // An empty range gives `init` without a loop (SCFToSPIRV must not be asked
+  // for the results of a loop that may not run).
+  if (ub <= lb)
+    return SmallVector<Value>(init.begin(), init.end());
+  auto loop =
+      scf::ForOp::create(b, loc, index(lb), index(ub), index(step), init);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  SmallVector<Value> next =
+      body(loop.getInductionVar(), loop.getRegionIterArgs());
+  if (!init.empty())
+    scf::YieldOp::create(b, loc, next);
+  return SmallVector<Value>(loop.getResults());
+}
+
+Value KernelMath::sumLanes(Value v) {
+  if (!isa<VectorType>(v.getType()))
+    return v;
+  return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, v);
 }
 
 SmallVector<Value>

@@ -25,16 +25,7 @@ using namespace mlir::rlx;
 static SmallVector<Value>
 forLoop(KernelBuilder &k, int64_t lb, int64_t ub, ValueRange init,
         function_ref<SmallVector<Value>(Value iv, ValueRange iter)> body) {
-  auto loop = scf::ForOp::create(k.b, k.loc, k.index(lb), k.index(ub),
-                                 k.index(1), init);
-  {
-    OpBuilder::InsertionGuard guard(k.b);
-    k.b.setInsertionPointToStart(loop.getBody());
-    SmallVector<Value> next =
-        body(loop.getInductionVar(), loop.getRegionIterArgs());
-    scf::YieldOp::create(k.b, k.loc, next);
-  }
-  return SmallVector<Value>(loop.getResults());
+  return k.forLoop(lb, ub, 1, init, body);
 }
 
 /// The line of `line`'s coordinates with `j` along `axis`.

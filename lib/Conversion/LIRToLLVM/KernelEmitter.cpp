@@ -15,6 +15,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -475,6 +476,19 @@ void KernelEmitter::forEachElement(
                    body(pos);
                  });
                });
+}
+
+void KernelEmitter::forEachPosition(
+    ArrayRef<int64_t> shape, int64_t costPerPosition,
+    function_ref<void(ValueRange coords)> body) {
+  int64_t positions = 1;
+  for (int64_t d : shape)
+    positions *= d;
+  int64_t cost = std::max<int64_t>(costPerPosition, 1);
+  int64_t work = positions > std::numeric_limits<int64_t>::max() / cost
+                     ? std::numeric_limits<int64_t>::max()
+                     : positions * cost;
+  parallelNest(shape, parallelChunks(work), body);
 }
 
 namespace {

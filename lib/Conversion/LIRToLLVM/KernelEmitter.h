@@ -86,6 +86,10 @@ public:
   /// accumulators.
   void forEachRow(const KernelView &like, ArrayRef<KernelView> views,
                   function_ref<void(RowScope &)> body) override;
+  /// The positions in chunks sized by their cost (~16K operations each, at
+  /// most 64 chunks) that threads claim.
+  void forEachPosition(ArrayRef<int64_t> shape, int64_t costPerPosition,
+                       function_ref<void(ValueRange coords)> body) override;
   /// Runs `body` on one thread; the others wait until it is done.
   void serial(function_ref<void()> body) override;
   /// memref.load / vector.load on the view's memref.

@@ -659,6 +659,15 @@ void GPUKernelEmitter::forEachRow(const KernelView &like,
   });
 }
 
+void GPUKernelEmitter::forEachPosition(
+    ArrayRef<int64_t> shape, int64_t,
+    function_ref<void(ValueRange coords)> body) {
+  int64_t positions = 1;
+  for (int64_t d : shape)
+    positions *= d;
+  forEachElement(positions, [&](Value i) { body(delinearize(i, shape)); });
+}
+
 void GPUKernelEmitter::serial(function_ref<void()> body) {
   launch1D(1, 1);
   body();

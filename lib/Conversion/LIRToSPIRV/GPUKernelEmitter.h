@@ -163,6 +163,9 @@ public:
   /// workgroup memory.
   void forEachRow(const KernelView &like, ArrayRef<KernelView> views,
                   function_ref<void(RowScope &)> body) override;
+  /// A thread per position.
+  void forEachPosition(ArrayRef<int64_t> shape, int64_t costPerPosition,
+                       function_ref<void(ValueRange coords)> body) override;
   /// A launch of one thread.
   void serial(function_ref<void()> body) override;
   /// A load from the storage buffer at the linearized index (width 1).

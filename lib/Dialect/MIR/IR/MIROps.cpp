@@ -780,6 +780,85 @@ LogicalResult CumSumOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Routing
+//===----------------------------------------------------------------------===//
+
+LogicalResult TopKOp::inferReturnTypes(MLIRContext *context,
+                                       std::optional<Location> location,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  std::optional<int64_t> d = normalizeAxis(adaptor.getAxis(), input.getRank());
+  if (!d)
+    return emitOptionalError(location, "axis ", adaptor.getAxis(),
+                             " is out of range");
+  SmallVector<int64_t> shape(input.getShape());
+  shape[*d] = adaptor.getK();
+  inferred.push_back(input.clone(shape));
+  inferred.push_back(
+      RankedTensorType::get(shape, IntegerType::get(context, 64)));
+  return success();
+}
+
+LogicalResult TopKOp::verify() {
+  RankedTensorType input = getInput().getType();
+  int64_t rank = input.getRank();
+  // mir_top_k_c1: axis is in [-rank, rank) (so the input has rank >= 1).
+  std::optional<int64_t> d = normalizeAxis(getAxis(), rank);
+  if (!d)
+    return emitOpError("axis ")
+           << getAxis() << " is out of range [" << -rank << ", " << rank << ")";
+  // mir_top_k_c2: k is in [1, size of the axis].
+  int64_t n = input.getDimSize(*d), k = getK();
+  if (k < 1)
+    return emitOpError("k must be positive, got ") << k;
+  if (!ShapedType::isDynamic(n) && k > n)
+    return emitOpError("k = ") << k << " exceeds the size " << n
+                               << " of axis " << getAxis();
+  return verifyResultMatchesInference(getOperation());
+}
+
+LogicalResult GroupedMatmulOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto weights = cast<RankedTensorType>(adaptor.getWeights().getType());
+  if (input.getRank() != 2 || weights.getRank() != 3)
+    return emitOptionalError(location, "takes a [R, K] input and [G, N, K] "
+                                       "weights");
+  inferred.push_back(
+      input.clone({input.getDimSize(0), weights.getDimSize(1)}));
+  return success();
+}
+
+LogicalResult GroupedMatmulOp::verify() {
+  RankedTensorType input = getInput().getType();
+  RankedTensorType weights = getWeights().getType();
+  RankedTensorType groups = getGroups().getType();
+  // mir_grouped_matmul_c1: input is [R, K], weights [G, N, K], groups [R].
+  if (input.getRank() != 2)
+    return emitOpError("input must be [R, K], got ") << input;
+  if (weights.getRank() != 3)
+    return emitOpError("weights must be [G, N, K], got ") << weights;
+  if (groups.getRank() != 1)
+    return emitOpError("groups must be [R], got ") << groups;
+  auto clash = [](int64_t a, int64_t b) {
+    return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
+  };
+  if (clash(input.getDimSize(1), weights.getDimSize(2)))
+    return emitOpError("input has K = ")
+           << input.getDimSize(1) << " but the weights' K is "
+           << weights.getDimSize(2);
+  if (clash(input.getDimSize(0), groups.getDimSize(0)))
+    return emitOpError("has ") << groups.getDimSize(0) << " groups for "
+                               << input.getDimSize(0) << " rows";
+  // mir_grouped_matmul_c2: at least one matrix to choose from.
+  if (weights.getDimSize(0) == 0)
+    return emitOpError("has no weight matrix to choose from (G = 0)");
+  return verifyResultMatchesInference(getOperation());
+}
+
 LogicalResult RmsNormOp::verify() {
   // mir_rms_norm_c1, mir_rms_norm_c2: weight is [last dim] of the input's
   // element type.

@@ -562,6 +562,73 @@ def MIR_CumSumOp : MIR_Op<"cumsum",
 }
 
 //===----------------------------------------------------------------------===//
+// Routing: top-k selection and per-row expert matmuls (mixture of experts)
+//===----------------------------------------------------------------------===//
+
+def MIR_TopKOp : MIR_Op<"top_k", [Pure, InferTypeOpAdaptor]> {
+  let summary = "the k largest (or smallest) values along an axis, and where";
+  let description = [{
+    `values` holds the `k` largest elements of each line of `input` along
+    `axis`, in descending order (ascending, the `k` smallest, when `largest`
+    is false); `indices` (`i64`) holds their positions on the line
+    (`torch.topk(input, k, axis, largest, sorted=True)`). Equal values come
+    in the order of their indices; a NaN ranks above every number under
+    `largest` and below every number otherwise. Integers compare signed.
+    `axis` is in `[-rank, rank)` and `k` in `[1, size of the axis]`; both
+    results have the input's shape with the axis of size `k`.
+
+    Each line is walked `k` times (O(k n)): meant for routing and sampling
+    (k small), not sorting.
+
+    ```mlir
+    %w, %i = mir.top_k %probs {k = 2 : i64}
+        : (tensor<?x8xf32>) -> (tensor<?x2xf32>, tensor<?x2xi64>)
+    ```
+  }];
+  let arguments = (ins MIR_NumericTensor:$input, MIR_I64Attr:$k,
+                   DefaultValuedAttr<MIR_I64Attr, "-1">:$axis,
+                   DefaultValuedAttr<BoolAttr, "true">:$largest);
+  let results = (outs MIR_NumericTensor:$values,
+                      RankedTensorOf<[I64]>:$indices);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def MIR_GroupedMatmulOp : MIR_Op<"grouped_matmul",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "row-wise matmul with a weight chosen per row from a stack";
+  let description = [{
+    `result[r, n] = sum_k input[r, k] * weights[groups[r], n, k]`: each row
+    of `input` (`[R, K]`) is multiplied by the transposed `[N, K]` matrix
+    its group selects from `weights` (`[G, N, K]`, a stack of HF linear
+    weights, e.g. the experts of a mixture-of-experts layer). `groups`
+    (`[R]`, i32 or i64) is read at run time: a negative group counts from
+    the end, one outside `[-G, G)` uses a clamped matrix (as mir.gather).
+    The result is `[R, N]` in the input's element type (inferred); the
+    weights may be stored in f16 or bf16 (f32 accumulation).
+
+    The kernels run group by group: each weight row of a group is read once
+    for all the rows routed to it, and a group no row selects is never read
+    (a decode step reads only the routed experts).
+
+    ```mlir
+    %y = mir.grouped_matmul %x, %w, %e
+        : (tensor<?x2048xf32>, tensor<8x1408x2048xf32>, tensor<?xi64>)
+        -> tensor<?x1408xf32>
+    ```
+  }];
+  let arguments = (ins MIR_FloatTensor:$input, MIR_FloatTensor:$weights,
+                   MIR_IndexTensor:$groups);
+  let results = (outs MIR_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weights `,` $groups attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Softmax and normalization
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,199 @@
+//===- Routing.cpp - Top-k and per-row expert matmuls, for every target ---===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The ops that route tokens to the experts of a mixture-of-experts layer:
+//
+// - mir.top_k walks each line k times, each pass taking the first element
+//   (in a strict total order: value, then index) that comes after the
+//   previous pass's pick; no scratch memory, O(k n) per line;
+// - mir.grouped_matmul runs one position per (output column, group): the
+//   position scans the rows' groups and computes the dot products of the
+//   rows routed to its group, so each weight row is read once for all of
+//   them and the weights of a group no row selects are never read.
+//
+// Written once on KernelBuilder's primitives.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+namespace {
+/// The order top_k selects in: `precedes(a, b)` when `a` is taken before
+/// `b` regardless of position; `ties(a, b)` when neither precedes.
+struct SelectionOrder {
+  KernelBuilder &k;
+  bool largest;
+  bool isFloat;
+
+  Value isNan(Value v) {
+    return arith::CmpFOp::create(k.b, k.loc, arith::CmpFPredicate::UNO, v, v);
+  }
+  Value isNumber(Value v) {
+    return arith::CmpFOp::create(k.b, k.loc, arith::CmpFPredicate::ORD, v, v);
+  }
+  Value both(Value a, Value c) {
+    return arith::AndIOp::create(k.b, k.loc, a, c);
+  }
+  Value either(Value a, Value c) {
+    return arith::OrIOp::create(k.b, k.loc, a, c);
+  }
+
+  Value precedes(Value a, Value c) {
+    Value strict =
+        k.compare(largest ? CmpPredicate::GT : CmpPredicate::LT, a, c);
+    if (!isFloat)
+      return strict;
+    // A NaN ranks above every number under `largest`, below otherwise.
+    Value nanFirst =
+        largest ? both(isNan(a), isNumber(c)) : both(isNumber(a), isNan(c));
+    return either(strict, nanFirst);
+  }
+  Value ties(Value a, Value c) {
+    Value equal = k.compare(CmpPredicate::EQ, a, c);
+    return isFloat ? either(equal, both(isNan(a), isNan(c))) : equal;
+  }
+};
+} // namespace
+
+static Value indexLess(KernelBuilder &k, Value a, Value c) {
+  return arith::CmpIOp::create(k.b, k.loc, arith::CmpIPredicate::slt, a, c);
+}
+
+static SmallVector<Value> withAxis(ArrayRef<Value> coords, int64_t axis,
+                                   Value j) {
+  SmallVector<Value> at(coords);
+  at[axis] = j;
+  return at;
+}
+
+static void emitTopK(KernelBuilder &k, mir::TopKOp op, const KernelView &in,
+                     const KernelView &values, const KernelView &indices) {
+  int64_t axis = *mir::normalizeAxis(op.getAxis(), in.rank());
+  int64_t n = in.shape[axis], count = op.getK();
+  SelectionOrder order{k, op.getLargest(), isa<FloatType>(in.elementType)};
+  // One position per line: the values' shape with the axis as 1.
+  SmallVector<int64_t> lines(values.shape);
+  lines[axis] = 1;
+  k.forEachPosition(lines, n * count, [&](ValueRange coords) {
+    SmallVector<Value> base(coords.begin(), coords.end());
+    Value none = k.index(-1);
+    // Pass r takes the first element after the previous pick (pv, pi).
+    k.forLoop(
+        0, count, 1, {k.constant(0.0, in.elementType), none},
+        [&](Value r, ValueRange prev) -> SmallVector<Value> {
+          Value pv = prev[0], pi = prev[1];
+          SmallVector<Value> best = k.forLoop(
+              0, n, 1, {pv, none},
+              [&](Value j, ValueRange it) -> SmallVector<Value> {
+                Value v = k.load(in, withAxis(base, axis, j), 1);
+                Value after =
+                    order.either(indexLess(k, pi, k.index(0)),
+                                 order.either(order.precedes(pv, v),
+                                              order.both(order.ties(pv, v),
+                                                         indexLess(k, pi, j))));
+                Value better = order.either(indexLess(k, it[1], k.index(0)),
+                                            order.precedes(v, it[0]));
+                Value take = order.both(after, better);
+                return {arith::SelectOp::create(k.b, k.loc, take, v, it[0]),
+                        arith::SelectOp::create(k.b, k.loc, take, j, it[1])};
+              });
+          SmallVector<Value> at = withAxis(base, axis, r);
+          k.store(best[0], values, at, 1);
+          k.store(arith::IndexCastOp::create(k.b, k.loc, indices.elementType,
+                                             best[1]),
+                  indices, at, 1);
+          return best;
+        });
+  });
+}
+
+/// sum_j x[j] * w[j] over `len` elements of two rows (element offsets
+/// `xAt`, `wAt` in their views' last dims), in f32.
+static Value dotRows(KernelBuilder &k, const KernelView &x, ArrayRef<Value> xAt,
+                     const KernelView &w, ArrayRef<Value> wAt, int64_t len,
+                     int64_t width) {
+  Type f32 = k.b.getF32Type();
+  auto term = [&](Value j, int64_t lanes) {
+    SmallVector<Value> xi(xAt), wi(wAt);
+    xi.push_back(j);
+    wi.push_back(j);
+    Value a = k.castValue(k.load(x, xi, lanes), f32);
+    Value c = k.castValue(k.load(w, wi, lanes), f32);
+    return arith::MulFOp::create(k.b, k.loc, a, c).getResult();
+  };
+  int64_t main = width > 1 ? len - len % width : 0;
+  Value acc = k.constant(0.0, f32);
+  if (main > 0) {
+    Value lanes = k.forLoop(
+        0, main, width, {k.splat(acc, width)},
+        [&](Value j, ValueRange it) -> SmallVector<Value> {
+          return {arith::AddFOp::create(k.b, k.loc, it[0], term(j, width))};
+        })[0];
+    acc = k.sumLanes(lanes);
+  }
+  return k.forLoop(
+      main, len, 1, {acc}, [&](Value j, ValueRange it) -> SmallVector<Value> {
+        return {arith::AddFOp::create(k.b, k.loc, it[0], term(j, 1))};
+      })[0];
+}
+
+static void emitGroupedMatmul(KernelBuilder &k, const KernelView &x,
+                              const KernelView &w, const KernelView &groups,
+                              const KernelView &out) {
+  int64_t rows = x.shape[0], len = x.shape[1];
+  int64_t numGroups = w.shape[0], cols = w.shape[1];
+  // The dot products' vector width: a map over one row reading both rows.
+  KernelView xRow = x.derive(x.offset, {len}, {x.strides[1]});
+  KernelView wRow = w.derive(w.offset, {len}, {w.strides[2]});
+  int64_t width = k.mapWidth(xRow, {xRow, wRow});
+  // Positions (column, group); a position touches its group's rows only.
+  int64_t cost = len * std::max<int64_t>(1, rows / numGroups) + rows;
+  k.forEachPosition({cols, numGroups}, cost, [&](ValueRange pos) {
+    Value col = pos[0], group = pos[1];
+    k.forLoop(0, rows, 1, {}, [&](Value r, ValueRange) -> SmallVector<Value> {
+      Value mine = k.tableRow(k.load(groups, {r}, 1), numGroups);
+      Value routed = arith::CmpIOp::create(k.b, k.loc, arith::CmpIPredicate::eq,
+                                           mine, group);
+      k.ifThen(routed, [&] {
+        Value dot = dotRows(k, x, {r}, w, {group, col}, len, width);
+        k.store(k.castValue(dot, out.elementType), out, {r, col}, 1);
+      });
+      return {};
+    });
+  });
+}
+
+bool mlir::rlx::isRoutingOp(Operation *op) {
+  return isa<mir::TopKOp, mir::GroupedMatmulOp>(op);
+}
+
+LogicalResult mlir::rlx::emitRoutingKernel(KernelBuilder &k, Operation *op,
+                                           ArrayRef<KernelView> ins,
+                                           ArrayRef<KernelView> outs) {
+  for (const KernelView &in : ins)
+    if (in.isScalar())
+      return op->emitOpError("expects tensor operands on the ")
+             << k.targetName() << " back end";
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](mir::TopKOp t) {
+        emitTopK(k, t, ins[0], outs[0], outs[1]);
+        return success();
+      })
+      .Case([&](mir::GroupedMatmulOp) {
+        emitGroupedMatmul(k, ins[0], ins[1], ins[2], outs[0]);
+        return success();
+      })
+      .Default([](Operation *o) {
+        return o->emitOpError("is not a routing kernel");
+      });
+}

@@ -1,0 +1,119 @@
+# Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""The routing ops of mixture-of-experts layers (mir.top_k,
+mir.grouped_matmul), on the CPU and on Vulkan, against NumPy references
+written here: a stable sort for top_k (exact: it selects, it does not
+compute) and a per-row loop over the selected matrices for grouped_matmul
+(1e-5 relative + 1e-5 absolute; summation order differs)."""
+
+import numpy as np
+import pytest
+
+from conftest import assert_close, mlir_type
+
+rng = np.random.default_rng(77)
+
+
+@pytest.fixture(params=["cpu", "vulkan"])
+def runner(request, rlx):
+    if request.param == "vulkan":
+        return request.getfixturevalue("vulkan_rlx")
+    return rlx
+
+
+def top_k_ref(x, k, axis, largest):
+    """torch.topk(sorted=True) with ties in index order, NaN above numbers
+    under `largest` and below them otherwise."""
+    x = np.moveaxis(x, axis, -1)
+    if np.issubdtype(x.dtype, np.floating):
+        key = np.where(np.isnan(x), np.inf, x).astype(np.float64)
+        nan = np.isnan(x)
+        # NaNs first (largest) or last (smallest), numbers by value.
+        key = -key if largest else key
+        key = np.where(nan, -np.inf if largest else np.inf, key)
+    else:
+        key = -x.astype(np.int64) if largest else x.astype(np.int64)
+    order = np.argsort(key, axis=-1, kind="stable")[..., :k]
+    vals = np.take_along_axis(x, order, -1)
+    return np.moveaxis(vals, -1, axis), np.moveaxis(order, -1, axis)
+
+
+def run_top_k(runner, x, k, axis, largest=True):
+    vals, idx = top_k_ref(x, k, axis, largest)
+    t, vt, it = mlir_type(x), mlir_type(vals), mlir_type(idx)
+    flag = "" if largest else ", largest = false"
+    src = (f'func.func @f(%x: {t} {{rlx.name = "x"}}) -> '
+           f'({vt} {{rlx.name = "v"}}, {it} {{rlx.name = "i"}}) {{\n'
+           f"  %v, %i = mir.top_k %x {{k = {k} : i64, axis = {axis} : i64{flag}}}"
+           f" : ({t}) -> ({vt}, {it})\n"
+           f"  return %v, %i : {vt}, {it}\n}}\n")
+    out = runner.run(src, {"x": x})
+    np.testing.assert_array_equal(out["i"], idx)
+    np.testing.assert_array_equal(out["v"], vals)
+
+
+@pytest.mark.parametrize("shape,k,axis", [
+    ((5, 8), 2, -1), ((1, 60), 4, 1), ((3, 7, 9), 7, 1), ((4, 1), 1, -1),
+    ((6, 33), 1, 0), ((2, 5, 3), 2, 0)])
+def test_top_k(runner, shape, k, axis):
+    run_top_k(runner, rng.standard_normal(shape).astype(np.float32), k, axis)
+
+
+def test_top_k_smallest(runner):
+    run_top_k(runner, rng.standard_normal((4, 17)).astype(np.float32), 5, -1,
+              largest=False)
+
+
+def test_top_k_ties_and_nan(runner):
+    x = np.array([[1, 3, 3, np.nan, 2, 3, np.nan, -1],
+                  [0, 0, 0, 0, 0, 0, 0, 0]], np.float32)
+    run_top_k(runner, x, 5, -1)
+    run_top_k(runner, x, 4, -1, largest=False)
+
+
+def test_top_k_integers(runner):
+    x = rng.integers(-5, 5, (3, 21)).astype(np.int32)
+    run_top_k(runner, x, 6, 1)
+
+
+def grouped_ref(x, w, groups):
+    g = np.where(groups < 0, groups + w.shape[0], groups)
+    g = np.clip(g, 0, w.shape[0] - 1)
+    return np.stack([w[g[r]].astype(np.float64) @ x[r].astype(np.float64)
+                     for r in range(x.shape[0])]).astype(np.float32)
+
+
+@pytest.mark.parametrize("rows,k,groups,n", [
+    (1, 64, 4, 24), (2, 33, 8, 17), (16, 96, 3, 40), (5, 7, 1, 3)])
+def test_grouped_matmul(runner, rows, k, groups, n):
+    x = rng.standard_normal((rows, k)).astype(np.float32)
+    w = rng.standard_normal((groups, n, k)).astype(np.float32)
+    g = rng.integers(0, groups, rows).astype(np.int64)
+    expected = grouped_ref(x, w, g)
+    t = f"({mlir_type(x)}, {mlir_type(w)}, {mlir_type(g)}) -> {mlir_type(expected)}"
+    src = (f'func.func @f(%x: {mlir_type(x)} {{rlx.name = "x"}}, '
+           f'%w: {mlir_type(w)} {{rlx.name = "w"}}, '
+           f'%g: {mlir_type(g)} {{rlx.name = "g"}}) -> '
+           f'({mlir_type(expected)} {{rlx.name = "out"}}) {{\n'
+           f"  %y = mir.grouped_matmul %x, %w, %g : {t}\n"
+           f"  return %y : {mlir_type(expected)}\n}}\n")
+    out = runner.run(src, {"x": x, "w": w, "g": g})
+    assert_close(out["out"], expected, 1e-5, 1e-5)
+
+
+def test_grouped_matmul_negative_and_out_of_range(runner):
+    """Groups count from the end when negative and clamp outside [-G, G),
+    as mir.gather's indices; i32 groups."""
+    x = rng.standard_normal((6, 16)).astype(np.float32)
+    w = rng.standard_normal((3, 5, 16)).astype(np.float32)
+    g = np.array([-1, -3, 7, -9, 0, 2], np.int32)
+    expected = grouped_ref(x, w, g)
+    t = f"({mlir_type(x)}, {mlir_type(w)}, {mlir_type(g)}) -> {mlir_type(expected)}"
+    src = (f'func.func @f(%x: {mlir_type(x)} {{rlx.name = "x"}}, '
+           f'%w: {mlir_type(w)} {{rlx.name = "w"}}, '
+           f'%g: {mlir_type(g)} {{rlx.name = "g"}}) -> '
+           f'({mlir_type(expected)} {{rlx.name = "out"}}) {{\n'
+           f"  %y = mir.grouped_matmul %x, %w, %g : {t}\n"
+           f"  return %y : {mlir_type(expected)}\n}}\n")
+    out = runner.run(src, {"x": x, "w": w, "g": g})
+    assert_close(out["out"], expected, 1e-5, 1e-5)
