@@ -77,10 +77,14 @@ def test_top_k_integers(runner):
 
 
 def grouped_ref(x, w, groups):
-    g = np.where(groups < 0, groups + w.shape[0], groups)
+    lead = x.shape[:-1]
+    x = x.reshape(-1, x.shape[-1])
+    g = groups.reshape(-1)
+    g = np.where(g < 0, g + w.shape[0], g)
     g = np.clip(g, 0, w.shape[0] - 1)
-    return np.stack([w[g[r]].astype(np.float64) @ x[r].astype(np.float64)
-                     for r in range(x.shape[0])]).astype(np.float32)
+    y = np.stack([w[g[r]].astype(np.float64) @ x[r].astype(np.float64)
+                  for r in range(x.shape[0])]).astype(np.float32)
+    return y.reshape(*lead, w.shape[1])
 
 
 @pytest.mark.parametrize("rows,k,groups,n", [
@@ -89,6 +93,18 @@ def test_grouped_matmul(runner, rows, k, groups, n):
     x = rng.standard_normal((rows, k)).astype(np.float32)
     w = rng.standard_normal((groups, n, k)).astype(np.float32)
     g = rng.integers(0, groups, rows).astype(np.int64)
+    run_grouped(runner, x, w, g)
+
+
+def test_grouped_matmul_leading_dims(runner):
+    """[B, T, k, H] rows as a mixture-of-experts layer gives them."""
+    x = rng.standard_normal((1, 5, 2, 40)).astype(np.float32)
+    w = rng.standard_normal((6, 12, 40)).astype(np.float32)
+    g = rng.integers(0, 6, (1, 5, 2)).astype(np.int64)
+    run_grouped(runner, x, w, g)
+
+
+def run_grouped(runner, x, w, g):
     expected = grouped_ref(x, w, g)
     t = f"({mlir_type(x)}, {mlir_type(w)}, {mlir_type(g)}) -> {mlir_type(expected)}"
     src = (f'func.func @f(%x: {mlir_type(x)} {{rlx.name = "x"}}, '
@@ -107,13 +123,4 @@ def test_grouped_matmul_negative_and_out_of_range(runner):
     x = rng.standard_normal((6, 16)).astype(np.float32)
     w = rng.standard_normal((3, 5, 16)).astype(np.float32)
     g = np.array([-1, -3, 7, -9, 0, 2], np.int32)
-    expected = grouped_ref(x, w, g)
-    t = f"({mlir_type(x)}, {mlir_type(w)}, {mlir_type(g)}) -> {mlir_type(expected)}"
-    src = (f'func.func @f(%x: {mlir_type(x)} {{rlx.name = "x"}}, '
-           f'%w: {mlir_type(w)} {{rlx.name = "w"}}, '
-           f'%g: {mlir_type(g)} {{rlx.name = "g"}}) -> '
-           f'({mlir_type(expected)} {{rlx.name = "out"}}) {{\n'
-           f"  %y = mir.grouped_matmul %x, %w, %g : {t}\n"
-           f"  return %y : {mlir_type(expected)}\n}}\n")
-    out = runner.run(src, {"x": x, "w": w, "g": g})
-    assert_close(out["out"], expected, 1e-5, 1e-5)
+    run_grouped(runner, x, w, g)

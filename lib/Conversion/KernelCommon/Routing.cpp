@@ -150,23 +150,30 @@ static Value dotRows(KernelBuilder &k, const KernelView &x, ArrayRef<Value> xAt,
 static void emitGroupedMatmul(KernelBuilder &k, const KernelView &x,
                               const KernelView &w, const KernelView &groups,
                               const KernelView &out) {
-  int64_t rows = x.shape[0], len = x.shape[1];
+  ArrayRef<int64_t> lead = ArrayRef<int64_t>(x.shape).drop_back();
+  int64_t rows = 1;
+  for (int64_t d : lead)
+    rows *= d;
+  int64_t len = x.shape.back();
   int64_t numGroups = w.shape[0], cols = w.shape[1];
   // The dot products' vector width: a map over one row reading both rows.
-  KernelView xRow = x.derive(x.offset, {len}, {x.strides[1]});
-  KernelView wRow = w.derive(w.offset, {len}, {w.strides[2]});
+  KernelView xRow = x.derive(x.offset, {len}, {x.innerStride()});
+  KernelView wRow = w.derive(w.offset, {len}, {w.innerStride()});
   int64_t width = k.mapWidth(xRow, {xRow, wRow});
   // Positions (column, group); a position touches its group's rows only.
   int64_t cost = len * std::max<int64_t>(1, rows / numGroups) + rows;
   k.forEachPosition({cols, numGroups}, cost, [&](ValueRange pos) {
     Value col = pos[0], group = pos[1];
     k.forLoop(0, rows, 1, {}, [&](Value r, ValueRange) -> SmallVector<Value> {
-      Value mine = k.tableRow(k.load(groups, {r}, 1), numGroups);
+      SmallVector<Value> at = k.delinearize(r, lead);
+      Value mine = k.tableRow(k.load(groups, at, 1), numGroups);
       Value routed = arith::CmpIOp::create(k.b, k.loc, arith::CmpIPredicate::eq,
                                            mine, group);
       k.ifThen(routed, [&] {
-        Value dot = dotRows(k, x, {r}, w, {group, col}, len, width);
-        k.store(k.castValue(dot, out.elementType), out, {r, col}, 1);
+        Value dot = dotRows(k, x, at, w, {group, col}, len, width);
+        SmallVector<Value> outAt(at);
+        outAt.push_back(col);
+        k.store(k.castValue(dot, out.elementType), out, outAt, 1);
       });
       return {};
     });

@@ -51,9 +51,9 @@ func.func @top_k_indices_i32(%x: tensor<4x8xf32>) {
 
 // -----
 
-func.func @grouped_matmul_c1_input_rank(%x: tensor<2x4x16xf32>, %w: tensor<3x5x16xf32>, %g: tensor<2xi64>) {
-  // expected-error @+1 {{'mir.grouped_matmul' op input must be [R, K], got 'tensor<2x4x16xf32>'}}
-  %y = mir.grouped_matmul %x, %w, %g : (tensor<2x4x16xf32>, tensor<3x5x16xf32>, tensor<2xi64>) -> tensor<2x5xf32>
+func.func @grouped_matmul_c1_input_rank(%x: tensor<16xf32>, %w: tensor<3x5x16xf32>, %g: tensor<i64>) {
+  // expected-error @+1 {{'mir.grouped_matmul' op input must be [..., R, K], got 'tensor<16xf32>'}}
+  %y = mir.grouped_matmul %x, %w, %g : (tensor<16xf32>, tensor<3x5x16xf32>, tensor<i64>) -> tensor<5xf32>
   return
 }
 
@@ -76,7 +76,7 @@ func.func @grouped_matmul_c1_k(%x: tensor<2x16xf32>, %w: tensor<3x5x15xf32>, %g:
 // -----
 
 func.func @grouped_matmul_c1_groups(%x: tensor<2x16xf32>, %w: tensor<3x5x16xf32>, %g: tensor<3xi64>) {
-  // expected-error @+1 {{'mir.grouped_matmul' op has 3 groups for 2 rows}}
+  // expected-error @+1 {{'mir.grouped_matmul' op groups 'tensor<3xi64>' must have the input's shape without its last dim}}
   %y = mir.grouped_matmul %x, %w, %g : (tensor<2x16xf32>, tensor<3x5x16xf32>, tensor<3xi64>) -> tensor<2x5xf32>
   return
 }
@@ -84,7 +84,7 @@ func.func @grouped_matmul_c1_groups(%x: tensor<2x16xf32>, %w: tensor<3x5x16xf32>
 // -----
 
 func.func @grouped_matmul_c1_groups_rank(%x: tensor<2x16xf32>, %w: tensor<3x5x16xf32>, %g: tensor<2x1xi64>) {
-  // expected-error @+1 {{'mir.grouped_matmul' op groups must be [R], got 'tensor<2x1xi64>'}}
+  // expected-error @+1 {{'mir.grouped_matmul' op groups 'tensor<2x1xi64>' must have the input's shape without its last dim}}
   %y = mir.grouped_matmul %x, %w, %g : (tensor<2x16xf32>, tensor<3x5x16xf32>, tensor<2x1xi64>) -> tensor<2x5xf32>
   return
 }

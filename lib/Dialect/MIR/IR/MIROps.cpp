@@ -814,8 +814,8 @@ LogicalResult TopKOp::verify() {
   if (k < 1)
     return emitOpError("k must be positive, got ") << k;
   if (!ShapedType::isDynamic(n) && k > n)
-    return emitOpError("k = ") << k << " exceeds the size " << n
-                               << " of axis " << getAxis();
+    return emitOpError("k = ")
+           << k << " exceeds the size " << n << " of axis " << getAxis();
   return verifyResultMatchesInference(getOperation());
 }
 
@@ -824,11 +824,12 @@ LogicalResult GroupedMatmulOp::inferReturnTypes(
     SmallVectorImpl<Type> &inferred) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   auto weights = cast<RankedTensorType>(adaptor.getWeights().getType());
-  if (input.getRank() != 2 || weights.getRank() != 3)
-    return emitOptionalError(location, "takes a [R, K] input and [G, N, K] "
-                                       "weights");
-  inferred.push_back(
-      input.clone({input.getDimSize(0), weights.getDimSize(1)}));
+  if (input.getRank() < 2 || weights.getRank() != 3)
+    return emitOptionalError(location, "takes a [..., R, K] input and "
+                                       "[G, N, K] weights");
+  SmallVector<int64_t> shape(input.getShape());
+  shape.back() = weights.getDimSize(1);
+  inferred.push_back(input.clone(shape));
   return success();
 }
 
@@ -836,23 +837,26 @@ LogicalResult GroupedMatmulOp::verify() {
   RankedTensorType input = getInput().getType();
   RankedTensorType weights = getWeights().getType();
   RankedTensorType groups = getGroups().getType();
-  // mir_grouped_matmul_c1: input is [R, K], weights [G, N, K], groups [R].
-  if (input.getRank() != 2)
-    return emitOpError("input must be [R, K], got ") << input;
+  // mir_grouped_matmul_c1: input is [..., K] (rank >= 2), weights [G, N, K],
+  // groups the input's shape without K.
+  if (input.getRank() < 2)
+    return emitOpError("input must be [..., R, K], got ") << input;
   if (weights.getRank() != 3)
     return emitOpError("weights must be [G, N, K], got ") << weights;
-  if (groups.getRank() != 1)
-    return emitOpError("groups must be [R], got ") << groups;
   auto clash = [](int64_t a, int64_t b) {
     return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
   };
-  if (clash(input.getDimSize(1), weights.getDimSize(2)))
+  if (clash(input.getShape().back(), weights.getDimSize(2)))
     return emitOpError("input has K = ")
-           << input.getDimSize(1) << " but the weights' K is "
+           << input.getShape().back() << " but the weights' K is "
            << weights.getDimSize(2);
-  if (clash(input.getDimSize(0), groups.getDimSize(0)))
-    return emitOpError("has ") << groups.getDimSize(0) << " groups for "
-                               << input.getDimSize(0) << " rows";
+  ArrayRef<int64_t> rows = input.getShape().drop_back();
+  if (groups.getRank() != static_cast<int64_t>(rows.size()) ||
+      llvm::any_of(llvm::zip(groups.getShape(), rows), [&](auto p) {
+        return clash(std::get<0>(p), std::get<1>(p));
+      }))
+    return emitOpError("groups ")
+           << groups << " must have the input's shape without its last dim";
   // mir_grouped_matmul_c2: at least one matrix to choose from.
   if (weights.getDimSize(0) == 0)
     return emitOpError("has no weight matrix to choose from (G = 0)");

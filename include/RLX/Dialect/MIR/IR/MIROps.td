@@ -599,13 +599,14 @@ def MIR_GroupedMatmulOp : MIR_Op<"grouped_matmul",
     [Pure, InferTypeOpAdaptor]> {
   let summary = "row-wise matmul with a weight chosen per row from a stack";
   let description = [{
-    `result[r, n] = sum_k input[r, k] * weights[groups[r], n, k]`: each row
-    of `input` (`[R, K]`) is multiplied by the transposed `[N, K]` matrix
-    its group selects from `weights` (`[G, N, K]`, a stack of HF linear
-    weights, e.g. the experts of a mixture-of-experts layer). `groups`
-    (`[R]`, i32 or i64) is read at run time: a negative group counts from
-    the end, one outside `[-G, G)` uses a clamped matrix (as mir.gather).
-    The result is `[R, N]` in the input's element type (inferred); the
+    `result[..., n] = sum_k input[..., k] * weights[groups[...], n, k]`:
+    each row of `input` (`[..., K]`, rank >= 2) is multiplied by the
+    transposed `[N, K]` matrix its group selects from `weights` (`[G, N, K]`,
+    a stack of HF linear weights, e.g. the experts of a mixture-of-experts
+    layer). `groups` has the input's shape without `K` (i32 or i64) and is
+    read at run time: a negative group counts from the end, one outside
+    `[-G, G)` uses a clamped matrix (as mir.gather). The result is the
+    input's shape with `N` last, in the input's element type (inferred); the
     weights may be stored in f16 or bf16 (f32 accumulation).
 
     The kernels run group by group: each weight row of a group is read once
@@ -614,8 +615,8 @@ def MIR_GroupedMatmulOp : MIR_Op<"grouped_matmul",
 
     ```mlir
     %y = mir.grouped_matmul %x, %w, %e
-        : (tensor<?x2048xf32>, tensor<8x1408x2048xf32>, tensor<?xi64>)
-        -> tensor<?x1408xf32>
+        : (tensor<1x?x2x2048xf32>, tensor<8x1408x2048xf32>, tensor<1x?x2xi64>)
+        -> tensor<1x?x2x1408xf32>
     ```
   }];
   let arguments = (ins MIR_FloatTensor:$input, MIR_FloatTensor:$weights,
