@@ -463,6 +463,8 @@ static Error emitDecoderLayer(Impl &impl, unsigned index,
     std::string key;
     llvm::SmallVector<int64_t> shape;
     bool present = true;
+    /// Set for a weight built here (an expert stack) rather than loaded.
+    Value value = {};
   };
   int64_t inter = spec.intermediate;
   std::vector<W> weights = {{p + "input_layernorm.weight", {h}},
@@ -486,21 +488,68 @@ static Error emitDecoderLayer(Impl &impl, unsigned index,
     weights.push_back({p + "self_attn.q_norm.weight", {hd}, spec.qkNorm});
     weights.push_back({p + "self_attn.k_norm.weight", {hd}, spec.qkNorm});
   }
-  weights.push_back({p + "mlp.gate_proj.weight", {inter, h}});
-  weights.push_back({p + "mlp.up_proj.weight", {inter, h}});
-  weights.push_back({p + "mlp.down_proj.weight", {h, inter}});
+  const MoeSpec &moe = spec.moe;
+  if (moe.numExperts > 0) {
+    if (spec.mlpBias)
+      return impl.fail("decoder layer " + llvm::Twine(index) +
+                       ": a mixture of experts takes no MLP biases");
+    // The experts' weights, stacked per projection.
+    int64_t ei = moe.intermediate;
+    std::string base = p + (moe.mixtralNames ? "block_sparse_moe." : "mlp.");
+    auto expertKey = [&](int64_t e, StringRef which) {
+      static const llvm::StringMap<StringRef> mixtral = {
+          {"gate_proj", "w1"}, {"up_proj", "w3"}, {"down_proj", "w2"}};
+      return base + "experts." + std::to_string(e) + "." +
+             (moe.mixtralNames ? mixtral.lookup(which) : which).str() +
+             ".weight";
+    };
+    for (auto [which, shape] :
+         {std::pair<StringRef, llvm::SmallVector<int64_t>>{"gate_proj",
+                                                           {ei, h}},
+          {"up_proj", {ei, h}},
+          {"down_proj", {h, ei}}}) {
+      llvm::SmallVector<Value> experts;
+      for (int64_t e = 0; e < moe.numExperts; ++e) {
+        auto v = impl.param(expertKey(e, which), shape);
+        if (!v)
+          return v.takeError();
+        experts.push_back(*v);
+      }
+      llvm::SmallVector<int64_t> stacked = {moe.numExperts};
+      stacked.append(shape.begin(), shape.end());
+      auto type = mlir::RankedTensorType::get(
+          stacked, mlir::cast<mlir::RankedTensorType>(experts[0].getType())
+                       .getElementType());
+      weights.push_back(
+          {base + "experts.*." + which.str(), stacked, true,
+           impl.create("hir.stack", type, experts)->getResult(0)});
+    }
+  } else {
+    weights.push_back({p + "mlp.gate_proj.weight", {inter, h}});
+    weights.push_back({p + "mlp.up_proj.weight", {inter, h}});
+    weights.push_back({p + "mlp.down_proj.weight", {h, inter}});
+  }
   weights.push_back({p + "mlp.gate_proj.bias", {inter}, spec.mlpBias});
   weights.push_back({p + "mlp.up_proj.bias", {inter}, spec.mlpBias});
   weights.push_back({p + "mlp.down_proj.bias", {h}, spec.mlpBias});
-  for (const W &w : weights) {
-    segments.push_back(w.present ? 1 : 0);
-    if (!w.present)
-      continue;
-    auto v = impl.param(w.key, w.shape);
-    if (!v)
-      return v.takeError();
-    operands.push_back(*v);
-  }
+  auto addWeights = [&](llvm::ArrayRef<W> ws) -> Error {
+    for (const W &w : ws) {
+      segments.push_back(w.present ? 1 : 0);
+      if (!w.present)
+        continue;
+      if (w.value) {
+        operands.push_back(w.value);
+        continue;
+      }
+      auto v = impl.param(w.key, w.shape);
+      if (!v)
+        return v.takeError();
+      operands.push_back(*v);
+    }
+    return Error::success();
+  };
+  if (Error err = addWeights(weights))
+    return err;
   int64_t rot = a.rotaryDim ? a.rotaryDim : hd;
   if (!spec.invFreqKey.empty()) {
     auto f = impl.param(spec.invFreqKey, {rot / 2});
@@ -509,6 +558,23 @@ static Error emitDecoderLayer(Impl &impl, unsigned index,
     operands.push_back(*f);
   }
   segments.push_back(spec.invFreqKey.empty() ? 0 : 1);
+  // The router and the shared expert of a mixture of experts.
+  {
+    bool routed = moe.numExperts > 0, shared = moe.sharedIntermediate > 0;
+    std::string base = p + (moe.mixtralNames ? "block_sparse_moe." : "mlp.");
+    int64_t si = moe.sharedIntermediate;
+    if (shared && !routed)
+      return impl.fail("decoder layer " + llvm::Twine(index) +
+                       ": a shared expert needs routed experts");
+    std::vector<W> moeWeights = {
+        {base + "gate.weight", {moe.numExperts, h}, routed},
+        {base + "shared_expert.gate_proj.weight", {si, h}, shared},
+        {base + "shared_expert.up_proj.weight", {si, h}, shared},
+        {base + "shared_expert.down_proj.weight", {h, si}, shared},
+        {base + "shared_expert_gate.weight", {1, h}, shared}};
+    if (Error err = addWeights(moeWeights))
+      return err;
+  }
 
   Attrs at{impl.b};
   llvm::SmallVector<NamedAttribute> attrs = {
@@ -538,6 +604,12 @@ static Error emitDecoderLayer(Impl &impl, unsigned index,
     attrs.push_back(impl.b.getNamedAttr(
         "mlp_activation",
         mlir::rlx::hir::ActivationAttr::get(&impl.context, *act)));
+  }
+  if (moe.numExperts > 0) {
+    attrs.push_back(at.i64("experts_per_token", moe.expertsPerToken));
+    if (moe.normTopKProb)
+      attrs.push_back(
+          impl.b.getNamedAttr("norm_topk_prob", impl.b.getUnitAttr()));
   }
   attrs.push_back(impl.b.getNamedAttr("operandSegmentSizes",
                                       impl.b.getDenseI32ArrayAttr(segments)));
@@ -593,13 +665,15 @@ Stage rlx::llamaPrefillLayerComposed(unsigned index,
       .rmsNorm(p + "post_attention_layernorm.weight", spec.rmsEpsilon)
       .swigluHfMlp(p + "mlp.")
       .residualAdd("layer.residual");
-  bool unsupported = spec.qkNorm || spec.gemma || !spec.invFreqKey.empty();
+  bool unsupported = spec.qkNorm || spec.gemma || !spec.invFreqKey.empty() ||
+                     spec.moe.numExperts > 0;
   std::vector<Stage> stages = f.takeStages();
   return [stages, unsupported, index](FlowContext &ctx) -> Error {
     if (unsupported)
       return ctx.impl.fail(
           "the composed layer covers plain LLaMA layers (no QK-norm, Gemma "
-          "norms or scaled RoPE); use llamaPrefillLayerFused for layer " +
+          "norms, scaled RoPE or experts); use llamaPrefillLayerFused for "
+          "layer " +
           std::to_string(index));
     for (const Stage &s : stages)
       if (Error err = s(ctx))

@@ -279,7 +279,8 @@ static constexpr const char *kSupportedActivations =
 
 /// The model types with a recipe, for messages.
 static constexpr const char *kModelTypes =
-    "llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3, bert";
+    "llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3, mixtral, "
+    "qwen2_moe, qwen3_moe, bert";
 
 static Error readRopeFields(ConfigReader &rr, TransformerConfig &c);
 
@@ -520,6 +521,79 @@ static Error readLayerTypes(ConfigReader &r, TransformerConfig &c,
   return Error::success();
 }
 
+/// The keys of the mixture-of-experts families: Mixtral (every layer, the
+/// picked probabilities renormalized) and Qwen2/3-MoE (mlp_only_layers and
+/// decoder_sparse_step choose the layers; norm_topk_prob; Qwen2-MoE's shared
+/// expert).
+static Error readMoe(ConfigReader &r, TransformerConfig &c) {
+  StringRef type = c.modelType;
+  bool mixtral = type == "mixtral";
+  if (!mixtral && type != "qwen2_moe" && type != "qwen3_moe")
+    return Error::success();
+  // transformers 5 writes Qwen's num_experts as num_local_experts.
+  int64_t local = 0, experts = 0;
+  if (Error err = r.integer("num_local_experts", local, mixtral))
+    return err;
+  if (!mixtral)
+    if (Error err = r.integer("num_experts", experts, !local))
+      return err;
+  if (local && experts && local != experts)
+    return r.fail("'num_experts' (" + llvm::Twine(experts) +
+                  ") and 'num_local_experts' (" + llvm::Twine(local) +
+                  ") disagree");
+  c.numExperts = local ? local : experts;
+  if (Error err = r.integer("num_experts_per_tok", c.expertsPerToken, true))
+    return err;
+  if (c.expertsPerToken > c.numExperts)
+    return r.fail("'num_experts_per_tok' = " + llvm::Twine(c.expertsPerToken) +
+                  " must be in [1, " + llvm::Twine(c.numExperts) +
+                  "] (the number of experts)");
+  // Training only: the router's noise and auxiliary loss.
+  double unused = 0;
+  bool flag = false;
+  for (StringRef key : {"router_jitter_noise", "router_aux_loss_coef"})
+    if (Error err = r.number(key, unused, /*positive=*/false))
+      return err;
+  if (Error err = r.boolean("output_router_logits", flag))
+    return err;
+  c.moeLayers.assign(c.numLayers, true);
+  if (mixtral) {
+    c.moeIntermediate = c.intermediate;
+    c.normTopKProb = true;
+    return Error::success();
+  }
+  if (Error err = r.integer("moe_intermediate_size", c.moeIntermediate, true))
+    return err;
+  if (Error err = r.boolean("norm_topk_prob", c.normTopKProb))
+    return err;
+  if (type == "qwen2_moe") {
+    c.sharedExpertIntermediate = 5632;
+    if (Error err = r.integer("shared_expert_intermediate_size",
+                              c.sharedExpertIntermediate, false))
+      return err;
+  }
+  int64_t step = 1;
+  if (Error err = r.integer("decoder_sparse_step", step, false, kMaxLayers))
+    return err;
+  std::vector<bool> denseOnly(c.numLayers, false);
+  if (const json::Value *v = r.get("mlp_only_layers"); v && !v->getAsNull()) {
+    const json::Array *layers = v->getAsArray();
+    if (!layers)
+      return r.wrongType("mlp_only_layers", *v, "an array of layer indices");
+    for (const json::Value &l : *layers) {
+      std::optional<int64_t> i = l.getAsInteger();
+      if (!i || *i < 0 || *i >= c.numLayers)
+        return r.fail("'mlp_only_layers' entry " + render(l) +
+                      " is not a layer index in [0, " +
+                      llvm::Twine(c.numLayers) + ")");
+      denseOnly[*i] = true;
+    }
+  }
+  for (int64_t i = 0; i < c.numLayers; ++i)
+    c.moeLayers[i] = !denseOnly[i] && (i + 1) % step == 0;
+  return Error::success();
+}
+
 /// The keys of the decoder families (LLaMA, Mistral, Qwen2/3, Gemma 2).
 static Error readDecoder(ConfigReader &r, TransformerConfig &c) {
   StringRef type = c.modelType;
@@ -544,7 +618,12 @@ static Error readDecoder(ConfigReader &r, TransformerConfig &c) {
   // Biases.
   if (type == "qwen2") {
     c.qkvBias = true;
-  } else if (type != "mistral" && type != "phi3") {
+  } else if (type == "qwen2_moe") {
+    // Qwen2-MoE's q/k/v biases are a key of their own (on by default).
+    c.qkvBias = true;
+    if (Error err = r.boolean("qkv_bias", c.qkvBias))
+      return err;
+  } else if (type != "mistral" && type != "phi3" && type != "mixtral") {
     bool bias = false;
     if (Error err = r.boolean("attention_bias", bias))
       return err;
@@ -558,6 +637,15 @@ static Error readDecoder(ConfigReader &r, TransformerConfig &c) {
   auto window = [&]() -> Error {
     c.slidingWindow = r.isNull("sliding_window") ? 0 : 4096;
     return r.integer("sliding_window", c.slidingWindow, false);
+  };
+  // Qwen: the window applies under use_sliding_window only, and its value
+  // (0 in some configs) is not read otherwise.
+  auto useWindow = [&](bool use) -> Error {
+    if (use)
+      return window();
+    (void)r.get("sliding_window");
+    c.slidingWindow = 0;
+    return Error::success();
   };
   if (gemma) {
     if (Error err = window())
@@ -594,7 +682,7 @@ static Error readDecoder(ConfigReader &r, TransformerConfig &c) {
     if (Error err = r.only("use_bidirectional_attention", "false",
                            "Gemma attention is causal"))
       return err;
-  } else if (type == "mistral" || type == "phi3") {
+  } else if (type == "mistral" || type == "phi3" || type == "mixtral") {
     // Phi-3's default is no window.
     if (type == "phi3" && !r.get("sliding_window")) {
       c.slidingWindow = 0;
@@ -608,21 +696,29 @@ static Error readDecoder(ConfigReader &r, TransformerConfig &c) {
       if (Error err =
               r.integer("original_max_position_embeddings", original, false))
         return err;
-  } else if (type == "qwen2" || type == "qwen3") {
+  } else if (type == "qwen3_moe") {
+    // A window on every layer, under use_sliding_window only.
+    bool use = false;
+    if (Error err = r.boolean("use_sliding_window", use))
+      return err;
+    if (Error err = useWindow(use))
+      return err;
+    c.slidingLayers.assign(c.numLayers, c.slidingWindow > 0);
+  } else if (type == "qwen2" || type == "qwen3" || type == "qwen2_moe") {
     bool use = false;
     int64_t from = 28;
     if (Error err = r.boolean("use_sliding_window", use))
       return err;
-    if (Error err = window())
+    if (Error err = useWindow(use))
       return err;
     if (Error err = r.integer("max_window_layers", from, false, kMaxLayers))
       return err;
-    if (!use)
-      c.slidingWindow = 0;
     if (Error err =
             readLayerTypes(r, c, [from](int64_t i) { return i >= from; }))
       return err;
   }
+  if (Error err = readMoe(r, c))
+    return err;
   // The MLP's activation.
   StringRef actKey = gemma ? "hidden_activation" : "hidden_act";
   c.hiddenAct = gemma ? "gelu_pytorch_tanh" : "silu";
@@ -669,9 +765,10 @@ TransformerConfig::fromJSON(StringRef text, StringRef fileName) {
     return bad(fileName, "missing 'model_type' (supported: " +
                              llvm::Twine(kModelTypes) + ")");
   bool bert = c.modelType == "bert";
-  bool decoder = llvm::is_contained(
-      {"llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "phi3"},
-      c.modelType);
+  bool decoder = llvm::is_contained({"llama", "mistral", "qwen2", "qwen3",
+                                     "gemma2", "gemma3_text", "phi3", "mixtral",
+                                     "qwen2_moe", "qwen3_moe"},
+                                    c.modelType);
   if (r.get("quantization_config"))
     return bad(fileName, "'quantization_config' is not supported: RLX reads "
                          "unquantized safetensors, or quantized weights from "

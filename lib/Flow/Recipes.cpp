@@ -118,6 +118,15 @@ static DecoderLayerSpec decoderLayerSpec(const TransformerConfig &cfg,
   s.intermediate = cfg.intermediate;
   s.rmsEpsilon = cfg.normEpsilon;
   s.prefix = "model.layers." + std::to_string(i) + ".";
+  if (i < cfg.moeLayers.size() && cfg.moeLayers[i]) {
+    MoeSpec &m = s.moe;
+    m.numExperts = cfg.numExperts;
+    m.expertsPerToken = cfg.expertsPerToken;
+    m.intermediate = cfg.moeIntermediate;
+    m.normTopKProb = cfg.normTopKProb;
+    m.sharedIntermediate = cfg.sharedExpertIntermediate;
+    m.mixtralNames = cfg.modelType == "mixtral";
+  }
   s.qkNorm = qkNorm;
   s.gemma = gemma;
   if (cfg.scaledRope() && !localRope) {
@@ -376,6 +385,10 @@ RecipeRegistry::RecipeRegistry() : impl(std::make_shared<Impl>()) {
   add("gemma", {"gemma2", "gemma3_text"},
       {"Gemma2ForCausalLM", "Gemma3ForCausalLM"});
   add("llama", {"phi3"}, {"Phi3ForCausalLM"});
+  // Mixtures of experts: the same layers with a routed MLP.
+  add("llama", {"mixtral", "qwen2_moe"},
+      {"MixtralForCausalLM", "Qwen2MoeForCausalLM"});
+  add("qwen3", {"qwen3_moe"}, {"Qwen3MoeForCausalLM"});
   add("bert", {"bert"}, {"BertModel"});
 }
 

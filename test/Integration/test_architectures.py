@@ -376,7 +376,8 @@ REFUSED = [
     ("bert", {"hidden_act": "prelu"}, "'hidden_act' = \"prelu\""),
     ("llama", {"model_type": "falcon"},
      "no decoder recipe for model_type 'falcon' (supported: llama, mistral, "
-     "qwen2, qwen3, gemma2, gemma3_text, phi3)"),
+     "qwen2, qwen3, gemma2, gemma3_text, phi3, mixtral, qwen2_moe, "
+     "qwen3_moe)"),
 ]
 
 

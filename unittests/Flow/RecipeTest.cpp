@@ -474,7 +474,8 @@ TEST(Recipe, RegistryRefusesAndLists) {
   ASSERT_FALSE(static_cast<bool>(none));
   EXPECT_EQ(llvm::toString(none.takeError()),
             "no decoder recipe for model_type 'parallel_llama' (supported: "
-            "llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3)");
+            "llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3, mixtral, "
+            "qwen2_moe, qwen3_moe)");
   {
     ParallelRegistration registration;
     Expected<DecoderFlow> found = decoderFlowFor(cfg);

@@ -38,7 +38,8 @@ struct YarnRopeScaling {
 /// JSON type is an error naming the key; a key RLX does not know is reported
 /// in `unknownKeys` (the tools warn about them).
 struct TransformerConfig {
-  /// "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "bert".
+  /// "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "phi3",
+  /// "mixtral", "qwen2_moe", "qwen3_moe", "bert".
   std::string modelType;
   int64_t vocabSize = 0, hidden = 0, intermediate = 0, numLayers = 0;
   int64_t numHeads = 0, numKvHeads = 0, headDim = 0;
@@ -77,6 +78,17 @@ struct TransformerConfig {
   /// Per layer: sliding-window attention (Gemma 2 alternates; Mistral slides
   /// everywhere; Qwen2/Qwen3 from `max_window_layers` on).
   std::vector<bool> slidingLayers;
+  // Mixture of experts (Mixtral, Qwen2-MoE, Qwen3-MoE).
+  int64_t numExperts = 0, expertsPerToken = 0;
+  /// Each routed expert's intermediate size (Mixtral: intermediate_size).
+  int64_t moeIntermediate = 0;
+  /// Qwen2-MoE's shared expert (0: none).
+  int64_t sharedExpertIntermediate = 0;
+  /// Renormalize the picked experts' probabilities (always for Mixtral).
+  bool normTopKProb = false;
+  /// Per layer: a mixture-of-experts MLP (else a dense one of
+  /// `intermediate`; Qwen's mlp_only_layers and decoder_sparse_step).
+  std::vector<bool> moeLayers;
   // BERT.
   int64_t typeVocabSize = 2;
   /// Keys of the file that RLX does not know (neither used nor known to be

@@ -89,6 +89,25 @@ struct AttentionSpec {
   bool causal = true;
 };
 
+/// A mixture-of-experts MLP (Mixtral, Qwen2-MoE, Qwen3-MoE): a router picks
+/// `expertsPerToken` of `numExperts` SwiGLU experts per token.
+struct MoeSpec {
+  /// 0: the layer's MLP is dense.
+  int64_t numExperts = 0;
+  int64_t expertsPerToken = 0;
+  /// Each expert's intermediate size.
+  int64_t intermediate = 0;
+  /// Renormalize the picked experts' probabilities to sum 1.
+  bool normTopKProb = false;
+  /// > 0: a shared expert of this intermediate size every token runs,
+  /// scaled by a sigmoid gate (Qwen2-MoE).
+  int64_t sharedIntermediate = 0;
+  /// Weight names: Mixtral's `block_sparse_moe.{gate, experts.E.w1/w3/w2}`,
+  /// else Qwen's `mlp.{gate, experts.E.{gate,up,down}_proj, shared_expert.*,
+  /// shared_expert_gate}`.
+  bool mixtralNames = false;
+};
+
 /// A decoder layer: its attention, norms and MLP.
 struct DecoderLayerSpec {
   AttentionSpec attention;
@@ -111,6 +130,8 @@ struct DecoderLayerSpec {
   /// "gelu_tanh", "relu", ...); empty: the family's (SiLU; tanh GELU for
   /// Gemma).
   std::string mlpActivation;
+  /// A mixture of experts in place of the dense MLP (numExperts > 0).
+  MoeSpec moe;
 };
 
 /// A BERT encoder layer.

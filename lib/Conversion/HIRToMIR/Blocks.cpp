@@ -53,6 +53,28 @@ struct ParamLowering : HIRPattern<hir::ParamOp> {
   }
 };
 
+/// Stacked parameters become one parameter joined at load time (viewed as
+/// the stack); anything else a run-time concatenation.
+struct StackLowering : HIRPattern<hir::StackOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::StackOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    SmallVector<Value> inputs(op.getInputs());
+    ArrayRef<int64_t> shape = op.getType().getShape();
+    Value joined;
+    if (shape.size() > 1) {
+      joined = mb.concatParams(inputs, 0);
+    } else {
+      for (Value &v : inputs)
+        v = mb.reshape(v, {1});
+      joined = mb.concat(inputs, 0);
+    }
+    rewriter.replaceOp(op, mb.reshape(joined, shape));
+    return success();
+  }
+};
+
 struct EmbedLowering : HIRPattern<hir::EmbedOp> {
   using HIRPattern::HIRPattern;
   LogicalResult matchAndRewrite(hir::EmbedOp op,
@@ -368,7 +390,7 @@ FailureOr<Value> mlir::rlx::lowerAttention(MIRBuilder &mb, Operation *op,
 void mlir::rlx::populateBlockPatterns(RewritePatternSet &patterns,
                                       ::rlx::FusionPolicy policy) {
   patterns
-      .add<ParamLowering, EmbedLowering, EmbedScaleLowering,
+      .add<ParamLowering, StackLowering, EmbedLowering, EmbedScaleLowering,
            GatherLastTokenLowering, LmHeadLowering, LogitSoftcapLowering,
            ClsPoolLowering, MeanPoolLowering, RmsNormLowering,
            GemmaRmsNormLowering, LayerNormLowering, LayerScaleLowering,

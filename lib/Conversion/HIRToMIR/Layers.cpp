@@ -31,6 +31,8 @@ struct LayerParts {
   Value postAttnNorm, preFfnNorm, postFfnNorm; // Gemma
   Value wGate, wUp, wDown;
   Value bGate, bUp, bDown; // optional biases
+  // Mixture of experts: the router, and the optional shared expert.
+  Value router, sharedGate, sharedUp, sharedDown, sharedExpertGate;
 };
 
 struct LayerConfig : AttentionConfig {
@@ -40,6 +42,8 @@ struct LayerConfig : AttentionConfig {
   float eps = 1e-5f;
   bool gemma = false;
   Activation act = Activation::Silu;
+  int64_t expertsPerToken = 0;
+  bool normTopK = false;
 };
 
 struct LayerResults {
@@ -66,6 +70,13 @@ static void readCommon(OpTy op, LayerParts &p, LayerConfig &c) {
   p.bGate = op.getBGate();
   p.bUp = op.getBUp();
   p.bDown = op.getBDown();
+  p.router = op.getRouter();
+  p.sharedGate = op.getSharedWGate();
+  p.sharedUp = op.getSharedWUp();
+  p.sharedDown = op.getSharedWDown();
+  p.sharedExpertGate = op.getSharedExpertGate();
+  c.expertsPerToken = op.getExpertsPerToken();
+  c.normTopK = op.getNormTopkProb();
   c.act = op.getMlpActivation();
   c.scale = op.getScale().convertToDouble();
   c.numHeads = op.getNumHeads();
@@ -94,6 +105,36 @@ static Value linear(MIRBuilder &mb, Value x, Value w, Value bias) {
   return bias ? mb.add(y, bias) : y;
 }
 
+/// A mixture-of-experts MLP on `x` ([B, T, H]): the router's softmax picks
+/// each token's top experts; the token, repeated once per pick
+/// ([B, T, k, H]), goes through its experts' SwiGLU as grouped matmuls (only
+/// the picked experts' weights are read), and the k results are summed with
+/// the routing weights; plus the gated shared expert when there is one.
+static Value lowerMoe(MIRBuilder &mb, const LayerParts &p, const LayerConfig &c,
+                      Value x) {
+  auto xt = MIRBuilder::typeOf(x);
+  int64_t b = xt.getDimSize(0), t = xt.getDimSize(1), h = xt.getDimSize(2);
+  int64_t k = c.expertsPerToken;
+  Value probs = mb.softmax(mb.matmul(x, p.router), -1);
+  auto [weights, experts] = mb.topK(probs, k);
+  if (c.normTopK)
+    weights = mb.div(weights, mb.reduce("mir.reduce_sum", weights, {2},
+                                        /*keepDims=*/true));
+  Value rows = mb.broadcast(mb.reshape(x, {b, t, 1, h}), {b, t, k, h});
+  Value g = mb.activation(mb.groupedMatmul(rows, p.wGate, experts), c.act);
+  Value u = mb.groupedMatmul(rows, p.wUp, experts);
+  Value y = mb.groupedMatmul(mb.mul(g, u), p.wDown, experts);
+  y = mb.mul(y, mb.reshape(weights, {b, t, k, 1}));
+  Value out = mb.reduce("mir.reduce_sum", y, {2}, /*keepDims=*/false);
+  if (!p.sharedGate)
+    return out;
+  Value sg = mb.activation(mb.matmul(x, p.sharedGate), c.act);
+  Value shared = mb.matmul(mb.mul(sg, mb.matmul(x, p.sharedUp)), p.sharedDown);
+  Value gate =
+      mb.activation(mb.matmul(x, p.sharedExpertGate), Activation::Sigmoid);
+  return mb.add(out, mb.mul(gate, shared));
+}
+
 /// The MLP half of a layer after attention: `attnOut` is the projected
 /// attention output, `x` the layer input.
 static Value lowerMlpHalf(MIRBuilder &mb, ::rlx::FusionPolicy policy,
@@ -105,6 +146,19 @@ static Value lowerMlpHalf(MIRBuilder &mb, ::rlx::FusionPolicy policy,
     attnOut = mb.rmsNorm(attnOut, p.postAttnNorm, c.eps, true);
   Value mlpNorm = c.gemma ? p.preFfnNorm : p.postNorm;
   Value h, n2;
+  if (p.router) {
+    if (direct) {
+      std::tie(h, n2) =
+          mb.fusedResidualRmsNorm(attnOut, p.x, mlpNorm, c.eps, c.gemma);
+    } else {
+      h = mb.add(p.x, attnOut);
+      n2 = mb.rmsNorm(h, mlpNorm, c.eps, c.gemma);
+    }
+    Value d = lowerMoe(mb, p, c, n2);
+    if (c.gemma)
+      d = mb.rmsNorm(d, p.postFfnNorm, c.eps, true);
+    return mb.add(h, d);
+  }
   if (direct) {
     std::tie(h, n2) =
         mb.fusedResidualRmsNorm(attnOut, p.x, mlpNorm, c.eps, c.gemma);

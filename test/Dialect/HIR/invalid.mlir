@@ -636,7 +636,7 @@ func.func @param_c3_storage_partial_block() {
 
 func.func @decoder_layer_c10_partial_qkv_bias(%x: tensor<1x4x64xf32>, %pos: tensor<4xi32>, %n: tensor<64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>, %wo: tensor<64x64xf32>, %g: tensor<128x64xf32>, %d: tensor<64x128xf32>) {
   // expected-error @+1 {{takes q, k and v biases together (qkv_bias)}}
-  %y = "hir.llama_decoder_layer"(%x, %pos, %n, %wq, %wk, %wk, %wo, %n, %n, %g, %g, %d) <{num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0>}> : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<1x4x64xf32>
+  %y = "hir.llama_decoder_layer"(%x, %pos, %n, %wq, %wk, %wk, %wo, %n, %n, %g, %g, %d) <{num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<1x4x64xf32>
   return
 }
 
@@ -669,6 +669,6 @@ func.func @decoder_layer_bad_activation(%x: tensor<1x4x64xf32>, %pos: tensor<4xi
 
 func.func @decoder_layer_gemma_q_norm_alone(%x: tensor<1x4x64xf32>, %pos: tensor<4xi32>, %n: tensor<64xf32>, %hn: tensor<16xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>, %wo: tensor<64x64xf32>, %g: tensor<128x64xf32>, %d: tensor<64x128xf32>) {
   // expected-error @+1 {{takes q and k norms together (qk_norm)}}
-  %y = "hir.gemma_decoder_layer"(%x, %pos, %n, %wq, %wk, %wk, %wo, %n, %n, %n, %hn, %g, %g, %d) <{num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0>}> : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<16xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<1x4x64xf32>
+  %y = "hir.gemma_decoder_layer"(%x, %pos, %n, %wq, %wk, %wk, %wo, %n, %n, %n, %hn, %g, %g, %d) <{num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<16xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<1x4x64xf32>
   return
 }

@@ -404,6 +404,20 @@ static LogicalResult verifyGatedFfn(Operation *op, Value x, Value gate,
   return success();
 }
 
+LogicalResult StackOp::verify() {
+  // hir_stack_c1: at least one input; the result is [n, input shape...] of
+  // the inputs' element type (SameTypeOperands makes them one type).
+  if (getInputs().empty())
+    return emitOpError("stacks at least one tensor");
+  auto in = cast<RankedTensorType>(getInputs().front().getType());
+  SmallVector<int64_t> shape = {static_cast<int64_t>(getInputs().size())};
+  llvm::append_range(shape, in.getShape());
+  RankedTensorType expected = in.clone(shape);
+  if (getType() != expected)
+    return emitOpError("result must be ") << expected << ", got " << getType();
+  return success();
+}
+
 LogicalResult SwigluOp::verify() {
   return verifyGatedFfn(*this, getInput(), getWGate(), getWUp(), getWDown());
 }
@@ -443,6 +457,55 @@ struct DecoderExtras {
 };
 } // namespace
 
+/// hir_decoder_layer_c11: a mixture-of-experts MLP. With a router
+/// `[E, hidden]` the MLP weights are stacks (`[E, inter, hidden]` twice,
+/// `[E, hidden, inter]`), `experts_per_token` is in [1, E] and there are no
+/// MLP biases; the shared expert is a dense MLP of its own size with a
+/// `[1, hidden]` gate. Without a router none of it may be set.
+template <typename OpTy> static LogicalResult verifyMoe(OpTy op) {
+  Operation *o = op.getOperation();
+  Value router = op.getRouter();
+  bool shared = static_cast<bool>(op.getSharedWGate());
+  if (shared != static_cast<bool>(op.getSharedWUp()) ||
+      shared != static_cast<bool>(op.getSharedWDown()) ||
+      shared != static_cast<bool>(op.getSharedExpertGate()))
+    return op.emitOpError("takes the shared expert's gate, up, down and gate "
+                          "weights together (shared_expert)");
+  if (!router) {
+    if (op.getExpertsPerToken() != 0 || op.getNormTopkProb() || shared)
+      return op.emitOpError("sets experts_per_token, norm_topk_prob or a "
+                            "shared expert without a router (moe)");
+    return success();
+  }
+  int64_t hidden = dim(op.getInput(), 2);
+  if (failed(checkRank(o, "router", router, 2)))
+    return failure();
+  int64_t experts = dim(router, 0);
+  if (failed(checkShape(o, "router", router, {experts, hidden})) ||
+      failed(checkRank(o, "w_gate", op.getWGate(), 3)))
+    return failure();
+  int64_t inter = dim(op.getWGate(), 1);
+  if (failed(
+          checkShape(o, "w_gate", op.getWGate(), {experts, inter, hidden})) ||
+      failed(checkShape(o, "w_up", op.getWUp(), {experts, inter, hidden})) ||
+      failed(checkShape(o, "w_down", op.getWDown(), {experts, hidden, inter})))
+    return failure();
+  int64_t k = op.getExpertsPerToken();
+  if (k < 1 || (!ShapedType::isDynamic(experts) && k > experts))
+    return op.emitOpError("experts_per_token = ")
+           << k << " must be in [1, " << experts << "] (the router's experts)";
+  if (op.getBGate())
+    return op.emitOpError("takes no MLP biases (mlp_bias) with experts");
+  if (!shared)
+    return success();
+  if (failed(verifyGatedFfn(o, op.getInput(), op.getSharedWGate(),
+                            op.getSharedWUp(), op.getSharedWDown())) ||
+      failed(checkShape(o, "shared_expert_gate", op.getSharedExpertGate(),
+                        {1, hidden})))
+    return failure();
+  return success();
+}
+
 /// hir_decoder_layer_c1..c8: the constraints every decoder layer shares.
 template <typename OpTy>
 static LogicalResult verifyDecoderLayer(OpTy op, const DecoderExtras &extras) {
@@ -476,15 +539,18 @@ static LogicalResult verifyDecoderLayer(OpTy op, const DecoderExtras &extras) {
   if (extras.qNorm && (failed(checkShape(o, "q_norm", extras.qNorm, {hd})) ||
                        failed(checkShape(o, "k_norm", extras.kNorm, {hd}))))
     return failure();
-  // c5: the MLP.
-  if (failed(verifyGatedFfn(o, x, op.getWGate(), op.getWUp(), op.getWDown())))
+  // c5: the MLP, dense or a mixture of experts (c11).
+  if (failed(verifyMoe(op)))
+    return failure();
+  if (!op.getRouter() &&
+      failed(verifyGatedFfn(o, x, op.getWGate(), op.getWUp(), op.getWDown())))
     return failure();
   // c10: biases. q, k and v come together; each bias is a vector of its
   // projection's output size.
   Value bq = op.getBq(), bk = op.getBk(), bv = op.getBv();
   if ((bq || bk || bv) && !(bq && bk && bv))
     return op.emitOpError("takes q, k and v biases together (qkv_bias)");
-  int64_t inter = dim(op.getWGate(), 0);
+  int64_t inter = dim(op.getWGate(), op.getRouter() ? 1 : 0);
   Value bg = op.getBGate(), bu = op.getBUp(), bd = op.getBDown();
   if ((bg || bu || bd) && !(bg && bu && bd))
     return op.emitOpError("takes gate, up and down biases together (mlp_bias)");

@@ -236,6 +236,23 @@ Value MIRBuilder::fusedGlu(Value gateUp, Activation act) {
       ->getResult(0);
 }
 
+std::pair<Value, Value> MIRBuilder::topK(Value x, int64_t k) {
+  SmallVector<int64_t> shape(typeOf(x).getShape());
+  shape.back() = k;
+  Operation *op = create(
+      "mir.top_k",
+      {withShape(x, shape), RankedTensorType::get(shape, b.getI64Type())}, {x},
+      {i64("k", k)});
+  return {op->getResult(0), op->getResult(1)};
+}
+
+Value MIRBuilder::groupedMatmul(Value x, Value weights, Value groups) {
+  SmallVector<int64_t> shape(typeOf(x).getShape());
+  shape.back() = typeOf(weights).getDimSize(1);
+  return create("mir.grouped_matmul", withShape(x, shape), {x, weights, groups})
+      ->getResult(0);
+}
+
 Value MIRBuilder::reshape(Value x, ArrayRef<int64_t> shape) {
   return create("mir.reshape", withShape(x, shape), {x})->getResult(0);
 }

@@ -433,9 +433,46 @@ def HIR_GeluFfnOp : HIR_Op<"gelu_ffn",
   let hasVerifier = 1;
 }
 
+def HIR_StackOp : HIR_Op<"stack", [Pure, SameTypeOperands]> {
+  let summary = "stack tensors of one type along a new leading axis";
+  let description = [{
+    `result[i] = inputs[i]`: `n` tensors of one type `[d...]` make one
+    `[n, d...]` tensor, as `torch.stack(inputs)`. The experts of a
+    mixture-of-experts layer, stored one weight per expert in HF checkpoints,
+    become the stacks the layer takes; stacked parameters are joined once at
+    load time (a parameter that concatenates its sources), other values at
+    run time.
+
+    ```mlir
+    %w = hir.stack %e0, %e1, %e2, %e3
+        : (tensor<48x32xf32>, tensor<48x32xf32>, tensor<48x32xf32>,
+           tensor<48x32xf32>) -> tensor<4x48x32xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<HIR_AnyTensor>:$inputs);
+  let results = (outs HIR_AnyTensor:$result);
+  let assemblyFormat =
+      "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Composite layers
 //===----------------------------------------------------------------------===//
+
+// Mixture of experts: with `moe(router)` (`[experts, hidden]`) the MLP weights
+// are stacks, `w_gate` / `w_up` `[experts, inter, hidden]` and `w_down`
+// `[experts, hidden, inter]` (hir.stack of the per-expert HF weights, or a
+// GGUF's stacked tensors); each token runs the `experts_per_token` experts
+// of highest router softmax probability, weighted by those probabilities
+// (renormalized to sum 1 under `norm_topk_prob`: Mixtral, Qwen3-MoE). The
+// optional `shared_expert(w_gate, w_up, w_down, gate)` (Qwen2-MoE) is a dense
+// MLP every token runs, scaled by `sigmoid(x · gateᵀ)` (`gate`: `[1, hidden]`).
+defvar HIR_MoeWeights = (ins Optional<HIR_FloatTensor>:$router,
+                             Optional<HIR_FloatTensor>:$shared_w_gate,
+                             Optional<HIR_FloatTensor>:$shared_w_up,
+                             Optional<HIR_FloatTensor>:$shared_w_down,
+                             Optional<HIR_FloatTensor>:$shared_expert_gate);
 
 // A pre-norm decoder layer (LLaMA family). The `cached` variants take the past
 // keys and values and also return the present ones.
@@ -466,11 +503,14 @@ class HIR_DecoderLayerBase<string mnemonic, string what, dag extraWeights,
            HIR_FloatTensor:$w_down, Optional<HIR_FloatTensor>:$b_gate,
            Optional<HIR_FloatTensor>:$b_up, Optional<HIR_FloatTensor>:$b_down,
            Optional<HIR_FloatTensor>:$inv_freq),
+      HIR_MoeWeights,
       HIR_AttnConfig, HIR_RopeConfig,
       (ins DefaultValuedAttr<F32Attr, "1.0e-5">:$rms_epsilon,
            DefaultValuedAttr<I64Attr, "0">:$window,
            DefaultValuedAttr<F32Attr, "0.0">:$scale,
-           DefaultValuedAttr<HIR_ActivationAttr, defaultAct>:$mlp_activation),
+           DefaultValuedAttr<HIR_ActivationAttr, defaultAct>:$mlp_activation,
+           DefaultValuedAttr<I64Attr, "0">:$experts_per_token,
+           UnitAttr:$norm_topk_prob),
       extraAttrs);
   let results = !if(decode,
       (outs HIR_FloatTensor:$result, HIR_FloatTensor:$present_k,
@@ -485,7 +525,10 @@ class HIR_DecoderLayerBase<string mnemonic, string what, dag extraWeights,
       # extraFormat
       # "`mlp` `(` $w_gate `,` $w_up `,` $w_down `)` "
       # "(`mlp_bias` `(` $b_gate^ `,` $b_up `,` $b_down `)`)? "
-      # "(`inv_freq` `(` $inv_freq^ `)`)? attr-dict `:` "
+      # "(`inv_freq` `(` $inv_freq^ `)`)? "
+      # "(`moe` `(` $router^ `)`)? "
+      # "(`shared_expert` `(` $shared_w_gate^ `,` $shared_w_up `,` "
+      # "$shared_w_down `,` $shared_expert_gate `)`)? attr-dict `:` "
       # "functional-type(operands, results)";
   let hasVerifier = 1;
 }

@@ -68,6 +68,10 @@ public:
              int64_t rotaryDim, float theta, RopeStyle style);
   Value gather(Value table, Value indices);
   Value fusedGlu(Value gateUp, Activation act);
+  /// mir.top_k over the last axis: (values, i64 indices).
+  std::pair<Value, Value> topK(Value x, int64_t k);
+  /// mir.grouped_matmul: each row times the matrix of its group.
+  Value groupedMatmul(Value x, Value weights, Value groups);
 
   Value reshape(Value x, ArrayRef<int64_t> shape);
   Value transpose(Value x, ArrayRef<int64_t> permutation);

@@ -1,0 +1,138 @@
+# Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Mixture-of-experts decoders against the `transformers` model classes
+(Mixtral, Qwen2-MoE with its shared expert, Qwen3-MoE with
+mlp_only_layers), random weights saved with `save_pretrained` in the
+per-expert layout HF checkpoints use: prompt logits within 1e-4 of the
+logits' scale and greedy ids equal through the KV-cache decode graphs, on
+the CPU and on Vulkan (lavapipe). Then what RLX refuses in their configs."""
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import RLX_RUN, require_vulkan
+from test_architectures import PROMPT, randomize, rlx, scale_err
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+SMALL = dict(vocab_size=128, hidden_size=64, intermediate_size=96,
+             num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+             max_position_embeddings=128, head_dim=16)
+
+KINDS = {
+    "mixtral": ("MixtralConfig", "MixtralForCausalLM",
+                dict(num_local_experts=4, num_experts_per_tok=2)),
+    "qwen2_moe": ("Qwen2MoeConfig", "Qwen2MoeForCausalLM",
+                  dict(num_experts=6, num_experts_per_tok=2,
+                       moe_intermediate_size=40,
+                       shared_expert_intermediate_size=56)),
+    "qwen3_moe": ("Qwen3MoeConfig", "Qwen3MoeForCausalLM",
+                  dict(num_experts=8, num_experts_per_tok=3,
+                       moe_intermediate_size=32, norm_topk_prob=True,
+                       num_hidden_layers=3, mlp_only_layers=[1])),
+}
+
+
+def make(tmp_path, kind, seed=3, **overrides):
+    cfg_name, model_name, extra = KINDS[kind]
+    args = dict(SMALL)
+    args.update(extra)
+    args.update(overrides)
+    cfg = getattr(transformers, cfg_name)(**args)
+    torch.manual_seed(seed)
+    model = randomize(getattr(transformers, model_name)(cfg), seed).eval()
+    out = tmp_path / kind
+    model.save_pretrained(out)
+    return out, model
+
+
+def check(tmp_path, path, model, *device, new_tokens=5):
+    logits = tmp_path / "logits.npy"
+    proc = rlx(path, PROMPT, "--max-new-tokens", "0", "--logits-out",
+               str(logits), "--quiet", *device)
+    assert proc.returncode == 0, proc.stderr
+    with torch.no_grad():
+        ref = model(torch.tensor([PROMPT])).logits.numpy()
+    assert scale_err(np.load(logits), ref) < 1e-4
+    proc = rlx(path, PROMPT, "--max-new-tokens", str(new_tokens), *device)
+    assert proc.returncode == 0, proc.stderr
+    tokens = [int(t) for t in
+              proc.stdout.split("tokens:")[1].split("\n")[0].split()]
+    model.generation_config.eos_token_id = None
+    with torch.no_grad():
+        hf = model.generate(torch.tensor([PROMPT]), max_new_tokens=new_tokens,
+                            do_sample=False)[0, len(PROMPT):].tolist()
+    assert tokens == hf
+    return proc
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_parity_cpu(tmp_path, kind):
+    path, model = make(tmp_path, kind)
+    check(tmp_path, path, model)
+
+
+@pytest.mark.parametrize("kind", ["mixtral", "qwen2_moe"])
+def test_parity_vulkan(tmp_path, kind):
+    require_vulkan()
+    path, model = make(tmp_path, kind)
+    check(tmp_path, path, model, "--device", "vulkan", new_tokens=3)
+
+
+def edit_config(path, **changes):
+    cfg = json.loads((path / "config.json").read_text())
+    cfg.update(changes)
+    (path / "config.json").write_text(json.dumps(cfg))
+
+
+@pytest.mark.parametrize("kind,changes,message", [
+    ("mixtral", dict(num_experts_per_tok=5),
+     "'num_experts_per_tok' = 5 must be in [1, 4]"),
+    ("qwen2_moe", dict(num_experts_per_tok=0),
+     "'num_experts_per_tok' must be a positive integer, found 0"),
+    ("qwen3_moe", dict(mlp_only_layers=[0, 3]),
+     "'mlp_only_layers' entry 3 is not a layer index in [0, 3)"),
+    ("qwen3_moe", dict(mlp_only_layers="1"),
+     "'mlp_only_layers'"),
+    ("qwen3_moe", dict(decoder_sparse_step=0),
+     "'decoder_sparse_step' must be a positive integer, found 0"),
+    ("qwen3_moe", dict(num_experts=5, num_local_experts=8),
+     "'num_experts' (5) and 'num_local_experts' (8) disagree"),
+    ("qwen2_moe", dict(moe_intermediate_size=None),
+     "moe_intermediate_size"),
+])
+def test_config_refused(tmp_path, kind, changes, message):
+    path, _ = make(tmp_path, kind)
+    edit_config(path, **{k: v for k, v in changes.items() if v is not None})
+    if any(v is None for v in changes.values()):
+        cfg = json.loads((path / "config.json").read_text())
+        for k, v in changes.items():
+            if v is None:
+                cfg.pop(k, None)
+        (path / "config.json").write_text(json.dumps(cfg))
+    proc = rlx(path, PROMPT, "--max-new-tokens", "0")
+    assert proc.returncode != 0
+    assert message in proc.stderr, proc.stderr
+
+
+def test_missing_expert_named(tmp_path):
+    """A config with more experts than the file holds: the first missing
+    expert weight is named."""
+    path, _ = make(tmp_path, "mixtral")
+    edit_config(path, num_local_experts=5)
+    proc = rlx(path, PROMPT, "--max-new-tokens", "0")
+    assert proc.returncode != 0
+    assert "model.layers.0.block_sparse_moe.experts.4.w1.weight" in proc.stderr, \
+        proc.stderr
+
+
+def test_dense_layers_skip_experts(tmp_path):
+    """Qwen3-MoE's mlp_only_layers and decoder_sparse_step: the dense layers
+    read mlp.gate_proj (intermediate_size), the others the experts."""
+    path, model = make(tmp_path, "qwen3_moe", decoder_sparse_step=2,
+                       mlp_only_layers=[], num_hidden_layers=4)
+    check(tmp_path, path, model, new_tokens=3)
