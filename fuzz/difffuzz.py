@@ -392,8 +392,10 @@ def evaluate(line, env, params):
             return [np.broadcast_to(a[0], rshape).copy()]
         if op == "slice":
             ax, start, size = at["axis"], at["start"], at["size"]
+            step = at.get("step", 1)
             s = start % a[0].shape[ax] if start < 0 else start
-            return [np.take(a[0], range(s, s + size), axis=ax)]
+            return [np.take(a[0], s + step * np.arange(size, dtype=np.int64),
+                            axis=ax)]
         if op == "concat":
             return [np.concatenate(a, at["axis"])]
         if op == "gather":

@@ -791,6 +791,107 @@ def test_slice_of_slice_feeds_kernel(rlx):
     assert_close(rlx.run(mlir, {"x": x})["out"], np.exp(x[:, 10:20]))
 
 
+def slice_ref(x, axis, start, size, step):
+    s = start % x.shape[axis] if start < 0 else start
+    return np.take(x, s + step * np.arange(size, dtype=np.int64), axis=axis)
+
+
+# Steps forward and backward on every axis, odd sizes, a size 1 and a size 0
+# slice, the whole axis reversed, a negative start, integers.
+@pytest.mark.parametrize("shape,axis,start,size,step", [
+    ((3, 7, 12), 0, 0, 2, 2), ((3, 7, 12), 1, 6, 4, -2), ((3, 7, 12), 1, 1, 2, 5),
+    ((3, 7, 12), 2, 11, 12, -1), ((3, 7, 12), 2, 0, 6, 2), ((3, 7, 12), 2, -2, 4, -3),
+    ((3, 7, 12), 0, 2, 3, -1), ((5, 9), 1, 8, 1, -5), ((5, 9), 0, 4, 0, -2),
+    ((5, 9), 1, 0, 0, 3), ((1, 1), 0, 0, 1, -1), ((9,), 0, 7, 4, -2),
+    ((2, 3, 17), 2, 16, 9, -2)])
+def test_strided_slice(rlx, shape, axis, start, size, step):
+    x = randn(*shape)
+    check(rlx, f"mir.slice %a0 {{axis = {axis} : i64, start = {start} : i64, "
+          f"size = {size} : i64, step = {step} : i64}} : {{T}}", [x],
+          slice_ref(x, axis, start, size, step))
+
+
+def test_strided_slices_feed_kernels(rlx):
+    """numpy's x[5:1:-2] and x[::2] of a slice feeding kernels: a forward
+    step on an outer axis is a strided alias read by the next kernel, a
+    backward step a copy kernel; integers move the same way."""
+    x = randn(7, 6, 5)
+    i = rng.integers(-100, 100, (6, 7)).astype(np.int32)
+    mlir = """func.func @f(%x: tensor<7x6x5xf32> {rlx.name = "x"}, %i: tensor<6x7xi32> {rlx.name = "i"}) -> (tensor<2x6x5xf32> {rlx.name = "a"}, tensor<4x3x5xf32> {rlx.name = "b"}, tensor<6x4xi32> {rlx.name = "c"}) {
+  %s = mir.slice %x {axis = 0 : i64, start = 5 : i64, size = 2 : i64, step = -2 : i64} : (tensor<7x6x5xf32>) -> tensor<2x6x5xf32>
+  %a = mir.exp %s : (tensor<2x6x5xf32>) -> tensor<2x6x5xf32>
+  %t = mir.slice %x {axis = 0 : i64, start = 0 : i64, size = 4 : i64, step = 2 : i64} : (tensor<7x6x5xf32>) -> tensor<4x6x5xf32>
+  %u = mir.slice %t {axis = 1 : i64, start = -1 : i64, size = 3 : i64, step = -2 : i64} : (tensor<4x6x5xf32>) -> tensor<4x3x5xf32>
+  %b = mir.neg %u : (tensor<4x3x5xf32>) -> tensor<4x3x5xf32>
+  %c = mir.slice %i {axis = 1 : i64, start = 6 : i64, size = 4 : i64, step = -2 : i64} : (tensor<6x7xi32>) -> tensor<6x4xi32>
+  return %a, %b, %c : tensor<2x6x5xf32>, tensor<4x3x5xf32>, tensor<6x4xi32>
+}"""
+    out = rlx.run(mlir, {"x": x, "i": i})
+    assert_close(out["a"], np.exp(x[5:1:-2]))
+    assert_close(out["b"], -x[::2][:, ::-2])
+    np.testing.assert_array_equal(out["c"], i[:, 6::-2])
+
+
+def split_module(x, axis, sizes, values=None):
+    """A function splitting its input (or a constant of `values`) into one
+    output per size, each read by mir.neg (or returned as it is)."""
+    ax = axis % x.ndim
+    pieces = np.split(x, np.cumsum(sizes)[:-1], axis=ax)
+    t = mlir_type(x)
+    rts = [mlir_type(p) for p in pieces]
+    outs = ", ".join(f'{rt} {{rlx.name = "o{i}"}}' for i, rt in enumerate(rts))
+    names = ", ".join(f"%s#{i}" for i in range(len(sizes)))
+    sz = ", ".join(map(str, sizes))
+    src = "%x"
+    lines = []
+    if values is not None:
+        lines.append(f"  %c = mir.constant dense<{values}> : {t}")
+        src = "%c"
+    lines.append(f"  %s:{len(sizes)} = mir.split {src} {{axis = {axis} : i64, "
+                 f"sizes = array<i64: {sz}>}} : ({t}) -> ({', '.join(rts)})")
+    arg = f'%x: {t} {{rlx.name = "x"}}' if values is None else ""
+    return (f"func.func @f({arg}) -> ({outs}) {{\n" + "\n".join(lines) +
+            f"\n  return {names} : {', '.join(rts)}\n}}\n"), pieces
+
+
+# Every axis, negative axes, pieces of size 0 and 1, odd sizes, one piece.
+@pytest.mark.parametrize("shape,axis,sizes", [
+    ((4, 9), 1, (2, 3, 4)), ((4, 9), -1, (9,)), ((6, 3, 5), 0, (1, 0, 5)),
+    ((6, 3, 5), -2, (1, 1, 1)), ((6, 3, 5), 2, (3, 2)), ((7,), 0, (0, 7)),
+    ((2, 1, 17), -1, (5, 11, 1))])
+def test_split(rlx, shape, axis, sizes):
+    x = randn(*shape)
+    mlir, pieces = split_module(x, axis, sizes)
+    out = rlx.run(mlir, {"x": x})
+    for i, p in enumerate(pieces):
+        np.testing.assert_array_equal(out[f"o{i}"], p)
+
+
+def test_split_pieces_feed_kernels(rlx):
+    """The pieces are views of the input read by kernels; the split of a
+    constant is a kernel with one output per piece; integers split too."""
+    x = randn(3, 10)
+    i = rng.integers(-50, 50, (4, 5)).astype(np.int64)
+    c = np.arange(12, dtype=np.float32).reshape(3, 4)
+    mlir = """func.func @f(%x: tensor<3x10xf32> {rlx.name = "x"}, %i: tensor<4x5xi64> {rlx.name = "i"}) -> (tensor<3x4xf32> {rlx.name = "a"}, tensor<3x6xf32> {rlx.name = "b"}, tensor<1x5xi64> {rlx.name = "c"}, tensor<3x4xi64> {rlx.name = "d"}, tensor<3x1xf32> {rlx.name = "e"}, tensor<3x3xf32> {rlx.name = "f"}) {
+  %s:2 = mir.split %x {axis = -1 : i64, sizes = array<i64: 4, 6>} : (tensor<3x10xf32>) -> (tensor<3x4xf32>, tensor<3x6xf32>)
+  %a = mir.exp %s#0 : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  %b = mir.add %s#1, %s#1 : (tensor<3x6xf32>, tensor<3x6xf32>) -> tensor<3x6xf32>
+  %t:2 = mir.split %i {axis = 0 : i64, sizes = array<i64: 1, 3>} : (tensor<4x5xi64>) -> (tensor<1x5xi64>, tensor<3x5xi64>)
+  %d = mir.slice %t#1 {axis = 1 : i64, start = 0 : i64, size = 4 : i64} : (tensor<3x5xi64>) -> tensor<3x4xi64>
+  %k = mir.constant dense<[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0]]> : tensor<3x4xf32>
+  %u:2 = mir.split %k {axis = 1 : i64, sizes = array<i64: 1, 3>} : (tensor<3x4xf32>) -> (tensor<3x1xf32>, tensor<3x3xf32>)
+  return %a, %b, %t#0, %d, %u#0, %u#1 : tensor<3x4xf32>, tensor<3x6xf32>, tensor<1x5xi64>, tensor<3x4xi64>, tensor<3x1xf32>, tensor<3x3xf32>
+}"""
+    out = rlx.run(mlir, {"x": x, "i": i})
+    assert_close(out["a"], np.exp(x[:, :4]))
+    assert_close(out["b"], 2 * x[:, 4:])
+    np.testing.assert_array_equal(out["c"], i[:1])
+    np.testing.assert_array_equal(out["d"], i[1:, :4])
+    np.testing.assert_array_equal(out["e"], c[:, :1])
+    np.testing.assert_array_equal(out["f"], c[:, 1:])
+
+
 @pytest.mark.parametrize("axis", [0, 1, 2])
 def test_concat(rlx, axis):
     shapes = [[2, 3, 5], [2, 3, 5], [2, 3, 5]]

@@ -114,6 +114,59 @@ static void emitGather(KernelBuilder &k, mir::GatherOp op,
   });
 }
 
+/// A slice: a copy from the view moved to `start` with the axis's stride
+/// times a forward `step`; a backward step reads position
+/// `start - j * |step|` of the axis (no negative strides: the CPU's memref
+/// addressing takes strides as unsigned).
+static void emitSlice(KernelBuilder &k, mir::SliceOp op, const KernelView &in,
+                      const KernelView &out) {
+  int64_t axis = op.getAxis(), start = op.getStart(), step = op.getStep();
+  if (start < 0)
+    start += in.shape[axis];
+  if (step > 0) {
+    SmallVector<int64_t> shape(in.shape), strides(in.strides);
+    shape[axis] = op.getSize();
+    strides[axis] *= step;
+    emitCopy(k,
+             k.materialize(in.derive(in.offset + start * in.strides[axis],
+                                     shape, strides)),
+             out);
+    return;
+  }
+  // Along the innermost axis consecutive outputs are not consecutive inputs.
+  int64_t width = axis == out.rank() - 1 ? 1 : k.mapWidth(out, {in});
+  k.forEachElement(out, width, [&](const ElementPos &pos) {
+    SmallVector<Value> src(pos.coords);
+    src[axis] = arith::SubIOp::create(
+        k.b, k.loc, k.index(start),
+        arith::MulIOp::create(k.b, k.loc, pos.coords[axis], k.index(-step)));
+    storeAt(k, k.load(in, src, pos.width), out, pos);
+  });
+}
+
+/// Each piece of a split copied from its range of the input (a split the
+/// MIR-to-LIR conversion could not alias, e.g. of a constant).
+static LogicalResult emitSplit(KernelBuilder &k, mir::SplitOp op,
+                               const KernelView &in,
+                               ArrayRef<KernelView> outs) {
+  int64_t axis = op.getAxis() < 0 ? op.getAxis() + in.rank() : op.getAxis();
+  int64_t start = 0;
+  for (auto [out, size] : llvm::zip(outs, op.getSizes())) {
+    if (in.isScalar()) {
+      emitCopy(k, in, out); // A splat: every piece is the same splat.
+      continue;
+    }
+    SmallVector<int64_t> shape(in.shape);
+    shape[axis] = size;
+    emitCopy(k,
+             k.materialize(in.derive(in.offset + start * in.strides[axis],
+                                     shape, in.strides)),
+             out);
+    start += size;
+  }
+  return success();
+}
+
 /// out[i...] = in[i % shape(in)...] (np.tile).
 static void emitTile(KernelBuilder &k, const KernelView &in,
                      const KernelView &out) {
@@ -198,16 +251,7 @@ LogicalResult mlir::rlx::emitDataMovementKernel(KernelBuilder &k, Operation *op,
         return success();
       })
       .Case([&](mir::SliceOp s) {
-        const KernelView &in = ins[0];
-        int64_t axis = s.getAxis(), start = s.getStart();
-        if (start < 0)
-          start += in.shape[axis];
-        SmallVector<int64_t> shape(in.shape);
-        shape[axis] = s.getSize();
-        emitCopy(k,
-                 k.materialize(in.derive(in.offset + start * in.strides[axis],
-                                         shape, in.strides)),
-                 out);
+        emitSlice(k, s, ins[0], out);
         return success();
       })
       .Case([&](mir::TransposeOp t) {
@@ -337,6 +381,8 @@ LogicalResult mlir::rlx::emitKernelOp(KernelBuilder &k, Operation *op,
     return emitNormKernel(k, op, ins, outputs);
   if (isRoutingOp(op))
     return emitRoutingKernel(k, op, ins, outputs);
+  if (auto split = dyn_cast<mir::SplitOp>(op))
+    return emitSplit(k, split, ins[0], outputs);
   if (outputs.size() != 1)
     return op->emitOpError("has ") << outputs.size() << " results; the "
                                    << k.targetName() << " back end expects one";

@@ -92,6 +92,7 @@ private:
     return v.strides == identityStrides(v.shape);
   }
   FailureOr<int> tryAlias(Operation *op);
+  LogicalResult tryAliasSplit(mir::SplitOp op);
   MemRefType memrefType(const ViewInfo &v);
 
   RewriterBase &rewriter;
@@ -200,13 +201,42 @@ FailureOr<int> FuncConverter::tryAlias(Operation *op) {
   }
   auto slice = cast<mir::SliceOp>(op);
   int64_t axis = slice.getAxis();
-  int64_t start = slice.getStart();
+  int64_t start = slice.getStart(), step = slice.getStep();
+  // A forward step on an outer axis is a larger stride; a backward step (a
+  // negative stride) or a step along the innermost axis (rows without unit
+  // stride) is a copy kernel.
+  if (step != 1 && (step < 0 || axis == resultTy.getRank() - 1))
+    return failure();
   if (start < 0)
     start += views[src].shape.getDimSize(axis);
   info.offset += start * info.strides[axis] *
                  lir::getElementBytes(resultTy.getElementType());
+  info.strides[axis] *= step;
   info.shape = resultTy;
   return addView(info);
+}
+
+/// The pieces of a split become aliases of their ranges, as slices do.
+LogicalResult FuncConverter::tryAliasSplit(mir::SplitOp op) {
+  auto it = viewOf.find(op.getInput());
+  if (it == viewOf.end())
+    return failure();
+  int src = it->second;
+  int64_t rank = op.getInput().getType().getRank();
+  int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+  int64_t start = 0;
+  for (auto [result, size] : llvm::zip(op.getResults(), op.getSizes())) {
+    ViewInfo info = views[src];
+    info.source = src;
+    info.view = nullptr;
+    auto resultTy = cast<ShapedType>(result.getType());
+    info.offset += start * info.strides[axis] *
+                   lir::getElementBytes(resultTy.getElementType());
+    info.shape = resultTy;
+    viewOf[result] = addView(info);
+    start += size;
+  }
+  return success();
 }
 
 MemRefType FuncConverter::memrefType(const ViewInfo &v) {
@@ -274,6 +304,9 @@ FailureOr<lir::EntryOp> FuncConverter::run() {
     }
     if (op.hasTrait<OpTrait::ConstantLike>())
       continue; // Cloned into the kernels that read it.
+    if (auto split = dyn_cast<mir::SplitOp>(op);
+        split && succeeded(tryAliasSplit(split)))
+      continue;
     if (FailureOr<int> alias = tryAlias(&op); succeeded(alias)) {
       viewOf[op.getResult(0)] = *alias;
       continue;

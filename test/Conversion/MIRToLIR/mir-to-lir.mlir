@@ -48,6 +48,40 @@ func.func @aliases(%x: tensor<2x24xf32>) -> tensor<2x2x4xf32> {
 
 // -----
 
+/// A forward step on an outer axis is a strided alias; a backward step, or
+/// a step along the innermost axis, is a copy kernel.
+// CHECK-LABEL: lir.entry @stepped_slices
+func.func @stepped_slices(%x: tensor<6x8xf32>) -> (tensor<3x8xf32>, tensor<6x3xf32>, tensor<2x8xf32>) {
+  // CHECK: %[[X:.*]] = lir.view arena[0] : memref<6x8xf32>
+  // CHECK: lir.view arena[32] source(%[[X]] : memref<6x8xf32>) : memref<3x8xf32, strided<[16, 1]>>
+  // CHECK: lir.kernel "slice"
+  // CHECK: lir.kernel "slice"
+  // CHECK-NOT: lir.kernel "slice"
+  %a = mir.slice %x {axis = 0 : i64, start = 1 : i64, size = 3 : i64, step = 2 : i64} : (tensor<6x8xf32>) -> tensor<3x8xf32>
+  %b = mir.slice %x {axis = 1 : i64, start = 0 : i64, size = 3 : i64, step = 3 : i64} : (tensor<6x8xf32>) -> tensor<6x3xf32>
+  %c = mir.slice %x {axis = 0 : i64, start = 5 : i64, size = 2 : i64, step = -4 : i64} : (tensor<6x8xf32>) -> tensor<2x8xf32>
+  return %a, %b, %c : tensor<3x8xf32>, tensor<6x3xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+/// The pieces of a split are views of their ranges (no kernel).
+// CHECK-LABEL: lir.entry @split_pieces
+func.func @split_pieces(%x: tensor<2x24xf32>) -> (tensor<2x8xf32>, tensor<2x16xf32>) {
+  // CHECK: %[[X:.*]] = lir.view arena[0] : memref<2x24xf32>
+  // CHECK: %[[A:.*]] = lir.view arena[0] source(%[[X]] : memref<2x24xf32>) : memref<2x8xf32, strided<[24, 1]>>
+  // CHECK: %[[B:.*]] = lir.view arena[32] source(%[[X]] : memref<2x24xf32>) : memref<2x16xf32, strided<[24, 1]>>
+  // CHECK-NOT: lir.kernel "split"
+  // CHECK: lir.kernel "neg" ins(%[[A]]
+  // CHECK: lir.kernel "exp" ins(%[[B]]
+  %s:2 = mir.split %x {axis = -1 : i64, sizes = array<i64: 8, 16>} : (tensor<2x24xf32>) -> (tensor<2x8xf32>, tensor<2x16xf32>)
+  %a = mir.neg %s#0 : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %b = mir.exp %s#1 : (tensor<2x16xf32>) -> tensor<2x16xf32>
+  return %a, %b : tensor<2x8xf32>, tensor<2x16xf32>
+}
+
+// -----
+
 /// An output that is an input (or a param, a constant) is copied into its
 /// own buffer.
 // CHECK-LABEL: lir.entry @passthrough

@@ -259,6 +259,54 @@ func.func @negative_slice_whole_dynamic_dim_unknown(%x: tensor<?xf32>) -> tensor
   return %a : tensor<1xf32>
 }
 
+// CHECK-LABEL: func.func @negative_slice_whole_axis_reversed
+// CHECK: mir.slice %{{.*}} {axis = 0 : i64, size = 4 : i64, start = 3 : i64, step = -1 : i64}
+func.func @negative_slice_whole_axis_reversed(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = mir.slice %x {axis = 0 : i64, start = 3 : i64, size = 4 : i64, step = -1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %a : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @slice_of_one_element_drops_step
+// CHECK: mir.slice %{{.*}} {axis = 0 : i64, size = 1 : i64, start = 6 : i64} :
+func.func @slice_of_one_element_drops_step(%x: tensor<8xf32>) -> tensor<1xf32> {
+  %a = mir.slice %x {axis = 0 : i64, start = 6 : i64, size = 1 : i64, step = -3 : i64} : (tensor<8xf32>) -> tensor<1xf32>
+  return %a : tensor<1xf32>
+}
+
+// CHECK-LABEL: func.func @slice_of_slice_multiplies_steps
+// CHECK-SAME: (%[[X:.*]]: tensor<3x?xf32>)
+// CHECK-NEXT: %[[Y:.*]] = mir.slice %[[X]] {axis = 1 : i64, size = 2 : i64, start = 7 : i64, step = -4 : i64} : (tensor<3x?xf32>) -> tensor<3x2xf32>
+func.func @slice_of_slice_multiplies_steps(%x: tensor<3x?xf32>) -> tensor<3x2xf32> {
+  // Inner: 9, 7, 5, 3, 1; outer: from its second element, every other one.
+  %a = mir.slice %x {axis = 1 : i64, start = 9 : i64, size = 5 : i64, step = -2 : i64} : (tensor<3x?xf32>) -> tensor<3x5xf32>
+  %b = mir.slice %a {axis = 1 : i64, start = -4 : i64, size = 2 : i64, step = 2 : i64} : (tensor<3x5xf32>) -> tensor<3x2xf32>
+  return %b : tensor<3x2xf32>
+}
+
+// CHECK-LABEL: func.func @negative_slice_of_slice_empty_stepped
+// CHECK: %[[A:.*]] = mir.slice %{{.*}} {axis = 0 : i64, size = 3 : i64, start = 2 : i64, step = -1 : i64}
+// CHECK: mir.slice %[[A]] {axis = 0 : i64, size = 0 : i64, start = 3 : i64}
+func.func @negative_slice_of_slice_empty_stepped(%x: tensor<8xf32>) -> tensor<0xf32> {
+  %a = mir.slice %x {axis = 0 : i64, start = 2 : i64, size = 3 : i64, step = -1 : i64} : (tensor<8xf32>) -> tensor<3xf32>
+  %b = mir.slice %a {axis = 0 : i64, start = 3 : i64, size = 0 : i64} : (tensor<3xf32>) -> tensor<0xf32>
+  return %b : tensor<0xf32>
+}
+
+// CHECK-LABEL: func.func @split_single_piece_folds
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @split_single_piece_folds(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %a = mir.split %x {axis = 1 : i64, sizes = array<i64: 8>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %a : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func.func @negative_split_single_piece_dynamic_dim
+// CHECK: mir.split
+func.func @negative_split_single_piece_dynamic_dim(%x: tensor<?x8xf32>) -> tensor<3x8xf32> {
+  %a = mir.split %x {axis = 0 : i64, sizes = array<i64: 3>} : (tensor<?x8xf32>) -> tensor<3x8xf32>
+  return %a : tensor<3x8xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // mir.concat, mir.broadcast, mir.cast
 //===----------------------------------------------------------------------===//

@@ -588,6 +588,94 @@ func.func @slice_c3_negative_start_past_dynamic_end(%x: tensor<1x?x64xf32>) {
 
 // -----
 
+func.func @slice_c4_zero_step(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mir.slice' op requires a non-zero step}}
+  %y = mir.slice %x {axis = 1 : i64, start = 0 : i64, size = 2 : i64, step = 0 : i64} : (tensor<4x8xf32>) -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @slice_c3_step_past_static_end(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mir.slice' op slice of 3 from 2 with step 3 is out of range for a dim of 8}}
+  %y = mir.slice %x {axis = 1 : i64, start = 2 : i64, size = 3 : i64, step = 3 : i64} : (tensor<4x8xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @slice_c3_negative_step_before_static_begin(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mir.slice' op slice of 3 from 3 with step -2 is out of range for a dim of 8}}
+  %y = mir.slice %x {axis = 1 : i64, start = 3 : i64, size = 3 : i64, step = -2 : i64} : (tensor<4x8xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @slice_c3_negative_step_before_dynamic_begin(%x: tensor<1x?xf32>) {
+  // expected-error @+1 {{'mir.slice' op slice of 3 from 2 with step -2 runs before the start of the axis}}
+  %y = mir.slice %x {axis = 1 : i64, start = 2 : i64, size = 3 : i64, step = -2 : i64} : (tensor<1x?xf32>) -> tensor<1x3xf32>
+  return
+}
+
+// -----
+
+func.func @slice_c3_step_past_dynamic_end(%x: tensor<1x?xf32>) {
+  // expected-error @+1 {{'mir.slice' op slice of 2 from -3 with step 4 runs past the end of the axis}}
+  %y = mir.slice %x {axis = 1 : i64, start = -3 : i64, size = 2 : i64, step = 4 : i64} : (tensor<1x?xf32>) -> tensor<1x2xf32>
+  return
+}
+
+// -----
+
+func.func @slice_c3_step_overflow(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'mir.slice' op slice of 3 from 0 with step 9223372036854775807 overflows the axis positions}}
+  %y = mir.slice %x {axis = 0 : i64, start = 0 : i64, size = 3 : i64, step = 9223372036854775807 : i64} : (tensor<8xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @split_c1_axis_out_of_range(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mir.split' op axis -3 is out of range [-2, 2)}}
+  %y:2 = mir.split %x {axis = -3 : i64, sizes = array<i64: 2, 2>} : (tensor<4x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @split_c2_no_sizes(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mir.split' op requires at least one size}}
+  mir.split %x {axis = 0 : i64, sizes = array<i64>} : (tensor<4x8xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @split_c2_negative_size(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mir.split' op requires non-negative sizes, got -1}}
+  %y:2 = mir.split %x {axis = 0 : i64, sizes = array<i64: 5, -1>} : (tensor<4x8xf32>) -> (tensor<5x8xf32>, tensor<0x8xf32>)
+  return
+}
+
+// -----
+
+func.func @split_c3_sizes_not_the_dim(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mir.split' op sizes add up to 7, not to the dim of 8 they split}}
+  %y:2 = mir.split %x {axis = -1 : i64, sizes = array<i64: 3, 4>} : (tensor<4x8xf32>) -> (tensor<4x3xf32>, tensor<4x4xf32>)
+  return
+}
+
+// -----
+
+func.func @split_infer_c1_wrong_result(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'mir.split' op result type}}
+  %y:2 = mir.split %x {axis = 1 : i64, sizes = array<i64: 3, 5>} : (tensor<4x8xf32>) -> (tensor<4x3xf32>, tensor<4x6xf32>)
+  return
+}
+
+// -----
+
 func.func @concat_c1_no_inputs() {
   // expected-error @+1 {{'mir.concat' op requires at least one input}}
   %y = mir.concat {axis = 0 : i64} : () -> tensor<1xf32>

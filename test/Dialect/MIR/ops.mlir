@@ -319,6 +319,20 @@ func.func @slice_last_row_of_dynamic_seq(%x: tensor<1x?x64xf32>) -> tensor<1x1x6
   return %y : tensor<1x1x64xf32>
 }
 
+// CHECK-LABEL: func.func @slice_with_negative_step
+func.func @slice_with_negative_step(%x: tensor<2x?xf32>) -> tensor<2x3xf32> {
+  // CHECK: mir.slice %{{.*}} {axis = 1 : i64, size = 3 : i64, start = 5 : i64, step = -2 : i64} : (tensor<2x?xf32>) -> tensor<2x3xf32>
+  %y = mir.slice %x {axis = 1 : i64, start = 5 : i64, size = 3 : i64, step = -2 : i64} : (tensor<2x?xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @split_dynamic_dim
+func.func @split_dynamic_dim(%x: tensor<?x96xf32>) -> (tensor<?x64xf32>, tensor<?x0xf32>, tensor<?x32xf32>) {
+  // CHECK: %{{.*}}:3 = mir.split %{{.*}} {axis = -1 : i64, sizes = array<i64: 64, 0, 32>} : (tensor<?x96xf32>) -> (tensor<?x64xf32>, tensor<?x0xf32>, tensor<?x32xf32>)
+  %y:3 = mir.split %x {axis = -1 : i64, sizes = array<i64: 64, 0, 32>} : (tensor<?x96xf32>) -> (tensor<?x64xf32>, tensor<?x0xf32>, tensor<?x32xf32>)
+  return %y#0, %y#1, %y#2 : tensor<?x64xf32>, tensor<?x0xf32>, tensor<?x32xf32>
+}
+
 // CHECK-LABEL: func.func @concat_kv_cache_append
 func.func @concat_kv_cache_append(%past: tensor<1x?x32xf32>, %new: tensor<1x1x32xf32>) -> tensor<1x?x32xf32> {
   // CHECK: mir.concat %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<1x?x32xf32>, tensor<1x1x32xf32>) -> tensor<1x?x32xf32>

@@ -26,6 +26,7 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/MathExtras.h"
 #include <cmath>
 
 using namespace mlir;
@@ -1103,7 +1104,8 @@ LogicalResult TransposeOp::canonicalize(TransposeOp op,
 
 LogicalResult SliceOp::verify() {
   RankedTensorType input = getInput().getType();
-  int64_t axis = getAxis(), start = getStart(), size = getSize();
+  int64_t axis = getAxis(), start = getStart(), size = getSize(),
+          step = getStep();
   // mir_slice_c1: axis is in [0, rank).
   if (axis < 0 || axis >= input.getRank())
     return emitOpError("axis ")
@@ -1111,17 +1113,37 @@ LogicalResult SliceOp::verify() {
   // mir_slice_c2: size is non-negative (0: an empty slice).
   if (size < 0)
     return emitOpError("requires a non-negative size, got ") << size;
-  // mir_slice_c3: the range lies inside the axis.
+  // mir_slice_c4: the step is not 0.
+  if (step == 0)
+    return emitOpError("requires a non-zero step");
+  // The position of the last element, start + (size - 1) * step, without
+  // overflow.
+  int64_t span = 0, last = start;
+  if (size > 0 && (llvm::MulOverflow(size - 1, step, span) ||
+                   llvm::AddOverflow(start, span, last)))
+    return emitOpError("slice of ")
+           << size << " from " << start << " with step " << step
+           << " overflows the axis positions";
+  // mir_slice_c3: every position lies inside the axis.
   int64_t dim = input.getDimSize(axis);
+  auto outOfRange = [&]() {
+    InFlightDiagnostic diag = emitOpError("slice of ")
+                              << size << " from " << start;
+    if (step != 1)
+      diag << " with step " << step;
+    return diag;
+  };
   if (!ShapedType::isDynamic(dim)) {
     int64_t begin = start < 0 ? dim + start : start;
-    if (begin < 0 || size > dim - begin)
-      return emitOpError("slice of ")
-             << size << " from " << start << " is out of range for a dim of "
-             << dim;
-  } else if (start < 0 && size > -start) {
-    return emitOpError("slice of ")
-           << size << " from " << start << " runs past the end of the axis";
+    int64_t end = begin + (last - start);
+    if (size == 0 ? begin < 0 || begin > dim
+                  : begin < 0 || begin >= dim || end < 0 || end >= dim)
+      return outOfRange() << " is out of range for a dim of " << dim;
+  } else if (size > 0 && (start < 0) != (last < 0)) {
+    // On a dynamic dim the positions must keep the sign of the start (all
+    // counted from the end, or all from the front).
+    return outOfRange() << (start < 0 ? " runs past the end of the axis"
+                                      : " runs before the start of the axis");
   }
   return verifyResultMatchesInference(*this);
 }
@@ -1142,7 +1164,7 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *context,
 
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   int64_t dim = getInput().getType().getDimSize(getAxis());
-  if (ShapedType::isDynamic(dim) || getSize() != dim)
+  if (ShapedType::isDynamic(dim) || getSize() != dim || getStep() != 1)
     return {};
   if (getStart() != 0 && getStart() != -dim)
     return {};
@@ -1150,7 +1172,13 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
 }
 
 LogicalResult SliceOp::canonicalize(SliceOp op, PatternRewriter &rewriter) {
-  // slice(slice(x)) on one axis -> slice(x) at the sum of the starts, once
+  // A slice of at most one element takes it with step 1.
+  if (op.getStep() != 1 && op.getSize() <= 1) {
+    rewriter.modifyOpInPlace(op, [&] { op.setStep(1); });
+    return success();
+  }
+  // slice(slice(x)) on one axis -> slice(x) at the inner start plus the
+  // outer start times the inner step, with the product of the steps, once
   // both starts are non-negative. The outer start is relative to the static
   // size of the inner slice; the inner one needs a static dim when negative.
   auto producer = op.getInput().getDefiningOp<SliceOp>();
@@ -1166,10 +1194,75 @@ LogicalResult SliceOp::canonicalize(SliceOp op, PatternRewriter &rewriter) {
   int64_t outerStart = op.getStart();
   if (outerStart < 0)
     outerStart += producer.getSize();
+  int64_t innerStep = producer.getStep(), outerStep = op.getStep();
+  int64_t step = innerStep * outerStep;
+  int64_t start = innerStart + outerStart * innerStep;
+  // An empty outer slice with steps may start one past the inner range,
+  // which need not be a position of the axis: keep the two.
+  if ((innerStep != 1 || outerStep != 1) && op.getSize() == 0)
+    return failure();
   rewriter.modifyOpInPlace(op, [&] {
     op.getInputMutable().assign(producer.getInput());
-    op.setStart(innerStart + outerStart);
+    op.setStart(start);
+    op.setStep(step);
   });
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SplitOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SplitOp::verify() {
+  RankedTensorType input = getInput().getType();
+  int64_t rank = input.getRank();
+  // mir_split_c1: axis is in [-rank, rank).
+  if (getAxis() < -rank || getAxis() >= rank)
+    return emitOpError("axis ")
+           << getAxis() << " is out of range [" << -rank << ", " << rank << ")";
+  // mir_split_c2: at least one size, each >= 0.
+  ArrayRef<int64_t> sizes = getSizes();
+  if (sizes.empty())
+    return emitOpError("requires at least one size");
+  int64_t total = 0;
+  for (int64_t size : sizes) {
+    if (size < 0)
+      return emitOpError("requires non-negative sizes, got ") << size;
+    if (llvm::AddOverflow(total, size, total))
+      return emitOpError("sizes add up past 2^63 - 1");
+  }
+  // mir_split_c3: on a static dim the sizes add up to it.
+  int64_t dim = input.getDimSize(getAxis() < 0 ? getAxis() + rank : getAxis());
+  if (!ShapedType::isDynamic(dim) && total != dim)
+    return emitOpError("sizes add up to ")
+           << total << ", not to the dim of " << dim << " they split";
+  return verifyResultMatchesInference(*this);
+}
+
+LogicalResult SplitOp::inferReturnTypes(MLIRContext *context,
+                                        std::optional<Location> location,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  RankedTensorType input = getTensorType(adaptor.getInput());
+  int64_t axis = adaptor.getAxis();
+  if (!input || axis < -input.getRank() || axis >= input.getRank())
+    return emitOptionalError(location, "invalid split axis");
+  if (axis < 0)
+    axis += input.getRank();
+  for (int64_t size : adaptor.getSizes()) {
+    SmallVector<int64_t> shape(input.getShape());
+    shape[axis] = size;
+    inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  }
+  return success();
+}
+
+LogicalResult SplitOp::fold(FoldAdaptor adaptor,
+                            SmallVectorImpl<OpFoldResult> &results) {
+  // A single piece of a static dim is the whole input.
+  if (getNumResults() != 1 || getResult(0).getType() != getInput().getType())
+    return failure();
+  results.push_back(getInput());
   return success();
 }
 

@@ -233,7 +233,8 @@ MIRMatchResult mlir::rlx::matchAttentionBlock(mir::AttentionOp op,
   int64_t last = qkvShape.size() - 1;
   int64_t qDim = heads * headDim, kvDim = kvHeads * headDim;
   auto isRange = [&](mir::SliceOp s, int64_t start, int64_t size) {
-    return s.getAxis() == last && s.getStart() == start && s.getSize() == size;
+    return s.getAxis() == last && s.getStart() == start &&
+           s.getSize() == size && s.getStep() == 1;
   };
   if (qkvShape.size() != 3 || qkvShape[last] != qDim + 2 * kvDim ||
       !isRange(sq, 0, qDim) || !isRange(sk, qDim, kvDim) ||

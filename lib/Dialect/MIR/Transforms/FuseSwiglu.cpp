@@ -60,7 +60,8 @@ static MIRMatchResult matchOrdered(mir::MulOp op, Value a, Value b,
   auto guType = cast<RankedTensorType>(gu.getType());
   int64_t last = guType.getRank() - 1;
   if (gate.getAxis() != last || up.getAxis() != last ||
-      gate.getSize() != up.getSize())
+      gate.getSize() != up.getSize() || gate.getStep() != 1 ||
+      up.getStep() != 1)
     return MIRMatchResult::noMatch();
   int64_t width = guType.getDimSize(last), half = gate.getSize();
   if (ShapedType::isDynamic(width))

@@ -846,35 +846,69 @@ def MIR_TransposeOp : MIR_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
 }
 
 def MIR_SliceOp : MIR_Op<"slice", [Pure, InferTypeOpAdaptor]> {
-  let summary = "a contiguous range of one axis";
+  let summary = "a range of one axis, with a step";
   let description = [{
-    Takes `size` consecutive entries of `axis` starting at `start`; all other
-    dims are kept. A negative `start` counts from the end of the axis
-    (`start = -1, size = 1` takes the last row, also of a dynamic sequence).
-    `axis` is in `[0, rank)`, `size >= 0` (0: an empty slice), and the range
-    lies inside the axis:
-    `0 <= start' and start' + size <= dim` where `start' = start` or
-    `dim + start` for a negative `start`. On a dynamic dim this is checked at
-    compile time only for negative starts (`start + size <= 0`). The result
-    has `size` at `axis` (inferred).
+    Takes `size` entries of `axis`, the first at `start` and each next one
+    `step` further (`np.take(x, start' + step * arange(size), axis)`; a
+    negative `step` walks backwards: numpy's `a[5:1:-2]` is `start = 5,
+    size = 2, step = -2`). All other dims are kept. A negative `start`
+    counts from the end of the axis (`start = -1, size = 1` takes the last
+    row, also of a dynamic sequence). `axis` is in `[0, rank)`,
+    `size >= 0` (0: an empty slice), `step != 0` (default 1), and every
+    position `start' + i * step` lies inside the axis, where
+    `start' = start` or `dim + start` for a negative `start` (an empty slice
+    needs `0 <= start' <= dim`). On a dynamic dim this is checked at compile
+    time only where the sign of the positions decides it (all of them
+    negative, or all non-negative). The result has `size` at `axis`
+    (inferred).
 
-    Folds a slice of the whole axis to its input; `slice(slice(x))` on the
-    same axis canonicalizes to one slice when both starts can be made
-    non-negative.
+    Folds a unit-step slice of the whole axis to its input; a slice of at
+    most one element canonicalizes to step 1, and `slice(slice(x))` on the
+    same axis to one slice (starts added, steps multiplied) when both starts
+    can be made non-negative.
 
     ```mlir
     %last = mir.slice %h {axis = 1 : i64, start = -1 : i64, size = 1 : i64}
         : (tensor<1x?x2048xf32>) -> tensor<1x1x2048xf32>
+    %rev = mir.slice %x {axis = 0 : i64, start = 5 : i64, size = 2 : i64,
+                         step = -2 : i64} : (tensor<8xf32>) -> tensor<2xf32>
     ```
   }];
   let arguments = (ins MIR_AnyTensor:$input, MIR_I64Attr:$axis,
-                   MIR_I64Attr:$start, MIR_I64Attr:$size);
+                   MIR_I64Attr:$start, MIR_I64Attr:$size,
+                   DefaultValuedAttr<MIR_I64Attr, "1">:$step);
   let results = (outs MIR_AnyTensor:$result);
   let assemblyFormat =
       "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let hasFolder = 1;
   let hasCanonicalizeMethod = 1;
+}
+
+def MIR_SplitOp : MIR_Op<"split", [Pure, InferTypeOpAdaptor]> {
+  let summary = "consecutive ranges of one axis, one result each";
+  let description = [{
+    Cuts `axis` into consecutive pieces of `sizes[i]` entries, result `i`
+    being entries `[sizes[0] + ... + sizes[i-1], ... + sizes[i])` with all
+    other dims kept (`np.split(x, np.cumsum(sizes)[:-1], axis)`). A negative
+    `axis` counts from the end. There is one result per size, at least one;
+    each size is `>= 0` (0: an empty piece), and on a static dim the sizes
+    add up to it (on a dynamic dim the sum is the dim at run time). The
+    result types are inferred. Each result is the slice of its range; a
+    single piece folds to the input.
+
+    ```mlir
+    %q, %k, %v = mir.split %qkv {axis = -1 : i64, sizes = array<i64: 64, 16, 16>}
+        : (tensor<1x?x96xf32>) -> (tensor<1x?x64xf32>, tensor<1x?x16xf32>, tensor<1x?x16xf32>)
+    ```
+  }];
+  let arguments = (ins MIR_AnyTensor:$input, MIR_I64Attr:$axis,
+                   DenseI64ArrayAttr:$sizes);
+  let results = (outs Variadic<MIR_AnyTensor>:$results);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def MIR_TileOp : MIR_Op<"tile", [Pure, InferTypeOpAdaptor]> {
