@@ -533,6 +533,37 @@ def test_fused_matmul_residual_only(rlx):
           (x @ w + r).astype(np.float32), rtol=1e-4, atol=1e-4)
 
 
+# K = 0: every product is an empty sum, zeros as in NumPy (then the fused
+# epilogue: act(0 + bias) + residual).
+@pytest.mark.parametrize("lhs,rhs,flags", [
+    ((5, 0), (0, 7), ""), ((2, 3, 0), (4, 0), "{transpose_rhs}"),
+    ((0, 6), (0, 3), "{transpose_lhs}"), ((0, 0), (0, 0), "")])
+def test_matmul_empty_contraction(rlx, lhs, rhs, flags):
+    a, b = randn(*lhs), randn(*rhs)
+    tl, tr = "transpose_lhs" in flags, "transpose_rhs" in flags
+    expected = np.matmul(a.swapaxes(-1, -2) if tl else a, b.T if tr else b)
+    check(rlx, f"mir.matmul %a0, %a1 {flags} : {{T}}", [a, b],
+          expected.astype(np.float32), rtol=0, atol=0)
+
+
+def test_matmul_empty_contraction_with_param_and_epilogue(rlx):
+    x, b, r = randn(3, 0), randn(8), randn(3, 8)
+    mlir = """func.func @f(%x: tensor<3x0xf32> {rlx.name = "x"}, %b: tensor<8xf32> {rlx.name = "b"}, %r: tensor<3x8xf32> {rlx.name = "r"}) -> (tensor<3x8xf32> {rlx.name = "y"}, tensor<3x8xf32> {rlx.name = "z"}, tensor<2x3x8xf32> {rlx.name = "w"}) {
+  %w = mir.param "w" : tensor<8x0xf32>
+  %y = mir.matmul %x, %w {transpose_rhs} : (tensor<3x0xf32>, tensor<8x0xf32>) -> tensor<3x8xf32>
+  %z = mir.fused_matmul %x, %w bias(%b) residual(%r) {transpose_rhs, activation = #mir<activation silu>} : (tensor<3x0xf32>, tensor<8x0xf32>, tensor<8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32>
+  %e = mir.broadcast %x : (tensor<3x0xf32>) -> tensor<2x3x0xf32>
+  %f = mir.broadcast %w : (tensor<8x0xf32>) -> tensor<2x8x0xf32>
+  %g = mir.batch_matmul %e, %f {transpose_rhs} : (tensor<2x3x0xf32>, tensor<2x8x0xf32>) -> tensor<2x3x8xf32>
+  return %y, %z, %g : tensor<3x8xf32>, tensor<3x8xf32>, tensor<2x3x8xf32>
+}"""
+    out = rlx.run(mlir, {"x": x, "b": b, "r": r},
+                  {"w": np.zeros((8, 0), np.float32)})
+    np.testing.assert_array_equal(out["y"], np.zeros((3, 8), np.float32))
+    np.testing.assert_array_equal(out["w"], np.zeros((2, 3, 8), np.float32))
+    assert_close(out["z"], (b * sigmoid(b) + r).astype(np.float32))
+
+
 #===----------------------------------------------------------------------===#
 # Attention and RoPE
 #===----------------------------------------------------------------------===#

@@ -727,6 +727,22 @@ LogicalResult mlir::rlx::emitMatmulKernel(KernelEmitter &e, Operation *op,
       residual = ins[next++].memref;
     act = fused.getActivation();
   }
+  // K = 0: every product is an empty sum, so the output is zeros (NumPy)
+  // before the epilogue; no GEMM (BLAS takes no zero leading dimension)
+  // and no weight read. The zeros are written through the map, inside the
+  // threads' loop protocol as every write of the arena.
+  auto lTy = cast<MemRefType>(lhs.getType());
+  if (lTy.getDimSize(lTy.getRank() - (op->hasAttr("transpose_lhs") ? 2 : 1)) ==
+      0) {
+    KernelView zero;
+    zero.elementType = outTy.getElementType();
+    zero.scalar = e.constant(0.0, zero.elementType);
+    zero.shape.assign(outTy.getShape().begin(), outTy.getShape().end());
+    zero.strides.assign(zero.shape.size(), 0);
+    emitCopy(e, zero, KernelEmitter::viewOf(out));
+    emitEpilogue(e, out, bias, residual, act);
+    return success();
+  }
   bool ukernel =
       e.config && e.config.getStrategy() == lir::KernelStrategy::Ukernel;
   if (ukernel != stored)
