@@ -654,6 +654,28 @@ def test_rope_inv_freq(rlx):
           [x, pos, inv], expected, rtol=1e-4, atol=1e-4)
 
 
+def test_rope_attention_matmul_f16(rlx):
+    """RoPE, attention and a GEMM on f16 activations: computed in f32 and
+    rounded back to f16 (the verifier accepts f16; no back end refuses it)."""
+    x = randn(1, 5, 32).astype(np.float16)
+    pos = np.arange(3, 8, dtype=np.int64)
+    w = randn(24, 32, scale=0.2).astype(np.float16)
+    xf, wf = x.astype(np.float32), w.astype(np.float32)
+    rope = ref_rope(xf, pos, 16, 16, 10000.0)
+    attn = ref_attention(xf, xf, xf, 2, 2, 16, 0.25, "none")
+    mm = xf @ wf.T
+    mlir = """func.func @f(%x: tensor<1x5x32xf16> {rlx.name = "x"}, %p: tensor<5xi64> {rlx.name = "p"}, %w: tensor<24x32xf16> {rlx.name = "w"}) -> (tensor<1x5x32xf16> {rlx.name = "rope"}, tensor<1x5x32xf16> {rlx.name = "attn"}, tensor<1x5x24xf16> {rlx.name = "mm"}) {
+  %r = mir.rope %x, %p {head_dim = 16 : i64, rotary_dim = 16 : i64} : (tensor<1x5x32xf16>, tensor<5xi64>) -> tensor<1x5x32xf16>
+  %a = mir.attention %x, %x, %x {num_heads = 2 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : (tensor<1x5x32xf16>, tensor<1x5x32xf16>, tensor<1x5x32xf16>) -> tensor<1x5x32xf16>
+  %m = mir.matmul %x, %w {transpose_rhs} : (tensor<1x5x32xf16>, tensor<24x32xf16>) -> tensor<1x5x24xf16>
+  return %r, %a, %m : tensor<1x5x32xf16>, tensor<1x5x32xf16>, tensor<1x5x24xf16>
+}"""
+    out = rlx.run(mlir, {"x": x, "p": pos, "w": w})
+    for name, ref in (("rope", rope), ("attn", attn), ("mm", mm)):
+        assert out[name].dtype == np.float16, name
+        assert_close(out[name].astype(np.float32), ref, rtol=2e-3, atol=2e-3)
+
+
 #===----------------------------------------------------------------------===#
 # Data movement
 #===----------------------------------------------------------------------===#

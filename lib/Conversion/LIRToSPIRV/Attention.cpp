@@ -146,13 +146,16 @@ static void emitDecodeAttention(GPUKernelEmitter &e, const AttentionInfo &a,
               Value dot = e.forLoop(
                   e.index(0), e.index(hd), 1, {zero},
                   [&](Value d, ValueRange sum) -> SmallVector<Value> {
-                    Value kv = e.load(*a.k, {bi, j, e.add(kvOff, d)});
+                    // Keys and values kept in f16 read widened.
+                    Value kv = e.castValue(
+                        e.load(*a.k, {bi, j, e.add(kvOff, d)}), elt);
                     return {e.addF(sum[0], e.mulF(e.loadLocal(qs, {d}), kv))};
                   })[0];
-              return onlineStep(e, hd, cur[0], cur[1], score(e, a, dot), acc,
-                                [&](Value d) {
-                                  return e.load(*a.v, {bi, j, e.add(kvOff, d)});
-                                });
+              return onlineStep(
+                  e, hd, cur[0], cur[1], score(e, a, dot), acc, [&](Value d) {
+                    return e.castValue(e.load(*a.v, {bi, j, e.add(kvOff, d)}),
+                                       elt);
+                  });
             },
             [&]() -> SmallVector<Value> { return {cur[0], cur[1]}; });
       });
@@ -289,8 +292,12 @@ LogicalResult mlir::rlx::emitGPUAttentionKernel(GPUKernelEmitter &e,
                     Value gj = e.add(j0, jj);
                     Value ok = e.cmpLTConst(gj, tk);
                     SmallVector<Value> at = {bi, gj, e.add(kvOff, d)};
-                    e.storeLocal(e.loadOr(k, at, ok, zero), ks, {jj, d});
-                    e.storeLocal(e.loadOr(v, at, ok, zero), vs, {jj, d});
+                    // Keys and values kept in f16 read widened.
+                    Value kz = e.constant(0.0, k.elementType);
+                    e.storeLocal(e.castValue(e.loadOr(k, at, ok, kz), elt), ks,
+                                 {jj, d});
+                    e.storeLocal(e.castValue(e.loadOr(v, at, ok, kz), elt), vs,
+                                 {jj, d});
                     return {};
                   });
         e.barrier();

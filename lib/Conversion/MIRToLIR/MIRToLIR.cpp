@@ -471,6 +471,14 @@ struct ConvertMIRToLIRPass
       for (func::FuncOp f : getOperation().getOps<func::FuncOp>())
         walkAndApplyPatterns(f, frozen);
     }
+    {
+      // f16 / bf16 RoPE, attention and GEMMs run in f32 on both back ends.
+      RewritePatternSet patterns(&getContext());
+      populateWidenHalfPrecisionPatterns(patterns);
+      FrozenRewritePatternSet frozen(std::move(patterns));
+      for (func::FuncOp f : getOperation().getOps<func::FuncOp>())
+        walkAndApplyPatterns(f, frozen);
+    }
     MIRToLIROptions opts;
     opts.alignment = alignment;
     IRRewriter rewriter(&getContext());

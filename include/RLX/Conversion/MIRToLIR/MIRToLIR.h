@@ -30,6 +30,12 @@ class EntryOp;
 /// GEMM) into that sequence.
 void populateExpandFusedForCPUPatterns(RewritePatternSet &patterns);
 
+/// Rewrites the ops both back ends compute in f32 only (mir.rope, and
+/// mir.attention, mir.matmul, mir.batch_matmul and mir.fused_matmul with an
+/// f16 / bf16 query or left-hand side) into casts to f32, the op in f32 and
+/// a cast back to the op's type.
+void populateWidenHalfPrecisionPatterns(RewritePatternSet &patterns);
+
 struct MIRToLIROptions {
   /// Alignment of parameter offsets, and the entry's `alignment` (which
   /// lir-plan-arena places arena buffers at).
