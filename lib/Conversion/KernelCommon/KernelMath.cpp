@@ -192,8 +192,49 @@ bool mlir::rlx::isUnaryMathOp(Operation *op) {
              mir::CeilOp, mir::RoundOp, mir::SignOp, mir::ClipOp>(op);
 }
 
+/// i1 arithmetic as logic (SPIR-V has no integer arithmetic on booleans):
+/// i1 is signed, true being -1, and wraps mod 2, so add and sub are xor, mul
+/// and max are and, min is or.
+static Value booleanCombine(OpBuilder &b, Location loc,
+                            vector::CombiningKind kind, Value a, Value c) {
+  using Kind = vector::CombiningKind;
+  switch (kind) {
+  case Kind::MAXIMUMF:
+  case Kind::MAXNUMF:
+  case Kind::MAXSI:
+  case Kind::MUL:
+    return arith::AndIOp::create(b, loc, a, c);
+  case Kind::MINIMUMF:
+  case Kind::MINNUMF:
+  case Kind::MINSI:
+    return arith::OrIOp::create(b, loc, a, c);
+  default:
+    return arith::XOrIOp::create(b, loc, a, c);
+  }
+}
+
+static bool isBoolean(Value v) {
+  return getElementTypeOrSelf(v.getType()).isInteger(1);
+}
+
 Value KernelMath::binary(Operation *op, Value a, Value c) {
   bool isFloat = isa<FloatType>(getElementTypeOrSelf(a.getType()));
+  if (isBoolean(a)) {
+    using Kind = vector::CombiningKind;
+    return llvm::TypeSwitch<Operation *, Value>(op)
+        .Case<mir::AddOp, mir::SubOp>([&](Operation *) {
+          return booleanCombine(b, loc, Kind::ADD, a, c);
+        })
+        .Case<mir::MulOp, mir::MaxOp>([&](Operation *) {
+          return booleanCombine(b, loc, Kind::MUL, a, c);
+        })
+        .Case([&](mir::MinOp) {
+          return booleanCombine(b, loc, Kind::MINSI, a, c);
+        })
+        // x / -1 is x mod 2 (a division by false is undefined).
+        .Case([&](mir::DivOp) { return a; })
+        .Default([](Operation *) { return Value(); });
+  }
   return llvm::TypeSwitch<Operation *, Value>(op)
       .Case([&](mir::AddOp) -> Value {
         return isFloat ? arith::AddFOp::create(b, loc, a, c).getResult()
@@ -291,6 +332,23 @@ Value KernelMath::compare(CmpPredicate pred, Value a, Value c) {
     }
     return arith::CmpFOp::create(b, loc, p, a, c);
   }
+  if (isBoolean(a) && pred != CmpPredicate::EQ && pred != CmpPredicate::NE) {
+    // Signed i1 (true is -1) as logic: a < c is a and not c.
+    Value one = constantLike(1, a);
+    auto notOf = [&](Value v) -> Value {
+      return arith::XOrIOp::create(b, loc, v, one);
+    };
+    switch (pred) {
+    case CmpPredicate::LT:
+      return arith::AndIOp::create(b, loc, a, notOf(c));
+    case CmpPredicate::LE:
+      return arith::OrIOp::create(b, loc, a, notOf(c));
+    case CmpPredicate::GT:
+      return arith::AndIOp::create(b, loc, c, notOf(a));
+    default:
+      return arith::OrIOp::create(b, loc, c, notOf(a));
+    }
+  }
   arith::CmpIPredicate p = arith::CmpIPredicate::eq;
   switch (pred) {
   case CmpPredicate::EQ:
@@ -327,6 +385,13 @@ Value KernelMath::castValue(Value x, Type to) {
   if (from == to)
     return x;
   bool fFrom = isa<FloatType>(from), fTo = isa<FloatType>(to);
+  // f16 <-> bf16: one width, neither wider; exact to f32, then one rounding.
+  if (fFrom && fTo &&
+      from.getIntOrFloatBitWidth() == to.getIntOrFloatBitWidth())
+    return arith::TruncFOp::create(
+        b, loc, rt,
+        arith::ExtFOp::create(b, loc, withElement(x.getType(), b.getF32Type()),
+                              x));
   if (fFrom && fTo)
     return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
                ? arith::ExtFOp::create(b, loc, rt, x).getResult()
@@ -353,6 +418,8 @@ Value KernelMath::castValue(Value x, Type to) {
 
 Value KernelMath::combine(vector::CombiningKind kind, Value a, Value c) {
   using Kind = vector::CombiningKind;
+  if (isBoolean(a))
+    return booleanCombine(b, loc, kind, a, c);
   bool isFloat = isa<FloatType>(getElementTypeOrSelf(a.getType()));
   switch (kind) {
   case Kind::MAXIMUMF:

@@ -39,6 +39,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/OperationSupport.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -392,12 +393,33 @@ struct ConvertLIRToLoopsPass
   }
 };
 
+/// erf on bf16 (which the polynomial approximation does not take) as erf
+/// on f32, rounded back.
+struct WidenBF16Erf : public OpRewritePattern<math::ErfOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::ErfOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (!getElementTypeOrSelf(type).isBF16())
+      return failure();
+    Type wide = isa<VectorType>(type)
+                    ? Type(cast<VectorType>(type).clone(rewriter.getF32Type()))
+                    : Type(rewriter.getF32Type());
+    Value x =
+        arith::ExtFOp::create(rewriter, op.getLoc(), wide, op.getOperand());
+    Value erf = math::ErfOp::create(rewriter, op.getLoc(), x);
+    rewriter.replaceOpWithNewOp<arith::TruncFOp>(op, type, erf);
+    return success();
+  }
+};
+
 struct RLXApproximateMathPass
     : public mlir::rlx::impl::RLXApproximateMathPassBase<
           RLXApproximateMathPass> {
   using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
+    patterns.add<WidenBF16Erf>(&getContext());
     // exp, tanh and erf on vectors would otherwise become one libm call per
     // lane; cos, sin and pow stay libm calls (RoPE wants their accuracy).
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
