@@ -151,6 +151,32 @@ def test_rounding_chain(rlx):
     np.testing.assert_array_equal(out, np.sign(f) * f)
 
 
+def test_rounding_sign_clip_fused(rlx):
+    """abs, floor, ceil, round, sign and clip joined into one elementwise
+    region with broadcasting (mir-fuse-elementwise), exact against NumPy on
+    halves, signed zeros, infinities and NaN."""
+    x = rounding_inputs(4, 16)
+    x[3, :3] = [np.nan, -0.0, 0.0]
+    y = rounding_inputs(16)
+    tx, ty = mlir_type(x), mlir_type(y)
+    mlir = (f'func.func @f(%x: {tx} {{rlx.name = "x"}}, %y: {ty} {{rlx.name = "y"}}) -> ({tx} {{rlx.name = "out"}}) {{\n'
+            f"  %0 = mir.abs %x : ({tx}) -> {tx}\n"
+            f"  %1 = mir.floor %y : ({ty}) -> {ty}\n"
+            f"  %2 = mir.add %0, %1 : ({tx}, {ty}) -> {tx}\n"
+            f"  %3 = mir.ceil %2 : ({tx}) -> {tx}\n"
+            f"  %4 = mir.round %x : ({tx}) -> {tx}\n"
+            f"  %5 = mir.sub %3, %4 : ({tx}, {tx}) -> {tx}\n"
+            f"  %6 = mir.sign %5 : ({tx}) -> {tx}\n"
+            f"  %7 = mir.clip %6 {{min = -5.000000e-01 : f32, max = 2.500000e-01 : f32}} : ({tx}) -> {tx}\n"
+            f"  %8 = mir.mul %7, %x : ({tx}, {tx}) -> {tx}\n"
+            f"  return %8 : {tx}\n}}\n")
+    out = rlx.run(mlir, {"x": x, "y": y})["out"]
+    with np.errstate(invalid="ignore"):
+        s = np.sign(np.ceil(np.abs(x) + np.floor(y)) - np.round(x))
+        expected = np.clip(s, -0.5, 0.25).astype(np.float32) * x
+    np.testing.assert_array_equal(out, expected)
+
+
 def test_gelu_tanh(rlx):
     x = randn(3, 5, 33)
     check(rlx, "mir.gelu %a0 {tanh_approx} : {T}", [x], gelu_tanh(x))

@@ -184,3 +184,50 @@ func.func @fuse_activation_relu6(%x: tensor<4x16xf32>, %y: tensor<4x16xf32>) -> 
   %1 = mir.mul %0, %y : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
   return %1 : tensor<4x16xf32>
 }
+
+// -----
+
+/// The rounding ops, sign and clip join a region as their math: abs, floor,
+/// ceil, round (halves to even), np.sign (x itself for zeros and NaN) and
+/// clip (max, then min).
+
+// CHECK-LABEL: func.func @fuse_rounding_sign_clip
+// CHECK-SAME: (%[[X:.*]]: tensor<4x16xf32>, %[[Y:.*]]: tensor<16xf32>)
+// CHECK: mir.elementwise %[[X]], %[[Y]] {
+// CHECK-NEXT: ^bb0(%[[A0:.*]]: f32, %[[A1:.*]]: f32):
+// CHECK-NEXT:   %[[ABS:.*]] = math.absf %[[A0]] : f32
+// CHECK-NEXT:   %[[FL:.*]] = math.floor %[[A1]] : f32
+// CHECK-NEXT:   %[[ADD:.*]] = arith.addf %[[ABS]], %[[FL]] : f32
+// CHECK-NEXT:   %[[CE:.*]] = math.ceil %[[ADD]] : f32
+// CHECK-NEXT:   %[[RO:.*]] = math.roundeven %[[A0]] : f32
+// CHECK-NEXT:   %[[SUB:.*]] = arith.subf %[[CE]], %[[RO]] : f32
+// CHECK-NEXT:   %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:   %[[POS:.*]] = arith.cmpf ogt, %[[SUB]], %[[ZERO]] : f32
+// CHECK-NEXT:   %[[NEG:.*]] = arith.cmpf olt, %[[SUB]], %[[ZERO]] : f32
+// CHECK-NEXT:   %[[M1:.*]] = arith.constant -1.000000e+00 : f32
+// CHECK-NEXT:   %[[S1:.*]] = arith.select %[[NEG]], %[[M1]], %[[SUB]] : f32
+// CHECK-NEXT:   %[[P1:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:   %[[SIGN:.*]] = arith.select %[[POS]], %[[P1]], %[[S1]] : f32
+// CHECK-NEXT:   %[[LO:.*]] = arith.constant -5.000000e-01 : f32
+// CHECK-NEXT:   %[[HI:.*]] = arith.constant 2.500000e-01 : f32
+// CHECK-NEXT:   %[[L:.*]] = arith.maximumf %[[SIGN]], %[[LO]] : f32
+// CHECK-NEXT:   %[[H:.*]] = arith.minimumf %[[L]], %[[HI]] : f32
+// CHECK-NEXT:   mir.yield %[[H]] : f32
+// CHECK-NEXT: } : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+// CHECK-NOT: mir.abs
+// CHECK-NOT: mir.floor
+// CHECK-NOT: mir.ceil
+// CHECK-NOT: mir.round
+// CHECK-NOT: mir.sign
+// CHECK-NOT: mir.clip
+func.func @fuse_rounding_sign_clip(%x: tensor<4x16xf32>, %y: tensor<16xf32>) -> tensor<4x16xf32> {
+  %0 = mir.abs %x : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %1 = mir.floor %y : (tensor<16xf32>) -> tensor<16xf32>
+  %2 = mir.add %0, %1 : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %3 = mir.ceil %2 : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %4 = mir.round %x : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %5 = mir.sub %3, %4 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %6 = mir.sign %5 : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %7 = mir.clip %6 {min = -5.000000e-01 : f32, max = 2.500000e-01 : f32} : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %7 : tensor<4x16xf32>
+}

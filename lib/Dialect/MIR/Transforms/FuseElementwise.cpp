@@ -42,11 +42,13 @@ using namespace mlir::rlx;
 using namespace mlir::rlx::fusion;
 
 bool mlir::rlx::isFusableElementwiseOp(Operation *op) {
-  if (!isa_and_nonnull<mir::AddOp, mir::SubOp, mir::MulOp, mir::DivOp,
-                       mir::MaxOp, mir::MinOp, mir::PowOp, mir::ExpOp,
-                       mir::LogOp, mir::SqrtOp, mir::RsqrtOp, mir::TanhOp,
-                       mir::ErfOp, mir::SigmoidOp, mir::SiluOp, mir::GeluOp,
-                       mir::ReluOp, mir::NegOp, mir::ActivationOp>(op))
+  if (!isa_and_nonnull<
+          mir::AddOp, mir::SubOp, mir::MulOp, mir::DivOp, mir::MaxOp,
+          mir::MinOp, mir::PowOp, mir::ExpOp, mir::LogOp, mir::SqrtOp,
+          mir::RsqrtOp, mir::TanhOp, mir::ErfOp, mir::SigmoidOp, mir::SiluOp,
+          mir::GeluOp, mir::ReluOp, mir::NegOp, mir::ActivationOp, mir::AbsOp,
+          mir::FloorOp, mir::CeilOp, mir::RoundOp, mir::SignOp, mir::ClipOp>(
+          op))
     return false;
   return isa<FloatType>(
       cast<RankedTensorType>(op->getResult(0).getType()).getElementType());
@@ -201,6 +203,39 @@ public:
         })
         .Case([&](mir::NegOp) {
           return arith::NegFOp::create(b, loc, a[0]).getResult();
+        })
+        .Case([&](mir::AbsOp) {
+          return math::AbsFOp::create(b, loc, a[0]).getResult();
+        })
+        .Case([&](mir::FloorOp) {
+          return math::FloorOp::create(b, loc, a[0]).getResult();
+        })
+        .Case([&](mir::CeilOp) {
+          return math::CeilOp::create(b, loc, a[0]).getResult();
+        })
+        // Halves to even, as np.round.
+        .Case([&](mir::RoundOp) {
+          return math::RoundEvenOp::create(b, loc, a[0]).getResult();
+        })
+        // np.sign: 1, -1, or x itself for zeros and NaN.
+        .Case([&](mir::SignOp) {
+          Value x = a[0];
+          Value zero = constant(0.0);
+          Value positive =
+              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
+          Value negative =
+              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, zero);
+          Value minusOne = constant(-1.0);
+          Value r = arith::SelectOp::create(b, loc, negative, minusOne, x);
+          Value one = constant(1.0);
+          return arith::SelectOp::create(b, loc, positive, one, r).getResult();
+        })
+        // max first: NaN stays NaN (maximumf and minimumf propagate it).
+        .Case([&](mir::ClipOp clip) {
+          Value lo = constant(clip.getMin());
+          Value hi = constant(clip.getMax());
+          Value x = arith::MaximumFOp::create(b, loc, a[0], lo);
+          return arith::MinimumFOp::create(b, loc, x, hi).getResult();
         })
         .Case([&](mir::SigmoidOp) { return sigmoid(a[0]); })
         // silu(x) = x * sigmoid(x).

@@ -50,6 +50,10 @@ static StringRef primitiveOf(Operation *op) {
       .Case([](math::TanhOp) { return "mir.tanh"; })
       .Case([](math::ErfOp) { return "mir.erf"; })
       .Case([](arith::NegFOp) { return "mir.neg"; })
+      .Case([](math::AbsFOp) { return "mir.abs"; })
+      .Case([](math::FloorOp) { return "mir.floor"; })
+      .Case([](math::CeilOp) { return "mir.ceil"; })
+      .Case([](math::RoundEvenOp) { return "mir.round"; })
       .Default([](Operation *) { return StringRef(); });
 }
 
