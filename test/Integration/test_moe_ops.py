@@ -88,7 +88,8 @@ def grouped_ref(x, w, groups):
 
 
 @pytest.mark.parametrize("rows,k,groups,n", [
-    (1, 64, 4, 24), (2, 33, 8, 17), (16, 96, 3, 40), (5, 7, 1, 3)])
+    (1, 64, 4, 24), (2, 33, 8, 17), (16, 96, 3, 40), (5, 7, 1, 3),
+    (3, 20, 2, 6), (4, 40, 3, 12)])
 def test_grouped_matmul(runner, rows, k, groups, n):
     x = rng.standard_normal((rows, k)).astype(np.float32)
     w = rng.standard_normal((groups, n, k)).astype(np.float32)

@@ -10,10 +10,11 @@
 // - mir.top_k walks each line k times, each pass taking the first element
 //   (in a strict total order: value, then index) that comes after the
 //   previous pass's pick; no scratch memory, O(k n) per line;
-// - mir.grouped_matmul runs one position per (output column, group): the
-//   position scans the rows' groups and computes the dot products of the
-//   rows routed to its group, so each weight row is read once for all of
-//   them and the weights of a group no row selects are never read.
+// - mir.grouped_matmul runs one position per (tile of output columns,
+//   group): the position scans the rows' groups and computes the dot
+//   products of the rows routed to its group with the tile's weight rows,
+//   so each weight row is read once for all of them (from cache after the
+//   first) and the weights of a group no row selects are never read.
 //
 // Written once on KernelBuilder's primitives.
 //
@@ -117,34 +118,39 @@ static void emitTopK(KernelBuilder &k, mir::TopKOp op, const KernelView &in,
   });
 }
 
-/// sum_j x[j] * w[j] over `len` elements of two rows (element offsets
-/// `xAt`, `wAt` in their views' last dims), in f32.
-static Value dotRows(KernelBuilder &k, const KernelView &x, ArrayRef<Value> xAt,
-                     const KernelView &w, ArrayRef<Value> wAt, int64_t len,
-                     int64_t width) {
+/// The dot products of one row of `x` (indices `xAt` before the last dim)
+/// with `count` consecutive weight rows (`w[wAt..., col0 + c, :]`), in f32:
+/// each load of `x` serves every weight row, and the `count` accumulators
+/// are independent chains.
+static SmallVector<Value> dotTile(KernelBuilder &k, const KernelView &x,
+                                  ArrayRef<Value> xAt, const KernelView &w,
+                                  Value group, Value col0, int64_t count,
+                                  int64_t len, int64_t width) {
   Type f32 = k.b.getF32Type();
-  auto term = [&](Value j, int64_t lanes) {
-    SmallVector<Value> xi(xAt), wi(wAt);
+  auto step = [&](Value j, int64_t lanes, ValueRange acc) {
+    SmallVector<Value> xi(xAt);
     xi.push_back(j);
-    wi.push_back(j);
     Value a = k.castValue(k.load(x, xi, lanes), f32);
-    Value c = k.castValue(k.load(w, wi, lanes), f32);
-    return arith::MulFOp::create(k.b, k.loc, a, c).getResult();
+    SmallVector<Value> next;
+    for (int64_t c = 0; c < count; ++c) {
+      Value col = arith::AddIOp::create(k.b, k.loc, col0, k.index(c));
+      Value wv = k.castValue(k.load(w, {group, col, j}, lanes), f32);
+      next.push_back(arith::AddFOp::create(
+          k.b, k.loc, acc[c], arith::MulFOp::create(k.b, k.loc, a, wv)));
+    }
+    return next;
   };
   int64_t main = width > 1 ? len - len % width : 0;
-  Value acc = k.constant(0.0, f32);
+  SmallVector<Value> acc(count, k.constant(0.0, f32));
   if (main > 0) {
-    Value lanes = k.forLoop(
-        0, main, width, {k.splat(acc, width)},
-        [&](Value j, ValueRange it) -> SmallVector<Value> {
-          return {arith::AddFOp::create(k.b, k.loc, it[0], term(j, width))};
-        })[0];
-    acc = k.sumLanes(lanes);
+    SmallVector<Value> lanes = k.forLoop(
+        0, main, width, SmallVector<Value>(count, k.splat(acc[0], width)),
+        [&](Value j, ValueRange it) { return step(j, width, it); });
+    for (int64_t c = 0; c < count; ++c)
+      acc[c] = k.sumLanes(lanes[c]);
   }
-  return k.forLoop(
-      main, len, 1, {acc}, [&](Value j, ValueRange it) -> SmallVector<Value> {
-        return {arith::AddFOp::create(k.b, k.loc, it[0], term(j, 1))};
-      })[0];
+  return k.forLoop(main, len, 1, acc,
+                   [&](Value j, ValueRange it) { return step(j, 1, it); });
 }
 
 static void emitGroupedMatmul(KernelBuilder &k, const KernelView &x,
@@ -160,20 +166,28 @@ static void emitGroupedMatmul(KernelBuilder &k, const KernelView &x,
   KernelView xRow = x.derive(x.offset, {len}, {x.innerStride()});
   KernelView wRow = w.derive(w.offset, {len}, {w.innerStride()});
   int64_t width = k.mapWidth(xRow, {xRow, wRow});
-  // Positions (column, group); a position touches its group's rows only.
-  int64_t cost = len * std::max<int64_t>(1, rows / numGroups) + rows;
-  k.forEachPosition({cols, numGroups}, cost, [&](ValueRange pos) {
-    Value col = pos[0], group = pos[1];
+  // Columns in tiles of `tile` weight rows sharing each load of x.
+  int64_t tile = 8;
+  while (cols % tile != 0)
+    tile /= 2;
+  // Positions (column tile, group); a position touches its group's rows.
+  int64_t cost = tile * len * std::max<int64_t>(1, rows / numGroups) + rows;
+  k.forEachPosition({cols / tile, numGroups}, cost, [&](ValueRange pos) {
+    Value col0 = arith::MulIOp::create(k.b, k.loc, pos[0], k.index(tile));
+    Value group = pos[1];
     k.forLoop(0, rows, 1, {}, [&](Value r, ValueRange) -> SmallVector<Value> {
       SmallVector<Value> at = k.delinearize(r, lead);
       Value mine = k.tableRow(k.load(groups, at, 1), numGroups);
       Value routed = arith::CmpIOp::create(k.b, k.loc, arith::CmpIPredicate::eq,
                                            mine, group);
       k.ifThen(routed, [&] {
-        Value dot = dotRows(k, x, at, w, {group, col}, len, width);
-        SmallVector<Value> outAt(at);
-        outAt.push_back(col);
-        k.store(k.castValue(dot, out.elementType), out, outAt, 1);
+        SmallVector<Value> dots =
+            dotTile(k, x, at, w, group, col0, tile, len, width);
+        for (int64_t c = 0; c < tile; ++c) {
+          SmallVector<Value> outAt(at);
+          outAt.push_back(arith::AddIOp::create(k.b, k.loc, col0, k.index(c)));
+          k.store(k.castValue(dots[c], out.elementType), out, outAt, 1);
+        }
       });
       return {};
     });
