@@ -98,15 +98,28 @@ struct DTypeName {
 
 static constexpr DTypeName dtypeNames[] = {
     {DType::F32, "float32"}, {DType::F16, "float16"}, {DType::F64, "float64"},
-    {DType::I8, "int8"},     {DType::I32, "int32"},   {DType::I64, "int64"},
-    {DType::U8, "uint8"},    {DType::Bool, "bool"},
+    {DType::I8, "int8"},     {DType::I16, "int16"},   {DType::I32, "int32"},
+    {DType::I64, "int64"},   {DType::U8, "uint8"},    {DType::Bool, "bool"},
 };
+
+/// The numpy dtypes RLX reads, for messages.
+static constexpr const char *kNumpyDTypes =
+    "float32, float16, float64, int8, int16, int32, int64, uint8, bool, and "
+    "bf16 as ml_dtypes.bfloat16 or the raw 16 bits as '|V2'";
 
 std::optional<DType> python::dtypeOfNumpy(nb::handle dtype) {
   std::string name = pyStr(dtype.attr("name"));
   for (const DTypeName &d : dtypeNames)
     if (name == d.numpy)
       return d.dtype;
+  // bf16: ml_dtypes' bfloat16, or the raw 16 bits as a 2-byte void ('|V2',
+  // the .npy convention of docs/Weights.md; numpy has no bfloat16).
+  if (name == "bfloat16" && nb::cast<int64_t>(dtype.attr("itemsize")) == 2)
+    return DType::BF16;
+  if (pyStr(dtype.attr("kind")) == "V" &&
+      nb::cast<int64_t>(dtype.attr("itemsize")) == 2 &&
+      dtype.attr("fields").is_none())
+    return DType::BF16;
   return std::nullopt;
 }
 
@@ -130,11 +143,9 @@ DType python::parseDType(nb::handle spec) {
   }
   if (std::optional<DType> d = dtypeOfNumpy(dtype))
     return *d;
-  throw nb::type_error(
-      ("numpy dtype " + pyStr(dtype) +
-       " has no RLX type (float32, float16, float64, int8, int32, int64, "
-       "uint8, bool)")
-          .c_str());
+  throw nb::type_error(("numpy dtype " + pyStr(dtype) + " has no RLX type (" +
+                        kNumpyDTypes + ")")
+                           .c_str());
 }
 
 nb::object python::contiguousArray(nb::handle value) {
@@ -169,11 +180,13 @@ ArrayView python::viewArray(nb::handle value, llvm::StringRef what) {
     view.shape.push_back(nb::cast<int64_t>(d));
   if (!dtype)
     throw RLXError((what + ": numpy " + pyStr(view.array.attr("dtype")) +
-                    formatShape(view.shape) +
-                    " has no RLX element type (float32, float16, float64, "
-                    "int8, int32, int64, uint8, bool)")
+                    formatShape(view.shape) + " has no RLX element type (" +
+                    kNumpyDTypes + ")")
                        .str());
   view.dtype = *dtype;
+  // bf16 bytes read as uint16 (nanobind takes no void or ml_dtypes arrays).
+  if (*dtype == DType::BF16)
+    view.array = view.array.attr("view")("uint16");
   HostArray host = hostArray(view.array, what);
   view.bytes = {static_cast<const uint8_t *>(host.data()), host.nbytes()};
   return view;
@@ -203,6 +216,8 @@ static nb::dlpack::dtype dlpackType(DType dtype) {
     return make(Code::Float, 64);
   case DType::I8:
     return make(Code::Int, 8);
+  case DType::I16:
+    return make(Code::Int, 16);
   case DType::I32:
     return make(Code::Int, 32);
   case DType::I64:
@@ -256,9 +271,12 @@ public:
     std::optional<DType> dtype = dtypeOfNumpy(e.array.attr("dtype"));
     if (!dtype)
       throw RLXError(desc + ": tensor '" + name + "': numpy dtype " +
-                     pyStr(e.array.attr("dtype")) + " has no RLX type");
+                     pyStr(e.array.attr("dtype")) + " has no RLX type (" +
+                     kNumpyDTypes + ")");
     e.info.name = name;
     e.info.dtype = *dtype;
+    if (*dtype == DType::BF16) // Read as uint16, as viewArray does.
+      e.array = e.array.attr("view")("uint16");
     for (nb::handle d : nb::cast<nb::tuple>(e.array.attr("shape")))
       e.info.shape.push_back(nb::cast<int64_t>(d));
     HostArray host = hostArray(e.array, desc + ": tensor '" + name + "'");
