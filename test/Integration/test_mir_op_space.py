@@ -3,7 +3,8 @@
 """Every MIR op over the attribute space its verifier accepts (issue 19,
 item 2): each axis (negative ones too), keep_dims, transposes, steps, mask
 kinds and RoPE styles, and every element type the op takes (f32, f16, bf16,
-i8, i16, i32, i64, i1 where allowed), on small shapes. Each case is compiled
+i8, i16, i32, i64, i1 where allowed), on small shapes; constants and params
+of every type, elementwise regions and attention blocks too. Each case is compiled
 and run by rlx-run and checked against NumPy; a back end must run what the
 verifier accepts.
 
@@ -100,19 +101,27 @@ class Case:
     functional type and $OUT for its (first) result type; `ins` are
     (values, element type); `outs` are (expected values, element type)."""
 
-    def __init__(self, label, text, ins, outs, tol=None):
+    def __init__(self, label, text, ins, outs, tol=None, params=()):
         self.label, self.text, self.ins, self.outs = label, text, ins, outs
-        self.tol = tol
+        self.tol, self.params = tol, list(params)
 
     def types(self):
-        return {dt for _, dt in self.ins} | {dt for _, dt in self.outs}
+        return ({dt for _, dt in self.ins + self.params} |
+                {dt for _, dt in self.outs})
 
 
 def module(cases):
-    """One function running every case; inputs c<i>a<j>, outputs c<i>r<j>."""
+    """One function running every case; inputs c<i>a<j>, params c<i>p<j>
+    ($P<j> in the text), outputs c<i>r<j>. Returns (text, inputs, params)."""
     args, results, body, rets = [], [], [], []
-    feeds = {}
+    feeds, params = {}, {}
     for i, c in enumerate(cases):
+        text = c.text
+        for j, (v, dt) in enumerate(c.params):
+            name = f"c{i}p{j}"
+            body.append(f'  %{name} = mir.param "{name}" : {tt(np.shape(v), dt)}')
+            params[name] = feed(v, dt)
+            text = text.replace(f"$P{j}", f"%{name}")
         names = []
         for j, (v, dt) in enumerate(c.ins):
             name = f"c{i}a{j}"
@@ -124,7 +133,7 @@ def module(cases):
         sig = (f"({', '.join(in_types)}) -> " +
                (out_types[0] if len(out_types) == 1
                 else f"({', '.join(out_types)})"))
-        text = c.text.replace("$SIG", sig).replace("$OUT", out_types[0])
+        text = text.replace("$SIG", sig).replace("$OUT", out_types[0])
         for j in reversed(range(len(names))):
             text = text.replace(f"${j}", names[j])
         n = len(c.outs)
@@ -134,7 +143,7 @@ def module(cases):
             rets.append((f"%c{i}#{j}" if n > 1 else f"%c{i}", t))
     return (f"func.func @f({', '.join(args)}) -> ({', '.join(results)}) {{\n" +
             "\n".join(body) + "\n  return " + ", ".join(r for r, _ in rets) +
-            " : " + ", ".join(t for _, t in rets) + "\n}\n", feeds)
+            " : " + ", ".join(t for _, t in rets) + "\n}\n", feeds, params)
 
 
 def mismatch(case, i, out):
@@ -162,8 +171,8 @@ def mismatch(case, i, out):
 def run_cases(runner, cases, args=()):
     """Failures as 'label: why' for the cases that do not compile, run or
     match."""
-    text, feeds = module(cases)
-    proc_out = runner.try_run(text, feeds, args)
+    text, feeds, params = module(cases)
+    proc_out = runner.try_run(text, feeds, params, args)
     if isinstance(proc_out, str):
         if len(cases) == 1:
             lines = [l for l in proc_out.splitlines() if "error" in l]
@@ -179,7 +188,7 @@ def run_cases(runner, cases, args=()):
 
 
 class SpaceRunner(Runner):
-    def try_run(self, mlir, inputs, args):
+    def try_run(self, mlir, inputs, params, args):
         """{output: array}, or the error text of a failed compile or run."""
         src = self.tmp / "module.mlir"
         src.write_text(mlir)
@@ -191,6 +200,10 @@ class SpaceRunner(Runner):
             path = self.tmp / f"in_{name}.npy"
             np.save(path, arr)
             cmd += ["--input", f"{name}={path}"]
+        for name, arr in params.items():
+            path = self.tmp / f"param_{name}.npy"
+            np.save(path, arr)
+            cmd += ["--param", f"{name}={path}"]
         proc = subprocess.run(cmd + list(args), capture_output=True, text=True)
         if proc.returncode != 0:
             return proc.stderr + proc.stdout
@@ -561,7 +574,123 @@ def rope_attention_cases():
     return cases
 
 
+def dense(vals, dt):
+    """A dense attribute literal of `vals` (as element type `dt` holds them)."""
+    def lit(v):
+        if dt == "i1":
+            return "true" if v else "false"
+        if dt in FLOATS:
+            return repr(float(v))
+        return str(int(v))
+
+    def nest(a):
+        if np.ndim(a) == 0:
+            return lit(a)
+        return "[" + ", ".join(nest(x) for x in a) + "]"
+    return f"dense<{nest(np.asarray(vals))}>"
+
+
+def attention_block_ref(x, wqkv, wo, pos, nh, nkv, hd, rot, scale, kind,
+                        qn=None, kn=None, bq=None, bo=None, mask=None,
+                        eps=1e-6):
+    """difffuzz's pieces composed as mir.attention_block defines it."""
+    b, t, _ = x.shape
+    qkv = difffuzz.matmul(x, wqkv, False, True)
+    if bq is not None:
+        qkv = qkv + bq
+    q, k = qkv[..., :nh * hd], qkv[..., nh * hd:(nh + nkv) * hd]
+    v = qkv[..., (nh + nkv) * hd:]
+    if qn is not None:
+        q = difffuzz.rms_norm(q.reshape(b, t, nh, hd), qn, eps).reshape(q.shape)
+        k = difffuzz.rms_norm(k.reshape(b, t, nkv, hd), kn, eps).reshape(k.shape)
+    if rot:
+        q = difffuzz.rope(q, pos, hd, rot, 10000.0, "half")
+        k = difffuzz.rope(k, pos, hd, rot, 10000.0, "half")
+    o = difffuzz.attention(q, k, v, nh, nkv, hd, scale, kind, 0, 0.0, mask)
+    y = difffuzz.matmul(o, wo, False, True)
+    return y + bo if bo is not None else y
+
+
+def composite_cases():
+    """Constants and params of every type, an elementwise region, and\n    attention blocks with and without RoPE, QK-norm, biases and a mask."""
+    cases = []
+    for dt in NUMERIC + ["i1"]:
+        v = R((2, 3), dt, -50, 50)
+        cases.append(Case(f"constant {dt}", f"mir.constant {dense(v, dt)} : $OUT",
+                          [], [(v, dt)]))
+        cases.append(Case(f"constant splat {dt}",
+                          f"mir.constant {dense(v.ravel()[0], dt)} : $OUT", [],
+                          [(np.full((2, 3), v.ravel()[0]), dt)]))
+        p = R((3, 2), dt, -50, 50)
+        cases.append(Case(f"param {dt}", "mir.transpose $P0 {permutation = array<i64: 1, 0>} : $SIG".replace("$SIG", f"({tt((3, 2), dt)}) -> $OUT"),
+                          [], [(p.T, dt)], params=[(p, dt)]))
+    for dt, ext in (("f32", ""), ("f16", "arith.extf %h : f16 to f32")):
+        a, h = R((2, 4), "f32"), R((4,), dt)
+        body = ("^bb0(%x: f32, %h: " + dt + "):\n" +
+                (f"    %e = {ext}\n" if ext else "") +
+                "    %c = arith.constant 2.0 : f32\n"
+                "    %m = arith.mulf %x, %c : f32\n"
+                f"    %s = arith.addf %m, {'%e' if ext else '%h'} : f32\n"
+                "    %t = math.tanh %s : f32\n"
+                "    mir.yield %t : f32\n  }")
+        cases.append(Case(f"elementwise f32 x {dt}",
+                          "mir.elementwise $0, $1 {\n  " + body + " : $SIG",
+                          [(a, "f32"), (h, dt)], [(np.tanh(2 * a + h), "f32")]))
+    i, j = R((3, 4), "i32", -50, 50), R((4,), "i32", -50, 50)
+    cases.append(Case("elementwise i32",
+                      "mir.elementwise $0, $1 {\n  ^bb0(%x: i32, %y: i32):\n"
+                      "    %m = arith.muli %x, %y : i32\n"
+                      "    %s = arith.subi %m, %x : i32\n"
+                      "    mir.yield %s : i32\n  } : $SIG",
+                      [(i, "i32"), (j, "i32")], [(i * j - i, "i32")]))
+    nh, nkv, hd = 2, 1, 8
+    for dt in FLOATS:
+        variants = ([(8, False, False, "causal"), (0, False, False, "none"),
+                     (4, True, True, "padding")] if dt == "f32"
+                    else [(8, True, True, "causal")])
+        for rot, norm, bias, kind in variants:
+            x = R((2, 3, 16), dt, -1, 1)
+            wqkv = R(((nh + 2 * nkv) * hd, 16), dt, -0.3, 0.3)
+            wo = R((12, nh * hd), dt, -0.3, 0.3)
+            pos = np.array([0, 4, 9], np.int64)
+            ins = [(x, dt)]
+            params = [(wqkv, dt), (wo, dt)]
+            opt, refs = "", {}
+            if rot:
+                ins.append((pos, "i64"))
+                opt += f" positions(${len(ins) - 1})"
+            if norm:
+                qn, kn = R((hd,), dt, 0.5, 1.5), R((hd,), dt, 0.5, 1.5)
+                ins += [(qn, dt), (kn, dt)]
+                opt += f" q_norm(${len(ins) - 2}) k_norm(${len(ins) - 1})"
+                refs.update(qn=qn, kn=kn)
+            if bias:
+                bq, bo = R(((nh + 2 * nkv) * hd,), dt), R((12,), dt)
+                ins += [(bq, dt), (bo, dt)]
+                opt += f" qkv_bias(${len(ins) - 2}) out_bias(${len(ins) - 1})"
+                refs.update(bq=bq, bo=bo)
+            if kind == "padding":
+                mask = np.array([[1, 1, 0], [1, 1, 1]], np.int64)
+                ins.append((mask, "i64"))
+                opt += f" mask(${len(ins) - 1})"
+                refs.update(mask=mask)
+            ref = attention_block_ref(x, wqkv, wo, pos, nh, nkv, hd, rot, 0.35,
+                                      kind, **refs)
+            # The weights are params, not operands of the function type.
+            sig_ins = ", ".join([tt(np.shape(x), dt), tt(np.shape(wqkv), dt),
+                                 tt(np.shape(wo), dt)] +
+                                [tt(np.shape(v), t) for v, t in ins[1:]])
+            cases.append(Case(
+                f"attention_block rotary_dim={rot} qk_norm={norm} bias={bias} mask_kind={kind} {dt}",
+                f"mir.attention_block $0, $P0, $P1{opt} {{num_heads = {nh} : i64, "
+                f"num_kv_heads = {nkv} : i64, head_dim = {hd} : i64, rotary_dim = {rot} : i64, "
+                f"scale = 0.35 : f32, mask_kind = #mir<mask {kind}>}} : ({sig_ins}) -> $OUT",
+                ins, [(ref, dt)], params=params))
+    return cases
+
+
 FAMILIES = {
+    "composite": composite_cases,
     "unary": unary_cases, "binary": binary_cases, "cast": cast_cases,
     "reduce": reduce_cases, "axis": axis_cases, "norm": norm_cases,
     "matmul": matmul_cases, "data_movement": data_movement_cases,
