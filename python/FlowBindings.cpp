@@ -162,6 +162,43 @@ static void registerSpecs(nb::module_ &m) {
                ", head_dim=" + std::to_string(s.headDim) + ")";
       });
 
+  nb::class_<MoeSpec>(
+      m, "MoeSpec",
+      "A mixture-of-experts MLP: a router picks `experts_per_token` of\n"
+      "`experts` SwiGLU experts per token (Mixtral, Qwen2/3-MoE).")
+      .def(
+          "__init__",
+          [](MoeSpec *self, int64_t experts, int64_t expertsPerToken,
+             int64_t intermediate, bool normTopKProb,
+             int64_t sharedIntermediate, bool mixtralNames) {
+            auto *s = new (self) MoeSpec();
+            s->numExperts = experts;
+            s->expertsPerToken = expertsPerToken;
+            s->intermediate = intermediate;
+            s->normTopKProb = normTopKProb;
+            s->sharedIntermediate = sharedIntermediate;
+            s->mixtralNames = mixtralNames;
+          },
+          nb::kw_only(), "experts"_a = 0, "experts_per_token"_a = 0,
+          "intermediate"_a = 0, "norm_topk_prob"_a = false,
+          "shared_intermediate"_a = 0, "mixtral_names"_a = false)
+      .def_rw("experts", &MoeSpec::numExperts, "0: a dense MLP.")
+      .def_rw("experts_per_token", &MoeSpec::expertsPerToken)
+      .def_rw("intermediate", &MoeSpec::intermediate,
+              "Each expert's intermediate size.")
+      .def_rw("norm_topk_prob", &MoeSpec::normTopKProb,
+              "Renormalize the picked experts' probabilities to sum 1.")
+      .def_rw("shared_intermediate", &MoeSpec::sharedIntermediate,
+              "> 0: a sigmoid-gated shared expert of this size (Qwen2-MoE).")
+      .def_rw("mixtral_names", &MoeSpec::mixtralNames,
+              "Mixtral's weight names (experts.E.w1/w3/w2) instead of "
+              "Qwen's (experts.E.gate_proj/up_proj/down_proj).")
+      .def("__repr__", [](const MoeSpec &s) {
+        return "MoeSpec(experts=" + std::to_string(s.numExperts) +
+               ", experts_per_token=" + std::to_string(s.expertsPerToken) +
+               ", intermediate=" + std::to_string(s.intermediate) + ")";
+      });
+
   nb::class_<DecoderLayerSpec>(
       m, "DecoderLayerSpec",
       "A decoder layer: its attention, norms and MLP, and the weight key\n"
@@ -207,6 +244,9 @@ static void registerSpecs(nb::module_ &m) {
       .def_rw("mlp_activation", &DecoderLayerSpec::mlpActivation,
               "The MLP gate's activation (\"silu\", \"gelu\", ...); empty: "
               "the family's.")
+      .def_rw("moe", &DecoderLayerSpec::moe,
+              "A mixture of experts in place of the dense MLP "
+              "(moe.experts > 0).")
       .def("__repr__", [](const DecoderLayerSpec &s) {
         return "DecoderLayerSpec(prefix='" + s.prefix +
                "', hidden=" + std::to_string(s.hidden) +
@@ -631,6 +671,14 @@ static void bindFlowBlocks(nb::class_<MF> &flow) {
             return f.swigluHfMlp(prefix);
           },
           "prefix"_a, ref, "The HF SwiGLU MLP (gate/up/down_proj).")
+      .def(
+          "moe_mlp",
+          [](MF &f, const std::string &prefix, const MoeSpec &spec) -> MF & {
+            return f.moeMlp(prefix, spec);
+          },
+          "prefix"_a, "spec"_a, ref,
+          "A mixture-of-experts MLP under `prefix` (router gate.weight, "
+          "experts.E.*, shared_expert.*).")
       .def(
           "geglu",
           [](MF &f, const std::string &prefix) -> MF & {

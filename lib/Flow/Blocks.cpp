@@ -296,6 +296,74 @@ ModelFlow &ModelFlow::selfAttnPrefill(StringRef prefix,
       }));
 }
 
+/// The weights of a mixture of experts under `base` (the layer's
+/// "block_sparse_moe." or "mlp."): the router, the experts' stacks and the
+/// shared expert's four weights (null when it has none).
+struct MoeWeights {
+  Value router, gate, up, down;
+  std::array<Value, 4> shared = {};
+};
+
+static Expected<MoeWeights> emitMoeWeights(Impl &impl, const MoeSpec &moe,
+                                           const std::string &base, int64_t h) {
+  if (moe.numExperts < 1 || moe.expertsPerToken < 1 ||
+      moe.expertsPerToken > moe.numExperts || moe.intermediate < 1 ||
+      moe.sharedIntermediate < 0)
+    return impl.fail("a mixture of experts under '" + base + "' needs " +
+                     "1 <= experts_per_token (" +
+                     llvm::Twine(moe.expertsPerToken) + ") <= experts (" +
+                     llvm::Twine(moe.numExperts) +
+                     ") and a positive intermediate size (" +
+                     llvm::Twine(moe.intermediate) + ")");
+  MoeWeights w;
+  int64_t ei = moe.intermediate;
+  auto expertKey = [&](int64_t e, StringRef which) {
+    static const llvm::StringMap<StringRef> mixtral = {
+        {"gate_proj", "w1"}, {"up_proj", "w3"}, {"down_proj", "w2"}};
+    return base + "experts." + std::to_string(e) + "." +
+           (moe.mixtralNames ? mixtral.lookup(which) : which).str() + ".weight";
+  };
+  for (auto [which, shape, out] :
+       {std::tuple<StringRef, llvm::SmallVector<int64_t>, Value *>{
+            "gate_proj", {ei, h}, &w.gate},
+        {"up_proj", {ei, h}, &w.up},
+        {"down_proj", {h, ei}, &w.down}}) {
+    llvm::SmallVector<Value> experts;
+    for (int64_t e = 0; e < moe.numExperts; ++e) {
+      auto v = impl.param(expertKey(e, which), shape);
+      if (!v)
+        return v.takeError();
+      experts.push_back(*v);
+    }
+    llvm::SmallVector<int64_t> stacked = {moe.numExperts};
+    stacked.append(shape.begin(), shape.end());
+    auto type = mlir::RankedTensorType::get(
+        stacked, mlir::cast<mlir::RankedTensorType>(experts[0].getType())
+                     .getElementType());
+    *out = impl.create("hir.stack", type, experts)->getResult(0);
+  }
+  auto router = impl.param(base + "gate.weight", {moe.numExperts, h});
+  if (!router)
+    return router.takeError();
+  w.router = *router;
+  if (moe.sharedIntermediate == 0)
+    return w;
+  int64_t si = moe.sharedIntermediate;
+  std::string s = base + "shared_expert.";
+  std::pair<std::string, llvm::SmallVector<int64_t>> keys[] = {
+      {s + "gate_proj.weight", {si, h}},
+      {s + "up_proj.weight", {si, h}},
+      {s + "down_proj.weight", {h, si}},
+      {base + "shared_expert_gate.weight", {1, h}}};
+  for (auto [i, key] : llvm::enumerate(keys)) {
+    auto v = impl.param(key.first, key.second);
+    if (!v)
+      return v.takeError();
+    w.shared[i] = *v;
+  }
+  return w;
+}
+
 static Stage gatedFfn(StringRef block, StringRef opName, StringRef prefix) {
   std::string p = prefix.str(), op = opName.str();
   return onActive(block, [p, op](Impl &impl, Value x) -> Expected<Value> {
@@ -318,6 +386,35 @@ static Stage gatedFfn(StringRef block, StringRef opName, StringRef prefix) {
 
 ModelFlow &ModelFlow::swigluHfMlp(StringRef prefix) {
   return stage(gatedFfn("swigluHfMlp", "hir.swiglu", prefix));
+}
+
+ModelFlow &ModelFlow::moeMlp(StringRef prefix, const MoeSpec &spec) {
+  std::string p = prefix.str();
+  return stage(
+      onActive("moeMlp", [p, spec](Impl &impl, Value x) -> Expected<Value> {
+        if (Impl::shapeOf(x).size() != 3)
+          return impl.fail("moeMlp: expects a [batch, seq, hidden] input");
+        auto w = emitMoeWeights(impl, spec, p, lastDim(x));
+        if (!w)
+          return w.takeError();
+        llvm::SmallVector<Value> operands = {x, w->router, w->gate, w->up,
+                                             w->down};
+        bool shared = w->shared[0] != nullptr;
+        if (shared)
+          operands.append(w->shared.begin(), w->shared.end());
+        Attrs at{impl.b};
+        llvm::SmallVector<NamedAttribute> attrs = {
+            at.i64("experts_per_token", spec.expertsPerToken),
+            impl.b.getNamedAttr(
+                "operandSegmentSizes",
+                impl.b.getDenseI32ArrayAttr(
+                    {1, 1, 1, 1, 1, shared, shared, shared, shared}))};
+        if (spec.normTopKProb)
+          attrs.push_back(
+              impl.b.getNamedAttr("norm_topk_prob", impl.b.getUnitAttr()));
+        return impl.create("hir.moe_mlp", x.getType(), operands, attrs)
+            ->getResult(0);
+      }));
 }
 
 ModelFlow &ModelFlow::geglu(StringRef prefix) {
@@ -489,41 +586,19 @@ static Error emitDecoderLayer(Impl &impl, unsigned index,
     weights.push_back({p + "self_attn.k_norm.weight", {hd}, spec.qkNorm});
   }
   const MoeSpec &moe = spec.moe;
+  MoeWeights experts;
   if (moe.numExperts > 0) {
     if (spec.mlpBias)
       return impl.fail("decoder layer " + llvm::Twine(index) +
                        ": a mixture of experts takes no MLP biases");
-    // The experts' weights, stacked per projection.
-    int64_t ei = moe.intermediate;
-    std::string base = p + (moe.mixtralNames ? "block_sparse_moe." : "mlp.");
-    auto expertKey = [&](int64_t e, StringRef which) {
-      static const llvm::StringMap<StringRef> mixtral = {
-          {"gate_proj", "w1"}, {"up_proj", "w3"}, {"down_proj", "w2"}};
-      return base + "experts." + std::to_string(e) + "." +
-             (moe.mixtralNames ? mixtral.lookup(which) : which).str() +
-             ".weight";
-    };
-    for (auto [which, shape] :
-         {std::pair<StringRef, llvm::SmallVector<int64_t>>{"gate_proj",
-                                                           {ei, h}},
-          {"up_proj", {ei, h}},
-          {"down_proj", {h, ei}}}) {
-      llvm::SmallVector<Value> experts;
-      for (int64_t e = 0; e < moe.numExperts; ++e) {
-        auto v = impl.param(expertKey(e, which), shape);
-        if (!v)
-          return v.takeError();
-        experts.push_back(*v);
-      }
-      llvm::SmallVector<int64_t> stacked = {moe.numExperts};
-      stacked.append(shape.begin(), shape.end());
-      auto type = mlir::RankedTensorType::get(
-          stacked, mlir::cast<mlir::RankedTensorType>(experts[0].getType())
-                       .getElementType());
-      weights.push_back(
-          {base + "experts.*." + which.str(), stacked, true,
-           impl.create("hir.stack", type, experts)->getResult(0)});
-    }
+    auto e = emitMoeWeights(
+        impl, moe, p + (moe.mixtralNames ? "block_sparse_moe." : "mlp."), h);
+    if (!e)
+      return e.takeError();
+    experts = *e;
+    weights.push_back({"", {}, true, experts.gate});
+    weights.push_back({"", {}, true, experts.up});
+    weights.push_back({"", {}, true, experts.down});
   } else {
     weights.push_back({p + "mlp.gate_proj.weight", {inter, h}});
     weights.push_back({p + "mlp.up_proj.weight", {inter, h}});
@@ -559,22 +634,12 @@ static Error emitDecoderLayer(Impl &impl, unsigned index,
   }
   segments.push_back(spec.invFreqKey.empty() ? 0 : 1);
   // The router and the shared expert of a mixture of experts.
-  {
-    bool routed = moe.numExperts > 0, shared = moe.sharedIntermediate > 0;
-    std::string base = p + (moe.mixtralNames ? "block_sparse_moe." : "mlp.");
-    int64_t si = moe.sharedIntermediate;
-    if (shared && !routed)
-      return impl.fail("decoder layer " + llvm::Twine(index) +
-                       ": a shared expert needs routed experts");
-    std::vector<W> moeWeights = {
-        {base + "gate.weight", {moe.numExperts, h}, routed},
-        {base + "shared_expert.gate_proj.weight", {si, h}, shared},
-        {base + "shared_expert.up_proj.weight", {si, h}, shared},
-        {base + "shared_expert.down_proj.weight", {h, si}, shared},
-        {base + "shared_expert_gate.weight", {1, h}, shared}};
-    if (Error err = addWeights(moeWeights))
-      return err;
-  }
+  std::vector<W> moeWeights = {
+      {"", {}, experts.router != nullptr, experts.router}};
+  for (Value v : experts.shared)
+    moeWeights.push_back({"", {}, v != nullptr, v});
+  if (Error err = addWeights(moeWeights))
+    return err;
 
   Attrs at{impl.b};
   llvm::SmallVector<NamedAttribute> attrs = {

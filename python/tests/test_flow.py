@@ -289,3 +289,75 @@ def test_specs():
     b = rlx.BertLayerSpec(num_heads=2, head_dim=32, hidden=64, intermediate=128)
     assert b.layer_norm_epsilon == pytest.approx(1e-12)
     assert rlx.DYNAMIC < 0
+
+
+def moe_reference(x, w, prefix, spec):
+    """A mixture-of-experts MLP in NumPy, token by token (float64)."""
+    x = x.astype(np.float64)
+    logits = x @ w[prefix + "gate.weight"].T
+    p = np.exp(logits - logits.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    out = np.zeros_like(x)
+    silu = lambda v: v / (1 + np.exp(-v))  # noqa: E731
+    for t in range(x.shape[1]):
+        top = np.argsort(-p[0, t], kind="stable")[: spec.experts_per_token]
+        weights = p[0, t, top]
+        if spec.norm_topk_prob:
+            weights = weights / weights.sum()
+        for e, wt in zip(top, weights):
+            key = f"{prefix}experts.{e}."
+            g = w[key + "gate_proj.weight"] @ x[0, t]
+            u = w[key + "up_proj.weight"] @ x[0, t]
+            out[0, t] += wt * (w[key + "down_proj.weight"] @ (silu(g) * u))
+        if spec.shared_intermediate:
+            s = prefix + "shared_expert."
+            h = silu(w[s + "gate_proj.weight"] @ x[0, t]) * (
+                w[s + "up_proj.weight"] @ x[0, t])
+            gate = 1 / (1 + np.exp(-(w[prefix + "shared_expert_gate.weight"]
+                                     @ x[0, t])))
+            out[0, t] += gate[0] * (w[s + "down_proj.weight"] @ h)
+    return out
+
+
+@pytest.mark.parametrize("shared,norm", [(False, True), (True, False)])
+def test_moe_mlp_block(shared, norm):
+    """ModelFlow.moe_mlp: the router's top experts per token, against a
+    token-by-token NumPy loop (1e-4 of the output's scale)."""
+    rng = np.random.default_rng(7)
+    experts, inter, prefix = 5, 24, "blk.mlp."
+    spec = rlx.MoeSpec(experts=experts, experts_per_token=2, intermediate=inter,
+                       norm_topk_prob=norm,
+                       shared_intermediate=20 if shared else 0)
+    w = {prefix + "gate.weight": randn(rng, experts, H)}
+    for e in range(experts):
+        k = f"{prefix}experts.{e}."
+        w[k + "gate_proj.weight"] = randn(rng, inter, H, scale=0.3)
+        w[k + "up_proj.weight"] = randn(rng, inter, H, scale=0.3)
+        w[k + "down_proj.weight"] = randn(rng, H, inter, scale=0.3)
+    if shared:
+        s = prefix + "shared_expert."
+        w[s + "gate_proj.weight"] = randn(rng, 20, H, scale=0.3)
+        w[s + "up_proj.weight"] = randn(rng, 20, H, scale=0.3)
+        w[s + "down_proj.weight"] = randn(rng, H, 20, scale=0.3)
+        w[prefix + "shared_expert_gate.weight"] = randn(rng, 1, H)
+    flow = (rlx.ModelFlow("moe").input("x", [1, None, H], np.float32)
+            .moe_mlp(prefix, spec).output("y"))
+    model = rlx.Session().compile(flow.build(w), input_shapes={"x": [1, 7, H]})
+    model.load_params(w)
+    x = randn(rng, 1, 7, H)
+    y = model.run({"x": x})["y"]
+    assert scale_err(y, moe_reference(x, w, prefix, spec)) < 1e-4
+
+
+def test_moe_mlp_errors():
+    spec = rlx.MoeSpec(experts=4, experts_per_token=5, intermediate=8)
+    flow = (rlx.ModelFlow("moe").input("x", [1, None, H], np.float32)
+            .moe_mlp("m.", spec).output("y"))
+    with pytest.raises(rlx.RLXError, match=r"experts_per_token \(5\) <= "
+                       r"experts \(4\)"):
+        flow.build({})
+    ok = rlx.MoeSpec(experts=2, experts_per_token=1, intermediate=8)
+    flow = (rlx.ModelFlow("moe").input("x", [1, None, H], np.float32)
+            .moe_mlp("m.", ok).output("y"))
+    with pytest.raises(rlx.RLXError, match="m.experts.0.gate_proj.weight"):
+        flow.build({})

@@ -288,6 +288,12 @@ public:
   ModelFlow &layerScale(llvm::StringRef key);
   ModelFlow &selfAttnPrefill(llvm::StringRef prefix, const AttentionSpec &spec);
   ModelFlow &swigluHfMlp(llvm::StringRef prefix);
+  /// A mixture-of-experts MLP under `prefix` ("model.layers.3.mlp." or
+  /// Mixtral's "model.layers.3.block_sparse_moe."): router `gate.weight`,
+  /// experts `experts.E.{gate,up,down}_proj.weight` (Mixtral:
+  /// `experts.E.{w1,w3,w2}.weight`) and, with a shared expert,
+  /// `shared_expert.*` and `shared_expert_gate.weight` (hir.moe_mlp).
+  ModelFlow &moeMlp(llvm::StringRef prefix, const MoeSpec &spec);
   ModelFlow &geglu(llvm::StringRef prefix);
   ModelFlow &geluFfn(llvm::StringRef in, llvm::StringRef out,
                      bool tanh = false);

@@ -260,6 +260,22 @@ static Value lowerGatedFfn(MIRBuilder &mb, ::rlx::FusionPolicy policy, Value x,
   return mb.matmul(mb.mul(g, mb.matmul(x, up)), down);
 }
 
+struct MoeMlpLowering : HIRPattern<hir::MoeMlpOp> {
+  using HIRPattern::HIRPattern;
+  LogicalResult matchAndRewrite(hir::MoeMlpOp op,
+                                PatternRewriter &rewriter) const override {
+    MIRBuilder mb(rewriter, op.getLoc());
+    rewriter.replaceOp(
+        op, lowerMoeMlp(mb, op.getInput(), op.getRouter(), op.getWGate(),
+                        op.getWUp(), op.getWDown(),
+                        {op.getSharedWGate(), op.getSharedWUp(),
+                         op.getSharedWDown(), op.getSharedExpertGate()},
+                        op.getExpertsPerToken(), op.getNormTopkProb(),
+                        op.getActivation()));
+    return success();
+  }
+};
+
 struct SwigluLowering : HIRPattern<hir::SwigluOp> {
   using HIRPattern::HIRPattern;
   LogicalResult matchAndRewrite(hir::SwigluOp op,
@@ -369,6 +385,36 @@ struct CustomLowering : HIRPattern<hir::CustomOp> {
 } // namespace
 
 //===----------------------------------------------------------------------===//
+// Mixture of experts
+//===----------------------------------------------------------------------===//
+
+Value mlir::rlx::lowerMoeMlp(MIRBuilder &mb, Value x, Value router, Value wGate,
+                             Value wUp, Value wDown,
+                             std::array<Value, 4> shared, int64_t k,
+                             bool normTopK, Activation act) {
+  auto xt = MIRBuilder::typeOf(x);
+  int64_t b = xt.getDimSize(0), t = xt.getDimSize(1), h = xt.getDimSize(2);
+  Value probs = mb.softmax(mb.matmul(x, router), -1);
+  auto [weights, experts] = mb.topK(probs, k);
+  if (normTopK)
+    weights = mb.div(weights, mb.reduce("mir.reduce_sum", weights, {2},
+                                        /*keepDims=*/true));
+  Value rows = mb.broadcast(mb.reshape(x, {b, t, 1, h}), {b, t, k, h});
+  Value g = mb.activation(mb.groupedMatmul(rows, wGate, experts), act);
+  Value u = mb.groupedMatmul(rows, wUp, experts);
+  Value y = mb.groupedMatmul(mb.mul(g, u), wDown, experts);
+  y = mb.mul(y, mb.reshape(weights, {b, t, k, 1}));
+  Value out = mb.reduce("mir.reduce_sum", y, {2}, /*keepDims=*/false);
+  auto [sGate, sUp, sDown, sExpertGate] = shared;
+  if (!sGate)
+    return out;
+  Value sg = mb.activation(mb.matmul(x, sGate), act);
+  Value sharedOut = mb.matmul(mb.mul(sg, mb.matmul(x, sUp)), sDown);
+  Value gate = mb.activation(mb.matmul(x, sExpertGate), Activation::Sigmoid);
+  return mb.add(out, mb.mul(gate, sharedOut));
+}
+
+//===----------------------------------------------------------------------===//
 // Attention core
 //===----------------------------------------------------------------------===//
 
@@ -389,12 +435,11 @@ FailureOr<Value> mlir::rlx::lowerAttention(MIRBuilder &mb, Operation *op,
 
 void mlir::rlx::populateBlockPatterns(RewritePatternSet &patterns,
                                       ::rlx::FusionPolicy policy) {
-  patterns
-      .add<ParamLowering, StackLowering, EmbedLowering, EmbedScaleLowering,
-           GatherLastTokenLowering, LmHeadLowering, LogitSoftcapLowering,
-           ClsPoolLowering, MeanPoolLowering, RmsNormLowering,
-           GemmaRmsNormLowering, LayerNormLowering, LayerScaleLowering,
-           AddLowering, LinearLowering, SwigluLowering, GegluLowering,
-           GeluFfnLowering, RopeLowering, AttentionLowering, CustomLowering>(
-          patterns.getContext(), policy);
+  patterns.add<ParamLowering, StackLowering, EmbedLowering, EmbedScaleLowering,
+               GatherLastTokenLowering, LmHeadLowering, LogitSoftcapLowering,
+               ClsPoolLowering, MeanPoolLowering, RmsNormLowering,
+               GemmaRmsNormLowering, LayerNormLowering, LayerScaleLowering,
+               AddLowering, LinearLowering, SwigluLowering, GegluLowering,
+               MoeMlpLowering, GeluFfnLowering, RopeLowering, AttentionLowering,
+               CustomLowering>(patterns.getContext(), policy);
 }

@@ -105,36 +105,6 @@ static Value linear(MIRBuilder &mb, Value x, Value w, Value bias) {
   return bias ? mb.add(y, bias) : y;
 }
 
-/// A mixture-of-experts MLP on `x` ([B, T, H]): the router's softmax picks
-/// each token's top experts; the token, repeated once per pick
-/// ([B, T, k, H]), goes through its experts' SwiGLU as grouped matmuls (only
-/// the picked experts' weights are read), and the k results are summed with
-/// the routing weights; plus the gated shared expert when there is one.
-static Value lowerMoe(MIRBuilder &mb, const LayerParts &p, const LayerConfig &c,
-                      Value x) {
-  auto xt = MIRBuilder::typeOf(x);
-  int64_t b = xt.getDimSize(0), t = xt.getDimSize(1), h = xt.getDimSize(2);
-  int64_t k = c.expertsPerToken;
-  Value probs = mb.softmax(mb.matmul(x, p.router), -1);
-  auto [weights, experts] = mb.topK(probs, k);
-  if (c.normTopK)
-    weights = mb.div(weights, mb.reduce("mir.reduce_sum", weights, {2},
-                                        /*keepDims=*/true));
-  Value rows = mb.broadcast(mb.reshape(x, {b, t, 1, h}), {b, t, k, h});
-  Value g = mb.activation(mb.groupedMatmul(rows, p.wGate, experts), c.act);
-  Value u = mb.groupedMatmul(rows, p.wUp, experts);
-  Value y = mb.groupedMatmul(mb.mul(g, u), p.wDown, experts);
-  y = mb.mul(y, mb.reshape(weights, {b, t, k, 1}));
-  Value out = mb.reduce("mir.reduce_sum", y, {2}, /*keepDims=*/false);
-  if (!p.sharedGate)
-    return out;
-  Value sg = mb.activation(mb.matmul(x, p.sharedGate), c.act);
-  Value shared = mb.matmul(mb.mul(sg, mb.matmul(x, p.sharedUp)), p.sharedDown);
-  Value gate =
-      mb.activation(mb.matmul(x, p.sharedExpertGate), Activation::Sigmoid);
-  return mb.add(out, mb.mul(gate, shared));
-}
-
 /// The MLP half of a layer after attention: `attnOut` is the projected
 /// attention output, `x` the layer input.
 static Value lowerMlpHalf(MIRBuilder &mb, ::rlx::FusionPolicy policy,
@@ -154,7 +124,10 @@ static Value lowerMlpHalf(MIRBuilder &mb, ::rlx::FusionPolicy policy,
       h = mb.add(p.x, attnOut);
       n2 = mb.rmsNorm(h, mlpNorm, c.eps, c.gemma);
     }
-    Value d = lowerMoe(mb, p, c, n2);
+    Value d = lowerMoeMlp(
+        mb, n2, p.router, p.wGate, p.wUp, p.wDown,
+        {p.sharedGate, p.sharedUp, p.sharedDown, p.sharedExpertGate},
+        c.expertsPerToken, c.normTopK, c.act);
     if (c.gemma)
       d = mb.rmsNorm(d, p.postFfnNorm, c.eps, true);
     return mb.add(h, d);

@@ -12,6 +12,7 @@
 #include "RLX/Dialect/MIR/Utils/Compose.h"
 #include "RLX/Dialect/MIR/Utils/MIRBuilder.h"
 #include "mlir/IR/PatternMatch.h"
+#include <array>
 
 namespace mlir::rlx {
 
@@ -26,6 +27,17 @@ FailureOr<Value> lowerAttention(MIRBuilder &mb, Operation *op,
 
 void populateBlockPatterns(RewritePatternSet &patterns,
                            ::rlx::FusionPolicy policy);
+/// A mixture-of-experts MLP on `x` ([B, T, H]): the router's softmax picks
+/// each token's top `k` experts; the token, repeated once per pick
+/// ([B, T, k, H]), goes through its experts' gated MLP as grouped matmuls
+/// (only the picked experts' weights are read), and the k results are
+/// summed with the routing weights (renormalized under `normTopK`); plus,
+/// when `shared` holds its four weights (gate, up, down, gate vector), the
+/// shared expert scaled by a sigmoid gate.
+Value lowerMoeMlp(MIRBuilder &mb, Value x, Value router, Value wGate, Value wUp,
+                  Value wDown, std::array<Value, 4> shared, int64_t k,
+                  bool normTopK, Activation act);
+
 void populateLayerPatterns(RewritePatternSet &patterns,
                            ::rlx::FusionPolicy policy);
 

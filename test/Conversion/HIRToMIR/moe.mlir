@@ -58,3 +58,20 @@ func.func @moe_layer(%x: tensor<1x5x64xf32>, %pos: tensor<5xi32>) -> tensor<1x5x
   %y = hir.llama_decoder_layer %x, %pos attn(%n, %wq, %wk, %wv, %wo) post_norm(%n) mlp(%g, %u, %d) moe(%r) shared_expert(%sg, %su, %sd, %sgate) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, experts_per_token = 2 : i64, norm_topk_prob} : (tensor<1x5x64xf32>, tensor<5xi32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<4x48x64xf32>, tensor<4x48x64xf32>, tensor<4x64x48xf32>, tensor<4x64xf32>, tensor<80x64xf32>, tensor<80x64xf32>, tensor<64x80xf32>, tensor<1x64xf32>) -> tensor<1x5x64xf32>
   return %y : tensor<1x5x64xf32>
 }
+
+// The same mixture of experts as a block of its own (ModelFlow::moeMlp).
+// ROUND-LABEL: func.func @moe_block
+// ROUND: hir.moe_mlp %{{.*}} router(%{{.*}}) experts(%{{.*}}, %{{.*}}, %{{.*}}) {experts_per_token = 1 : i64}
+// CHECK-LABEL: func.func @moe_block
+// CHECK: mir.top_k %{{.*}} {k = 1 : i64} : (tensor<1x5x3xf32>) -> (tensor<1x5x1xf32>, tensor<1x5x1xi64>)
+// CHECK-NOT: mir.reduce_sum %{{.*}} {axes = array<i64: 2>, keep_dims}
+// CHECK: mir.grouped_matmul
+// CHECK: mir.grouped_matmul
+// CHECK: mir.grouped_matmul
+// CHECK: mir.reduce_sum %{{.*}} {axes = array<i64: 2>} : (tensor<1x5x1x8xf32>) -> tensor<1x5x8xf32>
+// CHECK-NOT: mir.sigmoid
+// CHECK-NOT: hir.
+func.func @moe_block(%x: tensor<1x5x8xf32>, %r: tensor<3x8xf32>, %g: tensor<3x4x8xf32>, %u: tensor<3x4x8xf32>, %d: tensor<3x8x4xf32>) -> tensor<1x5x8xf32> {
+  %y = hir.moe_mlp %x router(%r) experts(%g, %u, %d) {experts_per_token = 1 : i64} : (tensor<1x5x8xf32>, tensor<3x8xf32>, tensor<3x4x8xf32>, tensor<3x4x8xf32>, tensor<3x8x4xf32>) -> tensor<1x5x8xf32>
+  return %y : tensor<1x5x8xf32>
+}

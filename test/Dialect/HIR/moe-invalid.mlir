@@ -72,3 +72,27 @@ func.func @moe_c11_k_missing(%x: tensor<1x5x64xf32>, %pos: tensor<5xi32>, %n: te
   %y = hir.llama_decoder_layer %x, %pos attn(%n, %wq, %wk, %wv, %wo) post_norm(%n) mlp(%g, %u, %d) moe(%r) {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, norm_topk_prob} : (tensor<1x5x64xf32>, tensor<5xi32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<4x48x64xf32>, tensor<4x48x64xf32>, tensor<4x64x48xf32>, tensor<4x64xf32>) -> tensor<1x5x64xf32>
   return
 }
+
+// -----
+
+func.func @moe_mlp_c1_rank(%x: tensor<5x8xf32>, %r: tensor<3x8xf32>, %g: tensor<3x4x8xf32>, %u: tensor<3x4x8xf32>, %d: tensor<3x8x4xf32>) {
+  // expected-error @+1 {{'hir.moe_mlp' op expects input of rank 3, got 'tensor<5x8xf32>'}}
+  %y = hir.moe_mlp %x router(%r) experts(%g, %u, %d) {experts_per_token = 1 : i64} : (tensor<5x8xf32>, tensor<3x8xf32>, tensor<3x4x8xf32>, tensor<3x4x8xf32>, tensor<3x8x4xf32>) -> tensor<5x8xf32>
+  return
+}
+
+// -----
+
+func.func @moe_mlp_k_positive(%x: tensor<1x5x8xf32>, %r: tensor<3x8xf32>, %g: tensor<3x4x8xf32>, %u: tensor<3x4x8xf32>, %d: tensor<3x8x4xf32>) {
+  // expected-error @+1 {{'hir.moe_mlp' op attribute 'experts_per_token' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %y = hir.moe_mlp %x router(%r) experts(%g, %u, %d) {experts_per_token = 0 : i64} : (tensor<1x5x8xf32>, tensor<3x8xf32>, tensor<3x4x8xf32>, tensor<3x4x8xf32>, tensor<3x8x4xf32>) -> tensor<1x5x8xf32>
+  return
+}
+
+// -----
+
+func.func @moe_mlp_c11_experts(%x: tensor<1x5x8xf32>, %r: tensor<3x8xf32>, %g: tensor<2x4x8xf32>, %u: tensor<3x4x8xf32>, %d: tensor<3x8x4xf32>) {
+  // expected-error @+1 {{'hir.moe_mlp' op expects w_gate of shape [3, 4, 8], got 'tensor<2x4x8xf32>'}}
+  %y = hir.moe_mlp %x router(%r) experts(%g, %u, %d) {experts_per_token = 1 : i64} : (tensor<1x5x8xf32>, tensor<3x8xf32>, tensor<2x4x8xf32>, tensor<3x4x8xf32>, tensor<3x8x4xf32>) -> tensor<1x5x8xf32>
+  return
+}

@@ -494,8 +494,9 @@ template <typename OpTy> static LogicalResult verifyMoe(OpTy op) {
   if (k < 1 || (!ShapedType::isDynamic(experts) && k > experts))
     return op.emitOpError("experts_per_token = ")
            << k << " must be in [1, " << experts << "] (the router's experts)";
-  if (op.getBGate())
-    return op.emitOpError("takes no MLP biases (mlp_bias) with experts");
+  if constexpr (!std::is_same_v<OpTy, MoeMlpOp>)
+    if (op.getBGate())
+      return op.emitOpError("takes no MLP biases (mlp_bias) with experts");
   if (!shared)
     return success();
   if (failed(verifyGatedFfn(o, op.getInput(), op.getSharedWGate(),
@@ -504,6 +505,14 @@ template <typename OpTy> static LogicalResult verifyMoe(OpTy op) {
                         {1, hidden})))
     return failure();
   return success();
+}
+
+LogicalResult MoeMlpOp::verify() {
+  // hir_moe_mlp_c1: x is [B, T, hidden]; the rest as a decoder layer's
+  // mixture of experts (hir_decoder_layer_c11).
+  if (failed(checkRank(*this, "input", getInput(), 3)))
+    return failure();
+  return verifyMoe(*this);
 }
 
 /// hir_decoder_layer_c1..c8: the constraints every decoder layer shares.

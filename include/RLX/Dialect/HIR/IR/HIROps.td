@@ -409,6 +409,49 @@ class HIR_GatedFfnBase<string mnemonic, string act>
 def HIR_SwigluOp : HIR_GatedFfnBase<"swiglu", "silu">;
 def HIR_GegluOp : HIR_GatedFfnBase<"geglu", "gelu_tanh">;
 
+def HIR_MoeMlpOp : HIR_Op<"moe_mlp",
+    [Pure, AttrSizedOperandSegments, AllTypesMatch<["input", "result"]>]> {
+  let summary = "mixture-of-experts MLP: the router's top experts per token";
+  let description = [{
+    `x` is `[batch, seq, hidden]`; `router` `[experts, hidden]`; the experts'
+    SwiGLU weights are stacks: `w_gate`, `w_up` `[experts, inter, hidden]`,
+    `w_down` `[experts, hidden, inter]` (hir.stack of HF per-expert
+    weights). Each token runs the `experts_per_token` experts of highest
+    `softmax(x · routerᵀ)` probability, their outputs summed with those
+    probabilities (renormalized to sum 1 under `norm_topk_prob`); the
+    optional `shared_expert(w_gate, w_up, w_down, gate)` is a dense MLP
+    every token runs, scaled by `sigmoid(x · gateᵀ)` (`gate`:
+    `[1, hidden]`). `activation` is the experts' gate activation (SiLU).
+    The decoder layers' `moe(...)` form is this block in place of the MLP.
+
+    ```mlir
+    %y = hir.moe_mlp %x router(%r) experts(%wg, %wu, %wd)
+           {experts_per_token = 2 : i64, norm_topk_prob}
+        : (tensor<1x?x64xf32>, tensor<4x64xf32>, tensor<4x48x64xf32>,
+           tensor<4x48x64xf32>, tensor<4x64x48xf32>) -> tensor<1x?x64xf32>
+    ```
+  }];
+  let arguments = !con((ins HIR_FloatTensor:$input, HIR_FloatTensor:$router,
+                            HIR_FloatTensor:$w_gate, HIR_FloatTensor:$w_up,
+                            HIR_FloatTensor:$w_down,
+                            Optional<HIR_FloatTensor>:$shared_w_gate,
+                            Optional<HIR_FloatTensor>:$shared_w_up,
+                            Optional<HIR_FloatTensor>:$shared_w_down,
+                            Optional<HIR_FloatTensor>:$shared_expert_gate),
+      (ins ConfinedAttr<I64Attr, [IntPositive]>:$experts_per_token,
+           UnitAttr:$norm_topk_prob,
+           DefaultValuedAttr<HIR_ActivationAttr,
+                             "::mlir::rlx::Activation::Silu">:$activation));
+  let results = (outs HIR_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `router` `(` $router `)` `experts` `(` $w_gate `,` $w_up `,`
+    $w_down `)` (`shared_expert` `(` $shared_w_gate^ `,` $shared_w_up `,`
+    $shared_w_down `,` $shared_expert_gate `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def HIR_GeluFfnOp : HIR_Op<"gelu_ffn",
     [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "BERT feed-forward: gelu(x · w_inᵀ + b_in) · w_outᵀ + b_out";
