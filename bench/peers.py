@@ -5,6 +5,7 @@
 
     peers.py --peer torch|ort|iree [--threads N] [--reps N] [--seq T]
              [--llama H,HEADS,KV,HD,INTER] [--bert H,HEADS,INTER]
+    peers.py --peer torch --moe H,INTER,EXPERTS,K [--seq T]
 
 Each peer times the same three cases as rlx-bench, in f32 with random
 weights: a LLaMA decoder layer over T tokens (prefill), a decode step of that
@@ -237,6 +238,43 @@ def run_torch(args):
     return result
 
 
+def run_torch_moe(args):
+    """transformers' MixtralSparseMoeBlock (hidden, expert intermediate,
+    experts, top-k as --moe gives them), prefill over --seq tokens and one
+    decode token, at its best thread setting."""
+    import torch
+    import transformers
+    h, inter, experts, k = args.moe
+    cfg = transformers.MixtralConfig(hidden_size=h, intermediate_size=inter,
+                                     num_local_experts=experts,
+                                     num_experts_per_tok=k)
+    torch.manual_seed(0)
+    block = transformers.models.mixtral.modeling_mixtral.MixtralSparseMoeBlock(
+        cfg).eval()
+    with torch.no_grad():
+        for p in block.parameters():
+            p.normal_(0, 0.02)
+    gen = torch.Generator().manual_seed(1)
+    result = {}
+    for name, t in (("moe_prefill", args.seq), ("moe_decode", 1)):
+        x = torch.randn(1, t, h, generator=gen)
+        per = {}
+        for n in sorted({1, args.threads}):
+            torch.set_num_threads(n)
+            with torch.inference_mode():
+                per[n] = time_fn(lambda: block(x), 2,
+                                 args.reps * (3 if t == 1 else 1))
+            log(f"torch {name} threads={n}: {per[n]['median_ms']:.2f} ms")
+        n = min(per, key=lambda q: per[q]["median_ms"])
+        stats = dict(per[n])
+        stats["note"] = ", ".join(f"{q} thr {v['median_ms']:.1f} ms"
+                                  for q, v in sorted(per.items())) + \
+            f"; best {n}; transformers {transformers.__version__}"
+        result[name] = stats
+    result["label"] = f"pytorch {torch.__version__} eager"
+    return result
+
+
 def export_onnx(torch, name, module, inputs, in_names, out_names, path):
     if os.path.exists(path):
         return path
@@ -362,12 +400,20 @@ def main():
     p.add_argument("--seq", type=int, default=128)
     p.add_argument("--llama", default="2048,32,8,64,8192")
     p.add_argument("--bert", default="768,12,3072")
+    p.add_argument("--moe", default="",
+                   help="H,INTER,EXPERTS,K: time transformers' Mixtral MoE "
+                        "block instead (torch only)")
     p.add_argument("--cache", default=os.path.join(tempfile.gettempdir(),
                                                    "rlx-bench-peers"))
     args = p.parse_args()
     args.llama = [int(x) for x in args.llama.split(",")]
     args.bert = [int(x) for x in args.bert.split(",")]
     run = {"torch": run_torch, "ort": run_ort, "iree": run_iree}[args.peer]
+    if args.moe:
+        args.moe = [int(x) for x in args.moe.split(",")]
+        if args.peer != "torch":
+            p.error("--moe is measured with --peer torch only")
+        run = run_torch_moe
     try:
         result = run(args)
     except ImportError as e:

@@ -72,7 +72,8 @@ static cl::opt<std::string> jsonOut("json", cl::desc("Write results as JSON"),
 static cl::opt<std::string> only(
     "only",
     cl::desc("Sections to run, comma-separated: gemm, layers, spirv, "
-             "model, ttft, peers, models (default: all but models: whole GGUF "
+             "model, ttft, moe, peers, models (default: all but models: whole "
+             "GGUF "
              "models beside llama.cpp, bench/models.py, minutes and "
              "GBs of files)"),
     cl::init(""), cl::cat(category));
@@ -1379,6 +1380,124 @@ static void benchPeers(Report &report, unsigned reps) {
 }
 
 //===----------------------------------------------------------------------===//
+// Mixture of experts
+//===----------------------------------------------------------------------===//
+
+/// A Mixtral-shaped mixture-of-experts MLP scaled to this machine: hidden,
+/// expert intermediate size, experts, experts per token.
+struct MoeDims {
+  int64_t hidden, inter, experts, k;
+};
+
+static MoeDims moeDims() {
+  return quick ? MoeDims{128, 256, 4, 2} : MoeDims{1024, 2816, 8, 2};
+}
+
+/// hir.moe_mlp over `t` tokens, the experts as [E, ...] parameters.
+static std::string moeMlir(const MoeDims &d, int64_t t) {
+  std::string x = tensorTy({1, t, d.hidden});
+  std::string r = tensorTy({d.experts, d.hidden});
+  std::string g = tensorTy({d.experts, d.inter, d.hidden});
+  std::string dn = tensorTy({d.experts, d.hidden, d.inter});
+  return "func.func @moe(%x: " + x + " {rlx.name = \"x\"}) -> (" + x +
+         " {rlx.name = \"out\"}) {\n  %r = hir.param \"router\" : " + r +
+         "\n  %g = hir.param \"gate\" : " + g +
+         "\n  %u = hir.param \"up\" : " + g +
+         "\n  %d = hir.param \"down\" : " + dn +
+         "\n  %y = hir.moe_mlp %x router(%r) experts(%g, %u, %d) "
+         "{experts_per_token = " +
+         std::to_string(d.k) + " : i64, norm_topk_prob} : (" + x + ", " + r +
+         ", " + g + ", " + g + ", " + dn + ") -> " + x +
+         "\n  return %y : " + x + "\n}\n";
+}
+
+/// RLX's hir.moe_mlp (prefill T tokens, one decode token) beside PyTorch
+/// running transformers' MixtralSparseMoeBlock on the same shapes (ONNX
+/// Runtime and IREE are not run: the export of data-dependent expert
+/// dispatch is not a graph they take as such).
+static Error benchMoe(Report &report, unsigned reps) {
+  Session session;
+  MoeDims d = moeDims();
+  int64_t t = layerT();
+  RandomWeights w;
+  w.add("router", {d.experts, d.hidden}, 0.5f);
+  w.add("gate", {d.experts, d.inter, d.hidden}, 0.02f);
+  w.add("up", {d.experts, d.inter, d.hidden}, 0.02f);
+  w.add("down", {d.experts, d.hidden, d.inter}, 0.02f);
+  std::string shape = std::to_string(d.hidden) + "," + std::to_string(d.inter) +
+                      "," + std::to_string(d.experts) + "," +
+                      std::to_string(d.k);
+  double expertBytes = 3.0 * d.inter * d.hidden * 4;
+  std::vector<Case *> cases;
+  for (int64_t tokens : {t, int64_t(1)}) {
+    Case c;
+    c.section = "Mixture of experts (f32, hidden " + std::to_string(d.hidden) +
+                ", " + std::to_string(d.experts) + " experts x " +
+                std::to_string(d.inter) + ", top " + std::to_string(d.k) + ")";
+    c.name = tokens == 1 ? "moe mlp decode T=1"
+                         : "moe mlp prefill T=" + std::to_string(tokens);
+    if (tokens == 1)
+      c.bytes = d.k * expertBytes;
+    else
+      c.flops = 2.0 * tokens * d.k * 3 * d.inter * d.hidden;
+    TensorMap_t in;
+    in.emplace("x", Tensor::fromF32({1, tokens, d.hidden},
+                                    randomData(tokens * d.hidden, 1.0f, 11)));
+    Expected<Stats> st =
+        timeModule(session, moeMlir(d, tokens), w, in, 2,
+                   tokens == 1 ? reps * 3 : reps, rlxOptions());
+    if (!st)
+      return st.takeError();
+    c.add("rlx", *st);
+    report.cases.push_back(std::move(c));
+  }
+  Case &prefill = report.cases[report.cases.size() - 2];
+  Case &decode = report.cases.back();
+  std::string py = python;
+  if (py.empty())
+    py = sourceDir() + "/.venv/bin/python";
+  llvm::outs() << "peer torch (mixture of experts)...\n";
+  llvm::outs().flush();
+  Expected<std::string> out =
+      runCapture(py,
+                 {sourceDir() + "/bench/peers.py", "--peer=torch",
+                  "--threads=" + std::to_string(cpuThreadCount(threadsOpt)),
+                  "--reps=" + std::to_string(reps),
+                  "--seq=" + std::to_string(t), "--moe=" + shape},
+                 std::nullopt, 1800);
+  auto missing = [&](const std::string &why) {
+    prefill.missing("pytorch", why);
+    decode.missing("pytorch", why);
+  };
+  if (!out) {
+    missing(llvm::toString(out.takeError()));
+    return Error::success();
+  }
+  StringRef text = StringRef(*out).trim();
+  StringRef last = text.rsplit('\n').second;
+  Expected<json::Value> parsed = json::parse(last.empty() ? text : last);
+  if (!parsed || !parsed->getAsObject()) {
+    missing("unreadable output: " + (parsed
+                                         ? std::string("no JSON")
+                                         : llvm::toString(parsed.takeError())));
+    return Error::success();
+  }
+  json::Object &root = *parsed->getAsObject();
+  std::string label = root.getString("label").value_or("pytorch").str();
+  for (auto [key, c] : {std::pair<StringRef, Case *>{"moe_prefill", &prefill},
+                        {"moe_decode", &decode}}) {
+    json::Object *r = root.getObject(key);
+    if (!r)
+      c->missing(label, "not measured");
+    else if (auto err = r->getString("error"))
+      c->missing(label, err->str());
+    else
+      c->add(label, statsFromJSON(*r), r->getString("note").value_or("").str());
+  }
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
 // Whole GGUF models beside llama.cpp
 //===----------------------------------------------------------------------===//
 
@@ -1473,6 +1592,8 @@ int main(int argc, char **argv) {
     ok &= check(benchModel(report, reps), "model");
   if (wanted("ttft"))
     ok &= check(benchTTFT(report), "time to first token");
+  if (wanted("moe"))
+    ok &= check(benchMoe(report, reps), "mixture of experts");
   if (wanted("models"))
     ok &= check(benchModels(report, bw), "models");
 
