@@ -6,7 +6,10 @@
 #      compiler and compiler launcher (ccache);
 #   3. runs tiny-flow (RLX::Flow: flow API, JIT, checked against naive loops,
 #      then AOT to a library) and tiny-exec (RLX::Runtime only: runs that
-#      library).
+#      library);
+#   4. builds examples/cpp against the prefix too and runs each program on a
+#      tiny model (scripts/make_tiny_models.py, with the project's Python):
+#      its output must be the tree-built program's, line for line.
 # Usage: scripts/test-install.sh <build-dir> [<work-dir>] [-- <cmake args>...]
 # <work-dir> defaults to <build-dir>/test-install (wiped first; a fixed path
 # lets ccache hit on reruns). ctest runs this as `install-standalone`.
@@ -48,4 +51,35 @@ echo "configured and built examples/standalone-cpp ($SECONDS s)"
 
 "$work/build/tiny-flow" "$work/aot/tiny"
 "$work/build/tiny-exec" "$work/aot/tiny"
+
+args=(-S "$src/examples/cpp" -B "$work/examples"
+      -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_CXX_COMPILER="$cxx")
+[ -n "$generator" ] && args+=(-G "$generator")
+[ -n "$launcher" ] && args+=(-DCMAKE_CXX_COMPILER_LAUNCHER="$launcher")
+"$CMAKE" "${args[@]}" "$@" > "$work/configure-examples.log" ||
+  { cat "$work/configure-examples.log"; exit 1; }
+"$CMAKE" --build "$work/examples"
+echo "configured and built examples/cpp against the prefix ($SECONDS s)"
+
+python=${RLX_PYTHON:-$src/.venv/bin/python}
+[ -x "$python" ] || { echo "test-install: no Python at $python (scripts/setup.sh makes .venv) to make the examples' tiny models" >&2; exit 1; }
+"$python" "$src/scripts/make_tiny_models.py" "$work/models" --kind llama --tied > /dev/null
+"$python" "$src/scripts/make_tiny_models.py" "$work/models" --kind bert > /dev/null
+for example in "llama-generate $work/models/llama 5,17,42,9 6" \
+               "custom-flow $work/models/llama 5,17,42,9" \
+               "custom-layers $work/models/llama 5,17,42,9" \
+               "sentence-embeddings $work/models/bert 5,17,42,9"; do
+  set -- $example
+  name=$1
+  shift
+  tree=$build/examples/bin/rlx-example-$name
+  [ -x "$tree" ] || { echo "test-install: $tree is not built" >&2; exit 1; }
+  "$work/examples/bin/rlx-example-$name" "$@" > "$work/$name.installed.txt"
+  "$tree" "$@" > "$work/$name.tree.txt"
+  [ -s "$work/$name.installed.txt" ] ||
+    { echo "test-install: rlx-example-$name printed nothing" >&2; exit 1; }
+  diff -u "$work/$name.tree.txt" "$work/$name.installed.txt" ||
+    { echo "test-install: rlx-example-$name differs when built against the prefix" >&2; exit 1; }
+  echo "rlx-example-$name: same output built against the prefix"
+done
 echo "install-standalone: OK ($SECONDS s)"
