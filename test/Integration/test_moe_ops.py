@@ -38,8 +38,24 @@ def top_k_ref(x, k, axis, largest):
     return np.moveaxis(vals, -1, axis), np.moveaxis(order, -1, axis)
 
 
+def to_bf16(x):
+    """bf16 as rlx-run reads it (the raw bits as '|V2'), rounded to nearest
+    even, and the float32 values it holds."""
+    bits = np.ascontiguousarray(x, np.float32).view(np.uint32)
+    bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    return bits.view("V2"), (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def from_bf16(a):
+    return (a.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
 def run_top_k(runner, x, k, axis, largest=True):
-    vals, idx = top_k_ref(x, k, axis, largest)
+    if x.dtype == np.dtype("V2"):
+        vals, idx = top_k_ref(from_bf16(x), k, axis, largest)
+        vals = to_bf16(vals)[0]
+    else:
+        vals, idx = top_k_ref(x, k, axis, largest)
     t, vt, it = mlir_type(x), mlir_type(vals), mlir_type(idx)
     flag = "" if largest else ", largest = false"
     src = (f'func.func @f(%x: {t} {{rlx.name = "x"}}) -> '
@@ -49,7 +65,10 @@ def run_top_k(runner, x, k, axis, largest=True):
            f"  return %v, %i : {vt}, {it}\n}}\n")
     out = runner.run(src, {"x": x})
     np.testing.assert_array_equal(out["i"], idx)
-    np.testing.assert_array_equal(out["v"], vals)
+    if vals.dtype == np.dtype("V2"):
+        np.testing.assert_array_equal(from_bf16(out["v"]), from_bf16(vals))
+    else:
+        np.testing.assert_array_equal(out["v"], vals)
 
 
 @pytest.mark.parametrize("shape,k,axis", [
@@ -105,8 +124,9 @@ def test_grouped_matmul_leading_dims(runner):
     run_grouped(runner, x, w, g)
 
 
-def run_grouped(runner, x, w, g):
-    expected = grouped_ref(x, w, g)
+def run_grouped(runner, x, w, g, expected=None):
+    if expected is None:
+        expected = grouped_ref(x, w, g)
     t = f"({mlir_type(x)}, {mlir_type(w)}, {mlir_type(g)}) -> {mlir_type(expected)}"
     src = (f'func.func @f(%x: {mlir_type(x)} {{rlx.name = "x"}}, '
            f'%w: {mlir_type(w)} {{rlx.name = "w"}}, '
@@ -125,3 +145,35 @@ def test_grouped_matmul_negative_and_out_of_range(runner):
     w = rng.standard_normal((3, 5, 16)).astype(np.float32)
     g = np.array([-1, -3, 7, -9, 0, 2], np.int32)
     run_grouped(runner, x, w, g)
+
+
+# Every element type the verifiers accept. The SPIR-V back end holds neither
+# bf16 nor i16 values (docs/GPU.md), as for every op: those run on the CPU.
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "i8", "i16", "i64"])
+def test_top_k_dtypes(runner, request, dtype):
+    if "vulkan" in request.node.name and dtype in ("bf16", "i16"):
+        pytest.skip("the SPIR-V back end holds no bf16 / i16 values "
+                    "(docs/GPU.md)")
+    if dtype == "bf16":
+        x = to_bf16(rng.standard_normal((3, 12)))[0]
+    elif dtype == "f16":
+        x = rng.standard_normal((3, 12)).astype(np.float16)
+    else:
+        x = rng.integers(-100, 100, (3, 12)).astype(dtype.replace("i", "int"))
+    run_top_k(runner, x, 4, -1)
+
+
+@pytest.mark.parametrize("wtype", ["f16", "bf16"])
+def test_grouped_matmul_low_precision_weights(runner, request, wtype):
+    """f16 / bf16 weight stacks, read as stored and accumulated in f32."""
+    if "vulkan" in request.node.name and wtype == "bf16":
+        pytest.skip("the SPIR-V back end holds no bf16 values (docs/GPU.md)")
+    x = rng.standard_normal((5, 24)).astype(np.float32)
+    w32 = rng.standard_normal((3, 8, 24)).astype(np.float32)
+    if wtype == "bf16":
+        w, stored = to_bf16(w32)
+    else:
+        w = w32.astype(np.float16)
+        stored = w.astype(np.float32)
+    g = rng.integers(0, 3, 5).astype(np.int64)
+    run_grouped(runner, x, w, g, expected=grouped_ref(x, stored, g))

@@ -104,3 +104,11 @@ func.func @grouped_matmul_result_type(%x: tensor<2x16xf32>, %w: tensor<3x5x16xf3
   %y = mir.grouped_matmul %x, %w, %g : (tensor<2x16xf32>, tensor<3x5x16xf32>, tensor<2xi64>) -> tensor<2x6xf32>
   return
 }
+
+// -----
+
+func.func @top_k_bool(%x: tensor<4x8xi1>) {
+  // expected-error @+1 {{'mir.top_k' op operand #0 must be ranked tensor of 8-bit signless integer or 16-bit signless integer or 32-bit signless integer or 64-bit signless integer or 32-bit float or 16-bit float or bfloat16 type values}}
+  %v, %i = mir.top_k %x {k = 2 : i64} : (tensor<4x8xi1>) -> (tensor<4x2xi1>, tensor<4x2xi64>)
+  return
+}

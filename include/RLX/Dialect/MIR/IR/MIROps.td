@@ -565,6 +565,9 @@ def MIR_CumSumOp : MIR_Op<"cumsum",
 // Routing: top-k selection and per-row expert matmuls (mixture of experts)
 //===----------------------------------------------------------------------===//
 
+// top_k orders numbers: no i1 (torch.topk refuses bool too).
+def MIR_TopKTensor : RankedTensorOf<[I8, I16, I32, I64, F32, F16, BF16]>;
+
 def MIR_TopKOp : MIR_Op<"top_k", [Pure, InferTypeOpAdaptor]> {
   let summary = "the k largest (or smallest) values along an axis, and where";
   let description = [{
@@ -585,10 +588,10 @@ def MIR_TopKOp : MIR_Op<"top_k", [Pure, InferTypeOpAdaptor]> {
         : (tensor<?x8xf32>) -> (tensor<?x2xf32>, tensor<?x2xi64>)
     ```
   }];
-  let arguments = (ins MIR_NumericTensor:$input, MIR_I64Attr:$k,
+  let arguments = (ins MIR_TopKTensor:$input, MIR_I64Attr:$k,
                    DefaultValuedAttr<MIR_I64Attr, "-1">:$axis,
                    DefaultValuedAttr<BoolAttr, "true">:$largest);
-  let results = (outs MIR_NumericTensor:$values,
+  let results = (outs MIR_TopKTensor:$values,
                       RankedTensorOf<[I64]>:$indices);
   let assemblyFormat =
       "$input attr-dict `:` functional-type(operands, results)";
