@@ -403,8 +403,9 @@ void python::registerWeights(nb::module_ &m) {
           "arrays"_a,
           nb::sig("def from_arrays(arrays: typing.Mapping[str, "
                   "numpy.typing.ArrayLike]) -> Weights"),
-          "Weights over NumPy arrays (float32, float16, float64, integer or\n"
-          "bool), read in place without copies.")
+          "Weights over NumPy arrays (float32, float16, float64, integer,\n"
+          "bool, or bf16 as ml_dtypes.bfloat16 or '|V2'), read in place\n"
+          "without copies.")
       .def(
           "names", [](const PyWeights &w) { return w.source->names(); },
           "The tensor names, in the source's order.")
