@@ -216,24 +216,29 @@ def reps_for(name, args):
 # Peers
 # ---------------------------------------------------------------------------
 
+def torch_best(torch, name, fn, reps, threads, note=""):
+    """`fn` timed under 1 and `threads` torch threads: the faster one's
+    statistics, with both medians in the note."""
+    per = {}
+    for n in sorted({1, threads}):
+        torch.set_num_threads(n)
+        with torch.inference_mode():
+            per[n] = time_fn(fn, 2, reps)
+        log(f"torch {name} threads={n}: {per[n]['median_ms']:.2f} ms")
+    n = min(per, key=lambda k: per[k]["median_ms"])
+    stats = dict(per[n])
+    stats["note"] = ", ".join(f"{k} thr {v['median_ms']:.1f} ms"
+                              for k, v in sorted(per.items())) + \
+        f"; best {n}" + note
+    return stats
+
+
 def run_torch(args):
     import torch
     result = {}
-    best_threads = {}
     for name, module, inputs, _, _ in cases(torch, args):
-        per = {}
-        for n in sorted({1, args.threads}):
-            torch.set_num_threads(n)
-            with torch.inference_mode():
-                per[n] = time_fn(lambda: module(*inputs), 2, reps_for(name, args))
-            log(f"torch {name} threads={n}: {per[n]['median_ms']:.2f} ms")
-        n = min(per, key=lambda k: per[k]["median_ms"])
-        best_threads[name] = n
-        stats = dict(per[n])
-        stats["note"] = ", ".join(f"{k} thr {v['median_ms']:.1f} ms"
-                                  for k, v in sorted(per.items())) + \
-            f"; best {n}"
-        result[name] = stats
+        result[name] = torch_best(torch, name, lambda: module(*inputs),
+                                  reps_for(name, args), args.threads)
     result["label"] = f"pytorch {torch.__version__} eager"
     return result
 
@@ -258,19 +263,9 @@ def run_torch_moe(args):
     result = {}
     for name, t in (("moe_prefill", args.seq), ("moe_decode", 1)):
         x = torch.randn(1, t, h, generator=gen)
-        per = {}
-        for n in sorted({1, args.threads}):
-            torch.set_num_threads(n)
-            with torch.inference_mode():
-                per[n] = time_fn(lambda: block(x), 2,
-                                 args.reps * (3 if t == 1 else 1))
-            log(f"torch {name} threads={n}: {per[n]['median_ms']:.2f} ms")
-        n = min(per, key=lambda q: per[q]["median_ms"])
-        stats = dict(per[n])
-        stats["note"] = ", ".join(f"{q} thr {v['median_ms']:.1f} ms"
-                                  for q, v in sorted(per.items())) + \
-            f"; best {n}; transformers {transformers.__version__}"
-        result[name] = stats
+        result[name] = torch_best(
+            torch, name, lambda: block(x), args.reps * (3 if t == 1 else 1),
+            args.threads, f"; transformers {transformers.__version__}")
     result["label"] = f"pytorch {torch.__version__} eager"
     return result
 

@@ -39,25 +39,28 @@ SECONDS=0
 "$CMAKE" --install "$build" --prefix "$work/prefix" > "$work/install.log"
 echo "installed $build into $work/prefix ($SECONDS s)"
 
-args=(-S "$src/examples/standalone-cpp" -B "$work/build"
-      -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_CXX_COMPILER="$cxx")
-[ -n "$generator" ] && args+=(-G "$generator")
-[ -n "$launcher" ] && args+=(-DCMAKE_CXX_COMPILER_LAUNCHER="$launcher")
-"$CMAKE" "${args[@]}" "$@" > "$work/configure.log" ||
-  { cat "$work/configure.log"; exit 1; }
-grep "Using RLX" "$work/configure.log"
+# configure_against_prefix <source> <binary> <log> [<cmake args>...]
+configure_against_prefix() {
+  local source=$1 binary=$2 log=$3
+  shift 3
+  local args=(-S "$source" -B "$binary" -DCMAKE_PREFIX_PATH="$work/prefix"
+              -DCMAKE_CXX_COMPILER="$cxx")
+  [ -n "$generator" ] && args+=(-G "$generator")
+  [ -n "$launcher" ] && args+=(-DCMAKE_CXX_COMPILER_LAUNCHER="$launcher")
+  "$CMAKE" "${args[@]}" "$@" > "$log" || { cat "$log"; exit 1; }
+  grep "Using RLX" "$log"
+}
+
+configure_against_prefix "$src/examples/standalone-cpp" "$work/build" \
+  "$work/configure.log" "$@"
 "$CMAKE" --build "$work/build"
 echo "configured and built examples/standalone-cpp ($SECONDS s)"
 
 "$work/build/tiny-flow" "$work/aot/tiny"
 "$work/build/tiny-exec" "$work/aot/tiny"
 
-args=(-S "$src/examples/cpp" -B "$work/examples"
-      -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_CXX_COMPILER="$cxx")
-[ -n "$generator" ] && args+=(-G "$generator")
-[ -n "$launcher" ] && args+=(-DCMAKE_CXX_COMPILER_LAUNCHER="$launcher")
-"$CMAKE" "${args[@]}" "$@" > "$work/configure-examples.log" ||
-  { cat "$work/configure-examples.log"; exit 1; }
+configure_against_prefix "$src/examples/cpp" "$work/examples" \
+  "$work/configure-examples.log" "$@"
 "$CMAKE" --build "$work/examples"
 echo "configured and built examples/cpp against the prefix ($SECONDS s)"
 

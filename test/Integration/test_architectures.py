@@ -89,16 +89,19 @@ def scale_err(a, b):
 PROMPT = [3, 17, 5, 99, 42, 8, 61, 23, 11, 77, 2, 90, 34]
 
 
-def check_decoder(tmp_path, path, model, new_tokens=6, policy="direct"):
+def check_decoder(tmp_path, path, model, new_tokens=6, policy="direct",
+                  device=()):
+    """Prompt logits within 1e-4 of the logits' scale and greedy ids equal;
+    `device` adds rlx-run arguments (--device vulkan)."""
     logits = tmp_path / "logits.npy"
     proc = rlx(path, PROMPT, "--max-new-tokens", "0", "--logits-out",
-               str(logits), "--policy", policy, "--quiet")
+               str(logits), "--policy", policy, "--quiet", *device)
     assert proc.returncode == 0, proc.stderr
     with torch.no_grad():
         ref = model(torch.tensor([PROMPT])).logits.numpy()
     assert scale_err(np.load(logits), ref) < 1e-4
     proc = rlx(path, PROMPT, "--max-new-tokens", str(new_tokens),
-               "--policy", policy)
+               "--policy", policy, *device)
     assert proc.returncode == 0, proc.stderr
     tokens = [int(t) for t in
               proc.stdout.split("tokens:")[1].split("\n")[0].split()]

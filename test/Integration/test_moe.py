@@ -8,13 +8,11 @@ logits' scale and greedy ids equal through the KV-cache decode graphs, on
 the CPU and on Vulkan (lavapipe). Then what RLX refuses in their configs."""
 
 import json
-import subprocess
 
-import numpy as np
 import pytest
 
-from conftest import RLX_RUN, require_vulkan
-from test_architectures import PROMPT, randomize, rlx, scale_err
+from conftest import require_vulkan
+from test_architectures import PROMPT, check_decoder, randomize, rlx
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -51,23 +49,8 @@ def make(tmp_path, kind, seed=3, **overrides):
 
 
 def check(tmp_path, path, model, *device, new_tokens=5):
-    logits = tmp_path / "logits.npy"
-    proc = rlx(path, PROMPT, "--max-new-tokens", "0", "--logits-out",
-               str(logits), "--quiet", *device)
-    assert proc.returncode == 0, proc.stderr
-    with torch.no_grad():
-        ref = model(torch.tensor([PROMPT])).logits.numpy()
-    assert scale_err(np.load(logits), ref) < 1e-4
-    proc = rlx(path, PROMPT, "--max-new-tokens", str(new_tokens), *device)
-    assert proc.returncode == 0, proc.stderr
-    tokens = [int(t) for t in
-              proc.stdout.split("tokens:")[1].split("\n")[0].split()]
-    model.generation_config.eos_token_id = None
-    with torch.no_grad():
-        hf = model.generate(torch.tensor([PROMPT]), max_new_tokens=new_tokens,
-                            do_sample=False)[0, len(PROMPT):].tolist()
-    assert tokens == hf
-    return proc
+    return check_decoder(tmp_path, path, model, new_tokens=new_tokens,
+                         device=device)
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))

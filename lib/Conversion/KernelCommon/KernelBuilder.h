@@ -265,6 +265,11 @@ bool isScanOp(Operation *op);
 LogicalResult emitScanKernel(KernelBuilder &k, Operation *op,
                              ArrayRef<KernelView> ins, const KernelView &out);
 
+/// Fails with a diagnostic naming the target when an operand of `op` is
+/// bound as a scalar (a splat constant) where its kernel reads memory.
+LogicalResult requireTensorOperands(KernelBuilder &k, Operation *op,
+                                    ArrayRef<KernelView> ins);
+
 /// True for the routing ops (top_k, grouped_matmul).
 bool isRoutingOp(Operation *op);
 /// mir.top_k (two outputs: values, indices) and mir.grouped_matmul.

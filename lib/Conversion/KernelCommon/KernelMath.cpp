@@ -113,6 +113,15 @@ void KernelMath::ifThen(Value cond, function_ref<void()> body) {
   body();
 }
 
+LogicalResult mlir::rlx::requireTensorOperands(KernelBuilder &k, Operation *op,
+                                               ArrayRef<KernelView> ins) {
+  for (const KernelView &in : ins)
+    if (in.isScalar())
+      return op->emitOpError("expects tensor operands on the ")
+             << k.targetName() << " back end";
+  return success();
+}
+
 SmallVector<Value> KernelMath::forLoop(
     int64_t lb, int64_t ub, int64_t step, ValueRange init,
     function_ref<SmallVector<Value>(Value iv, ValueRange iter)> body) {

@@ -180,10 +180,8 @@ static void emitSoftmax(KernelBuilder &k, int64_t axis, bool log, KernelView x,
 LogicalResult mlir::rlx::emitNormKernel(KernelBuilder &k, Operation *op,
                                         ArrayRef<KernelView> ins,
                                         ArrayRef<KernelView> outs) {
-  for (const KernelView &in : ins)
-    if (in.isScalar())
-      return op->emitOpError("expects tensor operands on the ")
-             << k.targetName() << " back end";
+  if (failed(requireTensorOperands(k, op, ins)))
+    return failure();
   if (!isa<FloatType>(outs[0].elementType))
     return op->emitOpError("expects float operands");
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)

@@ -201,10 +201,8 @@ bool mlir::rlx::isRoutingOp(Operation *op) {
 LogicalResult mlir::rlx::emitRoutingKernel(KernelBuilder &k, Operation *op,
                                            ArrayRef<KernelView> ins,
                                            ArrayRef<KernelView> outs) {
-  for (const KernelView &in : ins)
-    if (in.isScalar())
-      return op->emitOpError("expects tensor operands on the ")
-             << k.targetName() << " back end";
+  if (failed(requireTensorOperands(k, op, ins)))
+    return failure();
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](mir::TopKOp t) {
         emitTopK(k, t, ins[0], outs[0], outs[1]);
