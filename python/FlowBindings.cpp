@@ -320,7 +320,8 @@ static void registerConfig(nb::module_ &m) {
           "Reads a config.json, a model directory's config.json, or a GGUF\n"
           "file's metadata.")
       .def_rw("model_type", &TransformerConfig::modelType,
-              "\"llama\", \"qwen3\", \"gemma2\" or \"bert\".")
+              "\"llama\", \"qwen3\", \"gemma2\", \"mixtral\", "
+              "\"qwen2_moe\", \"bert\", ...")
       .def_rw("vocab_size", &TransformerConfig::vocabSize)
       .def_rw("hidden", &TransformerConfig::hidden)
       .def_rw("intermediate", &TransformerConfig::intermediate)
@@ -337,6 +338,24 @@ static void registerConfig(nb::module_ &m) {
       .def_rw("final_logit_softcap", &TransformerConfig::finalLogitSoftcap)
       .def_rw("attn_logit_softcap", &TransformerConfig::attnLogitSoftcap)
       .def_rw("sliding_window", &TransformerConfig::slidingWindow)
+      .def_rw("num_experts", &TransformerConfig::numExperts,
+              "Mixture of experts: the routed experts (0: dense).")
+      .def_rw("experts_per_token", &TransformerConfig::expertsPerToken)
+      .def_rw("moe_intermediate", &TransformerConfig::moeIntermediate,
+              "Each routed expert's intermediate size.")
+      .def_rw("shared_expert_intermediate",
+              &TransformerConfig::sharedExpertIntermediate,
+              "Qwen2-MoE's shared expert (0: none).")
+      .def_rw("norm_topk_prob", &TransformerConfig::normTopKProb)
+      .def_prop_ro(
+          "moe_layers",
+          [](const TransformerConfig &c) {
+            nb::list l;
+            for (bool b : c.moeLayers)
+              l.append(b);
+            return l;
+          },
+          "Per layer: a mixture-of-experts MLP (else dense).")
       .def_prop_rw(
           "sliding_layers",
           [](const TransformerConfig &c) {

@@ -44,3 +44,24 @@ def test_config_reports_unknown_keys(tmp_path):
     assert c.unknown_keys == ["my_new_key"]
     assert c.qkv_bias and c.out_bias and not c.mlp_bias
     assert c.activation == "silu"
+
+
+def test_moe_config_fields():
+    """A Qwen2-MoE config's expert fields, and which layers route."""
+    cfg = transformers.Qwen2MoeConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=48,
+        num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
+        num_experts=6, num_experts_per_tok=2, moe_intermediate_size=24,
+        shared_expert_intermediate_size=40, mlp_only_layers=[2],
+        decoder_sparse_step=1)
+    c = rlx.TransformerConfig.from_json(cfg.to_json_string(), "config.json")
+    assert c.model_type == "qwen2_moe" and c.unknown_keys == []
+    assert (c.num_experts, c.experts_per_token) == (6, 2)
+    assert (c.moe_intermediate, c.shared_expert_intermediate) == (24, 40)
+    assert not c.norm_topk_prob
+    assert c.moe_layers == [True, True, False, True]
+    dense = rlx.TransformerConfig.from_json(
+        transformers.LlamaConfig(vocab_size=64, hidden_size=32,
+                                 intermediate_size=48, num_hidden_layers=1,
+                                 num_attention_heads=4).to_json_string())
+    assert dense.num_experts == 0 and dense.moe_layers == []

@@ -565,7 +565,12 @@ Error rlx::runModel(Session &session, const ModelRunOptions &opts) {
     report(o) << "model: " << o.model << " (" << m->config.modelType << ", "
               << m->config.numLayers << " layers, hidden " << m->config.hidden
               << ", " << m->config.numHeads << "/" << m->config.numKvHeads
-              << " heads, vocab " << m->config.vocabSize << ")\n";
+              << " heads, vocab " << m->config.vocabSize;
+  if (!o.quiet && m->config.numExperts > 0)
+    report(o) << ", " << m->config.numExperts << " experts, top "
+              << m->config.expertsPerToken;
+  if (!o.quiet)
+    report(o) << ")\n";
   if (m->config.modelType == "bert")
     return runEncoder(session, *m, o);
   return runDecoder(session, *m, o, started, tokenizer ? &*tokenizer : nullptr);
