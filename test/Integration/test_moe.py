@@ -59,7 +59,7 @@ def test_parity_cpu(tmp_path, kind):
     check(tmp_path, path, model)
 
 
-@pytest.mark.parametrize("kind", ["mixtral", "qwen2_moe"])
+@pytest.mark.parametrize("kind", sorted(KINDS))
 def test_parity_vulkan(tmp_path, kind):
     require_vulkan()
     path, model = make(tmp_path, kind)
