@@ -119,7 +119,7 @@ static void emitTopK(KernelBuilder &k, mir::TopKOp op, const KernelView &in,
 }
 
 /// The dot products of one row of `x` (indices `xAt` before the last dim)
-/// with `count` consecutive weight rows (`w[wAt..., col0 + c, :]`), in f32:
+/// with `count` consecutive weight rows (`w[group, col0 + c, :]`), in f32:
 /// each load of `x` serves every weight row, and the `count` accumulators
 /// are independent chains.
 static SmallVector<Value> dotTile(KernelBuilder &k, const KernelView &x,
