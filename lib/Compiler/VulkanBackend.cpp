@@ -65,6 +65,9 @@ static Error checkFeatures(mlir::rlx::lir::EntryOp entry,
     if (t.isF64())
       return fail("the SPIR-V back end does not support the model's f64 "
                   "tensors");
+    if (t.isInteger(16))
+      return fail("the SPIR-V back end does not support the model's i16 "
+                  "tensors (it stores i1, i8, i32, i64, f16 and f32)");
   }
   return Error::success();
 }

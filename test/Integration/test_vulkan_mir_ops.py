@@ -53,3 +53,12 @@ def test_decode_attention_negative_scores(rlx, tq, tk):
              "window = 0 : i64")
     check(rlx, f"mir.attention %a0, %a1, %a2 {{{attrs}}} : {{T}}", [q, k, v],
           expected, rtol=1e-4, atol=1e-4)
+
+
+def test_i16_is_refused_by_name(vulkan_rlx):
+    """The SPIR-V back end stores no i16: a model with i16 tensors is refused
+    naming them (the CPU runs it; test_mir_op_space.py walks i16 there)."""
+    x = np.arange(6, dtype=np.int16).reshape(2, 3)
+    err = vulkan_rlx.run(module("mir.add %a0, %a1 : {T}", [x, x], x),
+                         {"a0": x, "a1": x}, expect_fail=True)
+    assert "does not support the model's i16 tensors" in err, err

@@ -301,6 +301,10 @@ LogicalResult EntryLowering::lower(lir::EntryOp entry) {
         return kernel.emitOpError("reads ")
                << t << " outside the parameters (the SPIR-V back end decodes "
                << "ggml blocks in weights only)";
+      if (t.isInteger(16) || t.isF64())
+        return kernel.emitOpError("unsupported element type ")
+               << t << " (the SPIR-V back end stores i1, i8, i32, i64, f16 "
+               << "and f32)";
       if (!t.isIntOrFloat() && !decodedWeight)
         return kernel.emitOpError("unsupported element type ")
                << t << " (the SPIR-V back end reads f32, f16, integers, and "

@@ -17,6 +17,22 @@ lir.entry @bf16 arena_size = 256, param_size = 0, alignment = 64 {
 
 // -----
 
+/// i16 tensors are refused by name (the SPIR-V back end stores no i16).
+lir.entry @i16 arena_size = 256, param_size = 0, alignment = 64 {
+  %x = lir.view arena[0] : memref<4x8xi16>
+  %y = lir.view arena[128] : memref<4x8xi16>
+  lir.io input "x" %x : memref<4x8xi16>
+  // expected-error @+1 {{unsupported element type 'i16' (the SPIR-V back end stores i1, i8, i32, i64, f16 and f32)}}
+  lir.kernel "add" ins(%x : memref<4x8xi16>) outs(%y : memref<4x8xi16>) {
+  ^bb0(%t: tensor<4x8xi16>):
+    %r = mir.add %t, %t : (tensor<4x8xi16>, tensor<4x8xi16>) -> tensor<4x8xi16>
+    lir.yield %r : tensor<4x8xi16>
+  }
+  lir.io output "y" %y : memref<4x8xi16>
+}
+
+// -----
+
 lir.entry @f16_matmul arena_size = 1024, param_size = 0, alignment = 64 {
   %x = lir.view arena[0] : memref<4x8xf16>
   %w = lir.view arena[64] : memref<8x8xf16>
