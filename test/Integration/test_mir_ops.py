@@ -498,6 +498,38 @@ def test_layer_norm(rlx, shape):
           [x, g, b], layer_norm(x, g, b, 1e-12), rtol=1e-4, atol=1e-4)
 
 
+def test_layer_norm_over_trailing_axes_with_statistics(rlx):
+    """ONNX LayerNormalization over the last two axes, with its mean and
+    inverse standard deviation outputs, written in MIR: mir.layer_norm of
+    the axes reshaped into one (gamma and beta flattened), and the
+    statistics from reduce_mean and rsqrt (docs/Dialects/MIR.md)."""
+    x, g, b = randn(2, 3, 4, 5), randn(4, 5), randn(4, 5)
+    eps = 1e-5
+    mlir = """func.func @f(%x: tensor<2x3x4x5xf32> {rlx.name = "x"}, %g: tensor<4x5xf32> {rlx.name = "g"}, %b: tensor<4x5xf32> {rlx.name = "b"}) -> (tensor<2x3x4x5xf32> {rlx.name = "y"}, tensor<2x3x1x1xf32> {rlx.name = "mean"}, tensor<2x3x1x1xf32> {rlx.name = "inv_std"}) {
+  %xf = mir.reshape %x : (tensor<2x3x4x5xf32>) -> tensor<2x3x20xf32>
+  %gf = mir.reshape %g : (tensor<4x5xf32>) -> tensor<20xf32>
+  %bf = mir.reshape %b : (tensor<4x5xf32>) -> tensor<20xf32>
+  %nf = mir.layer_norm %xf, %gf, %bf {epsilon = 1.0e-5 : f32} : (tensor<2x3x20xf32>, tensor<20xf32>, tensor<20xf32>) -> tensor<2x3x20xf32>
+  %y = mir.reshape %nf : (tensor<2x3x20xf32>) -> tensor<2x3x4x5xf32>
+  %m = mir.reduce_mean %x {axes = array<i64: 2, 3>, keep_dims} : (tensor<2x3x4x5xf32>) -> tensor<2x3x1x1xf32>
+  %d = mir.sub %x, %m : (tensor<2x3x4x5xf32>, tensor<2x3x1x1xf32>) -> tensor<2x3x4x5xf32>
+  %d2 = mir.mul %d, %d : (tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32>
+  %v = mir.reduce_mean %d2 {axes = array<i64: 2, 3>, keep_dims} : (tensor<2x3x4x5xf32>) -> tensor<2x3x1x1xf32>
+  %e = mir.constant dense<1.0e-5> : tensor<f32>
+  %ve = mir.add %v, %e : (tensor<2x3x1x1xf32>, tensor<f32>) -> tensor<2x3x1x1xf32>
+  %r = mir.rsqrt %ve : (tensor<2x3x1x1xf32>) -> tensor<2x3x1x1xf32>
+  return %y, %m, %r : tensor<2x3x4x5xf32>, tensor<2x3x1x1xf32>, tensor<2x3x1x1xf32>
+}"""
+    out = rlx.run(mlir, {"x": x, "g": g, "b": b})
+    xd = x.astype(np.float64)
+    mean = xd.mean((2, 3), keepdims=True)
+    inv_std = 1 / np.sqrt(((xd - mean) ** 2).mean((2, 3), keepdims=True) + eps)
+    assert_close(out["y"], ((xd - mean) * inv_std * g + b).astype(np.float32),
+                 rtol=1e-4, atol=1e-4)
+    assert_close(out["mean"], mean.astype(np.float32), rtol=1e-5, atol=1e-5)
+    assert_close(out["inv_std"], inv_std.astype(np.float32), rtol=1e-4, atol=1e-4)
+
+
 def test_fused_residual_rms_norm(rlx, tmp_path):
     x, r, w = randn(2, 7, 72), randn(2, 7, 72), randn(72)
     mlir = """func.func @f(%x: tensor<2x7x72xf32> {rlx.name = "x"}, %r: tensor<2x7x72xf32> {rlx.name = "r"}, %w: tensor<72xf32> {rlx.name = "w"}) -> (tensor<2x7x72xf32> {rlx.name = "sum"}, tensor<2x7x72xf32> {rlx.name = "normed"}) {
