@@ -64,6 +64,12 @@ def ConvertMIRToLIRPass : Pass<"convert-mir-to-lir", "ModuleOp"> {
     With `expand-fused` (default), `mir.attention_block` is first rewritten
     into the kernels the CPU runs it as (QKV GEMM, views, QK-norm, RoPE,
     attention, output GEMM).
+
+    RoPE, attention and the GEMMs (matmul, batch_matmul, fused_matmul) on
+    f16 / bf16 values are computed in f32: a cast to f32 before, the op in
+    f32 and a cast back after, so every back end runs what the MIR verifier
+    accepts (an f32 query over an f16 / bf16 KV cache, and weights stored
+    in lower precision, are read as they are).
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"64",
