@@ -689,12 +689,44 @@ def composite_cases():
     return cases
 
 
+def routing_cases():
+    """top_k on every axis, largest and smallest, every element type it
+    takes (not i1); grouped_matmul with every weight type and i32 / i64
+    groups (negative and out-of-range ones too)."""
+    cases = []
+    for dt in NUMERIC:
+        axes = range(-3, 3) if dt == "f32" else (-1, 0)
+        for axis, largest in itertools.product(axes, (True, False)):
+            x = R(X, dt, -20, 20)
+            n = X[axis]
+            k = min(2, n)
+            key = -x if largest else x
+            order = np.argsort(np.moveaxis(key, axis, -1), -1, kind="stable")
+            order = np.moveaxis(order[..., :k], -1, axis)
+            vals = np.take_along_axis(x, order, axis)
+            flag = "" if largest else ", largest = false"
+            cases.append(Case(
+                f"top_k k={k} axis={axis} largest={largest} {dt}",
+                f"mir.top_k $0 {{k = {k} : i64, axis = {axis} : i64{flag}}} : $SIG",
+                [(x, dt)], [(vals, dt), (order, "i64")]))
+    for wt, gt in itertools.product(FLOATS, ("i32", "i64")):
+        x = R((2, 3, 5), "f32")
+        w = R((3, 4, 5), wt)
+        g = np.array([[0, 2, -1], [5, -4, 1]])
+        gi = np.clip(np.where(g < 0, g + 3, g), 0, 2)
+        ref = np.einsum("abk,abnk->abn", x, w[gi])
+        cases.append(Case(f"grouped_matmul weights {wt} groups {gt}",
+                          "mir.grouped_matmul $0, $1, $2 : $SIG",
+                          [(x, "f32"), (w, wt), (g, gt)], [(ref, "f32")]))
+    return cases
+
+
 FAMILIES = {
     "composite": composite_cases,
     "unary": unary_cases, "binary": binary_cases, "cast": cast_cases,
     "reduce": reduce_cases, "axis": axis_cases, "norm": norm_cases,
     "matmul": matmul_cases, "data_movement": data_movement_cases,
-    "rope_attention": rope_attention_cases,
+    "rope_attention": rope_attention_cases, "routing": routing_cases,
 }
 BATCH = 80
 
