@@ -162,14 +162,43 @@ def test_half_precision_kv_cache(models, tmp_path, name, kv, tol, policy):
         assert tokens == hf
 
 
-def test_half_precision_kv_cache_refused_on_vulkan(models):
+@pytest.mark.parametrize("name", ["llama-gqa2", "qwen3", "gemma2-w40"])
+def test_f16_kv_cache_on_vulkan(models, tmp_path, name):
+    """`--kv-cache f16` on Vulkan: the cache is kept in f16 and the attention
+    reads it widened (an f32 query over f16 keys and values). Step logits
+    against a full f32 recompute within f16's rounding, not equal to the f32
+    cache's, greedy ids as transformers'."""
+    from conftest import require_vulkan
+    require_vulkan()
+    prompt = [2, 11, 3, 30, 8]
+    steps, f32 = tmp_path / "steps.npy", tmp_path / "f32.npy"
+    proc = rlx_model(models / name, prompt, "--max-new-tokens", "12",
+                     "--step-logits-out", str(steps), "--kv-cache", "f16",
+                     "--device", "vulkan")
+    assert proc.returncode == 0, proc.stderr
+    ref = rlx_model(models / name, prompt, "--max-new-tokens", "12",
+                    "--step-logits-out", str(f32), "--device", "vulkan")
+    assert ref.returncode == 0, ref.stderr
+    tokens = [int(t) for t in proc.stdout.split("tokens:")[1].split("\n")[0].split()]
+    m = hf_causal(models / name)
+    with torch.no_grad():
+        full = m(torch.tensor([prompt + tokens[:-1]])).logits.numpy()[0]
+        hf = m.generate(torch.tensor([prompt]), max_new_tokens=12,
+                        do_sample=False)[0, len(prompt):].tolist()
+    got = np.load(steps)
+    assert scale_err(got, full[len(prompt) - 1:]) < 5e-3
+    assert not np.array_equal(got, np.load(f32))
+    assert tokens == hf
+
+
+def test_bf16_kv_cache_refused_on_vulkan(models):
     from conftest import require_vulkan
     require_vulkan()
     proc = rlx_model(models / "llama-gqa2", [1, 2], "--max-new-tokens", "2",
-                     "--kv-cache", "f16", "--device", "vulkan")
+                     "--kv-cache", "bf16", "--device", "vulkan")
     assert proc.returncode == 1
-    assert ('[precision] kv_cache = "f16" is implemented on the CPU only'
-            in proc.stderr)
+    assert ('[precision] kv_cache = "bf16" is implemented on the CPU only: '
+            "the SPIR-V back end holds no bf16 values" in proc.stderr)
 
 
 @pytest.mark.parametrize("name", ["llama-mha-tied", "llama-gqa4"])
