@@ -19,6 +19,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -1117,6 +1118,53 @@ static void registerEmitter(nb::module_ &m) {
 }
 
 /// ModelFlow.custom: a Python function as a tier-2 stage.
+/// Runs `call` (Python code given a live rlx.Emitter) with the GIL: an
+/// RLXError (an emitter call's) becomes an llvm::Error with its message,
+/// which the flow labels with the stage, as in C++; other exceptions leave
+/// build() as they are.
+static llvm::Error
+callPython(Emitter &e, llvm::function_ref<void(const PyEmitter &)> call) {
+  nb::gil_scoped_acquire gil;
+  // The emitter and its values expire when the call returns.
+  auto live = std::make_shared<bool>(true);
+  std::string rlxError;
+  bool ok = false;
+  try {
+    call(PyEmitter{&e, live});
+    ok = true;
+  } catch (nb::python_error &err) {
+    if (err.matches(nb::module_::import_("rlx").attr("RLXError")))
+      rlxError = pyStr(err.value());
+    else
+      setPendingPythonError(std::current_exception());
+  } catch (RLXError &err) {
+    rlxError = err.what();
+  } catch (...) {
+    setPendingPythonError(std::current_exception());
+  }
+  *live = false;
+  if (ok)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      rlxError.empty() ? "the Python function raised an exception" : rlxError);
+}
+
+/// A Python dict as a JSON object (through the json module), or RLXError
+/// naming `what`.
+static llvm::json::Object jsonObject(nb::handle dict, const std::string &what) {
+  if (dict.is_none())
+    return {};
+  std::string text =
+      nb::cast<std::string>(nb::module_::import_("json").attr("dumps")(dict));
+  llvm::Expected<llvm::json::Value> v = llvm::json::parse(text);
+  if (!v)
+    throw RLXError(what + ": " + llvm::toString(v.takeError()));
+  if (!v->getAsObject())
+    throw RLXError(what + ": expected a dict, got " + pyStr(dict.type()));
+  return std::move(*v->getAsObject());
+}
+
 static void bindFlowCustom(nb::class_<MF> &flow) {
   flow.def(
       "custom",
@@ -1126,31 +1174,7 @@ static void bindFlowCustom(nb::class_<MF> &flow) {
                  : nb::cast<std::string>(
                        nb::str(nb::getattr(fn, "__name__", nb::str("custom"))));
         return f.custom(label, [fn](Emitter &e) -> llvm::Error {
-          nb::gil_scoped_acquire gil;
-          // The emitter and its values expire when fn returns.
-          auto live = std::make_shared<bool>(true);
-          std::string rlxError;
-          bool ok = false;
-          try {
-            fn(PyEmitter{&e, live});
-            ok = true;
-          } catch (nb::python_error &err) {
-            // An RLX error (an emitter call's) is labelled with the stage,
-            // as in C++; other exceptions leave build() as they are.
-            if (err.matches(nb::module_::import_("rlx").attr("RLXError")))
-              rlxError = pyStr(err.value());
-            else
-              setPendingPythonError(std::current_exception());
-          } catch (...) {
-            setPendingPythonError(std::current_exception());
-          }
-          *live = false;
-          if (ok)
-            return llvm::Error::success();
-          return llvm::createStringError(
-              llvm::inconvertibleErrorCode(),
-              rlxError.empty() ? "the Python function raised an exception"
-                               : rlxError);
+          return callPython(e, [&](const PyEmitter &pe) { fn(pe); });
         });
       },
       "fn"_a, "name"_a = nb::none(), ref,
@@ -1166,6 +1190,124 @@ static void bindFlowCustom(nb::class_<MF> &flow) {
       "    flow.custom(scaled_norm)\n\n"
       "An RLX error names the stage (`name`, else fn.__name__); an\n"
       "exception fn raises comes out of build() as it is.");
+}
+
+/// rlx.register_plugin / unregister_plugin / plugins: a Python plugin is
+/// kept in the module's `_python_plugins` dict; the C++ registry holds a
+/// thunk that looks it up by name (no Python object outlives the
+/// interpreter in a C++ static).
+static void registerPlugins(nb::module_ &m) {
+  m.attr("_python_plugins") = nb::dict();
+  m.def(
+      "register_plugin",
+      [](const std::string &name, nb::callable fn) {
+        nb::dict plugins =
+            nb::module_::import_("rlx._rlx").attr("_python_plugins");
+        check(PluginRegistry::global().add(
+            name,
+            [name](Emitter &e, const llvm::json::Object &args) -> llvm::Error {
+              return callPython(e, [&](const PyEmitter &pe) {
+                nb::dict plugins =
+                    nb::module_::import_("rlx._rlx").attr("_python_plugins");
+                if (!plugins.contains(name.c_str()))
+                  throw RLXError("the Python function was unregistered");
+                std::string text;
+                llvm::raw_string_ostream os(text);
+                os << llvm::json::Value(llvm::json::Object(args));
+                nb::object pyArgs =
+                    nb::module_::import_("json").attr("loads")(os.str());
+                plugins[name.c_str()](pe, pyArgs);
+              });
+            }));
+        plugins[name.c_str()] = fn;
+      },
+      "name"_a, "fn"_a,
+      nb::sig("def register_plugin(name: str, fn: typing.Callable[[Emitter, "
+              "dict[str, typing.Any]], None]) -> None"),
+      "Registers `fn(emitter, args)` as the plugin `name` that\n"
+      "ModelFlow.plugin(name, args) places in a flow (an architecture block\n"
+      "kept outside RLX). A name taken is an error.");
+  m.def(
+      "unregister_plugin",
+      [](const std::string &name) {
+        nb::dict plugins =
+            nb::module_::import_("rlx._rlx").attr("_python_plugins");
+        if (plugins.contains(name.c_str()))
+          nb::del(plugins[name.c_str()]);
+        return PluginRegistry::global().remove(name);
+      },
+      "name"_a, "Removes plugin `name`; False when there was none.");
+  m.def(
+      "plugins", []() { return PluginRegistry::global().names(); },
+      "The registered plugin names (Python and C++), sorted.");
+}
+
+/// Streams, named scopes and plugins.
+static void bindFlowStreams(nb::class_<MF> &flow) {
+  flow.def(
+          "bind_inputs_to_streams",
+          [](MF &f, const std::map<std::string, std::string> &map) -> MF & {
+            return f.bindInputsToStreams({map.begin(), map.end()});
+          },
+          "map"_a, ref,
+          "Each declared input (key) becomes a stream (value): "
+          "{'hidden': 'img', 'encoder': 'txt'}.")
+      .def(
+          "store_stream",
+          [](MF &f, const std::string &id) -> MF & {
+            return f.storeStream(id);
+          },
+          "id"_a, ref, "The active tensor becomes stream `id`.")
+      .def(
+          "load_stream",
+          [](MF &f, const std::string &id) -> MF & { return f.loadStream(id); },
+          "id"_a, ref, "Stream `id` becomes the active tensor.")
+      .def(
+          "dual_stream",
+          [](MF &f, const std::string &name, const std::string &a,
+             const std::string &b, nb::callable fn) -> MF & {
+            return f.dualStream(
+                name, a, b,
+                [fn](Emitter &e, mlir::Value &x,
+                     mlir::Value &y) -> llvm::Error {
+                  return callPython(e, [&](const PyEmitter &pe) {
+                    nb::object out = fn(pe, *pe.wrap(x), *pe.wrap(y));
+                    if (!nb::isinstance<nb::tuple>(out) || nb::len(out) != 2 ||
+                        !nb::isinstance<PyFlowValue>(out[0]) ||
+                        !nb::isinstance<PyFlowValue>(out[1]))
+                      throw RLXError("the function returns " +
+                                     pyStr(out.type()) +
+                                     ", not the two streams' new "
+                                     "rlx.FlowValues (a, b)");
+                    x = pe.value(nb::cast<const PyFlowValue &>(out[0]));
+                    y = pe.value(nb::cast<const PyFlowValue &>(out[1]));
+                  });
+                });
+          },
+          "name"_a, "a"_a, "b"_a, "fn"_a, ref,
+          nb::sig("def dual_stream(self, name: str, a: str, b: str, fn: "
+                  "typing.Callable[[Emitter, FlowValue, FlowValue], "
+                  "tuple[FlowValue, FlowValue]]) -> ModelFlow"),
+          "Transforms streams `a` and `b` together: `fn(emitter, a, b)` "
+          "returns their new values.")
+      .def(
+          "named",
+          [](MF &f, const std::string &name, const PyStage &s) -> MF & {
+            return f.named(name, s.fn);
+          },
+          "name"_a, "stage"_a, ref,
+          "`stage` in a named scope: its errors name it.")
+      .def(
+          "plugin",
+          [](MF &f, const std::string &name, nb::handle args) -> MF & {
+            return f.plugin(name,
+                            jsonObject(args, "plugin '" + name + "' args"));
+          },
+          "name"_a, "args"_a = nb::none(), ref,
+          nb::sig("def plugin(self, name: str, args: dict[str, typing.Any] | "
+                  "None = None) -> ModelFlow"),
+          "The registered plugin `name` (rlx.register_plugin, or one a C++ "
+          "library registered) with `args` (JSON-like).");
 }
 
 /// Building: the flow as a stage, or as an HIR module.
@@ -1213,6 +1355,7 @@ static void registerModelFlow(nb::module_ &m) {
   bindFlowLayers(flow);
   bindFlowHeads(flow);
   bindFlowCustom(flow);
+  bindFlowStreams(flow);
   bindFlowBuild(flow);
 }
 
@@ -1550,6 +1693,7 @@ void python::registerFlow(nb::module_ &m) {
   registerSpecs(m);
   registerConfig(m);
   registerStages(m);
+  registerPlugins(m);
   registerLayerStack(m);
   registerEmitter(m);
   registerModelFlow(m);

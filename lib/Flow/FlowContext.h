@@ -33,6 +33,8 @@ struct FlowContext::Impl {
 
   mlir::Value current;
   llvm::StringMap<mlir::Value> named;
+  /// The streams of a multi-stream flow, by id.
+  llvm::StringMap<mlir::Value> streams;
   llvm::StringMap<mlir::Value> params;
   /// Graph outputs: first those marked with ModelFlow::output, in order,
   /// then side outputs of blocks (KV-cache taps).

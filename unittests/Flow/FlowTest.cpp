@@ -505,3 +505,166 @@ TEST(Flow, NomicEncoderLayerMatchesReference) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Streams, named scopes and plugins
+//===----------------------------------------------------------------------===//
+
+/// Two streams bound from inputs, transformed together, then read back:
+/// img' = img + txt, txt' = txt + img' (run and checked against the sums).
+TEST(Flow, DualStreamTransformsBothStreams) {
+  constexpr int64_t T = 3, H = 4;
+  ModelFlow f("two_streams");
+  f.input("image", {1, T, H}, DType::F32)
+      .input("text", {1, T, H}, DType::F32)
+      .bindInputsToStreams({{"image", stream::Img}, {"text", stream::Txt}})
+      .dualStream(
+          "mix", stream::Img, stream::Txt,
+          [](Emitter &e, mlir::Value &img, mlir::Value &txt) -> llvm::Error {
+            auto a = e.create("hir.add", img.getType(), {img, txt});
+            if (!a)
+              return a.takeError();
+            img = (*a)->getResult(0);
+            auto b = e.create("hir.add", txt.getType(), {txt, img});
+            if (!b)
+              return b.takeError();
+            txt = (*b)->getResult(0);
+            return llvm::Error::success();
+          })
+      .loadStream(stream::Img)
+      .output("img")
+      .loadStream(stream::Txt)
+      .output("txt");
+  TensorMap w("no weights");
+  auto built = f.build(w);
+  ASSERT_TRUE(static_cast<bool>(built)) << llvm::toString(built.takeError());
+  Session session;
+  auto model = session.compile(*built, CompileOptions());
+  ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
+  ASSERT_FALSE(static_cast<bool>(model->loadParams(w)));
+  std::vector<float> img(T * H), txt(T * H);
+  for (int64_t i = 0; i < T * H; ++i) {
+    img[i] = 0.5f * i;
+    txt[i] = 1.0f - i;
+  }
+  TensorMap_t in;
+  in.emplace("image", Tensor::fromF32({1, T, H}, img));
+  in.emplace("text", Tensor::fromF32({1, T, H}, txt));
+  auto out = model->run(in);
+  ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
+  auto gotImg = out->at("img").data<float>();
+  auto gotTxt = out->at("txt").data<float>();
+  for (int64_t i = 0; i < T * H; ++i) {
+    EXPECT_FLOAT_EQ(gotImg[i], img[i] + txt[i]);
+    EXPECT_FLOAT_EQ(gotTxt[i], txt[i] + img[i] + txt[i]);
+  }
+}
+
+TEST(Flow, StreamErrorsNameTheStream) {
+  TensorMap w("no weights");
+  ModelFlow a("a");
+  a.input("x", {1, 2}, DType::F32).storeStream("main").loadStream("img");
+  auto built = a.build(w);
+  ASSERT_FALSE(static_cast<bool>(built));
+  EXPECT_EQ(llvm::toString(built.takeError()),
+            "loadStream: no stream 'img' (streams: main)");
+  ModelFlow b("b");
+  b.input("x", {1, 2}, DType::F32).bindInputsToStreams({{"y", "txt"}});
+  built = b.build(w);
+  ASSERT_FALSE(static_cast<bool>(built));
+  EXPECT_NE(llvm::toString(built.takeError()).find("'y'"), std::string::npos);
+  ModelFlow c("c");
+  c.input("x", {1, 2}, DType::F32)
+      .storeStream("img")
+      .dualStream("joint", "img", "txt",
+                  [](Emitter &, mlir::Value &, mlir::Value &) {
+                    return llvm::Error::success();
+                  });
+  built = c.build(w);
+  ASSERT_FALSE(static_cast<bool>(built));
+  EXPECT_EQ(llvm::toString(built.takeError()),
+            "dual stream 'joint': dualStream: no stream 'txt' (streams: img)");
+}
+
+/// A plugin defined here, outside lib/: registered by name, placed in a flow
+/// with its JSON arguments, built and run; an unknown name lists the
+/// registered plugins; a plugin's own error names it.
+TEST(Flow, PluginDefinedOutsideRLXBuildsAndRuns) {
+  ASSERT_FALSE(static_cast<bool>(PluginRegistry::global().add(
+      "test.scale",
+      [](Emitter &e, const llvm::json::Object &args) -> llvm::Error {
+        std::optional<double> by = args.getNumber("by");
+        if (!by)
+          return e.fail("needs a number 'by'");
+        mlir::Value x = e.current();
+        int64_t h = e.shape(x).back();
+        auto g = e.synthParam("test.scale.by", {h},
+                              std::vector<float>(h, static_cast<float>(*by)));
+        if (!g)
+          return g.takeError();
+        auto y = e.create("hir.layer_scale", x.getType(), {x, *g});
+        if (!y)
+          return y.takeError();
+        e.setCurrent((*y)->getResult(0));
+        return llvm::Error::success();
+      })));
+  auto again = PluginRegistry::global().add(
+      "test.scale", [](Emitter &, const llvm::json::Object &) {
+        return llvm::Error::success();
+      });
+  ASSERT_TRUE(static_cast<bool>(again));
+  EXPECT_NE(llvm::toString(std::move(again)).find("registered already"),
+            std::string::npos);
+
+  TensorMap w("no weights");
+  ModelFlow f("plugged");
+  f.input("x", {1, 2, 4}, DType::F32)
+      .plugin("test.scale", llvm::json::Object{{"by", 3.0}})
+      .output("y");
+  auto built = f.build(w);
+  ASSERT_TRUE(static_cast<bool>(built)) << llvm::toString(built.takeError());
+  Session session;
+  auto model = session.compile(*built, CompileOptions());
+  ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
+  ASSERT_FALSE(static_cast<bool>(
+      model->loadParams(WeightSourceStack({&w, built->synthesized.get()}))));
+  TensorMap_t in;
+  in.emplace("x", Tensor::fromF32({1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}));
+  auto out = model->run(in);
+  ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
+  auto y = out->at("y").data<float>();
+  for (int i = 0; i < 8; ++i)
+    EXPECT_FLOAT_EQ(y[i], 3.0f * (i + 1));
+
+  ModelFlow bad("bad");
+  bad.input("x", {1, 2, 4}, DType::F32).plugin("test.scale");
+  built = bad.build(w);
+  ASSERT_FALSE(static_cast<bool>(built));
+  EXPECT_EQ(llvm::toString(built.takeError()),
+            "plugin 'test.scale': needs a number 'by'");
+  ModelFlow unknown("unknown");
+  unknown.input("x", {1, 2, 4}, DType::F32).plugin("test.nope");
+  built = unknown.build(w);
+  ASSERT_FALSE(static_cast<bool>(built));
+  std::string msg = llvm::toString(built.takeError());
+  EXPECT_NE(msg.find("plugin 'test.nope': no plugin is registered under this "
+                     "name (registered: "),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("test.scale"), std::string::npos) << msg;
+  EXPECT_TRUE(PluginRegistry::global().remove("test.scale"));
+  EXPECT_FALSE(PluginRegistry::global().remove("test.scale"));
+}
+
+TEST(Flow, NamedScopeLabelsErrors) {
+  TensorMap w("no weights");
+  ModelFlow f("scoped");
+  f.input("x", {1, 2}, DType::F32)
+      .named("block 7", [](FlowContext &ctx) -> llvm::Error {
+        Emitter e(ctx);
+        return e.fail("broken");
+      });
+  auto built = f.build(w);
+  ASSERT_FALSE(static_cast<bool>(built));
+  EXPECT_EQ(llvm::toString(built.takeError()), "block 7: broken");
+}

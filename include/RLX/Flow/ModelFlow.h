@@ -33,6 +33,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 #include <functional>
 #include <limits>
 #include <memory>
@@ -181,6 +182,10 @@ public:
   /// null when there is none.
   mlir::Value named(llvm::StringRef name);
   void setNamed(llvm::StringRef name, mlir::Value v);
+  /// Stream `id` of a multi-stream flow ("img", "txt", "main", any
+  /// string); null when the flow has no such stream.
+  mlir::Value stream(llvm::StringRef id);
+  void setStream(llvm::StringRef id, mlir::Value v);
 
   /// A weight of the checkpoint as `hir.param`, checked against the source:
   /// a missing or mis-shaped weight is an error naming the key.
@@ -235,6 +240,41 @@ private:
 
 /// One step of a flow. Stages read and write the flow's state.
 using Stage = std::function<llvm::Error(FlowContext &)>;
+
+/// The conventional stream ids of multi-stream flows (any string works).
+namespace stream {
+inline constexpr const char *Img = "img";
+inline constexpr const char *Txt = "txt";
+inline constexpr const char *Main = "main";
+} // namespace stream
+
+/// An architecture block that lives outside RLX (a user's library): a
+/// type-erased stage registered by name and placed in a flow with
+/// ModelFlow::plugin, so a new block needs neither a new stage kind nor a
+/// change to RLX. It builds IR through the tier-2 Emitter; `args` are its
+/// parameters (a JSON object, so flows from Python or a config can pass
+/// them).
+using PluginFn =
+    std::function<llvm::Error(Emitter &, const llvm::json::Object &args)>;
+
+/// The process-wide plugin table (thread-safe).
+class PluginRegistry {
+public:
+  static PluginRegistry &global();
+  /// Registers `fn` as plugin `name`; a name taken is an error naming it.
+  llvm::Error add(llvm::StringRef name, PluginFn fn);
+  /// Removes plugin `name`; false when there is none.
+  bool remove(llvm::StringRef name);
+  /// The plugin `name`, or null.
+  PluginFn lookup(llvm::StringRef name) const;
+  /// The registered names, sorted.
+  std::vector<std::string> names() const;
+
+private:
+  PluginRegistry();
+  struct Impl;
+  std::shared_ptr<Impl> impl;
+};
 
 class ModelFlow;
 
@@ -312,11 +352,32 @@ public:
                    std::function<void(LayerStack &)> build);
   ModelFlow &repeatLayers(unsigned n, std::function<Stage(unsigned)> layer);
   ModelFlow &sequence(std::vector<Stage> stages);
+  /// `stage` in a named scope: errors inside name it ("joint: ...").
+  ModelFlow &named(llvm::StringRef name, Stage stage);
   ModelFlow &when(bool condition, Stage stage);
   ModelFlow &stage(Stage s);
   /// Tier 2: `fn` builds IR with an Emitter.
   ModelFlow &custom(llvm::StringRef name,
                     std::function<llvm::Error(Emitter &)> fn);
+  /// The registered plugin `name` (PluginRegistry) with `args`; an unknown
+  /// name is an error listing the registered ones when the flow is built.
+  ModelFlow &plugin(llvm::StringRef name, llvm::json::Object args = {});
+
+  // Streams (multi-stream models such as FLUX: image and text tokens).
+  /// Each declared input `first` becomes stream `second` (an input not
+  /// declared is an error naming it).
+  ModelFlow &
+  bindInputsToStreams(std::vector<std::pair<std::string, std::string>> map);
+  /// The active tensor becomes stream `id`.
+  ModelFlow &storeStream(llvm::StringRef id);
+  /// Stream `id` becomes the active tensor (an unknown id is an error
+  /// listing the streams).
+  ModelFlow &loadStream(llvm::StringRef id);
+  /// Transforms streams `a` and `b` together (joint attention, modulation):
+  /// `fn` gets both and replaces them in place, in a scope named `name`.
+  ModelFlow &dualStream(
+      llvm::StringRef name, llvm::StringRef a, llvm::StringRef b,
+      std::function<llvm::Error(Emitter &, mlir::Value &, mlir::Value &)> fn);
 
   // Heads.
   ModelFlow &finalNorm(float eps, llvm::StringRef key = "model.norm.weight");
