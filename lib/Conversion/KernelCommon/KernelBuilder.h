@@ -179,6 +179,10 @@ public:
   SmallVector<Value> delinearize(Value linear, ArrayRef<int64_t> shape);
 };
 
+/// `coords` with the coordinate of `axis` replaced by `j` (a position on
+/// the line through `coords` along `axis`).
+SmallVector<Value> withAxis(ArrayRef<Value> coords, int64_t axis, Value j);
+
 /// True for the ops every target implements with its own strategy (see
 /// KernelBuilder::emitTargetKernel).
 bool isTargetKernelOp(Operation *op);

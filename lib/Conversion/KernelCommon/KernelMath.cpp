@@ -113,6 +113,13 @@ void KernelMath::ifThen(Value cond, function_ref<void()> body) {
   body();
 }
 
+SmallVector<Value> mlir::rlx::withAxis(ArrayRef<Value> coords, int64_t axis,
+                                       Value j) {
+  SmallVector<Value> at(coords);
+  at[axis] = j;
+  return at;
+}
+
 LogicalResult mlir::rlx::requireTensorOperands(KernelBuilder &k, Operation *op,
                                                ArrayRef<KernelView> ins) {
   for (const KernelView &in : ins)

@@ -70,13 +70,6 @@ static Value indexLess(KernelBuilder &k, Value a, Value c) {
   return arith::CmpIOp::create(k.b, k.loc, arith::CmpIPredicate::slt, a, c);
 }
 
-static SmallVector<Value> withAxis(ArrayRef<Value> coords, int64_t axis,
-                                   Value j) {
-  SmallVector<Value> at(coords);
-  at[axis] = j;
-  return at;
-}
-
 static void emitTopK(KernelBuilder &k, mir::TopKOp op, const KernelView &in,
                      const KernelView &values, const KernelView &indices) {
   int64_t axis = *mir::normalizeAxis(op.getAxis(), in.rank());

@@ -28,14 +28,6 @@ forLoop(KernelBuilder &k, int64_t lb, int64_t ub, ValueRange init,
   return k.forLoop(lb, ub, 1, init, body);
 }
 
-/// The line of `line`'s coordinates with `j` along `axis`.
-static SmallVector<Value> withAxis(ArrayRef<Value> coords, int64_t axis,
-                                   Value j) {
-  SmallVector<Value> at(coords);
-  at[axis] = j;
-  return at;
-}
-
 /// argmax (`isMax`) or argmin along `axis`: the first index of the extreme,
 /// a NaN beating every number (the first NaN), as NumPy.
 static void emitArgReduce(KernelBuilder &k, const KernelView &in,
