@@ -692,7 +692,8 @@ def composite_cases():
 def routing_cases():
     """top_k on every axis, largest and smallest, every element type it
     takes (not i1); grouped_matmul with every weight type and i32 / i64
-    groups (negative and out-of-range ones too)."""
+    groups (negative and out-of-range ones too), scanning or sorted;
+    sort_groups."""
     cases = []
     for dt in NUMERIC:
         axes = range(-3, 3) if dt == "f32" else (-1, 0)
@@ -718,6 +719,22 @@ def routing_cases():
         cases.append(Case(f"grouped_matmul weights {wt} groups {gt}",
                           "mir.grouped_matmul $0, $1, $2 : $SIG",
                           [(x, "f32"), (w, wt), (g, gt)], [(ref, "f32")]))
+        # Sorted by mir.sort_groups (the order and offsets as inputs).
+        order = np.argsort(gi.reshape(-1), kind="stable")
+        offsets = np.concatenate([[0], np.cumsum(np.bincount(
+            gi.reshape(-1), minlength=3))])
+        cases.append(Case(f"grouped_matmul sorted weights {wt} groups {gt}",
+                          "mir.grouped_matmul $0, $1, $2 sorted($3, $4) : $SIG",
+                          [(x, "f32"), (w, wt), (g, gt), (order, "i64"),
+                           (offsets, "i64")], [(ref, "f32")]))
+    for gt in ("i32", "i64"):
+        g = np.array([[3, -1, 0], [9, 1, -7]])
+        gi = np.clip(np.where(g < 0, g + 4, g), 0, 3).reshape(-1)
+        order = np.argsort(gi, kind="stable")
+        offsets = np.concatenate([[0], np.cumsum(np.bincount(gi, minlength=4))])
+        cases.append(Case(f"sort_groups {gt}",
+                          "mir.sort_groups $0 {num_groups = 4 : i64} : $SIG",
+                          [(g, gt)], [(order, "i64"), (offsets, "i64")]))
     return cases
 
 

@@ -177,3 +177,52 @@ def test_grouped_matmul_low_precision_weights(runner, request, wtype):
         stored = w.astype(np.float32)
     g = rng.integers(0, 3, 5).astype(np.int64)
     run_grouped(runner, x, w, g, expected=grouped_ref(x, stored, g))
+
+
+def sort_groups_ref(g, num):
+    flat = g.reshape(-1).astype(np.int64)
+    flat = np.clip(np.where(flat < 0, flat + num, flat), 0, num - 1)
+    order = np.argsort(flat, kind="stable")
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(flat, minlength=num))])
+    return order.astype(np.int64), offsets.astype(np.int64)
+
+
+@pytest.mark.parametrize("shape,num", [((1, 7, 2), 4), ((13,), 3), ((2, 3), 8),
+                                       ((1, 1, 1), 1)])
+def test_sort_groups(runner, shape, num):
+    """A stable counting sort of the rows by group (negative and
+    out-of-range groups as mir.gather reads them); empty groups too."""
+    g = rng.integers(-num - 2, num + 2, shape).astype(np.int32)
+    order, offsets = sort_groups_ref(g, num)
+    t, ot, ft = mlir_type(g), mlir_type(order), mlir_type(offsets)
+    src = (f'func.func @f(%g: {t} {{rlx.name = "g"}}) -> ({ot} {{rlx.name = '
+           f'"o"}}, {ft} {{rlx.name = "f"}}) {{\n'
+           f"  %o, %f = mir.sort_groups %g {{num_groups = {num} : i64}} : "
+           f"({t}) -> ({ot}, {ft})\n  return %o, %f : {ot}, {ft}\n}}\n")
+    out = runner.run(src, {"g": g})
+    np.testing.assert_array_equal(out["o"], order)
+    np.testing.assert_array_equal(out["f"], offsets)
+
+
+@pytest.mark.parametrize("rows,k,groups,n", [
+    (1, 64, 4, 24), (7, 33, 2, 16), (16, 96, 3, 40), (10, 20, 5, 6),
+    (4, 40, 3, 12), (9, 17, 1, 3)])
+def test_grouped_matmul_sorted(runner, rows, k, groups, n):
+    """With sorted(order, offsets) the rows of each group come in tiles (of
+    three here) and a tail: every row count per group, 0 included."""
+    x = rng.standard_normal((1, rows, k)).astype(np.float32)
+    w = rng.standard_normal((groups, n, k)).astype(np.float32)
+    g = rng.integers(-groups, groups, (1, rows)).astype(np.int64)
+    expected = grouped_ref(x, w, g)
+    order, offsets = sort_groups_ref(g, groups)
+    ts = [mlir_type(a) for a in (x, w, g, order, offsets)]
+    src = (f'func.func @f(%x: {ts[0]} {{rlx.name = "x"}}, %w: {ts[1]} '
+           f'{{rlx.name = "w"}}, %g: {ts[2]} {{rlx.name = "g"}}) -> '
+           f'({mlir_type(expected)} {{rlx.name = "out"}}) {{\n'
+           f"  %o, %f = mir.sort_groups %g {{num_groups = {groups} : i64}} : "
+           f"({ts[2]}) -> ({ts[3]}, {ts[4]})\n"
+           f"  %y = mir.grouped_matmul %x, %w, %g sorted(%o, %f) : "
+           f"({', '.join(ts)}) -> {mlir_type(expected)}\n"
+           f"  return %y : {mlir_type(expected)}\n}}\n")
+    out = runner.run(src, {"x": x, "w": w, "g": g})
+    assert_close(out["out"], expected, 1e-5, 1e-5)

@@ -400,9 +400,13 @@ Value mlir::rlx::lowerMoeMlp(MIRBuilder &mb, Value x, Value router, Value wGate,
     weights = mb.div(weights, mb.reduce("mir.reduce_sum", weights, {2},
                                         /*keepDims=*/true));
   Value rows = mb.broadcast(mb.reshape(x, {b, t, 1, h}), {b, t, k, h});
-  Value g = mb.activation(mb.groupedMatmul(rows, wGate, experts), act);
-  Value u = mb.groupedMatmul(rows, wUp, experts);
-  Value y = mb.groupedMatmul(mb.mul(g, u), wDown, experts);
+  // The slots sorted by expert once, for the three grouped matmuls.
+  auto [order, offsets] =
+      mb.sortGroups(experts, MIRBuilder::typeOf(router).getDimSize(0));
+  Value g = mb.activation(
+      mb.groupedMatmul(rows, wGate, experts, order, offsets), act);
+  Value u = mb.groupedMatmul(rows, wUp, experts, order, offsets);
+  Value y = mb.groupedMatmul(mb.mul(g, u), wDown, experts, order, offsets);
   y = mb.mul(y, mb.reshape(weights, {b, t, k, 1}));
   Value out = mb.reduce("mir.reduce_sum", y, {2}, /*keepDims=*/false);
   auto [sGate, sUp, sDown, sExpertGate] = shared;

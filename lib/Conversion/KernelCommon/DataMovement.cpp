@@ -349,7 +349,8 @@ bool mlir::rlx::bindsConstantAsScalar(Operation *op) {
                 mir::LogSoftmaxOp, mir::ArgMaxOp, mir::ArgMinOp, mir::CumSumOp,
                 mir::TileOp, mir::PadOp, mir::OneHotOp, mir::GatherOp,
                 mir::ConcatOp, mir::SliceOp, mir::TransposeOp, mir::ReshapeOp,
-                mir::IotaOp, mir::TopKOp, mir::GroupedMatmulOp>(user);
+                mir::IotaOp, mir::TopKOp, mir::GroupedMatmulOp,
+                mir::SortGroupsOp>(user);
   });
 }
 

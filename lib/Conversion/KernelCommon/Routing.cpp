@@ -23,6 +23,7 @@
 #include "KernelBuilder.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -111,43 +112,67 @@ static void emitTopK(KernelBuilder &k, mir::TopKOp op, const KernelView &in,
   });
 }
 
-/// The dot products of one row of `x` (indices `xAt` before the last dim)
-/// with `count` consecutive weight rows (`w[group, col0 + c, :]`), in f32:
-/// each load of `x` serves every weight row, and the `count` accumulators
-/// are independent chains.
+/// The dot products of rows of `x` (`rows`: each row's indices before the
+/// last dim) with `count` consecutive weight rows (`w[group, col0 + c, :]`),
+/// in f32, row-major in the result: each load of `x` serves every weight
+/// row and each weight load every row; the accumulators are independent
+/// chains.
 static SmallVector<Value> dotTile(KernelBuilder &k, const KernelView &x,
-                                  ArrayRef<Value> xAt, const KernelView &w,
-                                  Value group, Value col0, int64_t count,
-                                  int64_t len, int64_t width) {
+                                  ArrayRef<SmallVector<Value>> rows,
+                                  const KernelView &w, Value group, Value col0,
+                                  int64_t count, int64_t len, int64_t width) {
   Type f32 = k.b.getF32Type();
+  int64_t n = rows.size();
   auto step = [&](Value j, int64_t lanes, ValueRange acc) {
-    SmallVector<Value> xi(xAt);
-    xi.push_back(j);
-    Value a = k.castValue(k.load(x, xi, lanes), f32);
-    SmallVector<Value> next;
+    SmallVector<Value> xs;
+    for (const SmallVector<Value> &at : rows) {
+      SmallVector<Value> xi(at);
+      xi.push_back(j);
+      xs.push_back(k.castValue(k.load(x, xi, lanes), f32));
+    }
+    SmallVector<Value> next(acc.begin(), acc.end());
     for (int64_t c = 0; c < count; ++c) {
       Value col = arith::AddIOp::create(k.b, k.loc, col0, k.index(c));
       Value wv = k.castValue(k.load(w, {group, col, j}, lanes), f32);
-      next.push_back(arith::AddFOp::create(
-          k.b, k.loc, acc[c], arith::MulFOp::create(k.b, k.loc, a, wv)));
+      for (int64_t r = 0; r < n; ++r)
+        next[r * count + c] =
+            arith::AddFOp::create(k.b, k.loc, acc[r * count + c],
+                                  arith::MulFOp::create(k.b, k.loc, xs[r], wv));
     }
     return next;
   };
   int64_t main = width > 1 ? len - len % width : 0;
-  SmallVector<Value> acc(count, k.constant(0.0, f32));
+  SmallVector<Value> acc(n * count, k.constant(0.0, f32));
   if (main > 0) {
     SmallVector<Value> lanes = k.forLoop(
-        0, main, width, SmallVector<Value>(count, k.splat(acc[0], width)),
+        0, main, width, SmallVector<Value>(n * count, k.splat(acc[0], width)),
         [&](Value j, ValueRange it) { return step(j, width, it); });
-    for (int64_t c = 0; c < count; ++c)
-      acc[c] = k.sumLanes(lanes[c]);
+    for (auto [a, l] : llvm::zip(acc, lanes))
+      a = k.sumLanes(l);
   }
   return k.forLoop(main, len, 1, acc,
                    [&](Value j, ValueRange it) { return step(j, 1, it); });
 }
 
+/// scf.for from `lb` to `ub` (values) by `step`, without results.
+static void dynamicLoop(KernelBuilder &k, Value lb, Value ub, int64_t step,
+                        function_ref<void(Value)> body) {
+  auto loop = scf::ForOp::create(k.b, k.loc, lb, ub, k.index(step));
+  OpBuilder::InsertionGuard guard(k.b);
+  k.b.setInsertionPoint(loop.getBody()->getTerminator());
+  body(loop.getInductionVar());
+}
+
+/// An i64 element of a 1-D view as an index.
+static Value loadIndex(KernelBuilder &k, const KernelView &v, Value i) {
+  return arith::IndexCastOp::create(k.b, k.loc, k.b.getIndexType(),
+                                    k.load(v, {i}, 1));
+}
+
 static void emitGroupedMatmul(KernelBuilder &k, const KernelView &x,
                               const KernelView &w, const KernelView &groups,
+                              const KernelView *order,
+                              const KernelView *offsets,
                               const KernelView &out) {
   ArrayRef<int64_t> lead = ArrayRef<int64_t>(x.shape).drop_back();
   int64_t rows = 1;
@@ -159,36 +184,135 @@ static void emitGroupedMatmul(KernelBuilder &k, const KernelView &x,
   KernelView xRow = x.derive(x.offset, {len}, {x.innerStride()});
   KernelView wRow = w.derive(w.offset, {len}, {w.innerStride()});
   int64_t width = k.mapWidth(xRow, {xRow, wRow});
-  // Columns in tiles of `tile` weight rows sharing each load of x.
+  // Columns in tiles of `tile` weight rows sharing each load of x (fewer
+  // when rows are tiled too: rows x columns accumulators).
+  int64_t rowTile = order ? 3 : 1;
   int64_t tile = 8;
   while (cols % tile != 0)
     tile /= 2;
+  auto storeTile = [&](ArrayRef<SmallVector<Value>> at, Value col0,
+                       ArrayRef<Value> dots) {
+    for (auto [r, coords] : llvm::enumerate(at))
+      for (int64_t c = 0; c < tile; ++c) {
+        SmallVector<Value> outAt(coords);
+        outAt.push_back(arith::AddIOp::create(k.b, k.loc, col0, k.index(c)));
+        k.store(k.castValue(dots[r * tile + c], out.elementType), out, outAt,
+                1);
+      }
+  };
   // Positions (column tile, group); a position touches its group's rows.
   int64_t cost = tile * len * std::max<int64_t>(1, rows / numGroups) + rows;
-  k.forEachPosition({cols / tile, numGroups}, cost, [&](ValueRange pos) {
-    Value col0 = arith::MulIOp::create(k.b, k.loc, pos[0], k.index(tile));
-    Value group = pos[1];
+  // Sorted rows: group-major, so consecutive positions reuse the group's
+  // rows from cache while they stream its weights; scanning: column-major.
+  SmallVector<int64_t> space = {cols / tile, numGroups};
+  if (order)
+    std::swap(space[0], space[1]);
+  k.forEachPosition(space, cost, [&](ValueRange pos) {
+    Value tileIndex = order ? pos[1] : pos[0];
+    Value group = order ? pos[0] : pos[1];
+    Value col0 = arith::MulIOp::create(k.b, k.loc, tileIndex, k.index(tile));
+    if (order) {
+      // The group's rows are order[offsets[g] : offsets[g + 1]]: tiles of
+      // rowTile rows, then one at a time.
+      Value lo = loadIndex(k, *offsets, group);
+      Value hi = loadIndex(
+          k, *offsets, arith::AddIOp::create(k.b, k.loc, group, k.index(1)));
+      Value count = arith::SubIOp::create(k.b, k.loc, hi, lo);
+      Value whole = arith::MulIOp::create(
+          k.b, k.loc,
+          arith::DivUIOp::create(k.b, k.loc, count, k.index(rowTile)),
+          k.index(rowTile));
+      Value mid = arith::AddIOp::create(k.b, k.loc, lo, whole);
+      auto rowsAt = [&](Value p, int64_t n) {
+        SmallVector<SmallVector<Value>> at;
+        for (int64_t i = 0; i < n; ++i)
+          at.push_back(k.delinearize(
+              loadIndex(k, *order,
+                        arith::AddIOp::create(k.b, k.loc, p, k.index(i))),
+              lead));
+        return at;
+      };
+      dynamicLoop(k, lo, mid, rowTile, [&](Value p) {
+        SmallVector<SmallVector<Value>> at = rowsAt(p, rowTile);
+        storeTile(at, col0,
+                  dotTile(k, x, at, w, group, col0, tile, len, width));
+      });
+      dynamicLoop(k, mid, hi, 1, [&](Value p) {
+        SmallVector<SmallVector<Value>> at = rowsAt(p, 1);
+        storeTile(at, col0,
+                  dotTile(k, x, at, w, group, col0, tile, len, width));
+      });
+      return;
+    }
     k.forLoop(0, rows, 1, {}, [&](Value r, ValueRange) -> SmallVector<Value> {
-      SmallVector<Value> at = k.delinearize(r, lead);
-      Value mine = k.tableRow(k.load(groups, at, 1), numGroups);
+      SmallVector<SmallVector<Value>> at = {k.delinearize(r, lead)};
+      Value mine = k.tableRow(k.load(groups, at[0], 1), numGroups);
       Value routed = arith::CmpIOp::create(k.b, k.loc, arith::CmpIPredicate::eq,
                                            mine, group);
       k.ifThen(routed, [&] {
-        SmallVector<Value> dots =
-            dotTile(k, x, at, w, group, col0, tile, len, width);
-        for (int64_t c = 0; c < tile; ++c) {
-          SmallVector<Value> outAt(at);
-          outAt.push_back(arith::AddIOp::create(k.b, k.loc, col0, k.index(c)));
-          k.store(k.castValue(dots[c], out.elementType), out, outAt, 1);
-        }
+        storeTile(at, col0,
+                  dotTile(k, x, at, w, group, col0, tile, len, width));
       });
       return {};
     });
   });
 }
 
+/// A counting sort of the rows by group, on one thread: the group sizes
+/// into offsets[g + 1], their prefix sums, then each row at its group's
+/// cursor (offsets[g], advanced), and the cursors shifted back to starts.
+static void emitSortGroups(KernelBuilder &k, const KernelView &groups,
+                           const KernelView &order, const KernelView &offsets,
+                           int64_t numGroups) {
+  int64_t rows = groups.numElements();
+  Type i64 = k.b.getI64Type();
+  auto inc = [&](Value v) {
+    return arith::AddIOp::create(k.b, k.loc, v, k.constant(1, i64)).getResult();
+  };
+  auto groupOf = [&](Value r) {
+    return k.tableRow(k.load(groups, k.delinearize(r, groups.shape), 1),
+                      numGroups);
+  };
+  auto loop = [&](int64_t lb, int64_t ub, function_ref<void(Value)> body) {
+    k.forLoop(lb, ub, 1, {}, [&](Value i, ValueRange) -> SmallVector<Value> {
+      body(i);
+      return {};
+    });
+  };
+  k.serial([&] {
+    loop(0, numGroups + 1,
+         [&](Value g) { k.store(k.constant(0, i64), offsets, {g}, 1); });
+    loop(0, rows, [&](Value r) {
+      Value at = arith::AddIOp::create(k.b, k.loc, groupOf(r), k.index(1));
+      k.store(inc(k.load(offsets, {at}, 1)), offsets, {at}, 1);
+    });
+    loop(0, numGroups, [&](Value g) {
+      Value next = arith::AddIOp::create(k.b, k.loc, g, k.index(1));
+      Value sum = arith::AddIOp::create(k.b, k.loc, k.load(offsets, {g}, 1),
+                                        k.load(offsets, {next}, 1));
+      k.store(sum, offsets, {next}, 1);
+    });
+    loop(0, rows, [&](Value r) {
+      Value g = groupOf(r);
+      Value cursor = k.load(offsets, {g}, 1);
+      k.store(
+          arith::IndexCastOp::create(k.b, k.loc, i64, r), order,
+          {arith::IndexCastOp::create(k.b, k.loc, k.b.getIndexType(), cursor)},
+          1);
+      k.store(inc(cursor), offsets, {g}, 1);
+    });
+    // offsets[g] is now group g's end: shift by one.
+    loop(0, numGroups, [&](Value i) {
+      Value g = arith::SubIOp::create(k.b, k.loc, k.index(numGroups), i);
+      Value prev = arith::SubIOp::create(k.b, k.loc, g, k.index(1));
+      k.store(k.load(offsets, {prev}, 1), offsets, {g}, 1);
+    });
+    k.store(k.constant(0, i64), offsets, {k.index(0)}, 1);
+  });
+}
+
 bool mlir::rlx::isRoutingOp(Operation *op) {
-  return isa<mir::TopKOp, mir::GroupedMatmulOp>(op);
+  return isa<mir::TopKOp, mir::GroupedMatmulOp, mir::SortGroupsOp>(op);
 }
 
 LogicalResult mlir::rlx::emitRoutingKernel(KernelBuilder &k, Operation *op,
@@ -201,8 +325,14 @@ LogicalResult mlir::rlx::emitRoutingKernel(KernelBuilder &k, Operation *op,
         emitTopK(k, t, ins[0], outs[0], outs[1]);
         return success();
       })
-      .Case([&](mir::GroupedMatmulOp) {
-        emitGroupedMatmul(k, ins[0], ins[1], ins[2], outs[0]);
+      .Case([&](mir::GroupedMatmulOp g) {
+        bool sorted = static_cast<bool>(g.getOrder());
+        emitGroupedMatmul(k, ins[0], ins[1], ins[2], sorted ? &ins[3] : nullptr,
+                          sorted ? &ins[4] : nullptr, outs[0]);
+        return success();
+      })
+      .Case([&](mir::SortGroupsOp s) {
+        emitSortGroups(k, ins[0], outs[0], outs[1], s.getNumGroups());
         return success();
       })
       .Default([](Operation *o) {

@@ -23,9 +23,10 @@
 // CHECK: %[[W:.*]], %[[E:.*]] = mir.top_k %[[P]] {k = 2 : i64} : (tensor<1x5x4xf32>) -> (tensor<1x5x2xf32>, tensor<1x5x2xi64>)
 // CHECK: mir.reduce_sum %[[W]] {axes = array<i64: 2>, keep_dims}
 // CHECK: %[[ROWS:.*]] = mir.broadcast %{{.*}} : (tensor<1x5x1x64xf32>) -> tensor<1x5x2x64xf32>
-// CHECK: mir.grouped_matmul %[[ROWS]], %{{.*}}, %[[E]] : (tensor<1x5x2x64xf32>, tensor<4x48x64xf32>, tensor<1x5x2xi64>) -> tensor<1x5x2x48xf32>
-// CHECK: mir.grouped_matmul %[[ROWS]], %{{.*}}, %[[E]]
-// CHECK: mir.grouped_matmul %{{.*}}, %{{.*}}, %[[E]] : (tensor<1x5x2x48xf32>, tensor<4x64x48xf32>, tensor<1x5x2xi64>) -> tensor<1x5x2x64xf32>
+// CHECK: %[[ORD:.*]], %[[OFF:.*]] = mir.sort_groups %[[E]] {num_groups = 4 : i64} : (tensor<1x5x2xi64>) -> (tensor<10xi64>, tensor<5xi64>)
+// CHECK: mir.grouped_matmul %[[ROWS]], %{{.*}}, %[[E]] sorted(%[[ORD]], %[[OFF]]) : (tensor<1x5x2x64xf32>, tensor<4x48x64xf32>, tensor<1x5x2xi64>, tensor<10xi64>, tensor<5xi64>) -> tensor<1x5x2x48xf32>
+// CHECK: mir.grouped_matmul %[[ROWS]], %{{.*}}, %[[E]] sorted(%[[ORD]], %[[OFF]])
+// CHECK: mir.grouped_matmul %{{.*}}, %{{.*}}, %[[E]] sorted(%[[ORD]], %[[OFF]]) : (tensor<1x5x2x48xf32>, tensor<4x64x48xf32>, tensor<1x5x2xi64>, tensor<10xi64>, tensor<5xi64>) -> tensor<1x5x2x64xf32>
 // CHECK: mir.reduce_sum %{{.*}} {axes = array<i64: 2>} : (tensor<1x5x2x64xf32>) -> tensor<1x5x64xf32>
 // CHECK: mir.sigmoid
 // CHECK-NOT: hir.

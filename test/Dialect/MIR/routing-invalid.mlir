@@ -112,3 +112,35 @@ func.func @top_k_bool(%x: tensor<4x8xi1>) {
   %v, %i = mir.top_k %x {k = 2 : i64} : (tensor<4x8xi1>) -> (tensor<4x2xi1>, tensor<4x2xi64>)
   return
 }
+
+// -----
+
+func.func @sort_groups_result_type(%g: tensor<2x3xi64>) {
+  // expected-error @+1 {{'mir.sort_groups' op result type}}
+  %o, %f = mir.sort_groups %g {num_groups = 4 : i64} : (tensor<2x3xi64>) -> (tensor<6xi64>, tensor<4xi64>)
+  return
+}
+
+// -----
+
+func.func @sort_groups_num_groups(%g: tensor<6xi64>) {
+  // expected-error @+1 {{'mir.sort_groups' op attribute 'num_groups' failed to satisfy constraint}}
+  %o, %f = mir.sort_groups %g {num_groups = 0 : i64} : (tensor<6xi64>) -> (tensor<6xi64>, tensor<1xi64>)
+  return
+}
+
+// -----
+
+func.func @grouped_matmul_c3_offsets(%x: tensor<6x16xf32>, %w: tensor<3x5x16xf32>, %g: tensor<6xi64>, %o: tensor<6xi64>, %f: tensor<3xi64>) {
+  // expected-error @+1 {{'mir.grouped_matmul' op sorted offsets 'tensor<3xi64>' must have G + 1 = 4 entries}}
+  %y = mir.grouped_matmul %x, %w, %g sorted(%o, %f) : (tensor<6x16xf32>, tensor<3x5x16xf32>, tensor<6xi64>, tensor<6xi64>, tensor<3xi64>) -> tensor<6x5xf32>
+  return
+}
+
+// -----
+
+func.func @grouped_matmul_c3_order(%x: tensor<6x16xf32>, %w: tensor<3x5x16xf32>, %g: tensor<6xi64>, %o: tensor<5xi64>, %f: tensor<4xi64>) {
+  // expected-error @+1 {{'mir.grouped_matmul' op sorted order 'tensor<5xi64>' must list the 6 rows}}
+  %y = mir.grouped_matmul %x, %w, %g sorted(%o, %f) : (tensor<6x16xf32>, tensor<3x5x16xf32>, tensor<6xi64>, tensor<5xi64>, tensor<4xi64>) -> tensor<6x5xf32>
+  return
+}

@@ -820,6 +820,24 @@ LogicalResult TopKOp::verify() {
   return verifyResultMatchesInference(getOperation());
 }
 
+LogicalResult SortGroupsOp::inferReturnTypes(MLIRContext *context,
+                                             std::optional<Location>,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &inferred) {
+  auto groups = cast<RankedTensorType>(adaptor.getGroups().getType());
+  int64_t rows =
+      groups.hasStaticShape() ? groups.getNumElements() : ShapedType::kDynamic;
+  Type i64 = IntegerType::get(context, 64);
+  inferred.push_back(RankedTensorType::get({rows}, i64));
+  inferred.push_back(RankedTensorType::get({adaptor.getNumGroups() + 1}, i64));
+  return success();
+}
+
+LogicalResult SortGroupsOp::verify() {
+  // mir_sort_groups_c1: order is [rows], offsets [num_groups + 1] (inferred).
+  return verifyResultMatchesInference(getOperation());
+}
+
 LogicalResult GroupedMatmulOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &inferred) {
@@ -861,6 +879,22 @@ LogicalResult GroupedMatmulOp::verify() {
   // mir_grouped_matmul_c2: at least one matrix to choose from.
   if (weights.getDimSize(0) == 0)
     return emitOpError("has no weight matrix to choose from (G = 0)");
+  // mir_grouped_matmul_c3: `sorted` gives the rows of groups.shape in order
+  // and the G + 1 offsets of mir.sort_groups.
+  if (Value order = getOrder()) {
+    int64_t rowCount = groups.hasStaticShape() ? groups.getNumElements()
+                                               : ShapedType::kDynamic;
+    auto orderTy = cast<RankedTensorType>(order.getType());
+    auto offsetsTy = cast<RankedTensorType>(getOffsets().getType());
+    if (orderTy.getRank() != 1 || clash(orderTy.getDimSize(0), rowCount))
+      return emitOpError("sorted order ")
+             << orderTy << " must list the " << rowCount << " rows";
+    if (offsetsTy.getRank() != 1 ||
+        clash(offsetsTy.getDimSize(0), weights.getDimSize(0) + 1))
+      return emitOpError("sorted offsets ")
+             << offsetsTy << " must have G + 1 = " << weights.getDimSize(0) + 1
+             << " entries";
+  }
   return verifyResultMatchesInference(getOperation());
 }
 

@@ -246,11 +246,31 @@ std::pair<Value, Value> MIRBuilder::topK(Value x, int64_t k) {
   return {op->getResult(0), op->getResult(1)};
 }
 
-Value MIRBuilder::groupedMatmul(Value x, Value weights, Value groups) {
+Value MIRBuilder::groupedMatmul(Value x, Value weights, Value groups,
+                                Value order, Value offsets) {
   SmallVector<int64_t> shape(typeOf(x).getShape());
   shape.back() = typeOf(weights).getDimSize(1);
-  return create("mir.grouped_matmul", withShape(x, shape), {x, weights, groups})
+  SmallVector<Value> operands = {x, weights, groups};
+  int32_t sorted = order ? 1 : 0;
+  if (order)
+    operands.append({order, offsets});
+  return create("mir.grouped_matmul", withShape(x, shape), operands,
+                {attr("operandSegmentSizes",
+                      b.getDenseI32ArrayAttr({1, 1, 1, sorted, sorted}))})
       ->getResult(0);
+}
+
+std::pair<Value, Value> MIRBuilder::sortGroups(Value groups,
+                                               int64_t numGroups) {
+  auto gt = typeOf(groups);
+  int64_t rows =
+      gt.hasStaticShape() ? gt.getNumElements() : ShapedType::kDynamic;
+  Type index64 = b.getI64Type();
+  Operation *op = create("mir.sort_groups",
+                         {RankedTensorType::get({rows}, index64),
+                          RankedTensorType::get({numGroups + 1}, index64)},
+                         {groups}, {i64("num_groups", numGroups)});
+  return {op->getResult(0), op->getResult(1)};
 }
 
 Value MIRBuilder::reshape(Value x, ArrayRef<int64_t> shape) {

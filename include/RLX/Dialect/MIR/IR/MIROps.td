@@ -562,7 +562,8 @@ def MIR_CumSumOp : MIR_Op<"cumsum",
 }
 
 //===----------------------------------------------------------------------===//
-// Routing: top-k selection and per-row expert matmuls (mixture of experts)
+// Routing: top-k selection, grouping and per-row expert matmuls (mixture of
+// experts)
 //===----------------------------------------------------------------------===//
 
 // top_k orders numbers: no i1 (torch.topk refuses bool too).
@@ -598,8 +599,35 @@ def MIR_TopKOp : MIR_Op<"top_k", [Pure, InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
+def MIR_SortGroupsOp : MIR_Op<"sort_groups", [Pure, InferTypeOpAdaptor]> {
+  let summary = "the rows of each group, in order: a counting sort";
+  let description = [{
+    `groups` (any shape, i32 or i64) names a group in `[0, num_groups)` per
+    row (row = the flattened position; a negative group counts from the end,
+    one outside `[-G, G)` is clamped, as mir.grouped_matmul reads them).
+    `order` (`[R]`, i64) lists the rows group by group, each group's in
+    increasing row order (a stable sort); `offsets` (`[G + 1]`, i64) are
+    where each group's rows start in `order` (`offsets[G] = R`). A
+    mixture-of-experts layer sorts its token slots by expert once and hands
+    both to its grouped matmuls, which then take each expert's rows in
+    tiles.
+
+    ```mlir
+    %order, %offsets = mir.sort_groups %experts {num_groups = 8 : i64}
+        : (tensor<1x?x2xi64>) -> (tensor<?xi64>, tensor<9xi64>)
+    ```
+  }];
+  let arguments = (ins MIR_IndexTensor:$groups,
+                   ConfinedAttr<MIR_I64Attr, [IntPositive]>:$num_groups);
+  let results = (outs RankedTensorOf<[I64]>:$order,
+                      RankedTensorOf<[I64]>:$offsets);
+  let assemblyFormat =
+      "$groups attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def MIR_GroupedMatmulOp : MIR_Op<"grouped_matmul",
-    [Pure, InferTypeOpAdaptor]> {
+    [Pure, InferTypeOpAdaptor, AttrSizedOperandSegments]> {
   let summary = "row-wise matmul with a weight chosen per row from a stack";
   let description = [{
     `result[..., n] = sum_k input[..., k] * weights[groups[...], n, k]`:
@@ -616,6 +644,11 @@ def MIR_GroupedMatmulOp : MIR_Op<"grouped_matmul",
     for all the rows routed to it, and a group no row selects is never read
     (a decode step reads only the routed experts).
 
+    With `sorted(order, offsets)` (mir.sort_groups of `groups`), the kernel
+    takes each group's rows from `order[offsets[g] : offsets[g + 1]]` in
+    tiles of four rows sharing every weight load, instead of scanning all
+    rows per group.
+
     ```mlir
     %y = mir.grouped_matmul %x, %w, %e
         : (tensor<1x?x2x2048xf32>, tensor<8x1408x2048xf32>, tensor<1x?x2xi64>)
@@ -623,11 +656,13 @@ def MIR_GroupedMatmulOp : MIR_Op<"grouped_matmul",
     ```
   }];
   let arguments = (ins MIR_FloatTensor:$input, MIR_FloatTensor:$weights,
-                   MIR_IndexTensor:$groups);
+                   MIR_IndexTensor:$groups,
+                   Optional<RankedTensorOf<[I64]>>:$order,
+                   Optional<RankedTensorOf<[I64]>>:$offsets);
   let results = (outs MIR_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $weights `,` $groups attr-dict `:`
-    functional-type(operands, results)
+    $input `,` $weights `,` $groups (`sorted` `(` $order^ `,` $offsets `)`)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

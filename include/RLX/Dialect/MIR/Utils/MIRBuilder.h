@@ -70,8 +70,13 @@ public:
   Value fusedGlu(Value gateUp, Activation act);
   /// mir.top_k over the last axis: (values, i64 indices).
   std::pair<Value, Value> topK(Value x, int64_t k);
-  /// mir.grouped_matmul: each row times the matrix of its group.
-  Value groupedMatmul(Value x, Value weights, Value groups);
+  /// mir.grouped_matmul: each row times the matrix of its group; with
+  /// `order` and `offsets` (mir.sort_groups) the rows are taken group by
+  /// group.
+  Value groupedMatmul(Value x, Value weights, Value groups,
+                      Value order = nullptr, Value offsets = nullptr);
+  /// mir.sort_groups: (order, offsets) of the rows of `groups`.
+  std::pair<Value, Value> sortGroups(Value groups, int64_t numGroups);
 
   Value reshape(Value x, ArrayRef<int64_t> shape);
   Value transpose(Value x, ArrayRef<int64_t> permutation);
