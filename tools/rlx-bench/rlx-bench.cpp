@@ -84,7 +84,8 @@ static cl::opt<unsigned> threadsOpt("num-threads",
                                     cl::init(0), cl::cat(category));
 static cl::opt<std::string>
     python("python",
-           cl::desc("Python for the peers (default: the project's .venv)"),
+           cl::desc("Python for the peers and bench/models.py (default: "
+                    "$RLX_PYTHON, else the project's .venv)"),
            cl::init(""), cl::cat(category));
 static cl::opt<std::string> peersList("peers",
                                       cl::desc("Peers: torch,ort,iree"),
@@ -1296,14 +1297,52 @@ static Error benchTTFT(Report &report) {
 
 static std::string sourceDir() { return RLX_SOURCE_DIR; }
 
-static void benchPeers(Report &report, unsigned reps) {
-  std::string py = python;
-  if (py.empty()) {
-    if (const char *env = std::getenv("RLX_PYTHON"))
-      py = env;
+/// The Python that runs bench/*.py: --python, else $RLX_PYTHON, else the
+/// project's .venv.
+static std::string peerPython() {
+  if (!python.empty())
+    return python;
+  if (const char *env = std::getenv("RLX_PYTHON"))
+    return env;
+  return sourceDir() + "/.venv/bin/python";
+}
+
+/// A peer's figures for `cases` (its JSON key and the case) from the output
+/// of bench/peers.py, whose last line is a JSON object; a failed run, an
+/// unreadable output or a case it did not measure is recorded as missing
+/// under `peer` (or the label it gives).
+static void addPeerFigures(Expected<std::string> out, StringRef peer,
+                           llvm::ArrayRef<std::pair<StringRef, Case *>> cases) {
+  auto missing = [&](const std::string &why) {
+    for (auto [key, c] : cases)
+      c->missing(peer.str(), why);
+  };
+  if (!out)
+    return missing(llvm::toString(out.takeError()));
+  StringRef text = StringRef(*out).trim();
+  StringRef last = text.rsplit('\n').second;
+  if (last.empty())
+    last = text;
+  Expected<json::Value> parsed = json::parse(last);
+  if (!parsed || !parsed->getAsObject())
+    return missing(
+        "unreadable output: " +
+        (parsed ? std::string("no JSON") : llvm::toString(parsed.takeError())));
+  json::Object &root = *parsed->getAsObject();
+  std::string label = root.getString("label").value_or(peer).str();
+  for (auto [key, c] : cases) {
+    json::Object *r = root.getObject(key);
+    if (!r)
+      c->missing(label, "not measured");
+    else if (auto err = r->getString("error"))
+      c->missing(label, err->str());
     else
-      py = sourceDir() + "/.venv/bin/python";
+      c->add(label, statsFromJSON(*r), r->getString("note").value_or("").str());
   }
+}
+
+static void benchPeers(Report &report, unsigned reps) {
+  std::string py = peerPython();
   std::string script = sourceDir() + "/bench/peers.py";
   unsigned threads = cpuThreadCount(threadsOpt);
   Dims l = llamaDims(), b = bertDims();
@@ -1335,47 +1374,14 @@ static void benchPeers(Report &report, unsigned reps) {
     llvm::outs() << "peer " << peer << "...\n";
     llvm::outs().flush();
     Expected<std::string> out = runCapture(py, args, std::nullopt, 1800);
-    std::vector<std::pair<std::string, std::string>> cases = {
-        {"llama_prefill", prefillName},
-        {"llama_decode", decodeName},
-        {"bert", bertName}};
-    if (!out) {
-      std::string why = llvm::toString(out.takeError());
-      for (auto &[key, name] : cases)
-        if (Case *c = findCase(name))
-          c->missing(peer.str(), why);
-      continue;
-    }
-    // The last line is the JSON result.
-    StringRef text = StringRef(*out).trim();
-    StringRef last = text.rsplit('\n').second;
-    if (last.empty())
-      last = text;
-    Expected<json::Value> parsed = json::parse(last);
-    if (!parsed || !parsed->getAsObject()) {
-      std::string why = parsed ? "no JSON" : llvm::toString(parsed.takeError());
-      for (auto &[key, name] : cases)
-        if (Case *c = findCase(name))
-          c->missing(peer.str(), "unreadable output: " + why);
-      continue;
-    }
-    json::Object &root = *parsed->getAsObject();
-    for (auto &[key, name] : cases) {
-      Case *c = findCase(name);
-      if (!c)
-        continue;
-      json::Object *r = root.getObject(key);
-      std::string label = root.getString("label").value_or(peer).str();
-      if (!r) {
-        c->missing(label, "not measured");
-        continue;
-      }
-      if (auto err = r->getString("error")) {
-        c->missing(label, err->str());
-        continue;
-      }
-      c->add(label, statsFromJSON(*r), r->getString("note").value_or("").str());
-    }
+    std::vector<std::pair<StringRef, Case *>> cases;
+    for (auto [key, name] :
+         {std::pair<StringRef, StringRef>{"llama_prefill", prefillName},
+          {"llama_decode", decodeName},
+          {"bert", bertName}})
+      if (Case *c = findCase(name))
+        cases.push_back({key, c});
+    addPeerFigures(std::move(out), peer, cases);
   }
 }
 
@@ -1453,9 +1459,7 @@ static Error benchMoe(Report &report, unsigned reps) {
   }
   Case &prefill = report.cases[report.cases.size() - 2];
   Case &decode = report.cases.back();
-  std::string py = python;
-  if (py.empty())
-    py = sourceDir() + "/.venv/bin/python";
+  std::string py = peerPython();
   llvm::outs() << "peer torch (mixture of experts)...\n";
   llvm::outs().flush();
   Expected<std::string> out =
@@ -1465,35 +1469,8 @@ static Error benchMoe(Report &report, unsigned reps) {
                   "--reps=" + std::to_string(reps),
                   "--seq=" + std::to_string(t), "--moe=" + shape},
                  std::nullopt, 1800);
-  auto missing = [&](const std::string &why) {
-    prefill.missing("pytorch", why);
-    decode.missing("pytorch", why);
-  };
-  if (!out) {
-    missing(llvm::toString(out.takeError()));
-    return Error::success();
-  }
-  StringRef text = StringRef(*out).trim();
-  StringRef last = text.rsplit('\n').second;
-  Expected<json::Value> parsed = json::parse(last.empty() ? text : last);
-  if (!parsed || !parsed->getAsObject()) {
-    missing("unreadable output: " + (parsed
-                                         ? std::string("no JSON")
-                                         : llvm::toString(parsed.takeError())));
-    return Error::success();
-  }
-  json::Object &root = *parsed->getAsObject();
-  std::string label = root.getString("label").value_or("pytorch").str();
-  for (auto [key, c] : {std::pair<StringRef, Case *>{"moe_prefill", &prefill},
-                        {"moe_decode", &decode}}) {
-    json::Object *r = root.getObject(key);
-    if (!r)
-      c->missing(label, "not measured");
-    else if (auto err = r->getString("error"))
-      c->missing(label, err->str());
-    else
-      c->add(label, statsFromJSON(*r), r->getString("note").value_or("").str());
-  }
+  addPeerFigures(std::move(out), "pytorch",
+                 {{"moe_prefill", &prefill}, {"moe_decode", &decode}});
   return Error::success();
 }
 
@@ -1504,9 +1481,7 @@ static Error benchMoe(Report &report, unsigned reps) {
 /// Runs bench/models.py (it writes the files, runs rlx-run and llama.cpp in
 /// processes of their own and prints the table); keeps its JSON.
 static Error benchModels(Report &report, double bandwidth) {
-  std::string py = python;
-  if (py.empty())
-    py = sourceDir() + "/.venv/bin/python";
+  std::string py = peerPython();
   std::vector<std::string> args = {
       sourceDir() + "/bench/models.py",
       "--threads=" + std::to_string(cpuThreadCount(threadsOpt)),
