@@ -114,6 +114,18 @@ static void emitGather(KernelBuilder &k, mir::GatherOp op,
   });
 }
 
+/// `size` positions of `axis` of `in` from `start` on, every `step`-th, as
+/// an addressable view (no copy).
+static KernelView axisRange(KernelBuilder &k, const KernelView &in,
+                            int64_t axis, int64_t start, int64_t size,
+                            int64_t step = 1) {
+  SmallVector<int64_t> shape(in.shape), strides(in.strides);
+  shape[axis] = size;
+  strides[axis] *= step;
+  return k.materialize(
+      in.derive(in.offset + start * in.strides[axis], shape, strides));
+}
+
 /// A slice: a copy from the view moved to `start` with the axis's stride
 /// times a forward `step`; a backward step reads position
 /// `start - j * |step|` of the axis (no negative strides: the CPU's memref
@@ -124,13 +136,7 @@ static void emitSlice(KernelBuilder &k, mir::SliceOp op, const KernelView &in,
   if (start < 0)
     start += in.shape[axis];
   if (step > 0) {
-    SmallVector<int64_t> shape(in.shape), strides(in.strides);
-    shape[axis] = op.getSize();
-    strides[axis] *= step;
-    emitCopy(k,
-             k.materialize(in.derive(in.offset + start * in.strides[axis],
-                                     shape, strides)),
-             out);
+    emitCopy(k, axisRange(k, in, axis, start, op.getSize(), step), out);
     return;
   }
   // Along the innermost axis consecutive outputs are not consecutive inputs.
@@ -149,19 +155,15 @@ static void emitSlice(KernelBuilder &k, mir::SliceOp op, const KernelView &in,
 static LogicalResult emitSplit(KernelBuilder &k, mir::SplitOp op,
                                const KernelView &in,
                                ArrayRef<KernelView> outs) {
-  int64_t axis = op.getAxis() < 0 ? op.getAxis() + in.rank() : op.getAxis();
+  int64_t axis =
+      *mir::normalizeAxis(op.getAxis(), op.getInput().getType().getRank());
   int64_t start = 0;
   for (auto [out, size] : llvm::zip(outs, op.getSizes())) {
     if (in.isScalar()) {
       emitCopy(k, in, out); // A splat: every piece is the same splat.
       continue;
     }
-    SmallVector<int64_t> shape(in.shape);
-    shape[axis] = size;
-    emitCopy(k,
-             k.materialize(in.derive(in.offset + start * in.strides[axis],
-                                     shape, in.strides)),
-             out);
+    emitCopy(k, axisRange(k, in, axis, start, size), out);
     start += size;
   }
   return success();

@@ -222,8 +222,8 @@ LogicalResult FuncConverter::tryAliasSplit(mir::SplitOp op) {
   if (it == viewOf.end())
     return failure();
   int src = it->second;
-  int64_t rank = op.getInput().getType().getRank();
-  int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+  int64_t axis =
+      *mir::normalizeAxis(op.getAxis(), op.getInput().getType().getRank());
   int64_t start = 0;
   for (auto [result, size] : llvm::zip(op.getResults(), op.getSizes())) {
     ViewInfo info = views[src];
