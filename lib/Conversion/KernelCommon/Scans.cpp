@@ -15,18 +15,10 @@
 #include "KernelBuilder.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::rlx;
-
-/// scf.for from `lb` to `ub` carrying `init`; `body` returns the next values.
-static SmallVector<Value>
-forLoop(KernelBuilder &k, int64_t lb, int64_t ub, ValueRange init,
-        function_ref<SmallVector<Value>(Value iv, ValueRange iter)> body) {
-  return k.forLoop(lb, ub, 1, init, body);
-}
 
 /// argmax (`isMax`) or argmin along `axis`: the first index of the extreme,
 /// a NaN beating every number (the first NaN), as NumPy.
@@ -42,8 +34,8 @@ static void emitArgReduce(KernelBuilder &k, const KernelView &in,
     if (!keepDims)
       base.insert(base.begin() + axis, k.index(0));
     Value first = k.load(in, withAxis(base, axis, k.index(0)), 1);
-    SmallVector<Value> best = forLoop(
-        k, 1, n, {first, k.index(0)},
+    SmallVector<Value> best = k.forLoop(
+        1, n, 1, {first, k.index(0)},
         [&](Value j, ValueRange it) -> SmallVector<Value> {
           Value v = k.load(in, withAxis(base, axis, j), 1);
           Value better =
@@ -77,13 +69,14 @@ static void emitCumSum(KernelBuilder &k, const KernelView &in,
   KernelView lineView = out.derive(out.offset, lines, out.strides);
   k.forEachElement(lineView, 1, [&](const ElementPos &pos) {
     Value zero = k.constant(0.0, out.elementType);
-    forLoop(k, 0, n, {zero}, [&](Value j, ValueRange it) -> SmallVector<Value> {
-      SmallVector<Value> at = withAxis(pos.coords, axis, j);
-      Value sum =
-          k.combine(vector::CombiningKind::ADD, it[0], k.load(in, at, 1));
-      k.store(sum, out, at, 1);
-      return {sum};
-    });
+    k.forLoop(
+        0, n, 1, {zero}, [&](Value j, ValueRange it) -> SmallVector<Value> {
+          SmallVector<Value> at = withAxis(pos.coords, axis, j);
+          Value sum =
+              k.combine(vector::CombiningKind::ADD, it[0], k.load(in, at, 1));
+          k.store(sum, out, at, 1);
+          return {sum};
+        });
   });
 }
 
