@@ -1196,19 +1196,22 @@ static void bindFlowCustom(nb::class_<MF> &flow) {
 /// kept in the module's `_python_plugins` dict; the C++ registry holds a
 /// thunk that looks it up by name (no Python object outlives the
 /// interpreter in a C++ static).
+/// The Python plugins by name (the module's `_python_plugins` dict).
+static nb::dict pythonPlugins() {
+  return nb::module_::import_("rlx._rlx").attr("_python_plugins");
+}
+
 static void registerPlugins(nb::module_ &m) {
   m.attr("_python_plugins") = nb::dict();
   m.def(
       "register_plugin",
       [](const std::string &name, nb::callable fn) {
-        nb::dict plugins =
-            nb::module_::import_("rlx._rlx").attr("_python_plugins");
+        nb::dict plugins = pythonPlugins();
         check(PluginRegistry::global().add(
             name,
             [name](Emitter &e, const llvm::json::Object &args) -> llvm::Error {
               return callPython(e, [&](const PyEmitter &pe) {
-                nb::dict plugins =
-                    nb::module_::import_("rlx._rlx").attr("_python_plugins");
+                nb::dict plugins = pythonPlugins();
                 if (!plugins.contains(name.c_str()))
                   throw RLXError("the Python function was unregistered");
                 std::string text;
@@ -1230,8 +1233,7 @@ static void registerPlugins(nb::module_ &m) {
   m.def(
       "unregister_plugin",
       [](const std::string &name) {
-        nb::dict plugins =
-            nb::module_::import_("rlx._rlx").attr("_python_plugins");
+        nb::dict plugins = pythonPlugins();
         if (plugins.contains(name.c_str()))
           nb::del(plugins[name.c_str()]);
         return PluginRegistry::global().remove(name);
