@@ -862,18 +862,12 @@ LogicalResult GroupedMatmulOp::verify() {
     return emitOpError("input must be [..., R, K], got ") << input;
   if (weights.getRank() != 3)
     return emitOpError("weights must be [G, N, K], got ") << weights;
-  auto clash = [](int64_t a, int64_t b) {
-    return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
-  };
-  if (clash(input.getShape().back(), weights.getDimSize(2)))
+  if (!areDimsCompatible(input.getShape().back(), weights.getDimSize(2)))
     return emitOpError("input has K = ")
            << input.getShape().back() << " but the weights' K is "
            << weights.getDimSize(2);
   ArrayRef<int64_t> rows = input.getShape().drop_back();
-  if (groups.getRank() != static_cast<int64_t>(rows.size()) ||
-      llvm::any_of(llvm::zip(groups.getShape(), rows), [&](auto p) {
-        return clash(std::get<0>(p), std::get<1>(p));
-      }))
+  if (!areShapesCompatible(groups.getShape(), rows))
     return emitOpError("groups ")
            << groups << " must have the input's shape without its last dim";
   // mir_grouped_matmul_c2: at least one matrix to choose from.
@@ -886,14 +880,14 @@ LogicalResult GroupedMatmulOp::verify() {
                                                : ShapedType::kDynamic;
     auto orderTy = cast<RankedTensorType>(order.getType());
     auto offsetsTy = cast<RankedTensorType>(getOffsets().getType());
-    if (orderTy.getRank() != 1 || clash(orderTy.getDimSize(0), rowCount))
+    int64_t g = weights.getDimSize(0);
+    if (!areShapesCompatible(orderTy.getShape(), {rowCount}))
       return emitOpError("sorted order ")
              << orderTy << " must list the " << rowCount << " rows";
-    if (offsetsTy.getRank() != 1 ||
-        clash(offsetsTy.getDimSize(0), weights.getDimSize(0) + 1))
+    if (!areShapesCompatible(offsetsTy.getShape(),
+                             {ShapedType::isDynamic(g) ? g : g + 1}))
       return emitOpError("sorted offsets ")
-             << offsetsTy << " must have G + 1 = " << weights.getDimSize(0) + 1
-             << " entries";
+             << offsetsTy << " must have G + 1 = " << g + 1 << " entries";
   }
   return verifyResultMatchesInference(getOperation());
 }
@@ -1251,7 +1245,8 @@ LogicalResult SplitOp::verify() {
   RankedTensorType input = getInput().getType();
   int64_t rank = input.getRank();
   // mir_split_c1: axis is in [-rank, rank).
-  if (getAxis() < -rank || getAxis() >= rank)
+  std::optional<int64_t> axis = normalizeAxis(getAxis(), rank);
+  if (!axis)
     return emitOpError("axis ")
            << getAxis() << " is out of range [" << -rank << ", " << rank << ")";
   // mir_split_c2: at least one size, each >= 0.
@@ -1266,7 +1261,7 @@ LogicalResult SplitOp::verify() {
       return emitOpError("sizes add up past 2^63 - 1");
   }
   // mir_split_c3: on a static dim the sizes add up to it.
-  int64_t dim = input.getDimSize(getAxis() < 0 ? getAxis() + rank : getAxis());
+  int64_t dim = input.getDimSize(*axis);
   if (!ShapedType::isDynamic(dim) && total != dim)
     return emitOpError("sizes add up to ")
            << total << ", not to the dim of " << dim << " they split";
@@ -1278,14 +1273,13 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *context,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &inferred) {
   RankedTensorType input = getTensorType(adaptor.getInput());
-  int64_t axis = adaptor.getAxis();
-  if (!input || axis < -input.getRank() || axis >= input.getRank())
+  std::optional<int64_t> axis =
+      input ? normalizeAxis(adaptor.getAxis(), input.getRank()) : std::nullopt;
+  if (!axis)
     return emitOptionalError(location, "invalid split axis");
-  if (axis < 0)
-    axis += input.getRank();
   for (int64_t size : adaptor.getSizes()) {
     SmallVector<int64_t> shape(input.getShape());
-    shape[axis] = size;
+    shape[*axis] = size;
     inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
   }
   return success();
