@@ -52,6 +52,9 @@ def make(tmp_path, kind, seed=1, **overrides):
         "gemma3": ("Gemma3TextConfig", "Gemma3ForCausalLM"),
         "phi3": ("Phi3Config", "Phi3ForCausalLM"),
         "bert": ("BertConfig", "BertModel"),
+        "mixtral": ("MixtralConfig", "MixtralForCausalLM"),
+        "qwen2_moe": ("Qwen2MoeConfig", "Qwen2MoeForCausalLM"),
+        "qwen3_moe": ("Qwen3MoeConfig", "Qwen3MoeForCausalLM"),
     }
     cfg_name, model_name = classes[kind]
     args = dict(SMALL)

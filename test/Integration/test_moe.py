@@ -12,40 +12,26 @@ import json
 import pytest
 
 from conftest import require_vulkan
-from test_architectures import PROMPT, check_decoder, randomize, rlx
+from test_architectures import PROMPT, check_decoder, rlx
+from test_architectures import make as make_model
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
 
-SMALL = dict(vocab_size=128, hidden_size=64, intermediate_size=96,
-             num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-             max_position_embeddings=128, head_dim=16)
-
+# Each kind's expert options, on test_architectures' SMALL shapes.
 KINDS = {
-    "mixtral": ("MixtralConfig", "MixtralForCausalLM",
-                dict(num_local_experts=4, num_experts_per_tok=2)),
-    "qwen2_moe": ("Qwen2MoeConfig", "Qwen2MoeForCausalLM",
-                  dict(num_experts=6, num_experts_per_tok=2,
-                       moe_intermediate_size=40,
-                       shared_expert_intermediate_size=56)),
-    "qwen3_moe": ("Qwen3MoeConfig", "Qwen3MoeForCausalLM",
-                  dict(num_experts=8, num_experts_per_tok=3,
-                       moe_intermediate_size=32, norm_topk_prob=True,
-                       num_hidden_layers=3, mlp_only_layers=[1])),
+    "mixtral": dict(num_local_experts=4, num_experts_per_tok=2),
+    "qwen2_moe": dict(num_experts=6, num_experts_per_tok=2,
+                      moe_intermediate_size=40,
+                      shared_expert_intermediate_size=56),
+    "qwen3_moe": dict(num_experts=8, num_experts_per_tok=3,
+                      moe_intermediate_size=32, norm_topk_prob=True,
+                      num_hidden_layers=3, mlp_only_layers=[1]),
 }
 
 
 def make(tmp_path, kind, seed=3, **overrides):
-    cfg_name, model_name, extra = KINDS[kind]
-    args = dict(SMALL)
-    args.update(extra)
-    args.update(overrides)
-    cfg = getattr(transformers, cfg_name)(**args)
-    torch.manual_seed(seed)
-    model = randomize(getattr(transformers, model_name)(cfg), seed).eval()
-    out = tmp_path / kind
-    model.save_pretrained(out)
-    return out, model
+    return make_model(tmp_path, kind, seed, **{**KINDS[kind], **overrides})
 
 
 def check(tmp_path, path, model, *device, new_tokens=5):

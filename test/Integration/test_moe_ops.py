@@ -124,16 +124,27 @@ def test_grouped_matmul_leading_dims(runner):
     run_grouped(runner, x, w, g)
 
 
-def run_grouped(runner, x, w, g, expected=None):
+def run_grouped(runner, x, w, g, expected=None, sort=False):
+    """grouped_matmul of x, w, g against `expected` (grouped_ref by
+    default); with `sort`, through sorted(mir.sort_groups(g))."""
     if expected is None:
         expected = grouped_ref(x, w, g)
-    t = f"({mlir_type(x)}, {mlir_type(w)}, {mlir_type(g)}) -> {mlir_type(expected)}"
-    src = (f'func.func @f(%x: {mlir_type(x)} {{rlx.name = "x"}}, '
-           f'%w: {mlir_type(w)} {{rlx.name = "w"}}, '
-           f'%g: {mlir_type(g)} {{rlx.name = "g"}}) -> '
-           f'({mlir_type(expected)} {{rlx.name = "out"}}) {{\n'
-           f"  %y = mir.grouped_matmul %x, %w, %g : {t}\n"
-           f"  return %y : {mlir_type(expected)}\n}}\n")
+    ts = [mlir_type(a) for a in (x, w, g)]
+    rt = mlir_type(expected)
+    lines, extra = [], ""
+    if sort:
+        order, offsets = sort_groups_ref(g, w.shape[0])
+        ot, ft = mlir_type(order), mlir_type(offsets)
+        lines.append(f"  %o, %f = mir.sort_groups %g {{num_groups = "
+                     f"{w.shape[0]} : i64}} : ({ts[2]}) -> ({ot}, {ft})")
+        extra = " sorted(%o, %f)"
+        ts += [ot, ft]
+    lines.append(f"  %y = mir.grouped_matmul %x, %w, %g{extra} : "
+                 f"({', '.join(ts)}) -> {rt}")
+    src = (f'func.func @f(%x: {ts[0]} {{rlx.name = "x"}}, %w: {ts[1]} '
+           f'{{rlx.name = "w"}}, %g: {ts[2]} {{rlx.name = "g"}}) -> '
+           f'({rt} {{rlx.name = "out"}}) {{\n' + "\n".join(lines) +
+           f"\n  return %y : {rt}\n}}\n")
     out = runner.run(src, {"x": x, "w": w, "g": g})
     assert_close(out["out"], expected, 1e-5, 1e-5)
 
@@ -213,16 +224,4 @@ def test_grouped_matmul_sorted(runner, rows, k, groups, n):
     x = rng.standard_normal((1, rows, k)).astype(np.float32)
     w = rng.standard_normal((groups, n, k)).astype(np.float32)
     g = rng.integers(-groups, groups, (1, rows)).astype(np.int64)
-    expected = grouped_ref(x, w, g)
-    order, offsets = sort_groups_ref(g, groups)
-    ts = [mlir_type(a) for a in (x, w, g, order, offsets)]
-    src = (f'func.func @f(%x: {ts[0]} {{rlx.name = "x"}}, %w: {ts[1]} '
-           f'{{rlx.name = "w"}}, %g: {ts[2]} {{rlx.name = "g"}}) -> '
-           f'({mlir_type(expected)} {{rlx.name = "out"}}) {{\n'
-           f"  %o, %f = mir.sort_groups %g {{num_groups = {groups} : i64}} : "
-           f"({ts[2]}) -> ({ts[3]}, {ts[4]})\n"
-           f"  %y = mir.grouped_matmul %x, %w, %g sorted(%o, %f) : "
-           f"({', '.join(ts)}) -> {mlir_type(expected)}\n"
-           f"  return %y : {mlir_type(expected)}\n}}\n")
-    out = runner.run(src, {"x": x, "w": w, "g": g})
-    assert_close(out["out"], expected, 1e-5, 1e-5)
+    run_grouped(runner, x, w, g, sort=True)
