@@ -54,6 +54,16 @@ static std::optional<SmallVector<int64_t>> hirResultShape(Operation *op,
       .Case<hir::ClsPoolOp, hir::MeanPoolOp>([](auto o) {
         return Shape{shapeOf(o.getInput())[0], shapeOf(o.getInput())[2]};
       })
+      .Case([](hir::PatchEmbedOp o) {
+        ArrayRef<int64_t> px = shapeOf(o.getPixels());
+        int64_t p = o.getPatchSize();
+        return Shape{px[0], (px[2] / p) * (px[3] / p),
+                     shapeOf(o.getWeight())[0]};
+      })
+      .Case([](hir::InsertTokensOp o) {
+        ArrayRef<int64_t> in = shapeOf(o.getInput());
+        return Shape{in[0], in[1] + shapeOf(o.getTokens())[1], in[2]};
+      })
       .Case([&](hir::LinearOp o) {
         return withLast(o.getInput(), shapeOf(o.getWeight())[0]);
       })

@@ -24,6 +24,7 @@ using namespace mlir::rlx;
 void mlir::rlx::populateHIRToMIRPatterns(RewritePatternSet &patterns,
                                          ::rlx::FusionPolicy policy) {
   populateBlockPatterns(patterns, policy);
+  populateVisionPatterns(patterns, policy);
   populateLayerPatterns(patterns, policy);
 }
 

@@ -13,6 +13,7 @@
 #include "RLX/Dialect/MIR/Utils/MIRBuilder.h"
 #include "mlir/IR/PatternMatch.h"
 #include <array>
+#include <vector>
 
 namespace mlir::rlx {
 
@@ -37,6 +38,14 @@ void populateBlockPatterns(RewritePatternSet &patterns,
 Value lowerMoeMlp(MIRBuilder &mb, Value x, Value router, Value wGate, Value wUp,
                   Value wDown, std::array<Value, 4> shared, int64_t k,
                   bool normTopK, Activation act);
+
+/// The blocks of image encoders (patch embedding, inserted tokens, resized
+/// position embeddings, packed SwiGLU).
+void populateVisionPatterns(RewritePatternSet &patterns,
+                            ::rlx::FusionPolicy policy);
+/// The [out, in] matrix of PyTorch's bicubic resampling (align_corners
+/// false) of `in` samples to `out`.
+std::vector<float> bicubicResampleMatrix(int64_t in, int64_t out);
 
 void populateLayerPatterns(RewritePatternSet &patterns,
                            ::rlx::FusionPolicy policy);

@@ -16,6 +16,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/SmallString.h"
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -248,6 +249,100 @@ LogicalResult MeanPoolOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// Vision embeddings
+//===----------------------------------------------------------------------===//
+
+/// `a / b` for a static `a`, else dynamic.
+static int64_t divDim(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) ? ShapedType::kDynamic : a / b;
+}
+
+LogicalResult PatchEmbedOp::verify() {
+  // hir_patch_embed_c1: pixels [B, C, H, W]; weight [hidden, C, P, P];
+  // bias [hidden].
+  int64_t p = getPatchSize();
+  if (failed(checkRank(*this, "pixels", getPixels(), 4)) ||
+      failed(checkRank(*this, "weight", getWeight(), 4)))
+    return failure();
+  int64_t hidden = dim(getWeight(), 0);
+  if (failed(checkShape(*this, "weight", getWeight(),
+                        {hidden, dim(getPixels(), 1), p, p})) ||
+      failed(checkShape(*this, "bias", getBias(), {hidden})))
+    return failure();
+  // hir_patch_embed_c2: the image holds at least one patch each way.
+  for (int64_t d : {dim(getPixels(), 2), dim(getPixels(), 3)})
+    if (!ShapedType::isDynamic(d) && d < p)
+      return emitOpError("expects an image of at least one ")
+             << p << "x" << p << " patch, got " << getPixels().getType();
+  // hir_patch_embed_c3: the result is [B, (H/P)*(W/P), hidden].
+  return checkShape(
+      *this, "result", getResult(),
+      {dim(getPixels(), 0),
+       mulDims(divDim(dim(getPixels(), 2), p), divDim(dim(getPixels(), 3), p)),
+       hidden});
+}
+
+/// `a + b` for static dims, else dynamic.
+static int64_t addDims(int64_t a, int64_t b) {
+  if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b))
+    return ShapedType::kDynamic;
+  return a + b;
+}
+
+LogicalResult InsertTokensOp::verify() {
+  // hir_insert_tokens_c1: input [B, T, H]; tokens [1, n, H] with n >= 1.
+  if (failed(checkRank(*this, "input", getInput(), 3)) ||
+      failed(checkRank(*this, "tokens", getTokens(), 3)))
+    return failure();
+  int64_t n = dim(getTokens(), 1);
+  if (failed(
+          checkShape(*this, "tokens", getTokens(), {1, n, dim(getInput(), 2)})))
+    return failure();
+  if (n == 0)
+    return emitOpError("expects at least one token to insert");
+  // hir_insert_tokens_c2: the position is within the sequence.
+  int64_t t = dim(getInput(), 1);
+  if (!ShapedType::isDynamic(t) && static_cast<int64_t>(getPosition()) > t)
+    return emitOpError("inserts at position ")
+           << getPosition() << " of a sequence of " << t << " tokens";
+  // hir_insert_tokens_c3: the result is [B, T + n, H].
+  return checkShape(*this, "result", getResult(),
+                    {dim(getInput(), 0), addDims(t, n), dim(getInput(), 2)});
+}
+
+LogicalResult PositionEmbedOp::verify() {
+  // hir_position_embed_c1: input [B, leading + gh*gw, H] for a grid of two
+  // positive sizes.
+  if (failed(checkRank(*this, "input", getInput(), 3)))
+    return failure();
+  ArrayRef<int64_t> grid = getGrid();
+  if (grid.size() != 2 || grid[0] <= 0 || grid[1] <= 0)
+    return emitOpError("expects a grid of two positive sizes, got [")
+           << grid << "]";
+  int64_t leading = getLeading();
+  int64_t hidden = dim(getInput(), 2);
+  if (failed(checkShape(
+          *this, "input", getInput(),
+          {dim(getInput(), 0), leading + grid[0] * grid[1], hidden})))
+    return failure();
+  // hir_position_embed_c2: table [1, leading + s*s, H] for a square s x s.
+  if (failed(checkRank(*this, "table", getTable(), 3)))
+    return failure();
+  int64_t rows = dim(getTable(), 1);
+  if (failed(checkShape(*this, "table", getTable(), {1, rows, hidden})))
+    return failure();
+  if (!ShapedType::isDynamic(rows)) {
+    int64_t s = static_cast<int64_t>(
+        std::llround(std::sqrt(static_cast<double>(rows - leading))));
+    if (rows <= leading || s * s != rows - leading)
+      return emitOpError("expects a table of ")
+             << leading << " leading rows and a square grid of patch rows, "
+             << "got " << rows << " rows";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Normalization
 //===----------------------------------------------------------------------===//
 
@@ -400,6 +495,30 @@ static LogicalResult verifyGatedFfn(Operation *op, Value x, Value gate,
   if (failed(checkShape(op, "w_gate", gate, {inter, hidden})) ||
       failed(checkShape(op, "w_up", up, {inter, hidden})) ||
       failed(checkShape(op, "w_down", down, {hidden, inter})))
+    return failure();
+  return success();
+}
+
+LogicalResult PackedSwigluOp::verify() {
+  // hir_packed_swiglu_c1: w_in [2*inter, hidden], w_out [hidden, inter];
+  // the optional biases [2*inter] and [hidden].
+  if (rank(getInput()) < 1)
+    return emitOpError("expects an input of rank >= 1");
+  int64_t hidden = lastDim(getInput());
+  if (failed(checkRank(*this, "w_in", getWIn(), 2)))
+    return failure();
+  int64_t rows = dim(getWIn(), 0);
+  if (!ShapedType::isDynamic(rows) && rows % 2 != 0)
+    return emitOpError("expects w_in with an even number of rows (gate, "
+                       "then up), got ")
+           << getWIn().getType();
+  int64_t inter = divDim(rows, 2);
+  if (failed(checkShape(*this, "w_in", getWIn(), {rows, hidden})) ||
+      failed(checkShape(*this, "w_out", getWOut(), {hidden, inter})))
+    return failure();
+  if (getBIn() && failed(checkShape(*this, "b_in", getBIn(), {rows})))
+    return failure();
+  if (getBOut() && failed(checkShape(*this, "b_out", getBOut(), {hidden})))
     return failure();
   return success();
 }

@@ -197,6 +197,89 @@ def HIR_MeanPoolOp : HIR_Op<"mean_pool", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Vision embeddings
+//===----------------------------------------------------------------------===//
+
+def HIR_PatchEmbedOp : HIR_Op<"patch_embed", [Pure]> {
+  let summary = "image patches to embeddings (a stride-P convolution)";
+  let description = [{
+    `pixels` is `[batch, channels, height, width]`; `weight` is the HF
+    `Conv2d(channels, hidden, kernel_size=P, stride=P)` weight `[hidden,
+    channels, P, P]` and `bias` its `[hidden]`. Each `P x P` patch, in
+    row-major order over the `(height/P) x (width/P)` grid, becomes one token:
+    the result is `[batch, (height/P)*(width/P), hidden]`. Rows or columns
+    past the last whole patch are dropped, as the convolution does.
+
+    ```mlir
+    %p = hir.patch_embed %pixels, %w, %b {patch_size = 16 : i64}
+        : (tensor<?x3x224x224xf32>, tensor<768x3x16x16xf32>, tensor<768xf32>)
+        -> tensor<?x196x768xf32>
+    ```
+  }];
+  let arguments = (ins HIR_FloatTensor:$pixels, HIR_FloatTensor:$weight,
+                   HIR_FloatTensor:$bias,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$patch_size);
+  let results = (outs HIR_FloatTensor:$result);
+  let assemblyFormat = [{
+    $pixels `,` $weight `,` $bias attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def HIR_InsertTokensOp : HIR_Op<"insert_tokens", [Pure]> {
+  let summary = "insert learned tokens into every sequence (CLS, registers)";
+  let description = [{
+    `input` is `[batch, seq, hidden]` and `tokens` a parameter `[1, n,
+    hidden]`; every sequence gets the `n` tokens before its position
+    `position` (0: in front, as ViT's `[CLS]`; DINOv2's register tokens go
+    after `[CLS]`, at 1). The result is `[batch, seq + n, hidden]`.
+
+    ```mlir
+    %x = hir.insert_tokens %p, %cls {position = 0 : i64}
+        : (tensor<?x196x768xf32>, tensor<1x1x768xf32>) -> tensor<?x197x768xf32>
+    ```
+  }];
+  let arguments = (ins HIR_FloatTensor:$input, HIR_FloatTensor:$tokens,
+                   DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>,
+                                     "0">:$position);
+  let results = (outs HIR_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $tokens attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def HIR_PositionEmbedOp : HIR_Op<"position_embed",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "add learned 2-D position embeddings, resized to the grid";
+  let description = [{
+    `input` is `[batch, leading + gh*gw, hidden]`: `leading` tokens (the
+    `[CLS]` token) and then the patches of a `gh x gw` grid (`grid`), row
+    by row. `table` is the model's `[1, leading + s*s, hidden]` position
+    embeddings for an `s x s` grid. The leading tokens add their rows as
+    they are; the `s x s` patch rows are resized to `gh x gw` first, by
+    PyTorch's bicubic interpolation (`interpolate(mode="bicubic",
+    align_corners=False)`, as ViT's and DINOv2's `interpolate_pos_encoding`),
+    which leaves them unchanged when the grid is `s x s`.
+
+    ```mlir
+    %y = hir.position_embed %x, %pos {grid = array<i64: 16, 24>, leading = 1 : i64}
+        : (tensor<?x385x768xf32>, tensor<1x197x768xf32>) -> tensor<?x385x768xf32>
+    ```
+  }];
+  let arguments = (ins HIR_FloatTensor:$input, HIR_FloatTensor:$table,
+                   DenseI64ArrayAttr:$grid,
+                   DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>,
+                                     "1">:$leading);
+  let results = (outs HIR_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $table attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Normalization
 //===----------------------------------------------------------------------===//
 
@@ -408,6 +491,32 @@ class HIR_GatedFfnBase<string mnemonic, string act>
 
 def HIR_SwigluOp : HIR_GatedFfnBase<"swiglu", "silu">;
 def HIR_GegluOp : HIR_GatedFfnBase<"geglu", "gelu_tanh">;
+
+def HIR_PackedSwigluOp : HIR_Op<"packed_swiglu",
+    [Pure, AttrSizedOperandSegments, AllTypesMatch<["input", "result"]>]> {
+  let summary = "gated feed-forward with packed gate/up weights and biases";
+  let description = [{
+    `h = x · w_inᵀ + b_in` with `w_in` `[2*inter, hidden]` (the gate's rows,
+    then the up projection's); `y = (silu(h[..., :inter]) * h[..., inter:]) ·
+    w_outᵀ + b_out` with `w_out` `[hidden, inter]`. The biases are optional.
+    DINOv2's SwiGLU-FFN (`weights_in` / `weights_out`).
+
+    ```mlir
+    %y = hir.packed_swiglu %x, %wi bias(%bi), %wo bias(%bo)
+        : (tensor<?x257x1536xf32>, tensor<8192x1536xf32>, tensor<8192xf32>,
+           tensor<1536x4096xf32>, tensor<1536xf32>) -> tensor<?x257x1536xf32>
+    ```
+  }];
+  let arguments = (ins HIR_FloatTensor:$input, HIR_FloatTensor:$w_in,
+                   Optional<HIR_FloatTensor>:$b_in, HIR_FloatTensor:$w_out,
+                   Optional<HIR_FloatTensor>:$b_out);
+  let results = (outs HIR_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $w_in (`bias` `(` $b_in^ `)`)? `,` $w_out
+    (`bias` `(` $b_out^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
 
 def HIR_MoeMlpOp : HIR_Op<"moe_mlp",
     [Pure, AttrSizedOperandSegments, AllTypesMatch<["input", "result"]>]> {
