@@ -738,12 +738,47 @@ def routing_cases():
     return cases
 
 
+def recurrent_cases():
+    """gated_delta_rule with and without initial_state and the l2 norm, a
+    custom scale, Hk == Hv and grouped heads, and empty T, Dk and Dv."""
+    from test_gdn_ops import gdn_ref
+    cases = []
+    for (b, t, hk, hv, dk, dv), init, l2, scale in [
+            ((1, 3, 1, 2, 4, 5), True, True, None),
+            ((2, 2, 2, 2, 3, 4), False, False, 0.5),
+            ((1, 3, 2, 4, 8, 8), True, False, None),
+            ((1, 0, 1, 1, 3, 4), True, False, None),
+            ((1, 2, 1, 1, 0, 3), False, True, None),
+            ((1, 2, 1, 2, 3, 0), True, False, 0.25)]:
+        q = R((b, t, hk, dk), "f32", -0.5, 0.5)
+        k = R((b, t, hk, dk), "f32", -0.5, 0.5)
+        v = R((b, t, hv, dv), "f32")
+        g = R((b, t, hv), "f32", -1, 0)
+        beta = R((b, t, hv), "f32", 0, 1)
+        ins = [(q, "f32"), (k, "f32"), (v, "f32"), (g, "f32"), (beta, "f32")]
+        s0 = R((b, hv, dk, dv), "f32", -0.5, 0.5) if init else None
+        if init:
+            ins.append((s0, "f32"))
+        o, s = gdn_ref(q, k, v, g, beta, s0, scale, l2)
+        attrs = ([f"scale = {scale} : f32"] if scale else []) + (
+            ["qk_l2norm"] if l2 else [])
+        text = ("mir.gated_delta_rule $0, $1, $2, $3, $4" +
+                (" initial_state($5)" if init else "") +
+                (f" {{{', '.join(attrs)}}}" if attrs else "") + " : $SIG")
+        cases.append(Case(
+            f"gated_delta_rule B={b} T={t} Hk={hk} Hv={hv} Dk={dk} Dv={dv} "
+            f"init={init} l2norm={l2} scale={scale}", text, ins,
+            [(o, "f32"), (s, "f32")]))
+    return cases
+
+
 FAMILIES = {
     "composite": composite_cases,
     "unary": unary_cases, "binary": binary_cases, "cast": cast_cases,
     "reduce": reduce_cases, "axis": axis_cases, "norm": norm_cases,
     "matmul": matmul_cases, "data_movement": data_movement_cases,
     "rope_attention": rope_attention_cases, "routing": routing_cases,
+    "recurrent": recurrent_cases,
 }
 BATCH = 80
 

@@ -352,7 +352,7 @@ bool mlir::rlx::bindsConstantAsScalar(Operation *op) {
                 mir::TileOp, mir::PadOp, mir::OneHotOp, mir::GatherOp,
                 mir::ConcatOp, mir::SliceOp, mir::TransposeOp, mir::ReshapeOp,
                 mir::IotaOp, mir::TopKOp, mir::GroupedMatmulOp,
-                mir::SortGroupsOp>(user);
+                mir::SortGroupsOp, mir::GatedDeltaRuleOp>(user);
   });
 }
 
@@ -384,6 +384,8 @@ LogicalResult mlir::rlx::emitKernelOp(KernelBuilder &k, Operation *op,
     return emitNormKernel(k, op, ins, outputs);
   if (isRoutingOp(op))
     return emitRoutingKernel(k, op, ins, outputs);
+  if (isRecurrentOp(op))
+    return emitRecurrentKernel(k, op, ins, outputs);
   if (auto split = dyn_cast<mir::SplitOp>(op))
     return emitSplit(k, split, ins[0], outputs);
   if (outputs.size() != 1)

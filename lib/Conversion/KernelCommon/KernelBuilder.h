@@ -21,8 +21,9 @@
 // - emitKernelOp: the op-category dispatcher, and the kernels written once on
 //   top of the primitives: every elementwise op, copies and the fused GLU,
 //   RMSNorm / LayerNorm (fused residual forms too), softmax, the data
-//   movement ops, the scans (argmax / argmin, cumsum) and the routing ops
-//   of mixtures of experts (top_k, grouped_matmul);
+//   movement ops, the scans (argmax / argmin, cumsum), the routing ops
+//   of mixtures of experts (top_k, grouped_matmul) and the recurrence of
+//   linear attention (gated_delta_rule);
 // - KernelCache: one generated function per distinct kernel.
 //
 // Adding an elementwise op is one case in KernelMath; a new weight type is a
@@ -280,6 +281,13 @@ bool isRoutingOp(Operation *op);
 LogicalResult emitRoutingKernel(KernelBuilder &k, Operation *op,
                                 ArrayRef<KernelView> ins,
                                 ArrayRef<KernelView> outs);
+
+/// True for the recurrences of linear attention (gated_delta_rule).
+bool isRecurrentOp(Operation *op);
+/// mir.gated_delta_rule (two outputs: result, final_state).
+LogicalResult emitRecurrentKernel(KernelBuilder &k, Operation *op,
+                                  ArrayRef<KernelView> ins,
+                                  ArrayRef<KernelView> outs);
 
 /// Whether the constant `op` of a kernel body is bound as a scalar (a splat
 /// every user of which reads scalars: elementwise kernels and copies);

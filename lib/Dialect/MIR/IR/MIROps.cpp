@@ -892,6 +892,81 @@ LogicalResult GroupedMatmulOp::verify() {
   return verifyResultMatchesInference(getOperation());
 }
 
+//===----------------------------------------------------------------------===//
+// Recurrences
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatedDeltaRuleOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  auto key = cast<RankedTensorType>(adaptor.getKey().getType());
+  auto value = cast<RankedTensorType>(adaptor.getValue().getType());
+  if (key.getRank() != 4 || value.getRank() != 4)
+    return emitOptionalError(location, "takes [B, T, Hk, Dk] keys and "
+                                       "[B, T, Hv, Dv] values");
+  // result: the values' shape; final_state: [B, Hv, Dk, Dv].
+  ArrayRef<int64_t> v = value.getShape();
+  inferred.push_back(value);
+  inferred.push_back(value.clone({v[0], v[2], key.getDimSize(3), v[3]}));
+  return success();
+}
+
+LogicalResult GatedDeltaRuleOp::verify() {
+  RankedTensorType q = getQuery().getType(), k = getKey().getType();
+  RankedTensorType v = getValue().getType(), g = getG().getType();
+  RankedTensorType beta = getBeta().getType();
+  // mir_gated_delta_rule_c1: query, key and value have rank 4, g and beta
+  // rank 3, initial_state rank 4.
+  for (auto [name, type, rank] :
+       {std::tuple<StringRef, RankedTensorType, int64_t>{"query", q, 4},
+        {"key", k, 4},
+        {"value", v, 4},
+        {"g", g, 3},
+        {"beta", beta, 3}})
+    if (type.getRank() != rank)
+      return emitOpError(name)
+             << " must have rank " << rank << ", got " << type;
+  auto init = cast_if_present<TypedValue<RankedTensorType>>(getInitialState());
+  if (init && init.getType().getRank() != 4)
+    return emitOpError("initial_state must be [B, Hv, Dk, Dv], got ")
+           << init.getType();
+  // mir_gated_delta_rule_c2: key has the query's shape [B, T, Hk, Dk].
+  if (!areShapesCompatible(q.getShape(), k.getShape()))
+    return emitOpError("key ") << k << " must have the query's shape " << q;
+  // mir_gated_delta_rule_c3: value is [B, T, Hv, Dv] with the query's B, T.
+  if (!areShapesCompatible(v.getShape().take_front(2),
+                           q.getShape().take_front(2)))
+    return emitOpError("value ")
+           << v << " must have the query's batch and length (" << q << ")";
+  // mir_gated_delta_rule_c4: Hk is positive and divides Hv.
+  int64_t hk = q.getDimSize(2), hv = v.getDimSize(2);
+  if (hk == 0)
+    return emitOpError("has no query/key head (Hk = 0)");
+  if (!ShapedType::isDynamic(hk) && !ShapedType::isDynamic(hv) && hv % hk != 0)
+    return emitOpError("Hk = ")
+           << hk << " query/key heads do not divide Hv = " << hv
+           << " value heads";
+  // mir_gated_delta_rule_c5: g and beta are [B, T, Hv].
+  ArrayRef<int64_t> perHead = v.getShape().drop_back();
+  for (auto [name, type] :
+       {std::pair<StringRef, RankedTensorType>{"g", g}, {"beta", beta}})
+    if (!areShapesCompatible(type.getShape(), perHead))
+      return emitOpError(name)
+             << " " << type << " must be [B, T, Hv] of the value " << v;
+  // mir_gated_delta_rule_c6: initial_state is [B, Hv, Dk, Dv].
+  auto stateType =
+      v.clone({v.getDimSize(0), hv, k.getDimSize(3), v.getDimSize(3)});
+  if (init &&
+      !areShapesCompatible(init.getType().getShape(), stateType.getShape()))
+    return emitOpError("initial_state ")
+           << init.getType() << " must be [B, Hv, Dk, Dv] = " << stateType;
+  // mir_gated_delta_rule_c7: scale is positive and finite.
+  if (std::optional<float> scale = getScale())
+    if (!(*scale > 0) || std::isinf(*scale))
+      return emitOpError("scale must be positive and finite, got ") << *scale;
+  return verifyResultMatchesInference(getOperation());
+}
+
 LogicalResult RmsNormOp::verify() {
   // mir_rms_norm_c1, mir_rms_norm_c2: weight is [last dim] of the input's
   // element type.

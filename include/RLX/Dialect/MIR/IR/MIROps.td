@@ -668,6 +668,58 @@ def MIR_GroupedMatmulOp : MIR_Op<"grouped_matmul",
 }
 
 //===----------------------------------------------------------------------===//
+// Recurrences: the state scans of linear-attention layers
+//===----------------------------------------------------------------------===//
+
+def MIR_GatedDeltaRuleOp : MIR_Op<"gated_delta_rule",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "the gated delta rule recurrence of linear attention";
+  let description = [{
+    The recurrence of Gated DeltaNet layers (Qwen3-Next, Qwen3.5 linear
+    attention; transformers' `torch_recurrent_gated_delta_rule`). For each
+    batch `b` and value head `h`, with `q_t = query[b, t, hk]`,
+    `k_t = key[b, t, hk]` for the key head `hk = h / (Hv / Hk)` (each key
+    head serves `Hv / Hk` consecutive value heads, as `repeat_interleave`),
+    and a state `S` (`[Dk, Dv]`, `initial_state[b, h]` or zeros):
+
+    ```
+    q_t, k_t = x * rsqrt(sum(x * x) + 1e-6)    (under qk_l2norm)
+    q_t = q_t * scale                          (default 1 / sqrt(Dk))
+    S = S * exp(g[b, t, h])
+    delta = (value[b, t, h] - S^T k_t) * beta[b, t, h]
+    S = S + k_t (outer) delta
+    result[b, t, h] = S^T q_t
+    ```
+
+    for `t = 0 .. T-1` in order; `final_state[b, h]` is `S` after the last
+    step. A decode step is `T = 1` with the previous step's `final_state`
+    as `initial_state` (the state is carried like a KV cache). `g` is the
+    log of the decay; f32 throughout.
+
+    ```mlir
+    %o, %s = mir.gated_delta_rule %q, %k, %v, %g, %beta
+        initial_state(%s0) {qk_l2norm}
+        : (tensor<1x?x16x128xf32>, tensor<1x?x16x128xf32>,
+           tensor<1x?x32x128xf32>, tensor<1x?x32xf32>, tensor<1x?x32xf32>,
+           tensor<1x32x128x128xf32>)
+        -> (tensor<1x?x32x128xf32>, tensor<1x32x128x128xf32>)
+    ```
+  }];
+  let arguments = (ins MIR_F32Tensor:$query, MIR_F32Tensor:$key,
+                   MIR_F32Tensor:$value, MIR_F32Tensor:$g,
+                   MIR_F32Tensor:$beta,
+                   Optional<MIR_F32Tensor>:$initial_state,
+                   OptionalAttr<MIR_F32Attr>:$scale, UnitAttr:$qk_l2norm);
+  let results = (outs MIR_F32Tensor:$result, MIR_F32Tensor:$final_state);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $g `,` $beta
+    (`initial_state` `(` $initial_state^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Softmax and normalization
 //===----------------------------------------------------------------------===//
 
