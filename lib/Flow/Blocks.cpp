@@ -447,6 +447,185 @@ ModelFlow &ModelFlow::geluFfn(StringRef in, StringRef out, bool tanh) {
       }));
 }
 
+ModelFlow &ModelFlow::denseMlp(StringRef in, StringRef out,
+                               StringRef activation) {
+  std::string i = in.str(), o = out.str(), a = activation.str();
+  return stage(
+      onActive("denseMlp", [i, o, a](Impl &impl, Value x) -> Expected<Value> {
+        std::optional<mlir::rlx::Activation> act =
+            mlir::rlx::symbolizeActivation(a);
+        if (!act)
+          return impl.fail("denseMlp: unknown activation '" + a + "'");
+        auto h = emitLinear(impl, x, i, true);
+        if (!h)
+          return h.takeError();
+        h->getDefiningOp()->setAttr(
+            "activation",
+            mlir::rlx::hir::ActivationAttr::get(&impl.context, *act));
+        auto y = emitLinear(impl, *h, o, true);
+        if (!y)
+          return y.takeError();
+        if (lastDim(*y) != lastDim(x))
+          return impl.fail(
+              "denseMlp: '" + o + ".weight' gives " + llvm::Twine(lastDim(*y)) +
+              " features for an input of " + llvm::Twine(lastDim(x)));
+        return *y;
+      }));
+}
+
+//===----------------------------------------------------------------------===//
+// Vision encoders
+//===----------------------------------------------------------------------===//
+
+ModelFlow &ModelFlow::patchEmbed(StringRef prefix, int64_t patchSize) {
+  std::string p = prefix.str();
+  return stage(onActive(
+      "patchEmbed", [p, patchSize](Impl &impl, Value px) -> Expected<Value> {
+        auto s = Impl::shapeOf(px);
+        if (s.size() != 4)
+          return impl.fail("patchEmbed: the pixels must be [batch, channels, "
+                           "height, width], got " +
+                           formatShape(s));
+        auto w = impl.paramAnyShape(p + ".weight", 4);
+        if (!w)
+          return w.takeError();
+        auto ws = Impl::shapeOf(*w);
+        if (ws[1] != s[1] || ws[2] != patchSize || ws[3] != patchSize)
+          return impl.fail("patchEmbed: weight '" + p + ".weight' has shape " +
+                           formatShape(ws) + "; expected [hidden, " +
+                           llvm::Twine(s[1]) + ", " + llvm::Twine(patchSize) +
+                           ", " + llvm::Twine(patchSize) + "] for " +
+                           llvm::Twine(s[1]) + "-channel images in " +
+                           llvm::Twine(patchSize) + "x" +
+                           llvm::Twine(patchSize) + " patches");
+        for (int64_t d : {s[2], s[3]})
+          if (d != kDynamic && d < patchSize)
+            return impl.fail("patchEmbed: an image of " + llvm::Twine(s[2]) +
+                             "x" + llvm::Twine(s[3]) +
+                             " holds no whole patch of " +
+                             llvm::Twine(patchSize));
+        auto b = impl.param(p + ".bias", {ws[0]});
+        if (!b)
+          return b.takeError();
+        int64_t n = s[2] == kDynamic || s[3] == kDynamic
+                        ? kDynamic
+                        : (s[2] / patchSize) * (s[3] / patchSize);
+        return impl
+            .create("hir.patch_embed", impl.tensor({s[0], n, ws[0]}),
+                    {px, *w, *b}, {Attrs{impl.b}.i64("patch_size", patchSize)})
+            ->getResult(0);
+      }));
+}
+
+ModelFlow &ModelFlow::insertTokens(StringRef key, int64_t position) {
+  std::string k = key.str();
+  return stage(onActive(
+      "insertTokens", [k, position](Impl &impl, Value x) -> Expected<Value> {
+        auto s = Impl::shapeOf(x);
+        auto t = impl.paramAnyShape(k, 3);
+        if (!t)
+          return t.takeError();
+        auto ts = Impl::shapeOf(*t);
+        if (s.size() != 3 || ts[0] != 1 || ts[2] != s[2])
+          return impl.fail("insertTokens: '" + k + "' has shape " +
+                           formatShape(ts) + " for tokens " + formatShape(s) +
+                           " (expected [1, n, " + llvm::Twine(s.back()) + "])");
+        if (s[1] != kDynamic && position > s[1])
+          return impl.fail("insertTokens: position " + llvm::Twine(position) +
+                           " is past the " + llvm::Twine(s[1]) + " tokens");
+        int64_t n = s[1] == kDynamic ? kDynamic : s[1] + ts[1];
+        return impl
+            .create("hir.insert_tokens", impl.tensor({s[0], n, s[2]}), {x, *t},
+                    {Attrs{impl.b}.i64("position", position)})
+            ->getResult(0);
+      }));
+}
+
+ModelFlow &ModelFlow::positionEmbed(StringRef key, int64_t gridH, int64_t gridW,
+                                    int64_t leading, bool antialias) {
+  std::string k = key.str();
+  return stage(
+      onActive("positionEmbed", [=](Impl &impl, Value x) -> Expected<Value> {
+        auto s = Impl::shapeOf(x);
+        auto t = impl.paramAnyShape(k, 3);
+        if (!t)
+          return t.takeError();
+        auto ts = Impl::shapeOf(*t);
+        int64_t side = static_cast<int64_t>(
+            std::llround(std::sqrt(static_cast<double>(ts[1] - leading))));
+        if (ts[0] != 1 || ts[2] != s.back() || ts[1] <= leading ||
+            side * side != ts[1] - leading)
+          return impl.fail("positionEmbed: '" + k + "' has shape " +
+                           formatShape(ts) + "; expected [1, " +
+                           llvm::Twine(leading) + " + s*s, " +
+                           llvm::Twine(s.back()) + "] for a square grid");
+        if (s.size() != 3 ||
+            (s[1] != kDynamic && s[1] != leading + gridH * gridW))
+          return impl.fail("positionEmbed: tokens " + formatShape(s) +
+                           " are not " + llvm::Twine(leading) + " + " +
+                           llvm::Twine(gridH) + "x" + llvm::Twine(gridW));
+        Attrs at{impl.b};
+        llvm::SmallVector<NamedAttribute> attrs = {
+            impl.b.getNamedAttr("grid",
+                                impl.b.getDenseI64ArrayAttr({gridH, gridW})),
+            at.i64("leading", leading)};
+        if (antialias)
+          attrs.push_back(at.unit("antialias"));
+        return impl.create("hir.position_embed", x.getType(), {x, *t}, attrs)
+            ->getResult(0);
+      }));
+}
+
+ModelFlow &ModelFlow::vitSelfAttn(StringRef prefix, const AttentionSpec &spec,
+                                  bool qkvBias) {
+  std::string p = prefix.str();
+  AttentionSpec a = spec;
+  a.causal = false;
+  return stage(onActive(
+      "vitSelfAttn", [p, a, qkvBias](Impl &impl, Value x) -> Expected<Value> {
+        llvm::SmallVector<Value, 3> qkv;
+        for (const char *name : {"query", "key", "value"}) {
+          auto v = emitLinear(impl, x, p + "attention." + name, qkvBias);
+          if (!v)
+            return v.takeError();
+          qkv.push_back(*v);
+        }
+        Value attn = impl.create("hir.attention", qkv[0].getType(), qkv,
+                                 attentionAttrs(impl, a))
+                         ->getResult(0);
+        return emitLinear(impl, attn, p + "output.dense", true);
+      }));
+}
+
+ModelFlow &ModelFlow::visionSwiGluFfn(StringRef prefix) {
+  std::string p = prefix.str();
+  return stage(
+      onActive("visionSwiGluFfn", [p](Impl &impl, Value x) -> Expected<Value> {
+        int64_t hidden = lastDim(x);
+        auto wi = impl.paramAnyShape(p + "weights_in.weight", 2);
+        if (!wi)
+          return wi.takeError();
+        int64_t rows = Impl::shapeOf(*wi)[0];
+        if (rows % 2 != 0 || Impl::shapeOf(*wi)[1] != hidden)
+          return impl.fail("visionSwiGluFfn: '" + p +
+                           "weights_in.weight' has shape " +
+                           formatShape(Impl::shapeOf(*wi)) +
+                           "; expected [2*inter, " + llvm::Twine(hidden) + "]");
+        auto bi = impl.param(p + "weights_in.bias", {rows});
+        auto wo = impl.param(p + "weights_out.weight", {hidden, rows / 2});
+        auto bo = impl.param(p + "weights_out.bias", {hidden});
+        for (auto *e : {&bi, &wo, &bo})
+          if (!*e)
+            return e->takeError();
+        return impl
+            .create("hir.packed_swiglu", x.getType(), {x, *wi, *bi, *wo, *bo},
+                    {impl.b.getNamedAttr(
+                        "operandSegmentSizes",
+                        impl.b.getDenseI32ArrayAttr({1, 1, 1, 1, 1}))})
+            ->getResult(0);
+      }));
+}
+
 //===----------------------------------------------------------------------===//
 // Heads
 //===----------------------------------------------------------------------===//

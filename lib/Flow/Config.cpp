@@ -280,7 +280,7 @@ static constexpr const char *kSupportedActivations =
 /// The model types with a recipe, for messages.
 static constexpr const char *kModelTypes =
     "llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3, mixtral, "
-    "qwen2_moe, qwen3_moe, bert";
+    "qwen2_moe, qwen3_moe, bert, vit, dinov2, dinov2_with_registers";
 
 static Error readRopeFields(ConfigReader &rr, TransformerConfig &c);
 
@@ -747,6 +747,92 @@ static Error readBert(ConfigReader &r, TransformerConfig &c) {
   return r.string("hidden_act", c.hiddenAct);
 }
 
+bool TransformerConfig::isVision() const {
+  return modelType == "vit" || modelType == "dinov2" ||
+         modelType == "dinov2_with_registers";
+}
+
+/// The keys of ViT and DINOv2 (transformers' ViTConfig, Dinov2Config,
+/// Dinov2WithRegistersConfig), with their defaults.
+static Error readVision(ConfigReader &r, TransformerConfig &c) {
+  bool vit = c.modelType == "vit";
+  if (c.hidden % c.numHeads != 0)
+    return r.fail("hidden_size (" + llvm::Twine(c.hidden) +
+                  ") must be a multiple of num_attention_heads (" +
+                  llvm::Twine(c.numHeads) + ")");
+  c.normEpsilon = vit ? 1e-12 : 1e-6;
+  if (Error err = r.number("layer_norm_eps", c.normEpsilon, true))
+    return err;
+  c.imageSize = 224;
+  c.patchSize = vit ? 16 : 14;
+  for (auto [key, field] :
+       {std::pair<StringRef, int64_t *>{"image_size", &c.imageSize},
+        {"patch_size", &c.patchSize},
+        {"num_channels", &c.numChannels}})
+    if (Error err = r.integer(key, *field, false, 1 << 16))
+      return err;
+  if (c.patchSize > c.imageSize)
+    return r.fail("'patch_size' (" + llvm::Twine(c.patchSize) +
+                  ") is larger than 'image_size' (" + llvm::Twine(c.imageSize) +
+                  ")");
+  c.qkvBias = true;
+  if (Error err = r.boolean("qkv_bias", c.qkvBias))
+    return err;
+  c.hiddenAct = "gelu";
+  if (Error err = r.string("hidden_act", c.hiddenAct))
+    return err;
+  if (vit) {
+    // The intermediate size is required above; the pooler is read when the
+    // checkpoint has one (ViTModel's add_pooling_layer).
+    c.poolerSize = c.hidden;
+    if (Error err = r.integer("pooler_output_size", c.poolerSize, false))
+      return err;
+    std::string act = "tanh";
+    if (Error err = r.string("pooler_act", act))
+      return err;
+    c.poolerActivation = activationFor(act).str();
+    if (c.poolerActivation.empty())
+      return r.fail("'pooler_act' = \"" + echoed(act) +
+                    "\" is not supported (" + kSupportedActivations + ")");
+    // ViTForMaskedImageModeling's decoder only.
+    r.get("encoder_stride");
+    return Error::success();
+  }
+  // DINOv2: the MLP is mlp_ratio times the hidden size (intermediate_size,
+  // which Dinov2Config also writes, is not read by the model).
+  r.get("intermediate_size");
+  double ratio = 4;
+  if (Error err = r.number("mlp_ratio", ratio, true))
+    return err;
+  c.intermediate = static_cast<int64_t>(static_cast<double>(c.hidden) * ratio);
+  if (Error err = r.boolean("use_swiglu_ffn", c.swigluFfn))
+    return err;
+  // Dinov2SwiGLUFFN keeps two thirds, rounded up to a multiple of 8.
+  if (c.swigluFfn)
+    c.intermediate =
+        (static_cast<int64_t>(static_cast<double>(c.intermediate) * 2 / 3) +
+         7) /
+        8 * 8;
+  if (c.intermediate <= 0)
+    return r.fail("'mlp_ratio' = " + std::to_string(ratio) +
+                  " leaves no MLP for hidden_size " + llvm::Twine(c.hidden));
+  c.layerScale = true;
+  if (c.modelType == "dinov2_with_registers") {
+    c.numRegisters = 4;
+    c.antialiasPositions = true;
+    if (Error err = r.integer("num_register_tokens", c.numRegisters, false))
+      return err;
+  }
+  // Initialization, training (stochastic depth) and masked-image
+  // pretraining only; the backbone keys select Dinov2Backbone's outputs,
+  // which Dinov2Model does not have.
+  for (StringRef key : {"layerscale_value", "drop_path_rate", "use_mask_token",
+                        "out_features", "out_indices", "stage_names",
+                        "apply_layernorm", "reshape_hidden_states"})
+    r.get(key);
+  return Error::success();
+}
+
 llvm::Expected<TransformerConfig>
 TransformerConfig::fromJSON(StringRef text, StringRef fileName) {
   // Some editors save config.json with a UTF-8 byte order mark.
@@ -765,6 +851,7 @@ TransformerConfig::fromJSON(StringRef text, StringRef fileName) {
     return bad(fileName, "missing 'model_type' (supported: " +
                              llvm::Twine(kModelTypes) + ")");
   bool bert = c.modelType == "bert";
+  bool vision = c.isVision();
   bool decoder = llvm::is_contained({"llama", "mistral", "qwen2", "qwen3",
                                      "gemma2", "gemma3_text", "phi3", "mixtral",
                                      "qwen2_moe", "qwen3_moe"},
@@ -774,17 +861,24 @@ TransformerConfig::fromJSON(StringRef text, StringRef fileName) {
                          "unquantized safetensors, or quantized weights from "
                          "a GGUF file");
 
+  // Image encoders have no vocabulary and no positions beyond their grid;
+  // DINOv2 sizes its MLP by mlp_ratio.
   for (auto [key, field, required, max] :
        {std::tuple<StringRef, int64_t *, bool, int64_t>{
-            "vocab_size", &c.vocabSize, true, kMaxSize},
+            "vocab_size", &c.vocabSize, !vision, kMaxSize},
         {"hidden_size", &c.hidden, true, kMaxSize},
-        {"intermediate_size", &c.intermediate, true, kMaxSize},
+        {"intermediate_size", &c.intermediate, !vision || c.modelType == "vit",
+         kMaxSize},
         {"num_hidden_layers", &c.numLayers, true, kMaxLayers},
         {"num_attention_heads", &c.numHeads, true, kMaxSize},
-        {"max_position_embeddings", &c.maxPositions, false, kMaxSize}})
+        {"max_position_embeddings", &c.maxPositions, false, kMaxSize}}) {
+    if (vision && (key == "vocab_size" || key == "max_position_embeddings" ||
+                   (key == "intermediate_size" && c.modelType != "vit")))
+      continue;
     if (Error err = r.integer(key, *field, required, max))
       return std::move(err);
-  if (!bert) {
+  }
+  if (!bert && !vision) {
     if (Error err = r.integer("num_key_value_heads", c.numKvHeads, false))
       return std::move(err);
     if (Error err = r.integer("head_dim", c.headDim, false))
@@ -814,6 +908,9 @@ TransformerConfig::fromJSON(StringRef text, StringRef fileName) {
       return std::move(err);
   } else if (bert) {
     if (Error err = readBert(r, c))
+      return std::move(err);
+  } else if (vision) {
+    if (Error err = readVision(r, c))
       return std::move(err);
   } else {
     // No recipe: the common keys only (decoderFlowFor refuses the type).

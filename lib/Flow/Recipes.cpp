@@ -316,6 +316,21 @@ public:
            name.starts_with(request.weightPrefix + "pooler.");
   }
 };
+
+/// ViT and DINOv2 image encoders.
+class VisionRecipe final : public ModelRecipe {
+public:
+  StringRef name() const override { return "vision"; }
+  RecipeKind kind() const override { return RecipeKind::Vision; }
+  ModelFlow flow(const FlowRequest &request) const override;
+  bool isIgnoredHead(StringRef name,
+                     const FlowRequest &request) const override {
+    const std::string &p = request.weightPrefix;
+    return name.starts_with("classifier.") ||
+           name == p + "embeddings.mask_token" ||
+           (!request.pooler && name.starts_with(p + "pooler."));
+  }
+};
 } // namespace
 
 std::shared_ptr<const ModelRecipe> rlx::builtinRecipe(StringRef name) {
@@ -323,6 +338,7 @@ std::shared_ptr<const ModelRecipe> rlx::builtinRecipe(StringRef name) {
   static const auto qwen3 = std::make_shared<Qwen3Recipe>();
   static const auto gemma = std::make_shared<GemmaRecipe>();
   static const auto bert = std::make_shared<BertRecipe>();
+  static const auto vision = std::make_shared<VisionRecipe>();
   if (name == "llama")
     return llama;
   if (name == "qwen3")
@@ -331,6 +347,8 @@ std::shared_ptr<const ModelRecipe> rlx::builtinRecipe(StringRef name) {
     return gemma;
   if (name == "bert")
     return bert;
+  if (name == "vision")
+    return vision;
   return nullptr;
 }
 
@@ -390,6 +408,8 @@ RecipeRegistry::RecipeRegistry() : impl(std::make_shared<Impl>()) {
       {"MixtralForCausalLM", "Qwen2MoeForCausalLM"});
   add("qwen3", {"qwen3_moe"}, {"Qwen3MoeForCausalLM"});
   add("bert", {"bert"}, {"BertModel"});
+  add("vision", {"vit", "dinov2", "dinov2_with_registers"},
+      {"ViTModel", "Dinov2Model", "Dinov2WithRegistersModel"});
 }
 
 RecipeRegistry &RecipeRegistry::global() {
@@ -480,7 +500,8 @@ rlx::recipeFor(const TransformerConfig &config) {
   if (auto recipe = RecipeRegistry::global().lookup(config.modelType))
     return recipe;
   std::string known;
-  for (RecipeKind kind : {RecipeKind::Decoder, RecipeKind::Encoder})
+  for (RecipeKind kind :
+       {RecipeKind::Decoder, RecipeKind::Encoder, RecipeKind::Vision})
     for (const std::string &t : RecipeRegistry::global().modelTypes(kind))
       known += (known.empty() ? "" : ", ") + t;
   return fail("no recipe for model_type '" + echoed(config.modelType) +
@@ -961,4 +982,188 @@ Expected<BuiltModel> BertFlow::build(const WeightSource &weights) const {
 BertFlow &BertFlow::allowUnusedWeights(bool allow) {
   allowUnused = allow;
   return *this;
+}
+
+//===----------------------------------------------------------------------===//
+// Image encoders
+//===----------------------------------------------------------------------===//
+
+ModelFlow VisionRecipe::flow(const FlowRequest &request) const {
+  const TransformerConfig &cfg = request.config;
+  const std::string &pre = request.weightPrefix;
+  int64_t h = request.imageHeight ? request.imageHeight : cfg.imageSize;
+  int64_t w = request.imageWidth ? request.imageWidth : cfg.imageSize;
+  int64_t p = cfg.patchSize;
+  bool dino = cfg.layerScale;
+  float eps = cfg.normEpsilon;
+  ModelFlow f(cfg.modelType);
+  f.profileEncoder();
+  f.input("pixel_values", {kDynamic, cfg.numChannels, h, w}, DType::F32);
+  f.patchEmbed(pre + "embeddings.patch_embeddings.projection", p)
+      .insertTokens(pre + "embeddings.cls_token")
+      .positionEmbed(pre + "embeddings.position_embeddings", h / p, w / p, 1,
+                     cfg.antialiasPositions);
+  // Registers join after the position embeddings, behind [CLS].
+  if (cfg.numRegisters > 0)
+    f.insertTokens(pre + "embeddings.register_tokens", 1);
+  beforeLayers(f, request);
+  for (const Stage &s : request.before)
+    f.stage(s);
+  AttentionSpec attn;
+  attn.numHeads = attn.numKvHeads = cfg.numHeads;
+  attn.headDim = cfg.hidden / cfg.numHeads;
+  attn.causal = false;
+  f.repeatLayers(cfg.numLayers, [&](unsigned i) {
+    std::string lp = pre + "encoder.layer." + std::to_string(i) + ".";
+    ModelFlow l("");
+    l.residualSave()
+        .layerNorm(lp + (dino ? "norm1" : "layernorm_before"), eps)
+        .vitSelfAttn(lp + "attention.", attn, cfg.qkvBias);
+    if (dino)
+      l.layerScale(lp + "layer_scale1.lambda1");
+    l.residualAdd().residualSave().layerNorm(
+        lp + (dino ? "norm2" : "layernorm_after"), eps);
+    if (cfg.swigluFfn)
+      l.visionSwiGluFfn(lp + "mlp.");
+    else if (dino)
+      l.denseMlp(lp + "mlp.fc1", lp + "mlp.fc2", cfg.activation);
+    else
+      l.denseMlp(lp + "intermediate.dense", lp + "output.dense",
+                 cfg.activation);
+    if (dino)
+      l.layerScale(lp + "layer_scale2.lambda1");
+    l.residualAdd();
+    return Stage([stages = l.takeStages()](FlowContext &ctx) -> Error {
+      for (const Stage &s : stages)
+        if (Error err = s(ctx))
+          return err;
+      return Error::success();
+    });
+  });
+  afterLayers(f, request);
+  for (const Stage &s : request.after)
+    f.stage(s);
+  f.layerNorm(pre + "layernorm", eps).output("last_hidden_state");
+  // DINOv2's pooler_output is the [CLS] row; ViT's its pooler, when the
+  // checkpoint has one (ViTModel without it has no pooler_output).
+  if (!dino && !request.pooler) {
+    patchFlow(f, request);
+    for (const auto &patch : request.patches)
+      patch(f);
+    return f;
+  }
+  f.clsPool();
+  if (request.pooler) {
+    // ViT's pooler: pooler_act(dense([CLS])).
+    std::string key = pre + "pooler.dense";
+    std::string act = cfg.poolerActivation;
+    int64_t size = cfg.poolerSize, hidden = cfg.hidden;
+    f.custom("pooler", [key, act, size, hidden](Emitter &e) -> Error {
+      mlir::Value x = e.current();
+      auto wt = e.param(key + ".weight", {size, hidden});
+      if (!wt)
+        return wt.takeError();
+      auto b = e.param(key + ".bias", {size});
+      if (!b)
+        return b.takeError();
+      auto a = e.parseAttr("activation", "#hir<activation " + act + ">");
+      if (!a)
+        return a.takeError();
+      llvm::SmallVector<int64_t, 4> shape = e.shape(x);
+      shape.back() = size;
+      mlir::Value operands[] = {x, *wt, *b};
+      mlir::NamedAttribute attrs[] = {*a};
+      auto y = e.create("hir.linear", e.tensorType(shape), operands, attrs);
+      if (!y)
+        return y.takeError();
+      e.setCurrent((*y)->getResult(0));
+      return Error::success();
+    });
+  }
+  f.output("pooler_output");
+  patchFlow(f, request);
+  for (const auto &patch : request.patches)
+    patch(f);
+  return f;
+}
+
+VisionFlow::VisionFlow(TransformerConfig config)
+    : cfg(std::move(config)), arch(builtinRecipe("vision")) {}
+
+Expected<VisionFlow> VisionFlow::fromModelDir(StringRef dir) {
+  auto cfg = configIn(dir, {"vit", "dinov2", "dinov2_with_registers"});
+  if (!cfg)
+    return cfg.takeError();
+  return VisionFlow(std::move(*cfg));
+}
+
+VisionFlow &VisionFlow::imageSize(int64_t h, int64_t w) {
+  height = h;
+  width = w;
+  return *this;
+}
+
+VisionFlow &VisionFlow::weightPrefix(std::string p) {
+  prefix = std::move(p);
+  return *this;
+}
+
+VisionFlow &VisionFlow::allowUnusedWeights(bool allow) {
+  allowUnused = allow;
+  return *this;
+}
+
+std::pair<int64_t, int64_t> VisionFlow::image() const {
+  return {height ? height : cfg.imageSize, width ? width : cfg.imageSize};
+}
+
+ModelFlow VisionFlow::flow(StringRef p, bool pooler) const {
+  FlowRequest r;
+  r.config = cfg;
+  r.name = cfg.modelType;
+  r.profile = CompileProfile::encoder();
+  r.weightPrefix = p.str();
+  std::tie(r.imageHeight, r.imageWidth) = image();
+  r.pooler = pooler;
+  return arch->flow(r);
+}
+
+Expected<BuiltModel> VisionFlow::build(const WeightSource &weights) const {
+  auto [h, w] = image();
+  if (h < cfg.patchSize || w < cfg.patchSize)
+    return fail("an image of " + llvm::Twine(h) + "x" + llvm::Twine(w) +
+                " holds no whole " + llvm::Twine(cfg.patchSize) + "x" +
+                llvm::Twine(cfg.patchSize) + " patch (patch_size)");
+  std::string p;
+  if (prefix) {
+    p = *prefix;
+  } else {
+    bool found = false;
+    for (StringRef candidate : {"", "vit.", "dinov2."})
+      if (weights.contains((candidate + "embeddings.cls_token").str())) {
+        p = candidate.str();
+        found = true;
+        break;
+      }
+    if (!found)
+      return fail(weights.description() +
+                  ": no image-encoder embeddings (expected "
+                  "'embeddings.cls_token', optionally under 'vit.' or "
+                  "'dinov2.')");
+  }
+  bool pooler =
+      cfg.modelType == "vit" && weights.contains(p + "pooler.dense.weight");
+  Expected<BuiltModel> built = flow(p, pooler).build(weights);
+  if (!built)
+    return built.takeError();
+  FlowRequest request;
+  request.weightPrefix = p;
+  request.pooler = pooler;
+  auto head = [&](StringRef name) {
+    return arch->isIgnoredHead(name, request);
+  };
+  if (Error err = checkUnused(weights, *built, allowUnused, head))
+    return std::move(err);
+  warnUnknownKeys(cfg, *built);
+  return built;
 }

@@ -76,6 +76,21 @@ static llvm::StringRef positionsKey(const ModelRunOptions &o) {
              : "max_position_embeddings";
 }
 
+/// Prints the outputs of an encoder run and writes them to --output-dir.
+static Error reportOutputs(const ModelRunOptions &o, TensorMap_t &outputs) {
+  for (auto &[name, tensor] : outputs) {
+    report(o) << name << ": " << tensor.summary() << "\n";
+    if (o.outputDir.empty())
+      continue;
+    llvm::sys::fs::create_directories(o.outputDir);
+    llvm::SmallString<128> path(o.outputDir);
+    llvm::sys::path::append(path, name + ".npy");
+    if (Error err = writeTensorNpy(path, tensor))
+      return err;
+  }
+  return Error::success();
+}
+
 static Error runEncoder(Session &session, LoadedModel &m,
                         const ModelRunOptions &o) {
   // Refused before anything is built or compiled.
@@ -130,17 +145,68 @@ static Error runEncoder(Session &session, LoadedModel &m,
                   std::chrono::steady_clock::now() - start)
                   .count();
   report(o) << "ran in " << llvm::format("%.3f", ms) << " ms\n";
-  for (auto &[name, tensor] : *out) {
-    report(o) << name << ": " << tensor.summary() << "\n";
-    if (o.outputDir.empty())
-      continue;
-    llvm::sys::fs::create_directories(o.outputDir);
-    llvm::SmallString<128> path(o.outputDir);
-    llvm::sys::path::append(path, name + ".npy");
-    if (Error err = writeTensorNpy(path, tensor))
-      return err;
+  return reportOutputs(o, *out);
+}
+
+/// `--image`: an image encoder compiled for the image's size and run on
+/// its batch.
+static Error runVision(Session &session, LoadedModel &m,
+                       const ModelRunOptions &o) {
+  Expected<Tensor> pixels = readTensorNpy(o.image);
+  if (!pixels)
+    return pixels.takeError();
+  llvm::SmallVector<int64_t> shape(pixels->shape().begin(),
+                                   pixels->shape().end());
+  if (shape.size() == 3)
+    shape.insert(shape.begin(), 1);
+  if (pixels->dtype() != DType::F32 || shape.size() != 4 ||
+      shape[1] != m.config.numChannels)
+    return fail(
+        "--image " + o.image + ": expected f32 pixels [batch, " +
+        llvm::Twine(m.config.numChannels) + ", height, width] (num_channels " +
+        llvm::Twine(m.config.numChannels) + "), got " + pixels->describe());
+  // [C, H, W] is one image: the same bytes under a batch of 1.
+  Tensor batch(DType::F32, shape);
+  llvm::copy(pixels->bytes(), batch.mutableBytes().begin());
+  *pixels = std::move(batch);
+  VisionFlow recipe(m.config);
+  recipe.imageSize(shape[2], shape[3]).allowUnusedWeights(o.allowUnusedWeights);
+  Expected<BuiltModel> built = recipe.build(*m.weights);
+  if (!built)
+    return built.takeError();
+  printWarnings(built->warnings);
+  CompileOptions c = o.compile;
+  if (!o.profileGiven)
+    c.profile = built->profile;
+  c.inputShapes["pixel_values"] = {shape.begin(), shape.end()};
+  Expected<CompiledModel> model = session.compileString(built->mlir, c);
+  if (!model)
+    return model.takeError();
+  if (!o.quiet)
+    printCompile(session,
+                 m.config.modelType + " encoder (" + std::to_string(shape[0]) +
+                     " x " + std::to_string(shape[2]) + "x" +
+                     std::to_string(shape[3]) + " images)",
+                 report(o));
+  if (o.precompile) {
+    report(o) << "precompiled the encoder for " << shape[0] << " images of "
+              << shape[2] << "x" << shape[3] << "\n";
+    return Error::success();
   }
-  return Error::success();
+  if (Error err = model->loadParams(*m.weights))
+    return err;
+  printWarnings(model->loadWarnings());
+  TensorMap_t feeds;
+  feeds.emplace("pixel_values", std::move(*pixels));
+  auto start = std::chrono::steady_clock::now();
+  Expected<TensorMap_t> out = model->run(feeds);
+  if (!out)
+    return out.takeError();
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+  report(o) << "ran in " << llvm::format("%.3f", ms) << " ms\n";
+  return reportOutputs(o, *out);
 }
 
 namespace {
@@ -495,11 +561,31 @@ Error rlx::runModel(Session &session, const ModelRunOptions &opts) {
                   "not --prompt");
     return describeModel(session, o);
   }
+  if (!o.image.empty()) {
+    if (o.promptText || !o.prompt.empty())
+      return fail("--image runs an image encoder; it takes no --prompt or "
+                  "--prompt-ids");
+    Expected<LoadedModel> m = loadModel(o.model);
+    if (!m)
+      return m.takeError();
+    if (!m->config.isVision())
+      return fail("--image is for image encoders (vit, dinov2, "
+                  "dinov2_with_registers); " +
+                  o.model + " is a '" + m->config.modelType + "' model");
+    if (!o.quiet)
+      report(o) << "model: " << o.model << " (" << m->config.modelType << ", "
+                << m->config.numLayers << " layers, hidden " << m->config.hidden
+                << ", " << m->config.numHeads << " heads, patch "
+                << m->config.patchSize << ", image " << m->config.imageSize
+                << ")\n";
+    return runVision(session, *m, o);
+  }
   if (o.promptText && !o.prompt.empty())
     return fail("--prompt and --prompt-ids are exclusive");
   if (!o.promptText && o.prompt.empty())
     return fail("--model needs --prompt \"text\" or --prompt-ids "
-                "(comma-separated token ids)");
+                "(comma-separated token ids), or --image for an image "
+                "encoder");
   if (Error err = checkSamplingOptions(o.sampling))
     return err;
   if (o.chat && !o.promptText)

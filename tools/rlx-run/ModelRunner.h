@@ -40,6 +40,8 @@ struct ModelRunOptions {
   int64_t maxContext = 0;
   SamplingOptions sampling;
   std::string logitsOut, stepLogitsOut, outputDir;
+  /// `--image`: the pixels (.npy) an image encoder runs on.
+  std::string image;
   bool quiet = false;
   /// Tensors of the checkpoint the recipe does not read are warnings, not
   /// an error.

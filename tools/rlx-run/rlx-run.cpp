@@ -56,6 +56,14 @@ static cl::opt<std::string> promptText(
              "tokenizer's EOS tokens (tokenizer_config.json, "
              "generation_config.json, tokenizer.ggml.eos_token_id)"),
     cl::cat(modelCategory));
+static cl::opt<std::string> imagePath(
+    "image",
+    cl::desc("Image encoders (vit, dinov2): the pixels as an .npy of f32, "
+             "[batch, channels, height, width] or [channels, height, width], "
+             "already normalized as the model's image processor does; the "
+             "model is compiled for that size (position embeddings resized "
+             "when it is not the config's image_size)"),
+    cl::value_desc("pixels.npy"), cl::cat(modelCategory));
 static cl::opt<bool> chatMode(
     "chat",
     cl::desc("With --prompt: the text is one user message, wrapped in the "
@@ -435,6 +443,7 @@ int main(int argc, char **argv) {
     m.logitsOut = logitsOut;
     m.stepLogitsOut = stepLogitsOut;
     m.outputDir = outputDir;
+    m.image = imagePath;
     m.quiet = quiet;
     m.allowUnusedWeights = allowUnusedWeights;
     if (weightsAs.getNumOccurrences())

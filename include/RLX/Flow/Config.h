@@ -39,7 +39,8 @@ struct YarnRopeScaling {
 /// in `unknownKeys` (the tools warn about them).
 struct TransformerConfig {
   /// "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "phi3",
-  /// "mixtral", "qwen2_moe", "qwen3_moe", "bert".
+  /// "mixtral", "qwen2_moe", "qwen3_moe", "bert", "vit", "dinov2",
+  /// "dinov2_with_registers".
   std::string modelType;
   int64_t vocabSize = 0, hidden = 0, intermediate = 0, numLayers = 0;
   int64_t numHeads = 0, numKvHeads = 0, headDim = 0;
@@ -91,9 +92,26 @@ struct TransformerConfig {
   std::vector<bool> moeLayers;
   // BERT.
   int64_t typeVocabSize = 2;
+  // Vision encoders (ViT, DINOv2).
+  /// The square image the position embeddings were trained for, its patch
+  /// size and channels.
+  int64_t imageSize = 0, patchSize = 0, numChannels = 3;
+  /// DINOv2: LayerScale on both residual branches; the packed SwiGLU-FFN
+  /// (`use_swiglu_ffn`) instead of the MLP.
+  bool layerScale = false, swigluFfn = false;
+  /// DINOv2 with registers: learned tokens inserted after [CLS], and
+  /// position embeddings resized with antialiasing.
+  int64_t numRegisters = 0;
+  bool antialiasPositions = false;
+  /// ViT's pooler (`pooler_act(dense(CLS))`): its size and activation.
+  int64_t poolerSize = 0;
+  std::string poolerActivation;
   /// Keys of the file that RLX does not know (neither used nor known to be
   /// irrelevant to inference).
   std::vector<std::string> unknownKeys;
+
+  /// ViT and DINOv2: image encoders (no vocabulary; pixel_values in).
+  bool isVision() const;
 
   static llvm::Expected<TransformerConfig> fromJSON(llvm::StringRef text,
                                                     llvm::StringRef fileName);

@@ -338,6 +338,36 @@ public:
   ModelFlow &geluFfn(llvm::StringRef in, llvm::StringRef out,
                      bool tanh = false);
 
+  /// `act(x · inᵀ + b_in) · outᵀ + b_out` with weights `in.weight`,
+  /// `in.bias`, `out.weight`, `out.bias` and `activation` one of RLX's
+  /// activation names ("gelu", "gelu_tanh", "relu", ...): the MLP of ViT
+  /// and DINOv2.
+  ModelFlow &denseMlp(llvm::StringRef in, llvm::StringRef out,
+                      llvm::StringRef activation);
+
+  // Vision encoders (ViT, DINOv2): the active tensor starts as the
+  // [batch, channels, height, width] pixels.
+  /// Patch embedding: the stride-`patchSize` convolution `prefix.weight`
+  /// `[hidden, channels, P, P]` and `prefix.bias` over the image, one token
+  /// per patch, row by row (hir.patch_embed).
+  ModelFlow &patchEmbed(llvm::StringRef prefix, int64_t patchSize);
+  /// Inserts the learned tokens `key` (`[1, n, hidden]`: ViT's [CLS],
+  /// DINOv2's registers) before position `position` of every sequence.
+  ModelFlow &insertTokens(llvm::StringRef key, int64_t position = 0);
+  /// Adds the position embeddings `key` (`[1, leading + s*s, hidden]`),
+  /// resized from their s x s grid to `gridH x gridW` by bicubic
+  /// interpolation (`antialias`: PyTorch's antialiased form) as
+  /// transformers' interpolate_pos_encoding does.
+  ModelFlow &positionEmbed(llvm::StringRef key, int64_t gridH, int64_t gridW,
+                           int64_t leading = 1, bool antialias = false);
+  /// ViT self-attention over every token (no mask, no RoPE):
+  /// `prefix.attention.{query,key,value}` and `prefix.output.dense`.
+  ModelFlow &vitSelfAttn(llvm::StringRef prefix, const AttentionSpec &spec,
+                         bool qkvBias = true);
+  /// DINOv2's SwiGLU-FFN: `prefix.weights_in` `[2*inter, hidden]` (gate,
+  /// then up) and `prefix.weights_out`, with biases (hir.packed_swiglu).
+  ModelFlow &visionSwiGluFfn(llvm::StringRef prefix);
+
   // Whole layers.
   ModelFlow &llamaLayer(const DecoderLayerSpec &spec);
   ModelFlow &bertEncoderLayer(const BertLayerSpec &spec);

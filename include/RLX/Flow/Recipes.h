@@ -79,9 +79,9 @@ enum class DecoderGraph {
   Decode,
 };
 
-/// Whether a recipe builds a decoder-only LM (DecoderFlow) or an encoder
-/// (BertFlow).
-enum class RecipeKind { Decoder, Encoder };
+/// Whether a recipe builds a decoder-only LM (DecoderFlow), a text encoder
+/// (BertFlow), or an image encoder (VisionFlow).
+enum class RecipeKind { Decoder, Encoder, Vision };
 
 /// What a recipe builds a flow for: the config, the graph and its options,
 /// and the hooks of the DecoderFlow or BertFlow that asks.
@@ -101,6 +101,11 @@ struct FlowRequest {
   std::string weightPrefix;
   bool meanPooled = false;
   std::function<Stage(unsigned, const BertLayerSpec &)> encoderLayerHook;
+  // Image encoders.
+  /// The image the flow takes (0: the config's image_size).
+  int64_t imageHeight = 0, imageWidth = 0;
+  /// ViT: the checkpoint has the pooler, computed as pooler_output.
+  bool pooler = false;
 
   bool decode() const { return graph == DecoderGraph::Decode; }
 };
@@ -373,6 +378,45 @@ private:
   bool allowUnused = false;
   std::function<Stage(unsigned, const BertLayerSpec &)> layerHook;
   std::vector<std::function<void(ModelFlow &)>> patches;
+};
+
+/// Image encoders (ViTModel, Dinov2Model, Dinov2WithRegistersModel):
+/// patch embedding, [CLS] (and register) tokens, position embeddings
+/// resized to the image's patch grid, pre-LN encoder layers (DINOv2's with
+/// LayerScale and optionally the SwiGLU-FFN), the final LayerNorm. Takes
+/// `pixel_values` `[batch, channels, height, width]` (f32) and gives
+/// `last_hidden_state` and `pooler_output` (ViT: its pooler, when the
+/// checkpoint has one, else none; DINOv2: the [CLS] row).
+class VisionFlow {
+public:
+  explicit VisionFlow(TransformerConfig config);
+  static llvm::Expected<VisionFlow> fromModelDir(llvm::StringRef dir);
+
+  /// The image size the flow is built for (default: the config's
+  /// image_size, square). Another size resizes the position embeddings as
+  /// transformers does with interpolate_pos_encoding (which DINOv2 always
+  /// does and ViT does when asked); rows and columns past the last whole
+  /// patch are dropped, as the patch convolution does.
+  VisionFlow &imageSize(int64_t height, int64_t width);
+  /// Weight keys carry this prefix ("vit.", "dinov2." for the
+  /// *ForImageClassification checkpoints); detected when not given.
+  VisionFlow &weightPrefix(std::string prefix);
+  /// As DecoderFlow::allowUnusedWeights. Classifier heads and the
+  /// masked-image-modeling mask token are never an error (a warning).
+  VisionFlow &allowUnusedWeights(bool allow = true);
+
+  const TransformerConfig &config() const { return cfg; }
+  /// The image height and width the flow takes.
+  std::pair<int64_t, int64_t> image() const;
+  ModelFlow flow(llvm::StringRef prefix, bool pooler = false) const;
+  llvm::Expected<BuiltModel> build(const WeightSource &weights) const;
+
+private:
+  TransformerConfig cfg;
+  std::shared_ptr<const ModelRecipe> arch;
+  int64_t height = 0, width = 0;
+  std::optional<std::string> prefix;
+  bool allowUnused = false;
 };
 
 } // namespace rlx

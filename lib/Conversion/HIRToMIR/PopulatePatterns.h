@@ -44,8 +44,9 @@ Value lowerMoeMlp(MIRBuilder &mb, Value x, Value router, Value wGate, Value wUp,
 void populateVisionPatterns(RewritePatternSet &patterns,
                             ::rlx::FusionPolicy policy);
 /// The [out, in] matrix of PyTorch's bicubic resampling (align_corners
-/// false) of `in` samples to `out`.
-std::vector<float> bicubicResampleMatrix(int64_t in, int64_t out);
+/// false, optionally antialiased) of `in` samples to `out`.
+std::vector<float> bicubicResampleMatrix(int64_t in, int64_t out,
+                                         bool antialias);
 
 void populateLayerPatterns(RewritePatternSet &patterns,
                            ::rlx::FusionPolicy policy);

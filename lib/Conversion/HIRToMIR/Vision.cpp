@@ -22,27 +22,55 @@
 using namespace mlir;
 using namespace mlir::rlx;
 
-/// PyTorch's bicubic resampling of `in` samples to `out`
-/// (upsample_bicubic2d with align_corners=False and the scale in/out): row
-/// `o` of the [out, in] matrix holds the weights of the input samples.
-/// Source positions are `(o + 0.5) * in/out - 0.5`; the four taps of the
-/// cubic convolution kernel (A = -0.75) clamp to the edge.
-std::vector<float> mlir::rlx::bicubicResampleMatrix(int64_t in, int64_t out) {
-  constexpr double a = -0.75;
-  auto near = [](double x) { return ((a + 2) * x - (a + 3)) * x * x + 1; };
-  auto far = [](double x) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; };
+/// The cubic convolution kernel with parameter `a` (Keys).
+static double cubicKernel(double x, double a) {
+  x = std::abs(x);
+  if (x < 1)
+    return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2)
+    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  return 0;
+}
+
+/// PyTorch's bicubic resampling of `in` samples to `out` with the scale
+/// in/out: row `o` of the [out, in] matrix holds the weights of the input
+/// samples. Plain (upsample_bicubic2d, align_corners=False): the source
+/// position is `(o + 0.5) * in/out - 0.5` and its four taps (A = -0.75)
+/// clamp to the edge. Antialiased (_upsample_bicubic2d_aa): PIL's kernel
+/// (A = -0.5) stretched by the scale when downsampling, cut at the edges
+/// and renormalized.
+std::vector<float> mlir::rlx::bicubicResampleMatrix(int64_t in, int64_t out,
+                                                    bool antialias) {
   std::vector<float> m(static_cast<size_t>(in * out), 0.0f);
   // PyTorch computes the scale and the source position in f32.
   float scale = static_cast<float>(in) / static_cast<float>(out);
   for (int64_t o = 0; o < out; ++o) {
+    if (antialias) {
+      double center = scale * (o + 0.5);
+      double support = scale >= 1 ? 2.0 * scale : 2.0;
+      double inv = scale >= 1 ? 1.0 / scale : 1.0;
+      int64_t lo =
+          std::max<int64_t>(static_cast<int64_t>(center - support + 0.5), 0);
+      int64_t hi =
+          std::min<int64_t>(static_cast<int64_t>(center + support + 0.5), in);
+      std::vector<double> w;
+      double total = 0;
+      for (int64_t i = lo; i < hi; ++i) {
+        w.push_back(cubicKernel((i - center + 0.5) * inv, -0.5));
+        total += w.back();
+      }
+      for (int64_t i = lo; i < hi; ++i)
+        m[o * in + i] =
+            static_cast<float>(total != 0 ? w[i - lo] / total : w[i - lo]);
+      continue;
+    }
     float real = scale * (static_cast<float>(o) + 0.5f) - 0.5f;
     float fl = std::floor(real);
     double t = real - fl;
     int64_t base = static_cast<int64_t>(fl);
-    double w[4] = {far(t + 1), near(t), near(1 - t), far(2 - t)};
     for (int64_t k = 0; k < 4; ++k) {
       int64_t i = std::clamp<int64_t>(base - 1 + k, 0, in - 1);
-      m[o * in + i] += static_cast<float>(w[k]);
+      m[o * in + i] += static_cast<float>(cubicKernel(t + 1 - k, -0.75));
     }
   }
   return m;
@@ -141,7 +169,7 @@ struct PositionEmbedLowering : VisionPattern<hir::PositionEmbedOp> {
     }
     Type f32 = rewriter.getF32Type();
     auto matrix = [&](int64_t out) {
-      std::vector<float> m = bicubicResampleMatrix(s, out);
+      std::vector<float> m = bicubicResampleMatrix(s, out, op.getAntialias());
       auto ty = RankedTensorType::get({out, s}, f32);
       return mb
           .create("mir.constant", ty, {},

@@ -96,3 +96,17 @@ func.func @packed_swiglu(%x: tensor<2x7x16xf32>) -> tensor<2x7x16xf32> {
       : (tensor<2x7x16xf32>, tensor<48x16xf32>, tensor<48xf32>, tensor<16x24xf32>, tensor<16xf32>) -> tensor<2x7x16xf32>
   return %y : tensor<2x7x16xf32>
 }
+
+// -----
+
+// DINOv2 with registers resizes with PyTorch's antialiased bicubic (PIL's
+// kernel, cut at the edges and renormalized): other weights than above.
+
+// CHECK-LABEL: func.func @antialiased
+// CHECK: mir.constant dense<{{\[\[}}1.08823526, -0.0882352963], [0.79285717, 0.20714286], [0.20714286, 0.79285717], [-0.0882352963, 1.08823526]]> : tensor<4x2xf32>
+func.func @antialiased(%x: tensor<2x17x16xf32>) -> tensor<2x17x16xf32> {
+  %pos = hir.param "position_embeddings" : tensor<1x5x16xf32>
+  %y = hir.position_embed %x, %pos {grid = array<i64: 4, 4>, antialias}
+      : (tensor<2x17x16xf32>, tensor<1x5x16xf32>) -> tensor<2x17x16xf32>
+  return %y : tensor<2x17x16xf32>
+}

@@ -260,7 +260,8 @@ def HIR_PositionEmbedOp : HIR_Op<"position_embed",
     embeddings for an `s x s` grid. The leading tokens add their rows as
     they are; the `s x s` patch rows are resized to `gh x gw` first, by
     PyTorch's bicubic interpolation (`interpolate(mode="bicubic",
-    align_corners=False)`, as ViT's and DINOv2's `interpolate_pos_encoding`),
+    align_corners=False)`, as ViT's and DINOv2's `interpolate_pos_encoding`;
+    with `antialias`, PyTorch's antialiased form, as DINOv2 with registers),
     which leaves them unchanged when the grid is `s x s`.
 
     ```mlir
@@ -271,7 +272,8 @@ def HIR_PositionEmbedOp : HIR_Op<"position_embed",
   let arguments = (ins HIR_FloatTensor:$input, HIR_FloatTensor:$table,
                    DenseI64ArrayAttr:$grid,
                    DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>,
-                                     "1">:$leading);
+                                     "1">:$leading,
+                   UnitAttr:$antialias);
   let results = (outs HIR_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $table attr-dict `:` functional-type(operands, results)
