@@ -10,11 +10,11 @@
 // update of column j, and output element j read only column j), so a
 // position is (batch, value head, tile of columns) and walks the sequence in
 // order. The tile lives in the final_state output, which the position owns:
-// it starts as the initial state (or zeros) and is updated in place at every
-// step, two passes over its Dk rows per step (S^T k, then the decayed update
-// with S^T q accumulated on the way). The l2 norms and the decay are scalars
-// of the step that every position recomputes; they scale the dot products
-// instead of the vectors.
+// the first step reads the initial state (or starts from zeros) and every
+// step writes the tile there, two passes over its Dk rows per step (S^T k,
+// then the decayed update with S^T q accumulated on the way). The l2 norms and
+// the decay are scalars of the step that every position recomputes; they scale
+// the dot products instead of the vectors.
 //
 // On the CPU a tile is a few vectors of columns (each row of the tile one
 // contiguous load), chunks of positions per thread; on SPIR-V a column per
@@ -54,6 +54,10 @@ struct DeltaRule {
   Value mul(Value a, Value c) {
     return arith::MulFOp::create(k.b, k.loc, a, c);
   }
+  /// a * c + d, rounded once.
+  Value fma(Value a, Value c, Value d) {
+    return math::FmaOp::create(k.b, k.loc, a, c, d);
+  }
   Value f32(double x) { return k.constant(x, k.b.getF32Type()); }
 
   /// rsqrt(sum(x * x) + 1e-6) over the Dk elements of x[b, t, head, :].
@@ -89,17 +93,13 @@ struct DeltaRule {
     auto stateAt = [&](Value i, int64_t c) -> SmallVector<Value> {
       return {b, h, i, column(j0, c)};
     };
-    // The tile of the state starts as the initial state, or zeros.
-    k.forLoop(0, dk, 1, {}, [&](Value i, ValueRange) -> SmallVector<Value> {
-      for (int64_t c = 0; c < vectors; ++c) {
-        Value s = init ? k.load(*init, stateAt(i, c), width)
-                       : k.splat(f32(0.0), width);
-        k.store(s, state, stateAt(i, c), width);
-      }
-      return {};
-    });
+    // One step of the sequence: the tile of the state is read from `from`
+    // (zeros when null) and written to the state.
     SmallVector<Value> zeros(vectors, k.splat(f32(0.0), width));
-    k.forLoop(0, steps, 1, {}, [&](Value t, ValueRange) -> SmallVector<Value> {
+    auto readState = [&](const KernelView *from, Value i, int64_t c) {
+      return from ? k.load(*from, stateAt(i, c), width) : zeros[c];
+    };
+    auto step = [&](Value t, const KernelView *from) {
       Value decay = math::ExpOp::create(k.b, k.loc, k.load(g, {b, t, h}, 1));
       Value rate = k.load(beta, {b, t, h}, 1);
       Value rk = l2norm ? inverseNorm(key, b, t, hk) : f32(1.0);
@@ -108,15 +108,17 @@ struct DeltaRule {
         qScale = mul(qScale, inverseNorm(q, b, t, hk));
       // kv = S^T k over the undecayed state; the reference's kv_mem is
       // decay * rk * kv.
-      SmallVector<Value> kv = k.forLoop(
-          0, dk, 1, zeros, [&](Value i, ValueRange acc) -> SmallVector<Value> {
-            Value ki = k.splat(k.load(key, {b, t, hk, i}, 1), width);
-            SmallVector<Value> next;
-            for (int64_t c = 0; c < vectors; ++c)
-              next.push_back(
-                  add(acc[c], mul(k.load(state, stateAt(i, c), width), ki)));
-            return next;
-          });
+      SmallVector<Value> kv = zeros;
+      if (from)
+        kv = k.forLoop(
+            0, dk, 1, zeros,
+            [&](Value i, ValueRange acc) -> SmallVector<Value> {
+              Value ki = k.splat(k.load(key, {b, t, hk, i}, 1), width);
+              SmallVector<Value> next;
+              for (int64_t c = 0; c < vectors; ++c)
+                next.push_back(fma(readState(from, i, c), ki, acc[c]));
+              return next;
+            });
       // The update S = decay * S + (rk * k) (outer) delta is
       // decay * S + k (outer) (rk * delta).
       Value memScale = k.splat(mul(decay, rk), width);
@@ -134,16 +136,32 @@ struct DeltaRule {
             Value qi = k.splat(k.load(q, {b, t, hk, i}, 1), width);
             SmallVector<Value> next;
             for (int64_t c = 0; c < vectors; ++c) {
-              Value s = add(mul(k.load(state, stateAt(i, c), width), decayV),
-                            mul(ki, update[c]));
+              Value s = mul(ki, update[c]);
+              if (from)
+                s = fma(readState(from, i, c), decayV, s);
               k.store(s, state, stateAt(i, c), width);
-              next.push_back(add(acc[c], mul(s, qi)));
+              next.push_back(fma(s, qi, acc[c]));
             }
             return next;
           });
       Value qScaleV = k.splat(qScale, width);
       for (int64_t c = 0; c < vectors; ++c)
         k.store(mul(o[c], qScaleV), out, {b, t, h, column(j0, c)}, width);
+    };
+    if (steps == 0) {
+      // No step: the final state is the initial one (or zeros).
+      k.forLoop(0, dk, 1, {}, [&](Value i, ValueRange) -> SmallVector<Value> {
+        for (int64_t c = 0; c < vectors; ++c)
+          k.store(readState(init, i, c), state, stateAt(i, c), width);
+        return {};
+      });
+      return;
+    }
+    // The first step reads the initial state (no copy of it first), the
+    // others the state the previous step wrote.
+    step(k.index(0), init);
+    k.forLoop(1, steps, 1, {}, [&](Value t, ValueRange) -> SmallVector<Value> {
+      step(t, &state);
       return {};
     });
   }
@@ -162,9 +180,10 @@ struct DeltaRule {
     width = k.mapWidth(row(state), rows);
     while (width > 1 && dv % width != 0)
       width /= 2;
-    // Two vectors per position when the columns divide evenly and there are
+    // Two vectors per position (each scalar of k and q serves both; more
+    // measured no faster) when the columns divide evenly and there are
     // positions enough to spread.
-    if (width > 1 && dv % (2 * width) == 0 && batch * hv * dv / width >= 16)
+    if (width > 1 && dv % (2 * width) == 0 && batch * hv * dv / width >= 32)
       vectors = 2;
     int64_t cols = width * vectors;
     int64_t cost = v.shape[1] * key.shape[3] * cols * 8 + 1;
