@@ -21,6 +21,7 @@
 #include "llvm/Support/Path.h"
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -375,6 +376,20 @@ static void registerConfig(nb::module_ &m) {
                                  "typing.Sequence[bool], /) -> None")),
           "Per layer: sliding-window attention (Gemma 2 alternates).")
       .def_rw("type_vocab_size", &TransformerConfig::typeVocabSize)
+      .def_rw("image_size", &TransformerConfig::imageSize,
+              "ViT/DINOv2: the image the position embeddings were made for.")
+      .def_rw("patch_size", &TransformerConfig::patchSize)
+      .def_rw("num_channels", &TransformerConfig::numChannels)
+      .def_rw("layer_scale", &TransformerConfig::layerScale,
+              "DINOv2: LayerScale on both residual branches.")
+      .def_rw("swiglu_ffn", &TransformerConfig::swigluFfn,
+              "DINOv2: the packed SwiGLU-FFN instead of the MLP.")
+      .def_rw("num_registers", &TransformerConfig::numRegisters,
+              "DINOv2 with registers: tokens inserted after [CLS].")
+      .def_rw("antialias_positions", &TransformerConfig::antialiasPositions,
+              "Resize position embeddings with antialiasing.")
+      .def_rw("pooler_size", &TransformerConfig::poolerSize)
+      .def_rw("pooler_activation", &TransformerConfig::poolerActivation)
       .def_rw("hidden_act", &TransformerConfig::hiddenAct,
               "The MLP activation as the config names it.")
       .def_rw("activation", &TransformerConfig::activation,
@@ -712,6 +727,59 @@ static void bindFlowBlocks(nb::class_<MF> &flow) {
           "in_"_a, "out"_a, "tanh"_a = false, ref,
           "GELU feed-forward: linear `in_`, GELU (tanh approximation with "
           "`tanh`),\nlinear `out`.")
+      .def(
+          "dense_mlp",
+          [](MF &f, const std::string &in, const std::string &out,
+             const std::string &activation) -> MF & {
+            return f.denseMlp(in, out, activation);
+          },
+          "in_"_a, "out"_a, "activation"_a = "gelu", ref,
+          "activation(linear `in_`) then linear `out`, both with biases "
+          "(ViT's and DINOv2's MLP).")
+      .def(
+          "patch_embed",
+          [](MF &f, const std::string &prefix, int64_t patchSize) -> MF & {
+            return f.patchEmbed(prefix, patchSize);
+          },
+          "prefix"_a, "patch_size"_a, ref,
+          "Image [batch, channels, height, width] to one token per "
+          "patch_size patch:\nthe convolution `prefix.weight`, "
+          "`prefix.bias`.")
+      .def(
+          "insert_tokens",
+          [](MF &f, const std::string &key, int64_t position) -> MF & {
+            return f.insertTokens(key, position);
+          },
+          "key"_a, "position"_a = 0, ref,
+          "Inserts the learned tokens `key` [1, n, hidden] ([CLS], "
+          "registers) before\n`position`.")
+      .def(
+          "position_embed",
+          [](MF &f, const std::string &key, int64_t gridH, int64_t gridW,
+             int64_t leading, bool antialias) -> MF & {
+            return f.positionEmbed(key, gridH, gridW, leading, antialias);
+          },
+          "key"_a, "grid_h"_a, "grid_w"_a, "leading"_a = 1,
+          "antialias"_a = false, ref,
+          "Adds the position embeddings `key` [1, leading + s*s, hidden], "
+          "resized\nbicubically to grid_h x grid_w.")
+      .def(
+          "vit_self_attn",
+          [](MF &f, const std::string &prefix, const AttentionSpec &spec,
+             bool qkvBias) -> MF & {
+            return f.vitSelfAttn(prefix, spec, qkvBias);
+          },
+          "prefix"_a, "spec"_a, "qkv_bias"_a = true, ref,
+          "Unmasked self-attention: `prefix`attention.{query,key,value} "
+          "and\n`prefix`output.dense.")
+      .def(
+          "vision_swiglu_ffn",
+          [](MF &f, const std::string &prefix) -> MF & {
+            return f.visionSwiGluFfn(prefix);
+          },
+          "prefix"_a, ref,
+          "DINOv2's SwiGLU-FFN: `prefix`weights_in (gate, then up) and "
+          "`prefix`weights_out.")
       .def(
           "llama_layer",
           [](MF &f, const DecoderLayerSpec &spec) -> MF & {
@@ -1609,6 +1677,71 @@ static void registerDecoderRecipes(nb::module_ &m) {
       "The decoder recipe for config.model_type (llama, qwen3, gemma2).");
 }
 
+/// VisionFlow, the ViT / DINOv2 image-encoder recipe.
+static void registerVisionRecipe(nb::module_ &m) {
+  nb::class_<VisionFlow>(
+      m, "VisionFlow",
+      "Image encoders (ViTModel, Dinov2Model, Dinov2WithRegistersModel): "
+      "patch\nembedding, [CLS] and register tokens, resized position "
+      "embeddings, pre-LN\nlayers, final LayerNorm. Input: pixel_values "
+      "[batch, channels, height, width];\noutputs last_hidden_state and "
+      "pooler_output (DINOv2's [CLS] row, ViT's pooler).")
+      .def(nb::init<TransformerConfig>(), "config"_a)
+      .def_static(
+          "from_model_dir",
+          [](nb::handle path) {
+            return unwrap(VisionFlow::fromModelDir(pathString(path)));
+          },
+          "path"_a,
+          nb::sig("def from_model_dir(path: str | os.PathLike[str]) -> "
+                  "VisionFlow"),
+          "The recipe for an HF model directory.")
+      .def(
+          "image_size",
+          [](VisionFlow &r, int64_t height, int64_t width) -> VisionFlow & {
+            return r.imageSize(height, width);
+          },
+          "height"_a, "width"_a, ref,
+          "The image size to build for (default: the config's image_size).")
+      .def(
+          "weight_prefix",
+          [](VisionFlow &r, std::string prefix) -> VisionFlow & {
+            return r.weightPrefix(std::move(prefix));
+          },
+          "prefix"_a, ref,
+          "Weight keys carry this prefix (\"vit.\", \"dinov2.\"); detected "
+          "when unset.")
+      .def(
+          "allow_unused_weights",
+          [](VisionFlow &r, bool allow) -> VisionFlow & {
+            return r.allowUnusedWeights(allow);
+          },
+          "allow"_a = true, ref,
+          "Tensors the recipe does not read are warnings, not an error.")
+      .def_prop_ro("config", &VisionFlow::config)
+      .def_prop_ro("image", &VisionFlow::image,
+                   "(height, width) the flow takes.")
+      .def(
+          "flow",
+          [](const VisionFlow &r, const std::string &prefix, bool pooler) {
+            return r.flow(prefix, pooler);
+          },
+          "prefix"_a = "", "pooler"_a = false,
+          "The assembled ModelFlow for weight prefix `prefix` (with ViT's "
+          "pooler).")
+      .def(
+          "build",
+          [](const VisionFlow &r, nb::handle weights) {
+            PyWeights w = toWeights(weights);
+            return unwrap(r.build(*w.source));
+          },
+          "weights"_a,
+          nb::sig("def build(self, weights: Weights | str | "
+                  "os.PathLike[str] | typing.Mapping[str, "
+                  "numpy.typing.ArrayLike]) -> BuiltModel"),
+          "Builds the HIR module, checking every weight.");
+}
+
 /// BertFlow, the BERT encoder recipe.
 static void registerBertRecipe(nb::module_ &m) {
   nb::class_<BertFlow>(
@@ -1702,4 +1835,5 @@ void python::registerFlow(nb::module_ &m) {
   registerBuiltModel(m);
   registerDecoderRecipes(m);
   registerBertRecipe(m);
+  registerVisionRecipe(m);
 }
