@@ -199,3 +199,14 @@ def test_image_refused_for_a_decoder_and_prompt_for_vision(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode != 0
     assert "takes no --prompt" in proc.stderr
+
+
+def test_describe(tmp_path):
+    path, _ = make(tmp_path, "dinov2-registers")
+    proc = subprocess.run([str(RLX_RUN), "--model", str(path), "--describe"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    # 16 patches, [CLS] and 3 registers.
+    assert "graph: encoder (20 tokens)" in proc.stdout
+    assert "pixel_values: f32 [1x3x32x32]" in proc.stdout
+    assert "last_hidden_state: f32 [1x20x32]" in proc.stdout

@@ -515,8 +515,22 @@ static Error describeModel(Session &session, const ModelRunOptions &o) {
   CompileOptions c = o.compile;
   Expected<BuiltModel> built = fail("unset");
   llvm::consumeError(built.takeError());
-  bool encoder = m->config.modelType == "bert";
-  if (encoder) {
+  bool encoder = m->config.modelType == "bert" || m->config.isVision();
+  std::string graph = encoder ? "encoder" : "prefill";
+  if (m->config.isVision()) {
+    // The config's image, one of them.
+    VisionFlow recipe(m->config);
+    recipe.allowUnusedWeights(o.allowUnusedWeights);
+    built = recipe.build(*m->weights);
+    if (!built)
+      return built.takeError();
+    if (!o.profileGiven)
+      c.profile = built->profile;
+    auto [h, w] = recipe.image();
+    c.inputShapes["pixel_values"] = {1, m->config.numChannels, h, w};
+    t = (h / m->config.patchSize) * (w / m->config.patchSize) + 1 +
+        m->config.numRegisters;
+  } else if (encoder) {
     BertFlow recipe(m->config);
     recipe.meanPooled().allowUnusedWeights(o.allowUnusedWeights);
     built = recipe.build(*m->weights);
@@ -547,8 +561,8 @@ static Error describeModel(Session &session, const ModelRunOptions &o) {
     llvm::errs() << "rlx-run: warning: " << w << "\n";
   ModelExecutionConfig execution = ModelExecutionConfig::of(
       *built, encoder ? ModelVariant::Encoder : ModelVariant::Prefill);
-  printReflection(model->reflect(), o.describe, llvm::outs(),
-                  encoder ? "encoder" : "prefill", t, &execution);
+  printReflection(model->reflect(), o.describe, llvm::outs(), graph, t,
+                  &execution);
   return Error::success();
 }
 
