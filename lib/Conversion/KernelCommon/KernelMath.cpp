@@ -203,9 +203,10 @@ bool mlir::rlx::isBinaryMathOp(Operation *op) {
 
 bool mlir::rlx::isUnaryMathOp(Operation *op) {
   return isa<mir::ExpOp, mir::LogOp, mir::SqrtOp, mir::RsqrtOp, mir::TanhOp,
-             mir::ErfOp, mir::SigmoidOp, mir::SiluOp, mir::GeluOp, mir::ReluOp,
-             mir::NegOp, mir::ActivationOp, mir::AbsOp, mir::FloorOp,
-             mir::CeilOp, mir::RoundOp, mir::SignOp, mir::ClipOp>(op);
+             mir::ErfOp, mir::SinOp, mir::CosOp, mir::SigmoidOp, mir::SiluOp,
+             mir::GeluOp, mir::ReluOp, mir::NegOp, mir::ActivationOp,
+             mir::AbsOp, mir::FloorOp, mir::CeilOp, mir::RoundOp, mir::SignOp,
+             mir::ClipOp>(op);
 }
 
 /// i1 arithmetic as logic (SPIR-V has no integer arithmetic on booleans):
@@ -301,6 +302,8 @@ Value KernelMath::unary(Operation *op, Value x) {
       .Case([&](mir::RsqrtOp) { return math::RsqrtOp::create(b, loc, x); })
       .Case([&](mir::TanhOp) { return math::TanhOp::create(b, loc, x); })
       .Case([&](mir::ErfOp) { return math::ErfOp::create(b, loc, x); })
+      .Case([&](mir::SinOp) { return math::SinOp::create(b, loc, x); })
+      .Case([&](mir::CosOp) { return math::CosOp::create(b, loc, x); })
       .Case([&](mir::SigmoidOp) { return sigmoid(x); })
       .Case([&](mir::SiluOp) { return activation(Activation::Silu, x); })
       .Case([&](mir::GeluOp g) { return gelu(x, g.getTanhApprox()); })

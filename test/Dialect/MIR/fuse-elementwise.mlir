@@ -231,3 +231,22 @@ func.func @fuse_rounding_sign_clip(%x: tensor<4x16xf32>, %y: tensor<16xf32>) -> 
   %7 = mir.clip %6 {min = -5.000000e-01 : f32, max = 2.500000e-01 : f32} : (tensor<4x16xf32>) -> tensor<4x16xf32>
   return %7 : tensor<4x16xf32>
 }
+
+// -----
+
+/// A sinusoidal embedding's angles: sin and cos fuse like the other unary ops.
+
+// CHECK-LABEL: func.func @fuse_sin_cos
+// CHECK: mir.elementwise
+// CHECK: %[[M:.*]] = arith.mulf
+// CHECK: %[[S:.*]] = math.sin %[[M]] : f32
+// CHECK: %[[C:.*]] = math.cos %[[M]] : f32
+// CHECK: arith.addf %[[S]], %[[C]] : f32
+// CHECK-NOT: mir.sin
+func.func @fuse_sin_cos(%x: tensor<4x8xf32>, %f: tensor<8xf32>) -> tensor<4x8xf32> {
+  %a = mir.mul %x, %f : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %s = mir.sin %a : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %c = mir.cos %a : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = mir.add %s, %c : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

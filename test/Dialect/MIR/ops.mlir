@@ -127,7 +127,11 @@ func.func @unary_float_family(%x: tensor<2x?xf16>) -> tensor<2x?xf16> {
   // CHECK: mir.tanh
   %4 = mir.tanh %3 : (tensor<2x?xf16>) -> tensor<2x?xf16>
   // CHECK: mir.erf
-  %5 = mir.erf %4 : (tensor<2x?xf16>) -> tensor<2x?xf16>
+  %e = mir.erf %4 : (tensor<2x?xf16>) -> tensor<2x?xf16>
+  // CHECK: mir.sin
+  %s = mir.sin %e : (tensor<2x?xf16>) -> tensor<2x?xf16>
+  // CHECK: mir.cos
+  %5 = mir.cos %s : (tensor<2x?xf16>) -> tensor<2x?xf16>
   // CHECK: mir.sigmoid
   %6 = mir.sigmoid %5 : (tensor<2x?xf16>) -> tensor<2x?xf16>
   // CHECK: mir.silu

@@ -46,10 +46,10 @@ static bool isElementwiseKernel(KernelOp kernel) {
   return op->getNumResults() == 1 && op->getNumRegions() == 0 &&
          isa<mir::AddOp, mir::SubOp, mir::MulOp, mir::DivOp, mir::MaxOp,
              mir::MinOp, mir::PowOp, mir::ExpOp, mir::LogOp, mir::SqrtOp,
-             mir::RsqrtOp, mir::TanhOp, mir::ErfOp, mir::SigmoidOp, mir::SiluOp,
-             mir::GeluOp, mir::ReluOp, mir::NegOp, mir::ActivationOp,
-             mir::AbsOp, mir::FloorOp, mir::CeilOp, mir::RoundOp, mir::SignOp,
-             mir::ClipOp>(op);
+             mir::RsqrtOp, mir::TanhOp, mir::ErfOp, mir::SinOp, mir::CosOp,
+             mir::SigmoidOp, mir::SiluOp, mir::GeluOp, mir::ReluOp, mir::NegOp,
+             mir::ActivationOp, mir::AbsOp, mir::FloorOp, mir::CeilOp,
+             mir::RoundOp, mir::SignOp, mir::ClipOp>(op);
 }
 
 /// Whether `alloc`'s only uses are entry inputs, reads, and writes by

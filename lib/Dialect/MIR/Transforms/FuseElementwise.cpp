@@ -42,13 +42,13 @@ using namespace mlir::rlx;
 using namespace mlir::rlx::fusion;
 
 bool mlir::rlx::isFusableElementwiseOp(Operation *op) {
-  if (!isa_and_nonnull<
-          mir::AddOp, mir::SubOp, mir::MulOp, mir::DivOp, mir::MaxOp,
-          mir::MinOp, mir::PowOp, mir::ExpOp, mir::LogOp, mir::SqrtOp,
-          mir::RsqrtOp, mir::TanhOp, mir::ErfOp, mir::SigmoidOp, mir::SiluOp,
-          mir::GeluOp, mir::ReluOp, mir::NegOp, mir::ActivationOp, mir::AbsOp,
-          mir::FloorOp, mir::CeilOp, mir::RoundOp, mir::SignOp, mir::ClipOp>(
-          op))
+  if (!isa_and_nonnull<mir::AddOp, mir::SubOp, mir::MulOp, mir::DivOp,
+                       mir::MaxOp, mir::MinOp, mir::PowOp, mir::ExpOp,
+                       mir::LogOp, mir::SqrtOp, mir::RsqrtOp, mir::TanhOp,
+                       mir::ErfOp, mir::SinOp, mir::CosOp, mir::SigmoidOp,
+                       mir::SiluOp, mir::GeluOp, mir::ReluOp, mir::NegOp,
+                       mir::ActivationOp, mir::AbsOp, mir::FloorOp, mir::CeilOp,
+                       mir::RoundOp, mir::SignOp, mir::ClipOp>(op))
     return false;
   return isa<FloatType>(
       cast<RankedTensorType>(op->getResult(0).getType()).getElementType());
@@ -200,6 +200,12 @@ public:
         })
         .Case([&](mir::ErfOp) {
           return math::ErfOp::create(b, loc, a[0]).getResult();
+        })
+        .Case([&](mir::SinOp) {
+          return math::SinOp::create(b, loc, a[0]).getResult();
+        })
+        .Case([&](mir::CosOp) {
+          return math::CosOp::create(b, loc, a[0]).getResult();
         })
         .Case([&](mir::NegOp) {
           return arith::NegFOp::create(b, loc, a[0]).getResult();

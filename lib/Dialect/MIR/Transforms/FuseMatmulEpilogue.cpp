@@ -66,7 +66,7 @@ static Value getResidual(Operation *user, Value cur) {
 /// Float unary ops that fused_matmul cannot take as its activation.
 static bool isUnsupportedActivation(Operation *op, Value cur) {
   return isa_and_nonnull<mir::ExpOp, mir::LogOp, mir::SqrtOp, mir::RsqrtOp,
-                         mir::ErfOp, mir::NegOp>(op) &&
+                         mir::ErfOp, mir::SinOp, mir::CosOp, mir::NegOp>(op) &&
          op->getOperand(0) == cur;
 }
 

@@ -49,6 +49,8 @@ static StringRef primitiveOf(Operation *op) {
       .Case([](math::RsqrtOp) { return "mir.rsqrt"; })
       .Case([](math::TanhOp) { return "mir.tanh"; })
       .Case([](math::ErfOp) { return "mir.erf"; })
+      .Case([](math::SinOp) { return "mir.sin"; })
+      .Case([](math::CosOp) { return "mir.cos"; })
       .Case([](arith::NegFOp) { return "mir.neg"; })
       .Case([](math::AbsFOp) { return "mir.abs"; })
       .Case([](math::FloorOp) { return "mir.floor"; })

@@ -337,6 +337,15 @@ def MIR_ErfOp : MIR_UnaryFloatOp<"erf", "elementwise Gauss error function", [{
     `result = erf(x) = 2/sqrt(pi) * integral_0^x exp(-t^2) dt`.
   }]>;
 
+def MIR_SinOp : MIR_UnaryFloatOp<"sin", "elementwise sine", [{
+    `result = sin(x)` for `x` in radians (sinusoidal timestep and position
+    embeddings).
+  }]>;
+
+def MIR_CosOp : MIR_UnaryFloatOp<"cos", "elementwise cosine", [{
+    `result = cos(x)` for `x` in radians.
+  }]>;
+
 def MIR_SigmoidOp : MIR_UnaryFloatOp<"sigmoid", "elementwise logistic sigmoid", [{
     `result = 1 / (1 + e^-x)`.
   }]>;
