@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Bindings.h"
+#include "RLX/Flow/Flux.h"
 #include "RLX/Flow/Recipes.h"
 #include "RLX/Weights/GGUF.h"
 #include "mlir/IR/Builders.h"
@@ -1677,6 +1678,58 @@ static void registerDecoderRecipes(nb::module_ &m) {
       "The decoder recipe for config.model_type (llama, qwen3, gemma2).");
 }
 
+/// FluxFlow, diffusers' FluxTransformer2DModel.
+static void registerFluxRecipe(nb::module_ &m) {
+  nb::class_<FluxConfig>(m, "FluxConfig",
+                         "The keys of a diffusers FluxTransformer2DModel "
+                         "config.json.")
+      .def_ro("patch_size", &FluxConfig::patchSize)
+      .def_ro("in_channels", &FluxConfig::inChannels)
+      .def_prop_ro("out_channels", &FluxConfig::out)
+      .def_ro("num_layers", &FluxConfig::numLayers)
+      .def_ro("num_single_layers", &FluxConfig::numSingleLayers)
+      .def_ro("attention_head_dim", &FluxConfig::headDim)
+      .def_ro("num_attention_heads", &FluxConfig::numHeads)
+      .def_ro("joint_attention_dim", &FluxConfig::jointDim)
+      .def_ro("pooled_projection_dim", &FluxConfig::pooledDim)
+      .def_ro("guidance_embeds", &FluxConfig::guidance)
+      .def_ro("axes_dims_rope", &FluxConfig::axesDims);
+  nb::class_<FluxFlow>(
+      m, "FluxFlow",
+      "FLUX's double-stream transformer as a flow of image and text "
+      "streams.\nInputs: hidden_states, encoder_hidden_states, "
+      "pooled_projections, timestep,\nimg_ids and txt_ids (int32), guidance "
+      "(with guidance embeddings); output:\nsample.")
+      .def_static(
+          "from_model_dir",
+          [](nb::handle path) {
+            return unwrap(FluxFlow::fromModelDir(pathString(path)));
+          },
+          "path"_a,
+          nb::sig("def from_model_dir(path: str | os.PathLike[str]) -> "
+                  "FluxFlow"),
+          "The transformer of a diffusers model directory (its config.json).")
+      .def(
+          "shape",
+          [](FluxFlow &r, int64_t batch, int64_t image, int64_t text)
+              -> FluxFlow & { return r.shape(batch, image, text); },
+          "batch"_a, "image_tokens"_a, "text_tokens"_a, ref,
+          "The batch and the token counts the flow takes.")
+      .def_prop_ro("config", &FluxFlow::config)
+      .def("flow", &FluxFlow::flow, "The assembled ModelFlow.")
+      .def(
+          "build",
+          [](const FluxFlow &r, nb::handle weights) {
+            PyWeights w = toWeights(weights);
+            return unwrap(r.build(*w.source));
+          },
+          "weights"_a,
+          nb::sig("def build(self, weights: Weights | str | "
+                  "os.PathLike[str] | typing.Mapping[str, "
+                  "numpy.typing.ArrayLike]) -> BuiltModel"),
+          "Builds the HIR module, checking every weight.");
+}
+
 /// VisionFlow, the ViT / DINOv2 image-encoder recipe.
 static void registerVisionRecipe(nb::module_ &m) {
   nb::class_<VisionFlow>(
@@ -1836,4 +1889,5 @@ void python::registerFlow(nb::module_ &m) {
   registerDecoderRecipes(m);
   registerBertRecipe(m);
   registerVisionRecipe(m);
+  registerFluxRecipe(m);
 }
