@@ -997,7 +997,11 @@ ModelFlow VisionRecipe::flow(const FlowRequest &request) const {
   bool dino = cfg.layerScale;
   float eps = cfg.normEpsilon;
   ModelFlow f(cfg.modelType);
-  f.profileEncoder();
+  // The fusable lowering lets the q/k/v projections (biased linears) merge
+  // into one GEMM and the attention block fuse; direct leaves three.
+  CompileProfile profile = CompileProfile::encoder();
+  profile.fusion.policy = FusionPolicy::Fusable;
+  f.profile(profile);
   f.input("pixel_values", {kDynamic, cfg.numChannels, h, w}, DType::F32);
   f.patchEmbed(pre + "embeddings.patch_embeddings.projection", p)
       .insertTokens(pre + "embeddings.cls_token")

@@ -137,9 +137,10 @@ def test_fusion_report(tmp_path):
     # for one image the position-embedding add folds into the first norm
     # too (for a batch it broadcasts over the images, and stays an add).
     fused = next(l for l in proc.stdout.splitlines() if "fused ops:" in l)
-    assert "attention: 2" in fused
+    assert "attention_block: 2" in fused
     assert "fused_glu: 2" in fused
     assert "fused_residual_layer_norm: 5" in fused
+    assert "0 missed" in proc.stdout and "missed fusion" not in proc.stderr
     # The mask token is a pretraining head: a warning, not an error.
     assert "'embeddings.mask_token'" in proc.stderr
 
