@@ -6,6 +6,7 @@
     peers.py --peer torch|ort|iree [--threads N] [--reps N] [--seq T]
              [--llama H,HEADS,KV,HD,INTER] [--bert H,HEADS,INTER]
     peers.py --peer torch --moe H,INTER,EXPERTS,K [--seq T]
+    peers.py --peer torch --vision DIR,H,LAYERS,HEADS,IMAGE,PATCH
 
 Each peer times the same three cases as rlx-bench, in f32 with random
 weights: a LLaMA decoder layer over T tokens (prefill), a decode step of that
@@ -270,6 +271,30 @@ def run_torch_moe(args):
     return result
 
 
+def run_torch_vision(args):
+    """transformers' Dinov2Model (hidden, layers, heads, image and patch size
+    as --vision gives them, MLP ratio 4) on one image; its random weights are
+    saved to DIR (once) for rlx-bench to run the same checkpoint."""
+    import torch
+    import transformers
+    path, (h, layers, heads, image, patch) = args.vision[0], args.vision[1:]
+    cfg = transformers.Dinov2Config(hidden_size=h, num_hidden_layers=layers,
+                                    num_attention_heads=heads,
+                                    image_size=image, patch_size=patch)
+    torch.manual_seed(0)
+    model = transformers.Dinov2Model(cfg).eval()
+    if not os.path.exists(os.path.join(path, "config.json")):
+        tmp = path + ".tmp"
+        model.save_pretrained(tmp)
+        os.replace(tmp, path)
+    x = torch.randn(1, 3, image, image, generator=torch.Generator().manual_seed(1))
+    result = {"vision": torch_best(
+        torch, "vision", lambda: model(pixel_values=x), args.reps,
+        args.threads, f"; transformers {transformers.__version__}")}
+    result["label"] = f"pytorch {torch.__version__} eager"
+    return result
+
+
 def export_onnx(torch, name, module, inputs, in_names, out_names, path):
     if os.path.exists(path):
         return path
@@ -398,6 +423,10 @@ def main():
     p.add_argument("--moe", default="",
                    help="H,INTER,EXPERTS,K: time transformers' Mixtral MoE "
                         "block instead (torch only)")
+    p.add_argument("--vision", default="",
+                   help="DIR,H,LAYERS,HEADS,IMAGE,PATCH: time transformers' "
+                        "Dinov2Model instead, saving its weights to DIR "
+                        "(torch only)")
     p.add_argument("--cache", default=os.path.join(tempfile.gettempdir(),
                                                    "rlx-bench-peers"))
     args = p.parse_args()
@@ -409,6 +438,13 @@ def main():
         if args.peer != "torch":
             p.error("--moe is measured with --peer torch only")
         run = run_torch_moe
+    if args.vision:
+        parts = args.vision.split(",")
+        args.vision = [parts[0]] + [int(x) for x in parts[1:]]
+        if args.peer != "torch" or len(args.vision) != 6:
+            p.error("--vision DIR,H,LAYERS,HEADS,IMAGE,PATCH is measured with "
+                    "--peer torch only")
+        run = run_torch_vision
     try:
         result = run(args)
     except ImportError as e:

@@ -69,14 +69,15 @@ static cl::opt<bool> quick("quick",
                            cl::cat(category));
 static cl::opt<std::string> jsonOut("json", cl::desc("Write results as JSON"),
                                     cl::value_desc("file"), cl::cat(category));
-static cl::opt<std::string> only(
-    "only",
-    cl::desc("Sections to run, comma-separated: gemm, layers, spirv, "
-             "model, ttft, moe, peers, models (default: all but models: whole "
-             "GGUF "
-             "models beside llama.cpp, bench/models.py, minutes and "
-             "GBs of files)"),
-    cl::init(""), cl::cat(category));
+static cl::opt<std::string>
+    only("only",
+         cl::desc("Sections to run, comma-separated: gemm, layers, spirv, "
+                  "model, ttft, moe, vision, peers, models (default: all but "
+                  "models: whole "
+                  "GGUF "
+                  "models beside llama.cpp, bench/models.py, minutes and "
+                  "GBs of files)"),
+         cl::init(""), cl::cat(category));
 static cl::opt<unsigned> repsOpt("reps", cl::desc("Timed runs per case"),
                                  cl::init(0), cl::cat(category));
 static cl::opt<unsigned> threadsOpt("num-threads",
@@ -1475,6 +1476,76 @@ static Error benchMoe(Report &report, unsigned reps) {
 }
 
 //===----------------------------------------------------------------------===//
+// Image encoders beside PyTorch
+//===----------------------------------------------------------------------===//
+
+/// A DINOv2 encoder (DINOv2-small's shape: hidden 384, 12 layers, 6 heads,
+/// 224x224 in 14x14 patches; --quick a tiny one) on one image: PyTorch
+/// running transformers' Dinov2Model, which also saves its random weights,
+/// then RLX's VisionFlow on that same checkpoint.
+static Error benchVision(Report &report, unsigned reps) {
+  int64_t h = quick ? 64 : 384, layers = quick ? 2 : 12, heads = quick ? 4 : 6,
+          image = quick ? 56 : 224, patch = 14;
+  std::string dims = std::to_string(h) + "," + std::to_string(layers) + "," +
+                     std::to_string(heads) + "," + std::to_string(image) + "," +
+                     std::to_string(patch);
+  llvm::SmallString<128> dir;
+  llvm::sys::path::system_temp_directory(/*erasedOnReboot=*/true, dir);
+  llvm::sys::path::append(dir, "rlx-bench-dinov2-" + dims);
+  std::replace(dir.begin(), dir.end(), ',', '-');
+  Case c;
+  c.section = "Image encoder (f32, DINOv2, hidden " + std::to_string(h) + ", " +
+              std::to_string(layers) + " layers, " + std::to_string(image) +
+              "px in " + std::to_string(patch) + "px patches)";
+  c.name = "dinov2 encoder, 1 image";
+  int64_t t = (image / patch) * (image / patch) + 1;
+  c.flops = layers * t * (24.0 * h * h + 4.0 * t * h) +
+            2.0 * (t - 1) * 3 * patch * patch * h;
+  llvm::outs() << "peer torch (image encoder)...\n";
+  llvm::outs().flush();
+  Expected<std::string> out =
+      runCapture(peerPython(),
+                 {sourceDir() + "/bench/peers.py", "--peer=torch",
+                  "--threads=" + std::to_string(cpuThreadCount(threadsOpt)),
+                  "--reps=" + std::to_string(reps),
+                  "--vision=" + std::string(dir) + "," + dims},
+                 std::nullopt, 1800);
+  std::vector<Case> peer(1);
+  addPeerFigures(std::move(out), "pytorch", {{"vision", &peer[0]}});
+  if (!llvm::sys::fs::exists(dir + "/config.json"))
+    return llvm::createStringError(
+        "the PyTorch peer wrote no checkpoint to " + dir +
+        (peer[0].figures.empty() ? std::string()
+                                 : ": " + peer[0].figures.front().note));
+  Expected<LoadedModel> m = loadModel(dir);
+  if (!m)
+    return m.takeError();
+  VisionFlow flow(m->config);
+  Expected<BuiltModel> built = flow.build(*m->weights);
+  if (!built)
+    return built.takeError();
+  CompileOptions options = rlxOptions();
+  CompileProfile profile = built->profile;
+  profile.backend.cpu = options.profile.backend.cpu;
+  options.profile = profile;
+  options.inputShapes["pixel_values"] = {1, 3, image, image};
+  TensorMap_t in;
+  in.emplace("pixel_values",
+             Tensor::fromF32({1, 3, image, image},
+                             randomData(3 * image * image, 1.0f, 5)));
+  Session session;
+  Expected<Stats> st =
+      timeModule(session, built->mlir, *m->weights, in, 2, reps, options);
+  if (!st)
+    return st.takeError();
+  c.add("rlx", *st);
+  for (Figure &f : peer[0].figures)
+    c.figures.push_back(std::move(f));
+  report.cases.push_back(std::move(c));
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
 // Whole GGUF models beside llama.cpp
 //===----------------------------------------------------------------------===//
 
@@ -1569,6 +1640,8 @@ int main(int argc, char **argv) {
     ok &= check(benchTTFT(report), "time to first token");
   if (wanted("moe"))
     ok &= check(benchMoe(report, reps), "mixture of experts");
+  if (wanted("vision"))
+    ok &= check(benchVision(report, reps), "image encoder");
   if (wanted("models"))
     ok &= check(benchModels(report, bw), "models");
 
