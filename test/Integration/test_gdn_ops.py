@@ -255,3 +255,44 @@ def test_reference_matches_transformers(rlx, l2norm, with_state, grouped):
     o, s = run_gdn(rlx, q, k, v, g, beta, state, l2norm=l2norm)
     assert_close(o, ro.astype(np.float32))
     assert_close(s, rs.astype(np.float32))
+
+
+def test_strided_views(runner):
+    """q, k and v as slices of one fused projection [B, T, H, 2 Dk + Dv]
+    (Qwen3-Next splits its in_proj_qkvz so), q also with a unit-less inner
+    stride (a transpose of [B, T, Dk, Hk]), g a transpose of [B, Hv, T]."""
+    batch, steps, heads, dk, dv = 2, 9, 2, 12, 20
+    q, k, v, g, beta, state = make_inputs(batch, steps, heads, heads, dk, dv,
+                                          True, True)
+    x = np.concatenate([q, k, v], axis=-1)
+    qt = np.ascontiguousarray(q.transpose(0, 1, 3, 2))
+    gt = np.ascontiguousarray(g.transpose(0, 2, 1))
+    tx, tq, tg = mlir_type(x), mlir_type(qt), mlir_type(gt)
+    tqk, tv, tb = mlir_type(q), mlir_type(v), mlir_type(beta)
+    ts = mlir_type(state)
+    src = (f'func.func @f(%x: {tx} {{rlx.name = "x"}}, %qt: {tq} '
+           f'{{rlx.name = "qt"}}, %gt: {tg} {{rlx.name = "gt"}}, %beta: {tb} '
+           f'{{rlx.name = "beta"}}, %s0: {ts} {{rlx.name = "s0"}}) -> '
+           f'({tv} {{rlx.name = "o"}}, {ts} {{rlx.name = "s"}}, {tv} '
+           f'{{rlx.name = "o2"}}, {ts} {{rlx.name = "s2"}}) {{\n'
+           f"  %q = mir.slice %x {{axis = 3 : i64, start = 0 : i64, size = {dk} : i64}}"
+           f" : ({tx}) -> {tqk}\n"
+           f"  %k = mir.slice %x {{axis = 3 : i64, start = {dk} : i64, size = {dk} : i64}}"
+           f" : ({tx}) -> {tqk}\n"
+           f"  %v = mir.slice %x {{axis = 3 : i64, start = {2 * dk} : i64, size = {dv} : i64}}"
+           f" : ({tx}) -> {tv}\n"
+           f"  %q2 = mir.transpose %qt {{permutation = array<i64: 0, 1, 3, 2>}}"
+           f" : ({tq}) -> {tqk}\n"
+           f"  %g = mir.transpose %gt {{permutation = array<i64: 0, 2, 1>}}"
+           f" : ({tg}) -> {tb}\n"
+           f"  %o, %s = mir.gated_delta_rule %q, %k, %v, %g, %beta initial_state(%s0)"
+           f" {{qk_l2norm}} : ({tqk}, {tqk}, {tv}, {tb}, {tb}, {ts}) -> ({tv}, {ts})\n"
+           f"  %o2, %s2 = mir.gated_delta_rule %q2, %k, %v, %g, %beta initial_state(%s0)"
+           f" {{qk_l2norm}} : ({tqk}, {tqk}, {tv}, {tb}, {tb}, {ts}) -> ({tv}, {ts})\n"
+           f"  return %o, %s, %o2, %s2 : {tv}, {ts}, {tv}, {ts}\n}}\n")
+    out = runner.run(src, {"x": x, "qt": qt, "gt": gt, "beta": beta,
+                           "s0": state})
+    ro, rs = gdn_ref(q, k, v, g, beta, state, l2norm=True)
+    for o, s in [("o", "s"), ("o2", "s2")]:
+        assert_close(out[o], ro.astype(np.float32))
+        assert_close(out[s], rs.astype(np.float32))
