@@ -14,6 +14,7 @@
 
 #include "Bindings.h"
 #include "RLX/Flow/Flux.h"
+#include "RLX/Flow/Qwen3Next.h"
 #include "RLX/Flow/Recipes.h"
 #include "RLX/Weights/GGUF.h"
 #include "mlir/IR/Builders.h"
@@ -1678,6 +1679,44 @@ static void registerDecoderRecipes(nb::module_ &m) {
       "The decoder recipe for config.model_type (llama, qwen3, gemma2).");
 }
 
+/// Qwen3NextFlow, the hybrid Gated DeltaNet / attention LM (prompt graph).
+static void registerQwen3NextRecipe(nb::module_ &m) {
+  nb::class_<Qwen3NextFlow>(
+      m, "Qwen3NextFlow",
+      "Qwen3-Next (Qwen3NextForCausalLM): Gated DeltaNet layers interleaved "
+      "with gated\nattention, mixtures of experts. The prompt graph: tokens "
+      "and positions\n[1, T] (int32) to logits [1, T, vocab].")
+      .def_static(
+          "from_model_dir",
+          [](nb::handle path) {
+            return unwrap(Qwen3NextFlow::fromModelDir(pathString(path)));
+          },
+          "path"_a,
+          nb::sig("def from_model_dir(path: str | os.PathLike[str]) -> "
+                  "Qwen3NextFlow"),
+          "The recipe for an HF model directory.")
+      .def_prop_ro(
+          "config", [](const Qwen3NextFlow &r) { return r.config().base; },
+          "The common keys of its config.")
+      .def_prop_ro(
+          "linear_layers",
+          [](const Qwen3NextFlow &r) { return r.config().linearLayers; },
+          "Per layer: Gated DeltaNet (True) or full attention.")
+      .def("flow", &Qwen3NextFlow::flow, "tokens"_a,
+           "The assembled ModelFlow for a prompt of `tokens` tokens.")
+      .def(
+          "build",
+          [](const Qwen3NextFlow &r, nb::handle weights, int64_t tokens) {
+            PyWeights w = toWeights(weights);
+            return unwrap(r.build(*w.source, tokens));
+          },
+          "weights"_a, "tokens"_a,
+          nb::sig("def build(self, weights: Weights | str | "
+                  "os.PathLike[str] | typing.Mapping[str, "
+                  "numpy.typing.ArrayLike], tokens: int) -> BuiltModel"),
+          "Builds the HIR module, checking every weight.");
+}
+
 /// FluxFlow, diffusers' FluxTransformer2DModel.
 static void registerFluxRecipe(nb::module_ &m) {
   nb::class_<FluxConfig>(m, "FluxConfig",
@@ -1890,4 +1929,5 @@ void python::registerFlow(nb::module_ &m) {
   registerBertRecipe(m);
   registerVisionRecipe(m);
   registerFluxRecipe(m);
+  registerQwen3NextRecipe(m);
 }

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Flow/Flux.h"
+#include "EmitterOps.h"
 #include "RLX/Dialect/HIR/IR/HIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/Dialect/MIR/Utils/MIRBuilder.h"
@@ -129,20 +130,7 @@ public:
 
   /// `x · Wᵀ + b` for weight `prefix.weight` [out, in].
   Expected<Value> linear(Value x, StringRef prefix, int64_t out) {
-    int64_t in = e.shape(x).back();
-    auto w = e.param((prefix + ".weight").str(), {out, in});
-    if (!w)
-      return w.takeError();
-    auto b = e.param((prefix + ".bias").str(), {out});
-    if (!b)
-      return b.takeError();
-    llvm::SmallVector<int64_t, 4> shape = e.shape(x);
-    shape.back() = out;
-    Value operands[] = {x, *w, *b};
-    auto op = e.create("hir.linear", e.tensorType(shape), operands);
-    if (!op)
-      return op.takeError();
-    return (*op)->getResult(0);
+    return emitterLinear(e, x, prefix, out, /*bias=*/true);
   }
 
   /// LayerNorm without affine parameters (eps 1e-6), as FLUX's norms.
@@ -220,19 +208,8 @@ public:
 
   /// Unmasked attention over [B, T, H*hd] tensors.
   Expected<Value> attention(Value q, Value k, Value v) {
-    mlir::OpBuilder &b = e.builder();
-    mlir::NamedAttribute attrs[] = {
-        e.i64Attr("num_heads", cfg.numHeads),
-        e.i64Attr("num_kv_heads", cfg.numHeads),
-        e.i64Attr("head_dim", cfg.headDim),
-        b.getNamedAttr("mask_kind",
-                       mlir::rlx::hir::MaskKindAttr::get(
-                           b.getContext(), mlir::rlx::MaskKind::None))};
-    Value operands[] = {q, k, v};
-    auto op = e.create("hir.attention", q.getType(), operands, attrs);
-    if (!op)
-      return op.takeError();
-    return (*op)->getResult(0);
+    return emitterAttention(e, q, k, v, cfg.numHeads, cfg.numHeads, cfg.headDim,
+                            /*causal=*/false);
   }
 
   /// q, k (normed) and v of `x` under `prefix` with the given projection
@@ -541,14 +518,7 @@ Expected<BuiltModel> FluxFlow::build(const WeightSource &weights) const {
   Expected<BuiltModel> built = flow().build(weights);
   if (!built)
     return built.takeError();
-  std::vector<std::string> unused;
-  for (const std::string &name : weights.names())
-    if (!std::binary_search(built->params.begin(), built->params.end(), name))
-      unused.push_back(name);
-  if (!unused.empty())
-    return fail(weights.description() + ": " + llvm::Twine(unused.size()) +
-                " tensors the FLUX transformer does not use, first '" +
-                unused.front() +
-                "' (the checkpoint does not match its config)");
+  if (Error err = checkAllWeightsRead(weights, *built, "the FLUX transformer"))
+    return std::move(err);
   return built;
 }

@@ -1,0 +1,395 @@
+//===- Qwen3Next.cpp - Hybrid Gated DeltaNet / attention LMs --------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// transformers' Qwen3NextForCausalLM as a flow. Every layer is
+// zero-centred RMSNorm (hir.gemma_rms_norm), a token mixer, the residual,
+// the norm again and a mixture of experts with a shared expert
+// (ModelFlow::moeMlp) or a dense SwiGLU MLP. The two token mixers are
+// custom stages over HIR and MIR ops:
+//
+// - Gated DeltaNet: in_proj_qkvz / in_proj_ba (grouped per key head), a
+//   causal depthwise convolution over the q/k/v channels with SiLU,
+//   beta = sigmoid(b), g = -exp(A_log) * softplus(a + dt_bias), the gated
+//   delta rule with l2-normalized q and k (mir.gated_delta_rule), a gated
+//   RMSNorm by SiLU(z) and out_proj.
+// - Gated attention: q_proj gives each head's query and an output gate,
+//   zero-centred q/k RMSNorm per head, partial RoPE, causal attention,
+//   times sigmoid(gate), o_proj.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Flow/Qwen3Next.h"
+#include "EmitterOps.h"
+#include "RLX/Dialect/HIR/IR/HIROps.h"
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/Support/FileIO.h"
+#include "RLX/Support/Messages.h"
+#include "RLX/Weights/JSON.h"
+#include "RLX/Weights/WeightSource.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Path.h"
+
+using namespace rlx;
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
+using mlir::Value;
+using mlir::rlx::Activation;
+using mlir::rlx::MIRBuilder;
+
+static Error fail(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+//===----------------------------------------------------------------------===//
+// Config
+//===----------------------------------------------------------------------===//
+
+Expected<Qwen3NextConfig> Qwen3NextConfig::fromJSON(StringRef text,
+                                                    StringRef file) {
+  Expected<TransformerConfig> base = TransformerConfig::fromJSON(text, file);
+  if (!base)
+    return base.takeError();
+  if (base->modelType != "qwen3_next")
+    return fail(file + ": model_type '" + echoed(base->modelType) +
+                "' is not qwen3_next");
+  Expected<llvm::json::Value> parsed = parseJSON(text);
+  if (!parsed)
+    return parsed.takeError();
+  const llvm::json::Object &o = *parsed->getAsObject();
+  Qwen3NextConfig c;
+  c.base = std::move(*base);
+  TransformerConfig &b = c.base;
+  llvm::StringSet<> read;
+  auto integer = [&](StringRef key, int64_t &out, bool positive) -> Error {
+    read.insert(key);
+    const llvm::json::Value *v = o.get(key);
+    if (!v || v->kind() == llvm::json::Value::Null)
+      return Error::success();
+    std::optional<int64_t> i = v->getAsInteger();
+    if (!i || *i < (positive ? 1 : 0) || *i > (1 << 24))
+      return fail(file + ": '" + key + "' must be a " +
+                  (positive ? "positive" : "non-negative") + " integer");
+    out = *i;
+    return Error::success();
+  };
+  auto boolean = [&](StringRef key, bool &out) -> Error {
+    read.insert(key);
+    const llvm::json::Value *v = o.get(key);
+    if (!v)
+      return Error::success();
+    std::optional<bool> x = v->getAsBoolean();
+    if (!x)
+      return fail(file + ": '" + key + "' must be true or false");
+    out = *x;
+    return Error::success();
+  };
+  b.numExperts = 0;
+  b.expertsPerToken = 0;
+  int64_t sparseStep = 1;
+  for (auto [key, field, positive] :
+       {std::tuple<StringRef, int64_t *, bool>{"linear_conv_kernel_dim",
+                                               &c.convKernel, true},
+        {"linear_num_key_heads", &c.keyHeads, true},
+        {"linear_num_value_heads", &c.valueHeads, true},
+        {"linear_key_head_dim", &c.keyDim, true},
+        {"linear_value_head_dim", &c.valueDim, true},
+        {"num_experts", &b.numExperts, false},
+        {"num_experts_per_tok", &b.expertsPerToken, false},
+        {"moe_intermediate_size", &b.moeIntermediate, false},
+        {"shared_expert_intermediate_size", &b.sharedExpertIntermediate, false},
+        {"decoder_sparse_step", &sparseStep, true}})
+    if (Error err = integer(key, *field, positive))
+      return std::move(err);
+  if (c.valueHeads % c.keyHeads != 0)
+    return fail(file + ": linear_num_key_heads (" + llvm::Twine(c.keyHeads) +
+                ") must divide linear_num_value_heads (" +
+                llvm::Twine(c.valueHeads) + ")");
+  b.normTopKProb = false;
+  if (Error err = boolean("norm_topk_prob", b.normTopKProb))
+    return std::move(err);
+  if (Error err = boolean("attention_bias", c.attentionBias))
+    return std::move(err);
+  if (c.attentionBias)
+    return fail(file + ": 'attention_bias' = true is not supported");
+  if (b.numExperts > 0 &&
+      (b.expertsPerToken < 1 || b.expertsPerToken > b.numExperts ||
+       b.moeIntermediate < 1))
+    return fail(file + ": a mixture of experts needs num_experts_per_tok in "
+                       "[1, num_experts] and moe_intermediate_size");
+  if (b.hiddenAct != "silu")
+    return fail(file + ": 'hidden_act' = \"" + echoed(b.hiddenAct) +
+                "\" is not supported (silu)");
+  // RoPE: rope_parameters (or the legacy top-level keys).
+  read.insert("rope_parameters");
+  read.insert("partial_rotary_factor");
+  const llvm::json::Object *rope = o.getObject("rope_parameters");
+  const llvm::json::Object &ropeKeys = rope ? *rope : o;
+  if (std::optional<double> theta = ropeKeys.getNumber("rope_theta"))
+    b.ropeTheta = *theta;
+  if (std::optional<double> f = ropeKeys.getNumber("partial_rotary_factor"))
+    c.partialRotary = *f;
+  if (rope)
+    for (const auto &kv : *rope) {
+      StringRef k = kv.first;
+      if (k == "rope_type" && kv.second.getAsString() == "default")
+        continue;
+      if (k != "rope_theta" && k != "partial_rotary_factor")
+        return fail(file + ": rope_parameters key '" + echoed(k) +
+                    "' is not supported (rope_type \"default\" only)");
+    }
+  int64_t rot = static_cast<int64_t>(b.headDim * c.partialRotary);
+  if (c.partialRotary <= 0 || c.partialRotary > 1 || rot % 2)
+    return fail(file + ": partial_rotary_factor " +
+                std::to_string(c.partialRotary) +
+                " must give an even number of rotary channels of head_dim " +
+                std::to_string(b.headDim));
+  // Which layers are linear attention, which run experts.
+  read.insert("layer_types");
+  if (const llvm::json::Array *types = o.getArray("layer_types")) {
+    if (static_cast<int64_t>(types->size()) != b.numLayers)
+      return fail(file + ": 'layer_types' has " + llvm::Twine(types->size()) +
+                  " entries for " + llvm::Twine(b.numLayers) + " layers");
+    for (const llvm::json::Value &t : *types) {
+      std::optional<StringRef> s = t.getAsString();
+      if (!s || (*s != "linear_attention" && *s != "full_attention"))
+        return fail(file + ": 'layer_types' entries must be "
+                           "\"linear_attention\" or \"full_attention\"");
+      c.linearLayers.push_back(*s == "linear_attention");
+    }
+  } else {
+    // transformers' default: full attention every fourth layer.
+    for (int64_t i = 0; i < b.numLayers; ++i)
+      c.linearLayers.push_back((i + 1) % 4 != 0);
+  }
+  std::vector<int64_t> mlpOnly;
+  read.insert("mlp_only_layers");
+  if (const llvm::json::Array *a = o.getArray("mlp_only_layers"))
+    for (const llvm::json::Value &v : *a) {
+      std::optional<int64_t> i = v.getAsInteger();
+      if (!i || *i < 0 || *i >= b.numLayers)
+        return fail(file + ": 'mlp_only_layers' entries must be layer "
+                           "indices");
+      mlpOnly.push_back(*i);
+    }
+  for (int64_t i = 0; i < b.numLayers; ++i)
+    b.moeLayers.push_back(b.numExperts > 0 && (i + 1) % sparseStep == 0 &&
+                          !llvm::is_contained(mlpOnly, i));
+  // Training-only router keys.
+  for (StringRef key : {"output_router_logits", "router_aux_loss_coef"})
+    read.insert(key);
+  for (const std::string &key : b.unknownKeys)
+    if (!read.contains(key))
+      return fail(file + ": config key '" + echoed(key) +
+                  "' is not one RLX implements for qwen3_next");
+  b.unknownKeys.clear();
+  return c;
+}
+
+//===----------------------------------------------------------------------===//
+// Token mixers
+//===----------------------------------------------------------------------===//
+
+/// softplus(x) = log(1 + exp(x)), x itself above 20 (torch's threshold).
+static Value softplus(MIRBuilder &mb, Value x) {
+  mlir::Type f32 = mb.builder().getF32Type();
+  Value soft =
+      mb.unary("mir.log", mb.add(mb.unary("mir.exp", x), mb.scalar(1.0, f32)));
+  Value big = mb.compare(x, mb.scalar(20.0, f32), mlir::rlx::CmpPredicate::GT);
+  return mb.select(big, x, soft);
+}
+
+/// Gated DeltaNet on the [B, T, H] input `x` of layer prefix `p`.
+static Expected<Value> gatedDeltaNet(Emitter &e, const Qwen3NextConfig &c,
+                                     StringRef p, Value x) {
+  MIRBuilder mb(e.builder(), e.loc());
+  auto s = e.shape(x);
+  int64_t bsz = s[0], t = s[1];
+  int64_t nk = c.keyHeads, nv = c.valueHeads, r = nv / nk;
+  int64_t dk = c.keyDim, dv = c.valueDim;
+  int64_t keyWidth = nk * dk, valueWidth = nv * dv;
+  std::string base = (p + "linear_attn.").str();
+  auto qkvz = emitterLinear(e, x, base + "in_proj_qkvz",
+                            2 * keyWidth + 2 * valueWidth, false);
+  if (!qkvz)
+    return qkvz.takeError();
+  auto ba = emitterLinear(e, x, base + "in_proj_ba", 2 * nv, false);
+  if (!ba)
+    return ba.takeError();
+  // Per key head: [q (dk), k (dk), v (r*dv), z (r*dv)] and [b (r), a (r)].
+  Value grouped = mb.reshape(*qkvz, {bsz, t, nk, 2 * dk + 2 * r * dv});
+  auto part = [&](Value g, int64_t start, int64_t size, int64_t width) {
+    return mb.reshape(mb.slice(g, 3, start, size), {bsz, t, width});
+  };
+  Value q = part(grouped, 0, dk, keyWidth);
+  Value k = part(grouped, dk, dk, keyWidth);
+  Value v = part(grouped, 2 * dk, r * dv, valueWidth);
+  Value z = mb.reshape(part(grouped, 2 * dk + r * dv, r * dv, valueWidth),
+                       {bsz, t, nv, dv});
+  Value gba = mb.reshape(*ba, {bsz, t, nk, 2 * r});
+  Value beta = mb.unary("mir.sigmoid", part(gba, 0, r, nv));
+  Value a = part(gba, r, r, nv);
+  // The causal depthwise convolution over [q; k; v], then SiLU.
+  Value mixed = mb.concat({q, k, v}, 2);
+  int64_t conv = 2 * keyWidth + valueWidth, kw = c.convKernel;
+  auto w = e.param(base + "conv1d.weight", {conv, 1, kw});
+  if (!w)
+    return w.takeError();
+  Value taps = mb.reshape(*w, {conv, kw});
+  Value padded =
+      mb.create(
+            "mir.pad", e.tensorType({bsz, t + kw - 1, conv}), {mixed},
+            {mb.attr("low", e.builder().getDenseI64ArrayAttr({0, kw - 1, 0})),
+             mb.attr("high", e.builder().getDenseI64ArrayAttr({0, 0, 0})),
+             mb.attr("value", e.builder().getF64FloatAttr(0))})
+          ->getResult(0);
+  Value sum;
+  for (int64_t j = 0; j < kw; ++j) {
+    Value tap = mb.reshape(mb.slice(taps, 1, j, 1), {conv});
+    Value term = mb.mul(mb.slice(padded, 1, j, t), tap);
+    sum = sum ? mb.add(sum, term) : term;
+  }
+  Value act = mb.activation(sum, Activation::Silu);
+  Value cq = mb.reshape(mb.slice(act, 2, 0, keyWidth), {bsz, t, nk, dk});
+  Value ck = mb.reshape(mb.slice(act, 2, keyWidth, keyWidth), {bsz, t, nk, dk});
+  Value cv =
+      mb.reshape(mb.slice(act, 2, 2 * keyWidth, valueWidth), {bsz, t, nv, dv});
+  // g = -exp(A_log) * softplus(a + dt_bias).
+  auto aLog = e.param(base + "A_log", {nv});
+  auto dtBias = e.param(base + "dt_bias", {nv});
+  if (!aLog || !dtBias)
+    return llvm::joinErrors(aLog.takeError(), dtBias.takeError());
+  Value decay = mb.unary("mir.neg", mb.unary("mir.exp", *aLog));
+  Value g = mb.mul(decay, softplus(mb, mb.add(a, *dtBias)));
+  auto outTy = e.tensorType({bsz, t, nv, dv});
+  auto stateTy = e.tensorType({bsz, nv, dk, dv});
+  mlir::Operation *rule =
+      mb.create("mir.gated_delta_rule", {outTy, stateTy}, {cq, ck, cv, g, beta},
+                {mb.unit("qk_l2norm")});
+  // The gated RMSNorm: norm(out) * weight * silu(z), per value head.
+  auto nw = e.param(base + "norm.weight", {dv});
+  if (!nw)
+    return nw.takeError();
+  Value normed = mb.rmsNorm(rule->getResult(0), *nw,
+                            static_cast<float>(c.base.normEpsilon), false);
+  Value gated = mb.mul(normed, mb.activation(z, Activation::Silu));
+  return emitterLinear(e, mb.reshape(gated, {bsz, t, valueWidth}),
+                       base + "out_proj", s[2], false);
+}
+
+/// Gated full attention on the [B, T, H] input `x` of layer prefix `p`.
+static Expected<Value> gatedAttention(Emitter &e, const Qwen3NextConfig &c,
+                                      StringRef p, Value x) {
+  MIRBuilder mb(e.builder(), e.loc());
+  const TransformerConfig &b = c.base;
+  auto s = e.shape(x);
+  int64_t bsz = s[0], t = s[1], nh = b.numHeads, kv = b.numKvHeads,
+          hd = b.headDim;
+  float eps = static_cast<float>(b.normEpsilon);
+  std::string base = (p + "self_attn.").str();
+  auto qg = emitterLinear(e, x, base + "q_proj", 2 * nh * hd, false);
+  auto k = emitterLinear(e, x, base + "k_proj", kv * hd, false);
+  auto v = emitterLinear(e, x, base + "v_proj", kv * hd, false);
+  if (!qg || !k || !v)
+    return llvm::joinErrors(qg.takeError(),
+                            llvm::joinErrors(k.takeError(), v.takeError()));
+  // Each head's q_proj rows: the query, then its gate.
+  Value heads = mb.reshape(*qg, {bsz, t, nh, 2 * hd});
+  Value gate = mb.reshape(mb.slice(heads, 3, hd, hd), {bsz, t, nh * hd});
+  auto qn = e.param(base + "q_norm.weight", {hd});
+  auto kn = e.param(base + "k_norm.weight", {hd});
+  if (!qn || !kn)
+    return llvm::joinErrors(qn.takeError(), kn.takeError());
+  Value q = mb.reshape(mb.rmsNorm(mb.slice(heads, 3, 0, hd), *qn, eps, true),
+                       {bsz, t, nh * hd});
+  Value kh =
+      mb.reshape(mb.rmsNorm(mb.reshape(*k, {bsz, t, kv, hd}), *kn, eps, true),
+                 {bsz, t, kv * hd});
+  Value pos = e.named("positions");
+  int64_t rot = static_cast<int64_t>(hd * c.partialRotary);
+  float theta = static_cast<float>(b.ropeTheta);
+  q = mb.rope(q, pos, nullptr, hd, rot, theta, mlir::rlx::RopeStyle::Half);
+  kh = mb.rope(kh, pos, nullptr, hd, rot, theta, mlir::rlx::RopeStyle::Half);
+  auto attn = emitterAttention(e, q, kh, *v, nh, kv, hd, /*causal=*/true);
+  if (!attn)
+    return attn.takeError();
+  Value out = mb.mul(*attn, mb.unary("mir.sigmoid", gate));
+  return emitterLinear(e, out, base + "o_proj", s[2], false);
+}
+
+//===----------------------------------------------------------------------===//
+// Qwen3NextFlow
+//===----------------------------------------------------------------------===//
+
+Qwen3NextFlow::Qwen3NextFlow(Qwen3NextConfig config) : cfg(std::move(config)) {}
+
+Expected<Qwen3NextFlow> Qwen3NextFlow::fromModelDir(StringRef dir) {
+  llvm::SmallString<128> path(dir);
+  llvm::sys::path::append(path, "config.json");
+  Expected<std::unique_ptr<llvm::MemoryBuffer>> text = readRegularFile(path);
+  if (!text)
+    return text.takeError();
+  auto cfg = Qwen3NextConfig::fromJSON((*text)->getBuffer(), path);
+  if (!cfg)
+    return cfg.takeError();
+  return Qwen3NextFlow(std::move(*cfg));
+}
+
+ModelFlow Qwen3NextFlow::flow(int64_t tokens) const {
+  Qwen3NextConfig c = cfg;
+  const TransformerConfig &b = c.base;
+  float eps = static_cast<float>(b.normEpsilon);
+  ModelFlow f("qwen3_next");
+  f.profilePrefill();
+  f.input("tokens", {1, tokens}, DType::I32)
+      .input("positions", {1, tokens}, DType::I32)
+      .tokenEmbed("model.embed_tokens.weight");
+  for (int64_t i = 0; i < b.numLayers; ++i) {
+    std::string p = "model.layers." + std::to_string(i) + ".";
+    bool linear = c.linearLayers[i];
+    f.residualSave()
+        .gemmaRmsNorm(p + "input_layernorm.weight", eps)
+        .custom(linear ? "gated_delta_net" : "gated_attention",
+                [c, p, linear](Emitter &e) -> Error {
+                  auto y = linear ? gatedDeltaNet(e, c, p, e.current())
+                                  : gatedAttention(e, c, p, e.current());
+                  if (!y)
+                    return y.takeError();
+                  e.setCurrent(*y);
+                  return Error::success();
+                })
+        .residualAdd()
+        .residualSave()
+        .gemmaRmsNorm(p + "post_attention_layernorm.weight", eps);
+    if (b.moeLayers[i]) {
+      MoeSpec spec;
+      spec.numExperts = b.numExperts;
+      spec.expertsPerToken = b.expertsPerToken;
+      spec.intermediate = b.moeIntermediate;
+      spec.normTopKProb = b.normTopKProb;
+      spec.sharedIntermediate = b.sharedExpertIntermediate;
+      f.moeMlp(p + "mlp.", spec);
+    } else {
+      f.swigluHfMlp(p + "mlp.");
+    }
+    f.residualAdd();
+  }
+  f.gemmaRmsNorm("model.norm.weight", eps)
+      .lmHead(b.tieEmbeddings)
+      .output("logits");
+  return f;
+}
+
+Expected<BuiltModel> Qwen3NextFlow::build(const WeightSource &weights,
+                                          int64_t tokens) const {
+  Expected<BuiltModel> built = flow(tokens).build(weights);
+  if (!built)
+    return built.takeError();
+  if (Error err = checkAllWeightsRead(weights, *built, "the Qwen3-Next model"))
+    return std::move(err);
+  return built;
+}
