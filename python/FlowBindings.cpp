@@ -1684,8 +1684,9 @@ static void registerQwen3NextRecipe(nb::module_ &m) {
   nb::class_<Qwen3NextFlow>(
       m, "Qwen3NextFlow",
       "Qwen3-Next (Qwen3NextForCausalLM): Gated DeltaNet layers interleaved "
-      "with gated\nattention, mixtures of experts. The prompt graph: tokens "
-      "and positions\n[1, T] (int32) to logits [1, T, vocab].")
+      "with gated\nattention, mixtures of experts: tokens and positions "
+      "[1, T] (int32) to\nlogits [1, T, vocab], each layer's state carried "
+      "from step to step.")
       .def_static(
           "from_model_dir",
           [](nb::handle path) {
@@ -1702,19 +1703,26 @@ static void registerQwen3NextRecipe(nb::module_ &m) {
           "linear_layers",
           [](const Qwen3NextFlow &r) { return r.config().linearLayers; },
           "Per layer: Gated DeltaNet (True) or full attention.")
-      .def("flow", &Qwen3NextFlow::flow, "tokens"_a,
-           "The assembled ModelFlow for a prompt of `tokens` tokens.")
+      .def("flow", &Qwen3NextFlow::flow, "tokens"_a, "past"_a = -1,
+           "The assembled ModelFlow for `tokens` new tokens: the prompt "
+           "graph (past < 0)\nor a decode graph after `past` tokens.")
       .def(
           "build",
-          [](const Qwen3NextFlow &r, nb::handle weights, int64_t tokens) {
+          [](const Qwen3NextFlow &r, nb::handle weights, int64_t tokens,
+             int64_t past) {
             PyWeights w = toWeights(weights);
-            return unwrap(r.build(*w.source, tokens));
+            return unwrap(r.build(*w.source, tokens, past));
           },
-          "weights"_a, "tokens"_a,
+          "weights"_a, "tokens"_a, "past"_a = -1,
           nb::sig("def build(self, weights: Weights | str | "
                   "os.PathLike[str] | typing.Mapping[str, "
-                  "numpy.typing.ArrayLike], tokens: int) -> BuiltModel"),
-          "Builds the HIR module, checking every weight.");
+                  "numpy.typing.ArrayLike], tokens: int, past: int = -1) -> "
+                  "BuiltModel"),
+          "Builds the HIR module, checking every weight. Each graph gives "
+          "each layer's\nstate (present_conv_state.N, "
+          "present_recurrent_state.N, present_k.N,\npresent_v.N); a decode "
+          "graph takes them back (conv_state.N,\nrecurrent_state.N, past_k.N, "
+          "past_v.N).");
 }
 
 /// FluxFlow, diffusers' FluxTransformer2DModel.

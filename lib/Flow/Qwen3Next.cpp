@@ -203,16 +203,21 @@ static Value softplus(MIRBuilder &mb, Value x) {
   return mb.select(big, x, soft);
 }
 
-/// Gated DeltaNet on the [B, T, H] input `x` of layer prefix `p`.
+/// Gated DeltaNet on the [B, T, H] input `x` of layer `index`. With
+/// `stateful`, the convolution's last inputs and the recurrence's state come
+/// from inputs conv_state.N / recurrent_state.N (else zeros); both leave as
+/// named values present_conv_state.N / present_recurrent_state.N.
 static Expected<Value> gatedDeltaNet(Emitter &e, const Qwen3NextConfig &c,
-                                     StringRef p, Value x) {
+                                     int64_t index, Value x, bool stateful) {
+  std::string p = "model.layers." + std::to_string(index) + ".";
+  std::string n = std::to_string(index);
   MIRBuilder mb(e.builder(), e.loc());
   auto s = e.shape(x);
   int64_t bsz = s[0], t = s[1];
   int64_t nk = c.keyHeads, nv = c.valueHeads, r = nv / nk;
   int64_t dk = c.keyDim, dv = c.valueDim;
   int64_t keyWidth = nk * dk, valueWidth = nv * dv;
-  std::string base = (p + "linear_attn.").str();
+  std::string base = p + "linear_attn.";
   auto qkvz = emitterLinear(e, x, base + "in_proj_qkvz",
                             2 * keyWidth + 2 * valueWidth, false);
   if (!qkvz)
@@ -240,13 +245,21 @@ static Expected<Value> gatedDeltaNet(Emitter &e, const Qwen3NextConfig &c,
   if (!w)
     return w.takeError();
   Value taps = mb.reshape(*w, {conv, kw});
-  Value padded =
-      mb.create(
-            "mir.pad", e.tensorType({bsz, t + kw - 1, conv}), {mixed},
-            {mb.attr("low", e.builder().getDenseI64ArrayAttr({0, kw - 1, 0})),
-             mb.attr("high", e.builder().getDenseI64ArrayAttr({0, 0, 0})),
-             mb.attr("value", e.builder().getF64FloatAttr(0))})
-          ->getResult(0);
+  // The window: the previous kw - 1 inputs (the carried state, or zeros
+  // before the first token), then these.
+  Value padded;
+  if (stateful) {
+    padded = mb.concat({e.named("conv_state." + n), mixed}, 1);
+  } else {
+    mlir::OpBuilder &ob = e.builder();
+    padded =
+        mb.create("mir.pad", e.tensorType({bsz, t + kw - 1, conv}), {mixed},
+                  {mb.attr("low", ob.getDenseI64ArrayAttr({0, kw - 1, 0})),
+                   mb.attr("high", ob.getDenseI64ArrayAttr({0, 0, 0})),
+                   mb.attr("value", ob.getF64FloatAttr(0))})
+            ->getResult(0);
+  }
+  e.setNamed("present_conv_state." + n, mb.slice(padded, 1, t, kw - 1));
   Value sum;
   for (int64_t j = 0; j < kw; ++j) {
     Value tap = mb.reshape(mb.slice(taps, 1, j, 1), {conv});
@@ -267,9 +280,12 @@ static Expected<Value> gatedDeltaNet(Emitter &e, const Qwen3NextConfig &c,
   Value g = mb.mul(decay, softplus(mb, mb.add(a, *dtBias)));
   auto outTy = e.tensorType({bsz, t, nv, dv});
   auto stateTy = e.tensorType({bsz, nv, dk, dv});
-  mlir::Operation *rule =
-      mb.create("mir.gated_delta_rule", {outTy, stateTy}, {cq, ck, cv, g, beta},
-                {mb.unit("qk_l2norm")});
+  llvm::SmallVector<Value, 6> operands = {cq, ck, cv, g, beta};
+  if (stateful)
+    operands.push_back(e.named("recurrent_state." + n));
+  mlir::Operation *rule = mb.create("mir.gated_delta_rule", {outTy, stateTy},
+                                    operands, {mb.unit("qk_l2norm")});
+  e.setNamed("present_recurrent_state." + n, rule->getResult(1));
   // The gated RMSNorm: norm(out) * weight * silu(z), per value head.
   auto nw = e.param(base + "norm.weight", {dv});
   if (!nw)
@@ -281,16 +297,20 @@ static Expected<Value> gatedDeltaNet(Emitter &e, const Qwen3NextConfig &c,
                        base + "out_proj", s[2], false);
 }
 
-/// Gated full attention on the [B, T, H] input `x` of layer prefix `p`.
+/// Gated full attention on the [B, T, H] input `x` of layer `index`. With
+/// `stateful`, the keys and values of the past come from inputs past_k.N /
+/// past_v.N; all of them leave as named values present_k.N / present_v.N.
 static Expected<Value> gatedAttention(Emitter &e, const Qwen3NextConfig &c,
-                                      StringRef p, Value x) {
+                                      int64_t index, Value x, bool stateful) {
+  std::string p = "model.layers." + std::to_string(index) + ".";
+  std::string n = std::to_string(index);
   MIRBuilder mb(e.builder(), e.loc());
   const TransformerConfig &b = c.base;
   auto s = e.shape(x);
   int64_t bsz = s[0], t = s[1], nh = b.numHeads, kv = b.numKvHeads,
           hd = b.headDim;
   float eps = static_cast<float>(b.normEpsilon);
-  std::string base = (p + "self_attn.").str();
+  std::string base = p + "self_attn.";
   auto qg = emitterLinear(e, x, base + "q_proj", 2 * nh * hd, false);
   auto k = emitterLinear(e, x, base + "k_proj", kv * hd, false);
   auto v = emitterLinear(e, x, base + "v_proj", kv * hd, false);
@@ -314,7 +334,16 @@ static Expected<Value> gatedAttention(Emitter &e, const Qwen3NextConfig &c,
   float theta = static_cast<float>(b.ropeTheta);
   q = mb.rope(q, pos, nullptr, hd, rot, theta, mlir::rlx::RopeStyle::Half);
   kh = mb.rope(kh, pos, nullptr, hd, rot, theta, mlir::rlx::RopeStyle::Half);
-  auto attn = emitterAttention(e, q, kh, *v, nh, kv, hd, /*causal=*/true);
+  Value keys = kh, values = *v;
+  if (stateful) {
+    keys = mb.concat({e.named("past_k." + n), kh}, 1);
+    values = mb.concat({e.named("past_v." + n), *v}, 1);
+  }
+  e.setNamed("present_k." + n, keys);
+  e.setNamed("present_v." + n, values);
+  // Causal attention is bottom-right aligned: the new queries follow the
+  // past.
+  auto attn = emitterAttention(e, q, keys, values, nh, kv, hd, /*causal=*/true);
   if (!attn)
     return attn.takeError();
   Value out = mb.mul(*attn, mb.unary("mir.sigmoid", gate));
@@ -339,24 +368,48 @@ Expected<Qwen3NextFlow> Qwen3NextFlow::fromModelDir(StringRef dir) {
   return Qwen3NextFlow(std::move(*cfg));
 }
 
-ModelFlow Qwen3NextFlow::flow(int64_t tokens) const {
+ModelFlow Qwen3NextFlow::flow(int64_t tokens, int64_t past) const {
   Qwen3NextConfig c = cfg;
   const TransformerConfig &b = c.base;
   float eps = static_cast<float>(b.normEpsilon);
-  ModelFlow f("qwen3_next");
+  bool stateful = past >= 0;
+  int64_t conv = 2 * c.keyHeads * c.keyDim + c.valueHeads * c.valueDim;
+  ModelFlow f(stateful ? "qwen3_next_decode" : "qwen3_next");
   f.profilePrefill();
   f.input("tokens", {1, tokens}, DType::I32)
-      .input("positions", {1, tokens}, DType::I32)
-      .tokenEmbed("model.embed_tokens.weight");
+      .input("positions", {1, tokens}, DType::I32);
+  // The carried state of each layer (decode): the convolution's last
+  // inputs and the recurrence's state, or the past keys and values.
+  std::vector<std::string> outputs;
+  for (int64_t i = 0; i < b.numLayers; ++i) {
+    std::string n = std::to_string(i);
+    std::vector<std::pair<std::string, std::vector<int64_t>>> state;
+    if (c.linearLayers[i])
+      state = {
+          {"conv_state." + n, {1, c.convKernel - 1, conv}},
+          {"recurrent_state." + n, {1, c.valueHeads, c.keyDim, c.valueDim}}};
+    else
+      state = {{"past_k." + n, {1, past, b.numKvHeads * b.headDim}},
+               {"past_v." + n, {1, past, b.numKvHeads * b.headDim}}};
+    for (auto &[name, shape] : state) {
+      if (stateful)
+        f.input(name, shape, DType::F32);
+      StringRef stem = name;
+      stem.consume_front("past_");
+      outputs.push_back("present_" + stem.str());
+    }
+  }
+  f.tokenEmbed("model.embed_tokens.weight");
   for (int64_t i = 0; i < b.numLayers; ++i) {
     std::string p = "model.layers." + std::to_string(i) + ".";
     bool linear = c.linearLayers[i];
     f.residualSave()
         .gemmaRmsNorm(p + "input_layernorm.weight", eps)
         .custom(linear ? "gated_delta_net" : "gated_attention",
-                [c, p, linear](Emitter &e) -> Error {
-                  auto y = linear ? gatedDeltaNet(e, c, p, e.current())
-                                  : gatedAttention(e, c, p, e.current());
+                [c, i, linear, stateful](Emitter &e) -> Error {
+                  auto y = linear
+                               ? gatedDeltaNet(e, c, i, e.current(), stateful)
+                               : gatedAttention(e, c, i, e.current(), stateful);
                   if (!y)
                     return y.takeError();
                   e.setCurrent(*y);
@@ -381,12 +434,14 @@ ModelFlow Qwen3NextFlow::flow(int64_t tokens) const {
   f.gemmaRmsNorm("model.norm.weight", eps)
       .lmHead(b.tieEmbeddings)
       .output("logits");
+  for (const std::string &name : outputs)
+    f.output(name, name);
   return f;
 }
 
 Expected<BuiltModel> Qwen3NextFlow::build(const WeightSource &weights,
-                                          int64_t tokens) const {
-  Expected<BuiltModel> built = flow(tokens).build(weights);
+                                          int64_t tokens, int64_t past) const {
+  Expected<BuiltModel> built = flow(tokens, past).build(weights);
   if (!built)
     return built.takeError();
   if (Error err = checkAllWeightsRead(weights, *built, "the Qwen3-Next model"))

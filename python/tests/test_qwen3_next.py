@@ -4,8 +4,10 @@
 gated attention and mixtures of experts, against transformers'
 Qwen3NextForCausalLM on a tiny random-weight config with the real structure
 (grouped value heads, partial RoPE, a shared expert, a dense layer): the
-prompt's logits within 1e-4 of their scale, on the CPU and on Vulkan
-(lavapipe); bad configs are named."""
+prompt's logits within 1e-4 of their scale, then greedy decode steps through
+the decode graphs with every layer's state carried (convolution window,
+recurrent state, KV cache) against a full recompute by transformers, on the
+CPU and on Vulkan (lavapipe); bad configs are named."""
 
 import json
 import os
@@ -46,14 +48,29 @@ def make(tmp_path, seed=0, **overrides):
     return path, model
 
 
-def run(path, ids, device="cpu"):
+def run(path, ids, device="cpu", past=-1, state=None):
+    """The prompt graph on `ids` (or, with `past`, a decode graph over them
+    fed `state`): its outputs and the compiled model."""
     recipe = rlx.Qwen3NextFlow.from_model_dir(path)
     weights = rlx.Weights.open(path / "model.safetensors")
-    model = rlx.Session(device).compile(recipe.build(weights, len(ids)))
+    model = rlx.Session(device).compile(recipe.build(weights, len(ids), past))
     model.load_params(weights)
+    start = max(past, 0)
     feeds = {"tokens": np.array([ids], np.int32),
-             "positions": np.arange(len(ids), dtype=np.int32)[None]}
-    return model.run(feeds)["logits"], model
+             "positions": np.arange(start, start + len(ids), dtype=np.int32)[None]}
+    for name, value in (state or {}).items():
+        feeds[name] = value
+    return model.run(feeds), model
+
+
+def carried(outputs):
+    """The next step's state inputs from a graph's present_* outputs."""
+    state = {}
+    for name, value in outputs.items():
+        if name.startswith("present_"):
+            stem = name[len("present_"):]
+            state[("past_" + stem) if stem[0] in "kv" and stem[1] == "." else stem] = value
+    return state
 
 
 def reference(model, ids):
@@ -72,7 +89,8 @@ def test_parity_cpu(tmp_path):
     path, model = make(tmp_path)
     recipe = rlx.Qwen3NextFlow.from_model_dir(path)
     assert recipe.linear_layers == [True, True, True, False]
-    out, compiled = run(path, IDS)
+    outputs, compiled = run(path, IDS)
+    out = outputs["logits"]
     ref = reference(model, IDS)
     assert out.shape == ref.shape
     assert scale_err(out, ref) < 1e-4
@@ -82,12 +100,37 @@ def test_parity_cpu(tmp_path):
 def test_parity_vulkan(tmp_path):
     path, model = make(tmp_path, seed=1)
     try:
-        out, _ = run(path, IDS[:7], "vulkan")
+        outputs, _ = run(path, IDS[:7], "vulkan")
     except rlx.RLXError as e:
         if os.environ.get("RLX_REQUIRE_VULKAN") == "1" or "Vulkan" not in str(e):
             raise
         pytest.skip(f"no Vulkan device: {e}")
-    assert scale_err(out, reference(model, IDS[:7])) < 1e-4
+    assert scale_err(outputs["logits"], reference(model, IDS[:7])) < 1e-4
+    decode(path, model, IDS[:7], outputs, "vulkan", steps=2)
+
+
+def decode(path, model, ids, outputs, device, steps):
+    """Greedy steps through decode graphs fed the previous step's state,
+    each step's logits against transformers recomputing the whole sequence."""
+    ids = list(ids)
+    for _ in range(steps):
+        ids.append(int(outputs["logits"][0, -1].argmax()))
+        outputs, _ = run(path, ids[-1:], device, past=len(ids) - 1,
+                         state=carried(outputs))
+        ref = reference(model, ids)[:, -1:]
+        assert scale_err(outputs["logits"], ref) < 1e-4, len(ids)
+
+
+@pytest.mark.parametrize("prompt", [3, 1])
+def test_decode_cpu(tmp_path, prompt):
+    # A prompt shorter than the convolution window, and one token.
+    path, model = make(tmp_path, seed=2)
+    outputs, _ = run(path, IDS[:prompt])
+    assert scale_err(outputs["logits"], reference(model, IDS[:prompt])) < 1e-4
+    assert outputs["present_conv_state.0"].shape == (1, 3, 2 * 2 * 8 + 4 * 6)
+    assert outputs["present_recurrent_state.0"].shape == (1, 4, 8, 6)
+    assert outputs["present_k.3"].shape == (1, prompt, 2 * 8)
+    decode(path, model, IDS[:prompt], outputs, "cpu", steps=4)
 
 
 def test_bad_configs(tmp_path):

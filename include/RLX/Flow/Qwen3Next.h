@@ -37,20 +37,27 @@ struct Qwen3NextConfig {
                                                   llvm::StringRef fileName);
 };
 
-/// The prompt graph of a Qwen3-Next model: `tokens` and `positions`
-/// ([1, T], i32) to `logits` ([1, T, vocab]). Decoding with the carried
-/// convolution and recurrent states is not built yet.
+/// A Qwen3-Next model's graphs: `tokens` and `positions` ([1, T], i32) to
+/// `logits` ([1, T, vocab]) and each layer's state after them:
+/// `present_conv_state.N` ([1, kernel - 1, conv channels]: the last inputs
+/// of the convolution) and `present_recurrent_state.N` ([1, value heads,
+/// key dim, value dim]) for Gated DeltaNet layers, `present_k.N` /
+/// `present_v.N` ([1, past + T, kv heads * head dim]) for attention layers.
+/// The prompt graph starts from nothing; a decode graph after `past` tokens
+/// also takes the previous step's states as `conv_state.N`,
+/// `recurrent_state.N`, `past_k.N`, `past_v.N`.
 class Qwen3NextFlow {
 public:
   explicit Qwen3NextFlow(Qwen3NextConfig config);
   static llvm::Expected<Qwen3NextFlow> fromModelDir(llvm::StringRef dir);
 
   const Qwen3NextConfig &config() const { return cfg; }
-  /// The graph for `tokens` prompt tokens.
-  ModelFlow flow(int64_t tokens) const;
+  /// The graph for `tokens` new tokens: the prompt graph when `past` < 0,
+  /// else a decode graph after `past` tokens.
+  ModelFlow flow(int64_t tokens, int64_t past = -1) const;
   /// Builds the graph; every tensor of `weights` must be read.
-  llvm::Expected<BuiltModel> build(const WeightSource &weights,
-                                   int64_t tokens) const;
+  llvm::Expected<BuiltModel> build(const WeightSource &weights, int64_t tokens,
+                                   int64_t past = -1) const;
 
 private:
   Qwen3NextConfig cfg;
