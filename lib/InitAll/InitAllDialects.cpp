@@ -18,6 +18,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -32,5 +33,5 @@ void mlir::rlx::registerAllRLXDialects(DialectRegistry &registry) {
   registry.insert<func::FuncDialect, arith::ArithDialect, math::MathDialect,
                   tensor::TensorDialect, memref::MemRefDialect, scf::SCFDialect,
                   vector::VectorDialect, LLVM::LLVMDialect, gpu::GPUDialect,
-                  spirv::SPIRVDialect>();
+                  spirv::SPIRVDialect, shard::ShardDialect>();
 }

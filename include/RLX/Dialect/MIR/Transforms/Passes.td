@@ -137,6 +137,57 @@ def MIRFuseSwigluPass : Pass<"mir-fuse-swiglu"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Distribution
+//===----------------------------------------------------------------------===//
+
+def MIRShardTensorParallelPass
+    : Pass<"mir-shard-tensor-parallel", "ModuleOp"> {
+  let summary = "Partition fused decoder layers Megatron-style over N ranks";
+  let description = [{
+    Rewrites every `func.func` of decoder layers in fused MIR form (as
+    `convert-hir-to-mir{policy=direct}` or `mir-fuse-all` leave it) into
+    the program of one rank of a 1-D grid of `ranks` devices
+    (`shard.grid @<grid>(shape = ranks)`):
+    - `mir.attention_block`: whole query heads per rank (Q/K/V rows
+      column-parallel); KV heads split when `ranks` divides them, replicated
+      (each rank takes the one KV head its query heads read) when they
+      divide `ranks`; the output projection row-parallel (columns of `w_o`);
+      the partial result is summed by one `shard.all_reduce`, after which
+      the output bias (if any) is added once.
+    - gated MLP (`matmul`/`fused_matmul` → `mir.fused_glu` →
+      `matmul`/`fused_matmul`) and activation MLP (`fused_matmul` with an
+      activation → `matmul`/`fused_matmul`): gate/up (or up) rows
+      column-parallel, down columns row-parallel, one `shard.all_reduce`,
+      then the down bias and residual added once.
+    - everything else (norms, residual adds, RoPE tables) is replicated.
+    Per-rank weights are `mir.slice`s of the full `mir.param`s (of the
+    sources of a derived parameter), concatenated with `mir.concat` where a
+    rank's Q/K/V or gate/up rows are not contiguous; a loader can map only
+    the sliced rows/columns of a parameter read only through static slices.
+    Embeddings and the LM head (vocabulary split) are refused by name, as is
+    attention outside an attention block.
+
+    With `emulate` the function instead computes every rank's share and sums
+    the partials with `mir.add` where the all-reduce would be: one ordinary
+    MIR function, for checking the partition numerically with the existing
+    pipelines.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", /*default=*/"2",
+           "Number of ranks (tensor-parallel degree)">,
+    Option<"rank", "rank", "int64_t", /*default=*/"0",
+           "The rank whose program is produced, in [0, ranks)">,
+    Option<"grid", "grid", "std::string", /*default=*/"\"tp\"",
+           "Symbol of the 1-D shard.grid (created when missing)">,
+    Option<"emulate", "emulate", "bool", /*default=*/"false",
+           "Compute every rank's share in one function, all-reduces as "
+           "mir.add (numerical checks)">
+  ];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect",
+                           "::mlir::shard::ShardDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // Drivers and reports
 //===----------------------------------------------------------------------===//
 

@@ -395,6 +395,32 @@ struct MIRMissedFusion {
 SmallVector<MIRMissedFusion>
 findMissedMIRFusions(Operation *root, ArrayRef<MIRFusionKind> kinds);
 
+//===----------------------------------------------------------------------===//
+// Tensor parallelism
+//===----------------------------------------------------------------------===//
+
+/// How mir-shard-tensor-parallel partitions a function.
+struct MIRTensorParallelOptions {
+  /// Ranks of the 1-D grid (>= 1).
+  int64_t ranks = 2;
+  /// The rank whose program is produced, in [0, ranks); unused with emulate.
+  int64_t rank = 0;
+  /// Symbol of the `shard.grid` the all-reduces run on.
+  std::string grid = "tp";
+  /// Compute every rank's share and sum the partials with mir.add instead of
+  /// emitting shard.all_reduce.
+  bool emulate = false;
+};
+
+/// Rewrites the decoder layers of `func` (fused MIR form) into rank
+/// `options.rank`'s program: attention blocks and MLPs split Megatron-style,
+/// their partial results summed by `shard.all_reduce` on `options.grid`
+/// (which must exist as a 1-D `shard.grid` of `options.ranks` unless
+/// emulating). Emits an error and fails, leaving `func` unchanged, when the
+/// function is not a recognizable decoder layer or a size does not split.
+LogicalResult shardMIRTensorParallel(Operation *func,
+                                     const MIRTensorParallelOptions &options);
+
 } // namespace mlir::rlx
 
 #endif // RLX_DIALECT_MIR_TRANSFORMS_TRANSFORMS_H

@@ -1,0 +1,460 @@
+//===- ShardTensorParallel.cpp - Megatron-style MIR partitioning ----------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// mir-shard-tensor-parallel: the program of one rank of a tensor-parallel
+// decoder layer. Attention blocks keep whole query heads (and whole KV groups,
+// or a replicated KV head) per rank and project out with their columns of
+// w_o; MLPs keep a slice of the intermediate channels and project down with
+// their columns of the down weight. Each block's partial result is summed by
+// one shard.all_reduce; biases and residuals are added once, after it.
+//
+// The function is analysed in full before anything is rewritten, so a refused
+// function is left as it was. See docs/Distributed.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/Dialect/MIR/Transforms/Passes.h"
+#include "RLX/Dialect/MIR/Transforms/Transforms.h"
+#include "RLX/Dialect/MIR/Utils/MIRBuilder.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::rlx {
+#define GEN_PASS_DEF_MIRSHARDTENSORPARALLELPASS
+#include "RLX/Dialect/MIR/Transforms/Passes.h.inc"
+} // namespace mlir::rlx
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// What is partitioned
+//===----------------------------------------------------------------------===//
+
+/// An attention block and the head ranges each rank takes.
+struct AttentionPlan {
+  mir::AttentionBlockOp op;
+  int64_t headsPerRank;
+  int64_t kvHeadsPerRank;
+  /// Number of ranks that share one KV head (1 when KV heads are split).
+  int64_t kvReplication;
+};
+
+/// An MLP: `up` (gate/up or up projection, a matmul or fused_matmul), the
+/// optional `mir.fused_glu` and `down` (a matmul or fused_matmul).
+struct MlpPlan {
+  Operation *up;
+  mir::FusedGluOp glu; // null for an activation MLP
+  Operation *down;
+  /// The intermediate size (the glu's output or up's output channels).
+  int64_t intermediate;
+};
+
+} // namespace
+
+/// The weight and bias of a matmul or fused_matmul (bias null for a matmul).
+static std::pair<Value, Value> weightAndBias(Operation *op) {
+  if (auto mm = dyn_cast<mir::MatmulOp>(op))
+    return {mm.getRhs(), Value()};
+  auto fm = cast<mir::FusedMatmulOp>(op);
+  return {fm.getWeight(), fm.getBias()};
+}
+
+/// True for a `mir.matmul` / `mir.fused_matmul` with `transpose_rhs` (HF
+/// layout) and a static 2-D weight.
+static bool isLinear(Operation *op) {
+  if (!op)
+    return false;
+  bool transposed = false;
+  if (auto mm = dyn_cast<mir::MatmulOp>(op)) {
+    if (mm.getTransposeLhs())
+      return false;
+    transposed = mm.getTransposeRhs();
+  } else if (auto fm = dyn_cast<mir::FusedMatmulOp>(op)) {
+    transposed = fm.getTransposeRhs();
+  } else {
+    return false;
+  }
+  auto w = cast<RankedTensorType>(weightAndBias(op).first.getType());
+  return transposed && w.hasStaticShape();
+}
+
+static Activation activationOf(Operation *op) {
+  if (auto fm = dyn_cast<mir::FusedMatmulOp>(op))
+    return fm.getActivation();
+  return Activation::None;
+}
+
+static bool hasResidual(Operation *op) {
+  auto fm = dyn_cast<mir::FusedMatmulOp>(op);
+  return fm && fm.getResidual();
+}
+
+/// Checks that `op`'s head counts split over `ranks`.
+static FailureOr<AttentionPlan> planAttention(mir::AttentionBlockOp op,
+                                              int64_t ranks) {
+  int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads();
+  if (heads % ranks != 0)
+    return op.emitError() << "tensor parallelism over " << ranks
+                          << " ranks needs num_heads (" << heads
+                          << ") divisible by the ranks";
+  AttentionPlan plan{op, heads / ranks, 0, 1};
+  if (kvHeads % ranks == 0) {
+    plan.kvHeadsPerRank = kvHeads / ranks;
+  } else if (ranks % kvHeads == 0) {
+    // Fewer KV heads than ranks: each rank keeps the one KV head its query
+    // heads read (query head h reads KV head h / (heads / kvHeads)).
+    plan.kvHeadsPerRank = 1;
+    plan.kvReplication = ranks / kvHeads;
+  } else {
+    return op.emitError() << "tensor parallelism over " << ranks
+                          << " ranks needs num_kv_heads (" << kvHeads
+                          << ") to divide or be divisible by the ranks";
+  }
+  if (!cast<RankedTensorType>(op.getWQkv().getType()).hasStaticShape() ||
+      !cast<RankedTensorType>(op.getWO().getType()).hasStaticShape())
+    return op.emitError("tensor parallelism needs static QKV and output "
+                        "weights");
+  return plan;
+}
+
+/// Checks the MLP whose down projection consumes `mid` (a fused_glu or an
+/// activated fused_matmul).
+static FailureOr<MlpPlan> planMlp(Operation *mid, int64_t ranks) {
+  MlpPlan plan{};
+  if (auto glu = dyn_cast<mir::FusedGluOp>(mid)) {
+    plan.glu = glu;
+    plan.up = glu.getGateUp().getDefiningOp();
+    if (!isLinear(plan.up) || hasResidual(plan.up) ||
+        activationOf(plan.up) != Activation::None ||
+        !plan.up->getResult(0).hasOneUse())
+      return glu.emitError("tensor parallelism expects the gate/up input of "
+                           "mir.fused_glu to be one transposed matmul (no "
+                           "activation, no residual) used only by it");
+  } else {
+    plan.up = mid;
+  }
+  Value out = mid->getResult(0);
+  if (!out.hasOneUse() || !isLinear(*out.getUsers().begin()) ||
+      activationOf(*out.getUsers().begin()) != Activation::None)
+    return mid->emitError("tensor parallelism expects the MLP's intermediate "
+                          "to be used only by one transposed down projection "
+                          "(mir.matmul or mir.fused_matmul without "
+                          "activation)");
+  plan.down = *out.getUsers().begin();
+  plan.intermediate = cast<RankedTensorType>(out.getType()).getShape().back();
+  if (ShapedType::isDynamic(plan.intermediate) ||
+      plan.intermediate % ranks != 0)
+    return mid->emitError() << "tensor parallelism over " << ranks
+                            << " ranks needs the MLP intermediate size ("
+                            << plan.intermediate << ") divisible by the ranks";
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// Per-rank weights
+//===----------------------------------------------------------------------===//
+
+/// `size` entries of `w` along `axis` from `start`. When `w` is a derived
+/// parameter concatenated along `axis` and the range lies in one source, the
+/// slice reads that source parameter, so that what a rank reads is named by
+/// checkpoint tensor.
+static Value sliceWeight(MIRBuilder &mb, Value w, int64_t axis, int64_t start,
+                         int64_t size) {
+  auto type = MIRBuilder::typeOf(w);
+  if (start == 0 && size == type.getDimSize(axis))
+    return w;
+  auto param = w.getDefiningOp<mir::ParamOp>();
+  if (param && param.getSources() && param.getSourceSizes() &&
+      static_cast<int64_t>(*param.getConcatAxis()) == axis) {
+    int64_t offset = 0;
+    for (auto [name, srcSize] :
+         llvm::zip(param.getSources()->getAsValueRange<StringAttr>(),
+                   *param.getSourceSizes())) {
+      if (start >= offset && start + size <= offset + srcSize) {
+        SmallVector<int64_t> shape(type.getShape());
+        shape[axis] = srcSize;
+        Value src =
+            mb.create("mir.param", MIRBuilder::withShape(w, shape), {},
+                      {mb.attr("name", mb.builder().getStringAttr(name))})
+                ->getResult(0);
+        if (size == srcSize)
+          return src;
+        return mb.slice(src, axis, start - offset, size);
+      }
+      offset += srcSize;
+    }
+  }
+  return mb.slice(w, axis, start, size);
+}
+
+/// Rows `[start, start + size)` of each `(start, size)` range, concatenated.
+static Value gatherRows(MIRBuilder &mb, Value w,
+                        ArrayRef<std::pair<int64_t, int64_t>> ranges) {
+  SmallVector<Value> parts;
+  for (auto [start, size] : ranges)
+    parts.push_back(sliceWeight(mb, w, 0, start, size));
+  return parts.size() == 1 ? parts.front() : mb.concat(parts, 0);
+}
+
+//===----------------------------------------------------------------------===//
+// Rewriting
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Builds each rank's share of a block and sums the shares.
+struct Partitioner {
+  const MIRTensorParallelOptions &options;
+
+  SmallVector<int64_t> ranksToBuild() const {
+    if (!options.emulate)
+      return {options.rank};
+    return llvm::to_vector(llvm::seq<int64_t>(0, options.ranks));
+  }
+
+  /// The sum over ranks of `partials`: a shard.all_reduce of this rank's
+  /// partial, or (emulating) the mir.add of every rank's.
+  Value reduce(MIRBuilder &mb, ArrayRef<Value> partials) const {
+    if (!options.emulate)
+      return shard::AllReduceOp::create(
+                 mb.builder(), mb.getLoc(), partials.front(), options.grid,
+                 ArrayRef<shard::GridAxis>{0}, shard::ReductionKind::Sum)
+          .getResult();
+    Value sum = partials.front();
+    for (Value p : partials.drop_front())
+      sum = mb.add(sum, p);
+    return sum;
+  }
+
+  void rewriteAttention(const AttentionPlan &plan) const {
+    mir::AttentionBlockOp op = plan.op;
+    OpBuilder b(op);
+    MIRBuilder mb(b, op.getLoc());
+    int64_t hd = op.getHeadDim(), heads = op.getNumHeads(),
+            kvHeads = op.getNumKvHeads();
+    SmallVector<Value> partials;
+    for (int64_t r : ranksToBuild()) {
+      int64_t q0 = r * plan.headsPerRank;
+      int64_t kv0 = plan.kvReplication > 1 ? r / plan.kvReplication
+                                           : r * plan.kvHeadsPerRank;
+      SmallVector<std::pair<int64_t, int64_t>> rows = {
+          {q0 * hd, plan.headsPerRank * hd},
+          {(heads + kv0) * hd, plan.kvHeadsPerRank * hd},
+          {(heads + kvHeads + kv0) * hd, plan.kvHeadsPerRank * hd}};
+      auto block = cast<mir::AttentionBlockOp>(b.clone(*op));
+      block.getWQkvMutable().assign(gatherRows(mb, op.getWQkv(), rows));
+      if (Value bias = op.getQkvBias())
+        block.getQkvBiasMutable().assign(gatherRows(mb, bias, rows));
+      block.getWOMutable().assign(
+          sliceWeight(mb, op.getWO(), 1, q0 * hd, plan.headsPerRank * hd));
+      block.getOutBiasMutable().clear();
+      block.setNumHeads(plan.headsPerRank);
+      block.setNumKvHeads(plan.kvHeadsPerRank);
+      // The clone was created before the slices; keep it after them.
+      block->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
+      partials.push_back(block.getResult());
+    }
+    Value sum = reduce(mb, partials);
+    if (Value bias = op.getOutBias())
+      sum = mb.add(sum, bias);
+    op.getResult().replaceAllUsesWith(sum);
+    op.erase();
+  }
+
+  void rewriteMlp(const MlpPlan &plan) const {
+    mir::FusedGluOp glu = plan.glu;
+    OpBuilder b(plan.down);
+    MIRBuilder mb(b, plan.down->getLoc());
+    int64_t width = plan.intermediate / options.ranks;
+    auto [upW, upBias] = weightAndBias(plan.up);
+    auto [downW, downBias] = weightAndBias(plan.down);
+    Value x = plan.up->getOperand(0);
+    SmallVector<Value> partials;
+    for (int64_t r : ranksToBuild()) {
+      int64_t c0 = r * width;
+      SmallVector<std::pair<int64_t, int64_t>> rows = {{c0, width}};
+      if (plan.glu)
+        rows.push_back({plan.intermediate + c0, width});
+      Value w = gatherRows(mb, upW, rows);
+      Value h;
+      if (isa<mir::MatmulOp>(plan.up))
+        h = mb.matmul(x, w);
+      else
+        h = mb.fusedMatmul(x, w,
+                           upBias ? gatherRows(mb, upBias, rows) : Value(),
+                           Value(), activationOf(plan.up));
+      if (plan.glu)
+        h = mb.fusedGlu(h, glu.getActivation());
+      partials.push_back(mb.matmul(h, sliceWeight(mb, downW, 1, c0, width)));
+    }
+    Value sum = reduce(mb, partials);
+    if (downBias)
+      sum = mb.add(sum, downBias);
+    if (auto fm = dyn_cast<mir::FusedMatmulOp>(plan.down))
+      if (Value residual = fm.getResidual())
+        sum = mb.add(sum, residual);
+    plan.down->getResult(0).replaceAllUsesWith(sum);
+    plan.down->erase();
+    if (plan.glu)
+      plan.glu->erase();
+    plan.up->erase();
+  }
+};
+
+} // namespace
+
+/// Erases the ops of `func` left without uses (full weights, old slices).
+static void eraseDeadMIROps(Operation *func) {
+  SmallVector<Operation *> ops;
+  func->walk([&](Operation *op) {
+    if (isa<mir::MIRDialect>(op->getDialect()))
+      ops.push_back(op);
+  });
+  for (Operation *op : llvm::reverse(ops))
+    if (op->use_empty() && isPure(op))
+      op->erase();
+}
+
+LogicalResult
+mlir::rlx::shardMIRTensorParallel(Operation *func,
+                                  const MIRTensorParallelOptions &options) {
+  if (options.ranks < 1)
+    return func->emitError()
+           << "tensor parallelism needs ranks >= 1, got " << options.ranks;
+  if (!options.emulate && (options.rank < 0 || options.rank >= options.ranks))
+    return func->emitError() << "rank " << options.rank << " is not in [0, "
+                             << options.ranks << ")";
+
+  // Analyse everything first, so that a refused function is left unchanged.
+  SmallVector<AttentionPlan> attentions;
+  SmallVector<MlpPlan> mlps;
+  WalkResult walk = func->walk([&](Operation *op) -> WalkResult {
+    if (auto block = dyn_cast<mir::AttentionBlockOp>(op)) {
+      FailureOr<AttentionPlan> plan = planAttention(block, options.ranks);
+      if (failed(plan))
+        return WalkResult::interrupt();
+      attentions.push_back(*plan);
+      return WalkResult::advance();
+    }
+    if (isa<mir::AttentionOp, mir::BatchMatmulOp, mir::SoftmaxOp>(op)) {
+      op->emitError() << "tensor parallelism does not partition '"
+                      << op->getName()
+                      << "' outside a mir.attention_block (primitive or "
+                         "cached attention); run --mir-fuse-all first";
+      return WalkResult::interrupt();
+    }
+    if (auto glu = dyn_cast<mir::FusedGluOp>(op)) {
+      FailureOr<MlpPlan> plan = planMlp(glu, options.ranks);
+      if (failed(plan))
+        return WalkResult::interrupt();
+      mlps.push_back(*plan);
+      return WalkResult::advance();
+    }
+    if (isLinear(op) && activationOf(op) != Activation::None &&
+        !hasResidual(op)) {
+      FailureOr<MlpPlan> plan = planMlp(op, options.ranks);
+      if (failed(plan))
+        return WalkResult::interrupt();
+      mlps.push_back(*plan);
+      return WalkResult::advance();
+    }
+    if (auto gather = dyn_cast<mir::GatherOp>(op)) {
+      if (gather.getOperand(0).getDefiningOp<mir::ParamOp>()) {
+        op->emitError("tensor parallelism does not split embeddings over the "
+                      "vocabulary yet; partition the decoder layers only");
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  // Every projection must belong to an attention block or an MLP: another
+  // one is an LM head (or an unrecognised block) that would stay replicated.
+  llvm::SmallPtrSet<Operation *, 16> claimed;
+  for (const MlpPlan &mlp : mlps)
+    claimed.insert({mlp.up, mlp.down});
+  WalkResult stray = func->walk([&](Operation *op) -> WalkResult {
+    if (!isa<mir::MatmulOp, mir::FusedMatmulOp>(op) || claimed.contains(op))
+      return WalkResult::advance();
+    if (!weightAndBias(op).first.getDefiningOp<mir::ParamOp>())
+      return WalkResult::advance();
+    op->emitError("tensor parallelism does not partition this projection: "
+                  "not part of an attention block or MLP (an LM head's "
+                  "vocabulary split is not implemented yet)");
+    return WalkResult::interrupt();
+  });
+  if (stray.wasInterrupted())
+    return failure();
+  if (attentions.empty() && mlps.empty())
+    return func->emitError(
+        "tensor parallelism expects a decoder layer in fused MIR form: a "
+        "mir.attention_block and/or an MLP (matmul -> mir.fused_glu -> "
+        "matmul); lower with --convert-hir-to-mir=policy=direct or run "
+        "--mir-fuse-all first");
+
+  Partitioner partitioner{options};
+  for (const AttentionPlan &plan : attentions)
+    partitioner.rewriteAttention(plan);
+  for (const MlpPlan &plan : mlps)
+    partitioner.rewriteMlp(plan);
+  eraseDeadMIROps(func);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct MIRShardTensorParallelPass
+    : mlir::rlx::impl::MIRShardTensorParallelPassBase<
+          MIRShardTensorParallelPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MIRTensorParallelOptions opts;
+    opts.ranks = ranks;
+    opts.rank = rank;
+    opts.grid = grid;
+    opts.emulate = emulate;
+
+    auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
+    if (!opts.emulate && opts.ranks >= 1) {
+      // The grid the all-reduces run on: an existing one must be 1-D of
+      // `ranks` devices.
+      auto existing = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+          module, StringAttr::get(&getContext(), opts.grid));
+      if (existing) {
+        if (existing.getShape() != ArrayRef<int64_t>{opts.ranks}) {
+          existing.emitError() << "tensor parallelism over " << opts.ranks
+                               << " ranks needs grid @" << opts.grid
+                               << " of shape " << opts.ranks;
+          return signalPassFailure();
+        }
+      } else if (!funcs.empty()) {
+        OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+        shard::GridOp::create(b, module.getLoc(), opts.grid,
+                              ArrayRef<int64_t>{opts.ranks});
+      }
+    }
+    for (func::FuncOp func : funcs)
+      if (failed(shardMIRTensorParallel(func, opts)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,84 @@
+// RUN: rlx-opt %s -split-input-file -verify-diagnostics --mir-shard-tensor-parallel="ranks=4 rank=1"
+
+/// What mir-shard-tensor-parallel refuses, over 4 ranks. Each error names
+/// the size that does not split or the op that is not partitioned, and the
+/// function is left unchanged.
+
+func.func @negative_heads_not_divisible(%x: tensor<1x8x96xf32>, %pos: tensor<8xi64>) -> tensor<1x8x96xf32> {
+  %wqkv = mir.param "qkv" : tensor<128x96xf32>
+  %wo = mir.param "o" : tensor<96x96xf32>
+  // expected-error @+1 {{tensor parallelism over 4 ranks needs num_heads (6) divisible by the ranks}}
+  %a = mir.attention_block %x, %wqkv, %wo positions(%pos) {head_dim = 16 : i64, num_heads = 6 : i64, num_kv_heads = 1 : i64, rotary_dim = 16 : i64, scale = 2.500000e-01 : f32} : (tensor<1x8x96xf32>, tensor<128x96xf32>, tensor<96x96xf32>, tensor<8xi64>) -> tensor<1x8x96xf32>
+  return %a : tensor<1x8x96xf32>
+}
+
+// -----
+
+func.func @negative_kv_heads_do_not_split(%x: tensor<1x8x192xf32>) -> tensor<1x8x192xf32> {
+  %wqkv = mir.param "qkv" : tensor<288x192xf32>
+  %wo = mir.param "o" : tensor<192x192xf32>
+  // expected-error @+1 {{tensor parallelism over 4 ranks needs num_kv_heads (3) to divide or be divisible by the ranks}}
+  %a = mir.attention_block %x, %wqkv, %wo {head_dim = 16 : i64, num_heads = 12 : i64, num_kv_heads = 3 : i64, scale = 2.500000e-01 : f32} : (tensor<1x8x192xf32>, tensor<288x192xf32>, tensor<192x192xf32>) -> tensor<1x8x192xf32>
+  return %a : tensor<1x8x192xf32>
+}
+
+// -----
+
+func.func @negative_intermediate_not_divisible(%x: tensor<1x8x64xf32>) -> tensor<1x8x64xf32> {
+  %wgu = mir.param "gate_up" : tensor<180x64xf32>
+  %wd = mir.param "down" : tensor<64x90xf32>
+  %gu = mir.matmul %x, %wgu {transpose_rhs} : (tensor<1x8x64xf32>, tensor<180x64xf32>) -> tensor<1x8x180xf32>
+  // expected-error @+1 {{tensor parallelism over 4 ranks needs the MLP intermediate size (90) divisible by the ranks}}
+  %g = mir.fused_glu %gu : (tensor<1x8x180xf32>) -> tensor<1x8x90xf32>
+  %y = mir.matmul %g, %wd {transpose_rhs} : (tensor<1x8x90xf32>, tensor<64x90xf32>) -> tensor<1x8x64xf32>
+  return %y : tensor<1x8x64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{tensor parallelism expects a decoder layer in fused MIR form: a mir.attention_block and/or an MLP (matmul -> mir.fused_glu -> matmul); lower with --convert-hir-to-mir=policy=direct or run --mir-fuse-all first}}
+func.func @negative_not_a_decoder_layer(%x: tensor<1x8x64xf32>) -> tensor<1x8x64xf32> {
+  %w = mir.param "norm" : tensor<64xf32>
+  %y = mir.rms_norm %x, %w : (tensor<1x8x64xf32>, tensor<64xf32>) -> tensor<1x8x64xf32>
+  return %y : tensor<1x8x64xf32>
+}
+
+// -----
+
+func.func @negative_primitive_attention(%s: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{tensor parallelism does not partition 'mir.softmax' outside a mir.attention_block (primitive or cached attention); run --mir-fuse-all first}}
+  %p = mir.softmax %s : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return %p : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @negative_embedding(%ids: tensor<1x8xi64>) -> tensor<1x8x64xf32> {
+  %t = mir.param "embed_tokens" : tensor<1000x64xf32>
+  // expected-error @+1 {{tensor parallelism does not split embeddings over the vocabulary yet; partition the decoder layers only}}
+  %e = mir.gather %t, %ids : (tensor<1000x64xf32>, tensor<1x8xi64>) -> tensor<1x8x64xf32>
+  return %e : tensor<1x8x64xf32>
+}
+
+// -----
+
+func.func @negative_lm_head(%x: tensor<1x8x64xf32>) -> tensor<1x8x1000xf32> {
+  %w = mir.param "lm_head" : tensor<1000x64xf32>
+  // expected-error @+1 {{tensor parallelism does not partition this projection: not part of an attention block or MLP (an LM head's vocabulary split is not implemented yet)}}
+  %y = mir.matmul %x, %w {transpose_rhs} : (tensor<1x8x64xf32>, tensor<1000x64xf32>) -> tensor<1x8x1000xf32>
+  return %y : tensor<1x8x1000xf32>
+}
+
+// -----
+
+// expected-error @+1 {{tensor parallelism over 4 ranks needs grid @tp of shape 4}}
+shard.grid @tp(shape = 2)
+
+func.func @negative_grid_shape(%x: tensor<1x8x64xf32>) -> tensor<1x8x64xf32> {
+  %wgu = mir.param "gate_up" : tensor<256x64xf32>
+  %wd = mir.param "down" : tensor<64x128xf32>
+  %gu = mir.matmul %x, %wgu {transpose_rhs} : (tensor<1x8x64xf32>, tensor<256x64xf32>) -> tensor<1x8x256xf32>
+  %g = mir.fused_glu %gu : (tensor<1x8x256xf32>) -> tensor<1x8x128xf32>
+  %y = mir.matmul %g, %wd {transpose_rhs} : (tensor<1x8x128xf32>, tensor<64x128xf32>) -> tensor<1x8x64xf32>
+  return %y : tensor<1x8x64xf32>
+}

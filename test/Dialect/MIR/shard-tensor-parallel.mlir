@@ -1,0 +1,151 @@
+// RUN: rlx-opt %s -split-input-file --mir-shard-tensor-parallel="ranks=2 rank=0" | FileCheck %s --check-prefixes=CHECK,R0
+// RUN: rlx-opt %s -split-input-file --mir-shard-tensor-parallel="ranks=2 rank=1" | FileCheck %s --check-prefixes=CHECK,R1
+// RUN: rlx-opt %s -split-input-file --mir-shard-tensor-parallel="ranks=2 emulate=true" | FileCheck %s --check-prefix=EMU
+
+/// Megatron-style partition of fused decoder layers over a grid of 2 ranks.
+/// IN: the fused MIR of `convert-hir-to-mir{policy=direct}`. OUT (rank r):
+/// the attention block on the rank's heads (its Q/K/V rows sliced from the
+/// source parameters and concatenated, its columns of w_o), a
+/// shard.all_reduce; the MLP on the rank's intermediate channels (gate and
+/// up rows, down columns), a shard.all_reduce, then the residual added once.
+/// With `emulate` both ranks' shares are computed and summed with mir.add.
+
+/// LLaMA with GQA: 4 heads, 2 KV heads of 16, intermediate 128. Each rank
+/// keeps 2 query heads and the 1 KV head they read.
+// CHECK: shard.grid @tp(shape = 2)
+// CHECK-LABEL: func.func @llama_gqa
+// CHECK-SAME: (%[[X:.*]]: tensor<1x8x64xf32>, %[[POS:.*]]: tensor<8xi64>)
+// CHECK: %[[WO:.*]] = mir.param "l0.o" : tensor<64x64xf32>
+// CHECK: %[[WD:.*]] = mir.param "l0.down" : tensor<64x128xf32>
+// CHECK: %[[H:.*]] = mir.rms_norm %[[X]]
+// CHECK: %[[WQ:.*]] = mir.param "l0.q" : tensor<64x64xf32>
+// R0: %[[Q:.*]] = mir.slice %[[WQ]] {axis = 0 : i64, size = 32 : i64, start = 0 : i64} : (tensor<64x64xf32>) -> tensor<32x64xf32>
+// R1: %[[Q:.*]] = mir.slice %[[WQ]] {axis = 0 : i64, size = 32 : i64, start = 32 : i64} : (tensor<64x64xf32>) -> tensor<32x64xf32>
+// CHECK: %[[WK:.*]] = mir.param "l0.k" : tensor<32x64xf32>
+// R0: %[[K:.*]] = mir.slice %[[WK]] {axis = 0 : i64, size = 16 : i64, start = 0 : i64}
+// R1: %[[K:.*]] = mir.slice %[[WK]] {axis = 0 : i64, size = 16 : i64, start = 16 : i64}
+// CHECK: %[[WV:.*]] = mir.param "l0.v" : tensor<32x64xf32>
+// R0: %[[V:.*]] = mir.slice %[[WV]] {axis = 0 : i64, size = 16 : i64, start = 0 : i64}
+// R1: %[[V:.*]] = mir.slice %[[WV]] {axis = 0 : i64, size = 16 : i64, start = 16 : i64}
+// CHECK: %[[QKV:.*]] = mir.concat %[[Q]], %[[K]], %[[V]] {axis = 0 : i64} : (tensor<32x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<64x64xf32>
+// R0: %[[O:.*]] = mir.slice %[[WO]] {axis = 1 : i64, size = 32 : i64, start = 0 : i64} : (tensor<64x64xf32>) -> tensor<64x32xf32>
+// R1: %[[O:.*]] = mir.slice %[[WO]] {axis = 1 : i64, size = 32 : i64, start = 32 : i64} : (tensor<64x64xf32>) -> tensor<64x32xf32>
+// CHECK: %[[A:.*]] = mir.attention_block %[[H]], %[[QKV]], %[[O]] positions(%[[POS]]) {{{.*}}num_heads = 2 : i64, num_kv_heads = 1 : i64{{.*}}} : (tensor<1x8x64xf32>, tensor<64x64xf32>, tensor<64x32xf32>, tensor<8xi64>) -> tensor<1x8x64xf32>
+// CHECK: %[[AR:.*]] = shard.all_reduce %[[A]] on @tp grid_axes = [0] : tensor<1x8x64xf32> -> tensor<1x8x64xf32>
+// CHECK: %[[SUM:.*]], %[[H2:.*]] = mir.fused_residual_rms_norm %[[AR]], %[[X]]
+// CHECK: %[[WG:.*]] = mir.param "l0.gate" : tensor<128x64xf32>
+// R0: %[[G:.*]] = mir.slice %[[WG]] {axis = 0 : i64, size = 64 : i64, start = 0 : i64}
+// R1: %[[G:.*]] = mir.slice %[[WG]] {axis = 0 : i64, size = 64 : i64, start = 64 : i64}
+// CHECK: %[[WU:.*]] = mir.param "l0.up" : tensor<128x64xf32>
+// R0: %[[U:.*]] = mir.slice %[[WU]] {axis = 0 : i64, size = 64 : i64, start = 0 : i64}
+// R1: %[[U:.*]] = mir.slice %[[WU]] {axis = 0 : i64, size = 64 : i64, start = 64 : i64}
+// CHECK: %[[GU:.*]] = mir.concat %[[G]], %[[U]] {axis = 0 : i64} : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<128x64xf32>
+// CHECK: %[[MM:.*]] = mir.matmul %[[H2]], %[[GU]] {transpose_rhs} : (tensor<1x8x64xf32>, tensor<128x64xf32>) -> tensor<1x8x128xf32>
+// CHECK: %[[GLU:.*]] = mir.fused_glu %[[MM]] : (tensor<1x8x128xf32>) -> tensor<1x8x64xf32>
+// R0: %[[D:.*]] = mir.slice %[[WD]] {axis = 1 : i64, size = 64 : i64, start = 0 : i64} : (tensor<64x128xf32>) -> tensor<64x64xf32>
+// R1: %[[D:.*]] = mir.slice %[[WD]] {axis = 1 : i64, size = 64 : i64, start = 64 : i64} : (tensor<64x128xf32>) -> tensor<64x64xf32>
+// CHECK: %[[P:.*]] = mir.matmul %[[GLU]], %[[D]] {transpose_rhs} : (tensor<1x8x64xf32>, tensor<64x64xf32>) -> tensor<1x8x64xf32>
+// CHECK: %[[AR2:.*]] = shard.all_reduce %[[P]] on @tp grid_axes = [0] : tensor<1x8x64xf32> -> tensor<1x8x64xf32>
+// CHECK: %[[Y:.*]] = mir.add %[[AR2]], %[[SUM]]
+// CHECK: return %[[Y]]
+
+// EMU-NOT: shard.
+// EMU-LABEL: func.func @llama_gqa
+// EMU: %[[A0:.*]] = mir.attention_block {{.*}}num_heads = 2 : i64, num_kv_heads = 1 : i64
+// EMU: %[[A1:.*]] = mir.attention_block {{.*}}num_heads = 2 : i64, num_kv_heads = 1 : i64
+// EMU: %[[A:.*]] = mir.add %[[A0]], %[[A1]]
+// EMU: mir.fused_residual_rms_norm %[[A]]
+// EMU: %[[P0:.*]] = mir.matmul %{{.*}} {transpose_rhs} : (tensor<1x8x64xf32>, tensor<64x64xf32>) -> tensor<1x8x64xf32>
+// EMU: %[[P1:.*]] = mir.matmul %{{.*}} {transpose_rhs} : (tensor<1x8x64xf32>, tensor<64x64xf32>) -> tensor<1x8x64xf32>
+// EMU: %[[P:.*]] = mir.add %[[P0]], %[[P1]]
+// EMU: mir.add %[[P]], %{{.*}}
+// EMU-NOT: shard.
+
+func.func @llama_gqa(%x: tensor<1x8x64xf32>, %pos: tensor<8xi64>) -> tensor<1x8x64xf32> {
+  %n1 = mir.param "l0.input_norm" : tensor<64xf32>
+  %wo = mir.param "l0.o" : tensor<64x64xf32>
+  %n2 = mir.param "l0.post_norm" : tensor<64xf32>
+  %wd = mir.param "l0.down" : tensor<64x128xf32>
+  %h = mir.rms_norm %x, %n1 : (tensor<1x8x64xf32>, tensor<64xf32>) -> tensor<1x8x64xf32>
+  %wqkv = mir.param "l0.q+l0.k+l0.v" {concat_axis = 0 : i64, source_sizes = array<i64: 64, 32, 32>, sources = ["l0.q", "l0.k", "l0.v"]} : tensor<128x64xf32>
+  %a = mir.attention_block %h, %wqkv, %wo positions(%pos) {head_dim = 16 : i64, mask_kind = #mir<mask causal>, num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 5.000000e+05 : f32, rotary_dim = 16 : i64, scale = 2.500000e-01 : f32} : (tensor<1x8x64xf32>, tensor<128x64xf32>, tensor<64x64xf32>, tensor<8xi64>) -> tensor<1x8x64xf32>
+  %sum, %h2 = mir.fused_residual_rms_norm %a, %x, %n2 : (tensor<1x8x64xf32>, tensor<1x8x64xf32>, tensor<64xf32>) -> (tensor<1x8x64xf32>, tensor<1x8x64xf32>)
+  %wgu = mir.param "l0.gate+l0.up" {concat_axis = 0 : i64, source_sizes = array<i64: 128, 128>, sources = ["l0.gate", "l0.up"]} : tensor<256x64xf32>
+  %gu = mir.matmul %h2, %wgu {transpose_rhs} : (tensor<1x8x64xf32>, tensor<256x64xf32>) -> tensor<1x8x256xf32>
+  %g = mir.fused_glu %gu : (tensor<1x8x256xf32>) -> tensor<1x8x128xf32>
+  %y = mir.fused_matmul %g, %wd residual(%sum) {transpose_rhs} : (tensor<1x8x128xf32>, tensor<64x128xf32>, tensor<1x8x64xf32>) -> tensor<1x8x64xf32>
+  return %y : tensor<1x8x64xf32>
+}
+
+// -----
+
+/// Fewer KV heads than ranks (4 heads, 1 KV head, 2 ranks): the KV head is
+/// replicated, both ranks read all of l0.k and l0.v (no slice).
+// CHECK-LABEL: func.func @llama_replicated_kv
+// CHECK: %[[WO:.*]] = mir.param "l0.o" : tensor<64x64xf32>
+// CHECK: %[[WQ:.*]] = mir.param "l0.q" : tensor<64x64xf32>
+// R0: %[[Q:.*]] = mir.slice %[[WQ]] {axis = 0 : i64, size = 32 : i64, start = 0 : i64}
+// R1: %[[Q:.*]] = mir.slice %[[WQ]] {axis = 0 : i64, size = 32 : i64, start = 32 : i64}
+// CHECK-NEXT: %[[K:.*]] = mir.param "l0.k" : tensor<16x64xf32>
+// CHECK-NEXT: %[[V:.*]] = mir.param "l0.v" : tensor<16x64xf32>
+// CHECK-NEXT: %[[QKV:.*]] = mir.concat %[[Q]], %[[K]], %[[V]] {axis = 0 : i64} : (tensor<32x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<64x64xf32>
+// R0: %[[O:.*]] = mir.slice %[[WO]] {axis = 1 : i64, size = 32 : i64, start = 0 : i64}
+// R1: %[[O:.*]] = mir.slice %[[WO]] {axis = 1 : i64, size = 32 : i64, start = 32 : i64}
+// CHECK: %[[A:.*]] = mir.attention_block %{{.*}}, %[[QKV]], %[[O]] {{.*}}num_heads = 2 : i64, num_kv_heads = 1 : i64
+// CHECK: %[[AR:.*]] = shard.all_reduce %[[A]] on @tp grid_axes = [0]
+// CHECK: return %[[AR]]
+
+// EMU-LABEL: func.func @llama_replicated_kv
+// EMU-COUNT-2: mir.attention_block {{.*}}num_heads = 2 : i64, num_kv_heads = 1 : i64
+// EMU: mir.add
+
+func.func @llama_replicated_kv(%x: tensor<1x8x64xf32>, %pos: tensor<8xi64>) -> tensor<1x8x64xf32> {
+  %wo = mir.param "l0.o" : tensor<64x64xf32>
+  %wqkv = mir.param "l0.q+l0.k+l0.v" {concat_axis = 0 : i64, source_sizes = array<i64: 64, 16, 16>, sources = ["l0.q", "l0.k", "l0.v"]} : tensor<96x64xf32>
+  %a = mir.attention_block %x, %wqkv, %wo positions(%pos) {head_dim = 16 : i64, mask_kind = #mir<mask causal>, num_heads = 4 : i64, num_kv_heads = 1 : i64, rotary_dim = 16 : i64, scale = 2.500000e-01 : f32} : (tensor<1x8x64xf32>, tensor<96x64xf32>, tensor<64x64xf32>, tensor<8xi64>) -> tensor<1x8x64xf32>
+  return %a : tensor<1x8x64xf32>
+}
+
+// -----
+
+/// Biases are added once, after the all-reduce: the output bias of the
+/// attention block, and the bias and residual of the down projection. A
+/// GELU MLP (no gate) splits fc1 rows and fc2 columns. The QKV weight is
+/// not a derived parameter, so it is sliced itself.
+// CHECK-LABEL: func.func @biased_attention_and_gelu_mlp
+// CHECK-DAG: %[[WQKV:.*]] = mir.param "qkv" : tensor<128x64xf32>
+// CHECK-DAG: %[[BQKV:.*]] = mir.param "qkv.bias" : tensor<128xf32>
+// CHECK-DAG: %[[BO:.*]] = mir.param "o.bias" : tensor<64xf32>
+// CHECK-DAG: %[[W1:.*]] = mir.param "fc1" : tensor<256x64xf32>
+// CHECK-DAG: %[[B2:.*]] = mir.param "fc2.bias" : tensor<64xf32>
+// R1: mir.slice %[[WQKV]] {axis = 0 : i64, size = 32 : i64, start = 32 : i64}
+// R1: mir.slice %[[WQKV]] {axis = 0 : i64, size = 16 : i64, start = 80 : i64}
+// R1: mir.slice %[[WQKV]] {axis = 0 : i64, size = 16 : i64, start = 112 : i64}
+// R1: mir.slice %[[BQKV]] {axis = 0 : i64, size = 32 : i64, start = 32 : i64}
+// CHECK: %[[A:.*]] = mir.attention_block {{.*}} qkv_bias(%{{.*}}) {head_dim = 16 : i64, num_heads = 2 : i64, num_kv_heads = 1 : i64
+// CHECK-NOT: out_bias
+// CHECK: %[[AR:.*]] = shard.all_reduce %[[A]]
+// CHECK: %[[ATT:.*]] = mir.add %[[AR]], %[[BO]]
+// R0: %[[F1:.*]] = mir.slice %[[W1]] {axis = 0 : i64, size = 128 : i64, start = 0 : i64}
+// R1: %[[F1:.*]] = mir.slice %[[W1]] {axis = 0 : i64, size = 128 : i64, start = 128 : i64}
+// CHECK: %[[H:.*]] = mir.fused_matmul %[[ATT]], %[[F1]] bias(%{{.*}}) {activation = #mir<activation gelu>, transpose_rhs} : (tensor<1x?x64xf32>, tensor<128x64xf32>, tensor<128xf32>) -> tensor<1x?x128xf32>
+// CHECK: %[[P:.*]] = mir.matmul %[[H]], %{{.*}} {transpose_rhs} : (tensor<1x?x128xf32>, tensor<64x128xf32>) -> tensor<1x?x64xf32>
+// CHECK: %[[AR2:.*]] = shard.all_reduce %[[P]]
+// CHECK: %[[Y0:.*]] = mir.add %[[AR2]], %[[B2]]
+// CHECK: %[[Y:.*]] = mir.add %[[Y0]], %[[ATT]]
+// CHECK: return %[[Y]]
+
+func.func @biased_attention_and_gelu_mlp(%x: tensor<1x?x64xf32>) -> tensor<1x?x64xf32> {
+  %wqkv = mir.param "qkv" : tensor<128x64xf32>
+  %bqkv = mir.param "qkv.bias" : tensor<128xf32>
+  %wo = mir.param "o" : tensor<64x64xf32>
+  %bo = mir.param "o.bias" : tensor<64xf32>
+  %w1 = mir.param "fc1" : tensor<256x64xf32>
+  %b1 = mir.param "fc1.bias" : tensor<256xf32>
+  %w2 = mir.param "fc2" : tensor<64x256xf32>
+  %b2 = mir.param "fc2.bias" : tensor<64xf32>
+  %a = mir.attention_block %x, %wqkv, %wo qkv_bias(%bqkv) out_bias(%bo) {head_dim = 16 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 2.500000e-01 : f32} : (tensor<1x?x64xf32>, tensor<128x64xf32>, tensor<64x64xf32>, tensor<128xf32>, tensor<64xf32>) -> tensor<1x?x64xf32>
+  %h = mir.fused_matmul %a, %w1 bias(%b1) {activation = #mir<activation gelu>, transpose_rhs} : (tensor<1x?x64xf32>, tensor<256x64xf32>, tensor<256xf32>) -> tensor<1x?x256xf32>
+  %y = mir.fused_matmul %h, %w2 bias(%b2) residual(%a) {transpose_rhs} : (tensor<1x?x256xf32>, tensor<64x256xf32>, tensor<64xf32>, tensor<1x?x64xf32>) -> tensor<1x?x64xf32>
+  return %y : tensor<1x?x64xf32>
+}
