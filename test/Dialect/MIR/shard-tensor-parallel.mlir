@@ -1,5 +1,5 @@
 // RUN: rlx-opt %s -split-input-file --mir-shard-tensor-parallel="ranks=2 rank=0" | FileCheck %s --check-prefixes=CHECK,R0
-// RUN: rlx-opt %s -split-input-file --mir-shard-tensor-parallel="ranks=2 rank=1" | FileCheck %s --check-prefixes=CHECK,R1
+// RUN: rlx-opt %s -split-input-file --mir-shard-tensor-parallel="ranks=2 rank=1" | rlx-opt -split-input-file | FileCheck %s --check-prefixes=CHECK,R1
 // RUN: rlx-opt %s -split-input-file --mir-shard-tensor-parallel="ranks=2 emulate=true" | FileCheck %s --check-prefix=EMU
 
 /// Megatron-style partition of fused decoder layers over a grid of 2 ranks.
