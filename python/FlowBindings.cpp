@@ -1471,6 +1471,23 @@ static void registerBuiltModel(nb::module_ &m) {
 // Recipes
 //===----------------------------------------------------------------------===//
 
+/// The signature of the recipes' `build(weights)`.
+static constexpr const char *kBuildSignature =
+    "def build(self, weights: Weights | str | os.PathLike[str] | "
+    "typing.Mapping[str, numpy.typing.ArrayLike]) -> BuiltModel";
+
+/// `recipe.build(weights)` for anything toWeights takes.
+template <typename Recipe>
+static BuiltModel buildRecipe(const Recipe &r, nb::handle weights) {
+  PyWeights w = toWeights(weights);
+  return unwrap(r.build(*w.source));
+}
+
+/// The recipe for an HF model directory.
+template <typename Recipe> static Recipe recipeFromDir(nb::handle path) {
+  return unwrap(Recipe::fromModelDir(pathString(path)));
+}
+
 template <typename Recipe> static Recipe recipeFromPath(nb::handle path) {
   std::string p = pathString(path);
   if (llvm::StringRef(p).ends_with(".gguf"))
@@ -1634,17 +1651,8 @@ static void registerDecoderRecipes(nb::module_ &m) {
             return f;
           },
           "The assembled ModelFlow.")
-      .def(
-          "build",
-          [](const DF &r, nb::handle weights) {
-            PyWeights w = toWeights(weights);
-            return unwrap(r.build(*w.source));
-          },
-          "weights"_a,
-          nb::sig("def build(self, weights: Weights | str | "
-                  "os.PathLike[str] | typing.Mapping[str, "
-                  "numpy.typing.ArrayLike]) -> BuiltModel"),
-          "Builds the HIR module, checking every weight.");
+      .def("build", &buildRecipe<DF>, "weights"_a, nb::sig(kBuildSignature),
+           "Builds the HIR module, checking every weight.");
 
   nb::class_<Llama32Flow, DF>(m, "Llama32Flow",
                               "LLaMA 3.2 (and any LLaMA-architecture "
@@ -1687,15 +1695,10 @@ static void registerQwen3NextRecipe(nb::module_ &m) {
       "with gated\nattention, mixtures of experts: tokens and positions "
       "[1, T] (int32) to\nlogits [1, T, vocab], each layer's state carried "
       "from step to step.")
-      .def_static(
-          "from_model_dir",
-          [](nb::handle path) {
-            return unwrap(Qwen3NextFlow::fromModelDir(pathString(path)));
-          },
-          "path"_a,
-          nb::sig("def from_model_dir(path: str | os.PathLike[str]) -> "
-                  "Qwen3NextFlow"),
-          "The recipe for an HF model directory.")
+      .def_static("from_model_dir", &recipeFromDir<Qwen3NextFlow>, "path"_a,
+                  nb::sig("def from_model_dir(path: str | os.PathLike[str]) -> "
+                          "Qwen3NextFlow"),
+                  "The recipe for an HF model directory.")
       .def_prop_ro(
           "config", [](const Qwen3NextFlow &r) { return r.config().base; },
           "The common keys of its config.")
@@ -1748,11 +1751,7 @@ static void registerFluxRecipe(nb::module_ &m) {
       "pooled_projections, timestep,\nimg_ids and txt_ids (int32), guidance "
       "(with guidance embeddings); output:\nsample.")
       .def_static(
-          "from_model_dir",
-          [](nb::handle path) {
-            return unwrap(FluxFlow::fromModelDir(pathString(path)));
-          },
-          "path"_a,
+          "from_model_dir", &recipeFromDir<FluxFlow>, "path"_a,
           nb::sig("def from_model_dir(path: str | os.PathLike[str]) -> "
                   "FluxFlow"),
           "The transformer of a diffusers model directory (its config.json).")
@@ -1764,17 +1763,9 @@ static void registerFluxRecipe(nb::module_ &m) {
           "The batch and the token counts the flow takes.")
       .def_prop_ro("config", &FluxFlow::config)
       .def("flow", &FluxFlow::flow, "The assembled ModelFlow.")
-      .def(
-          "build",
-          [](const FluxFlow &r, nb::handle weights) {
-            PyWeights w = toWeights(weights);
-            return unwrap(r.build(*w.source));
-          },
-          "weights"_a,
-          nb::sig("def build(self, weights: Weights | str | "
-                  "os.PathLike[str] | typing.Mapping[str, "
-                  "numpy.typing.ArrayLike]) -> BuiltModel"),
-          "Builds the HIR module, checking every weight.");
+      .def("build", &buildRecipe<FluxFlow>, "weights"_a,
+           nb::sig(kBuildSignature),
+           "Builds the HIR module, checking every weight.");
 }
 
 /// VisionFlow, the ViT / DINOv2 image-encoder recipe.
@@ -1787,15 +1778,10 @@ static void registerVisionRecipe(nb::module_ &m) {
       "[batch, channels, height, width];\noutputs last_hidden_state and "
       "pooler_output (DINOv2's [CLS] row, ViT's pooler).")
       .def(nb::init<TransformerConfig>(), "config"_a)
-      .def_static(
-          "from_model_dir",
-          [](nb::handle path) {
-            return unwrap(VisionFlow::fromModelDir(pathString(path)));
-          },
-          "path"_a,
-          nb::sig("def from_model_dir(path: str | os.PathLike[str]) -> "
-                  "VisionFlow"),
-          "The recipe for an HF model directory.")
+      .def_static("from_model_dir", &recipeFromDir<VisionFlow>, "path"_a,
+                  nb::sig("def from_model_dir(path: str | os.PathLike[str]) -> "
+                          "VisionFlow"),
+                  "The recipe for an HF model directory.")
       .def(
           "image_size",
           [](VisionFlow &r, int64_t height, int64_t width) -> VisionFlow & {
@@ -1829,17 +1815,9 @@ static void registerVisionRecipe(nb::module_ &m) {
           "prefix"_a = "", "pooler"_a = false,
           "The assembled ModelFlow for weight prefix `prefix` (with ViT's "
           "pooler).")
-      .def(
-          "build",
-          [](const VisionFlow &r, nb::handle weights) {
-            PyWeights w = toWeights(weights);
-            return unwrap(r.build(*w.source));
-          },
-          "weights"_a,
-          nb::sig("def build(self, weights: Weights | str | "
-                  "os.PathLike[str] | typing.Mapping[str, "
-                  "numpy.typing.ArrayLike]) -> BuiltModel"),
-          "Builds the HIR module, checking every weight.");
+      .def("build", &buildRecipe<VisionFlow>, "weights"_a,
+           nb::sig(kBuildSignature),
+           "Builds the HIR module, checking every weight.");
 }
 
 /// BertFlow, the BERT encoder recipe.
@@ -1851,15 +1829,10 @@ static void registerBertRecipe(nb::module_ &m) {
       "attention-masked mean.\nInputs: input_ids, attention_mask, "
       "position_ids, token_type_ids.")
       .def(nb::init<TransformerConfig>(), "config"_a)
-      .def_static(
-          "from_model_dir",
-          [](nb::handle path) {
-            return unwrap(BertFlow::fromModelDir(pathString(path)));
-          },
-          "path"_a,
-          nb::sig("def from_model_dir(path: str | os.PathLike[str]) -> "
-                  "BertFlow"),
-          "The recipe for an HF model directory.")
+      .def_static("from_model_dir", &recipeFromDir<BertFlow>, "path"_a,
+                  nb::sig("def from_model_dir(path: str | os.PathLike[str]) -> "
+                          "BertFlow"),
+                  "The recipe for an HF model directory.")
       .def(
           "mean_pooled",
           [](BertFlow &r, bool enable) -> BertFlow & {
@@ -1911,17 +1884,9 @@ static void registerBertRecipe(nb::module_ &m) {
           "prefix"_a = "",
           "The assembled ModelFlow for weight prefix "
           "`prefix`.")
-      .def(
-          "build",
-          [](const BertFlow &r, nb::handle weights) {
-            PyWeights w = toWeights(weights);
-            return unwrap(r.build(*w.source));
-          },
-          "weights"_a,
-          nb::sig("def build(self, weights: Weights | str | "
-                  "os.PathLike[str] | typing.Mapping[str, "
-                  "numpy.typing.ArrayLike]) -> BuiltModel"),
-          "Builds the HIR module, checking every weight.");
+      .def("build", &buildRecipe<BertFlow>, "weights"_a,
+           nb::sig(kBuildSignature),
+           "Builds the HIR module, checking every weight.");
 }
 
 void python::registerFlow(nb::module_ &m) {

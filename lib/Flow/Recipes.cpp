@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Flow/Recipes.h"
+#include "EmitterOps.h"
 #include "FlowContext.h"
 #include "RLX/Support/FileIO.h"
 #include "RLX/Support/Messages.h"
@@ -39,6 +40,14 @@ static Expected<TransformerConfig> configIn(StringRef dir,
     return fail(path + ": model_type '" + echoed(cfg->modelType) +
                 "' is not one this recipe builds");
   return cfg;
+}
+
+/// The recipe's patchFlow, then the asking flow's patches.
+static void applyPatches(const ModelRecipe &recipe, ModelFlow &f,
+                         const FlowRequest &request) {
+  recipe.patchFlow(f, request);
+  for (const auto &patch : request.patches)
+    patch(f);
 }
 
 //===----------------------------------------------------------------------===//
@@ -249,9 +258,7 @@ ModelFlow ModelRecipe::flow(const FlowRequest &request) const {
     f.stage(s);
   head(f, request);
   f.output("logits");
-  patchFlow(f, request);
-  for (const auto &patch : request.patches)
-    patch(f);
+  applyPatches(*this, f, request);
   return f;
 }
 
@@ -887,9 +894,7 @@ ModelFlow BertRecipe::flow(const FlowRequest &request) const {
   f.output("last_hidden_state");
   if (request.meanPooled)
     f.meanPool("attention_mask").output("sentence_embedding");
-  patchFlow(f, request);
-  for (const auto &patch : request.patches)
-    patch(f);
+  applyPatches(*this, f, request);
   return f;
 }
 
@@ -1050,44 +1055,28 @@ ModelFlow VisionRecipe::flow(const FlowRequest &request) const {
   f.layerNorm(pre + "layernorm", eps).output("last_hidden_state");
   // DINOv2's pooler_output is the [CLS] row; ViT's its pooler, when the
   // checkpoint has one (ViTModel without it has no pooler_output).
-  if (!dino && !request.pooler) {
-    patchFlow(f, request);
-    for (const auto &patch : request.patches)
-      patch(f);
-    return f;
+  if (dino || request.pooler) {
+    f.clsPool();
+    if (request.pooler) {
+      // ViT's pooler: pooler_act(dense([CLS])).
+      std::string key = pre + "pooler.dense";
+      std::string act = cfg.poolerActivation;
+      int64_t size = cfg.poolerSize;
+      f.custom("pooler", [key, act, size](Emitter &e) -> Error {
+        auto y = emitterLinear(e, e.current(), key, size, /*bias=*/true);
+        if (!y)
+          return y.takeError();
+        auto a = e.parseAttr("activation", "#hir<activation " + act + ">");
+        if (!a)
+          return a.takeError();
+        y->getDefiningOp()->setAttr(a->getName(), a->getValue());
+        e.setCurrent(*y);
+        return Error::success();
+      });
+    }
+    f.output("pooler_output");
   }
-  f.clsPool();
-  if (request.pooler) {
-    // ViT's pooler: pooler_act(dense([CLS])).
-    std::string key = pre + "pooler.dense";
-    std::string act = cfg.poolerActivation;
-    int64_t size = cfg.poolerSize, hidden = cfg.hidden;
-    f.custom("pooler", [key, act, size, hidden](Emitter &e) -> Error {
-      mlir::Value x = e.current();
-      auto wt = e.param(key + ".weight", {size, hidden});
-      if (!wt)
-        return wt.takeError();
-      auto b = e.param(key + ".bias", {size});
-      if (!b)
-        return b.takeError();
-      auto a = e.parseAttr("activation", "#hir<activation " + act + ">");
-      if (!a)
-        return a.takeError();
-      llvm::SmallVector<int64_t, 4> shape = e.shape(x);
-      shape.back() = size;
-      mlir::Value operands[] = {x, *wt, *b};
-      mlir::NamedAttribute attrs[] = {*a};
-      auto y = e.create("hir.linear", e.tensorType(shape), operands, attrs);
-      if (!y)
-        return y.takeError();
-      e.setCurrent((*y)->getResult(0));
-      return Error::success();
-    });
-  }
-  f.output("pooler_output");
-  patchFlow(f, request);
-  for (const auto &patch : request.patches)
-    patch(f);
+  applyPatches(*this, f, request);
   return f;
 }
 

@@ -91,6 +91,24 @@ static Error reportOutputs(const ModelRunOptions &o, TensorMap_t &outputs) {
   return Error::success();
 }
 
+/// Loads the weights into an encoder and runs it once on `feeds`: the time
+/// and the outputs reported.
+static Error loadAndRun(CompiledModel &model, const WeightSource &weights,
+                        const TensorMap_t &feeds, const ModelRunOptions &o) {
+  if (Error err = model.loadParams(weights))
+    return err;
+  printWarnings(model.loadWarnings());
+  auto start = std::chrono::steady_clock::now();
+  Expected<TensorMap_t> out = model.run(feeds);
+  if (!out)
+    return out.takeError();
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+  report(o) << "ran in " << llvm::format("%.3f", ms) << " ms\n";
+  return reportOutputs(o, *out);
+}
+
 static Error runEncoder(Session &session, LoadedModel &m,
                         const ModelRunOptions &o) {
   // Refused before anything is built or compiled.
@@ -127,9 +145,6 @@ static Error runEncoder(Session &session, LoadedModel &m,
               << "\n";
     return Error::success();
   }
-  if (Error err = model->loadParams(*m.weights))
-    return err;
-  printWarnings(model->loadWarnings());
   std::vector<int32_t> ones(t, 1), pos(t), zeros(t, 0);
   std::iota(pos.begin(), pos.end(), 0);
   TensorMap_t feeds;
@@ -137,15 +152,7 @@ static Error runEncoder(Session &session, LoadedModel &m,
   feeds.emplace("attention_mask", Tensor::fromI32({1, t}, ones));
   feeds.emplace("position_ids", Tensor::fromI32({1, t}, pos));
   feeds.emplace("token_type_ids", Tensor::fromI32({1, t}, zeros));
-  auto start = std::chrono::steady_clock::now();
-  Expected<TensorMap_t> out = model->run(feeds);
-  if (!out)
-    return out.takeError();
-  double ms = std::chrono::duration<double, std::milli>(
-                  std::chrono::steady_clock::now() - start)
-                  .count();
-  report(o) << "ran in " << llvm::format("%.3f", ms) << " ms\n";
-  return reportOutputs(o, *out);
+  return loadAndRun(*model, *m.weights, feeds, o);
 }
 
 /// `--image`: an image encoder compiled for the image's size and run on
@@ -193,20 +200,9 @@ static Error runVision(Session &session, LoadedModel &m,
               << shape[2] << "x" << shape[3] << "\n";
     return Error::success();
   }
-  if (Error err = model->loadParams(*m.weights))
-    return err;
-  printWarnings(model->loadWarnings());
   TensorMap_t feeds;
   feeds.emplace("pixel_values", std::move(*pixels));
-  auto start = std::chrono::steady_clock::now();
-  Expected<TensorMap_t> out = model->run(feeds);
-  if (!out)
-    return out.takeError();
-  double ms = std::chrono::duration<double, std::milli>(
-                  std::chrono::steady_clock::now() - start)
-                  .count();
-  report(o) << "ran in " << llvm::format("%.3f", ms) << " ms\n";
-  return reportOutputs(o, *out);
+  return loadAndRun(*model, *m.weights, feeds, o);
 }
 
 namespace {
