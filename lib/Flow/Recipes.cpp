@@ -759,6 +759,16 @@ Expected<DecoderFlow> rlx::decoderFlowFor(const TransformerConfig &config) {
       RecipeRegistry::global().lookup(config.modelType);
   if (recipe && recipe->kind() == RecipeKind::Decoder)
     return DecoderFlow(config, std::move(recipe));
+  // The families built by their own flows say where to go.
+  if (config.isVision())
+    return fail("model_type '" + config.modelType +
+                "' is an image encoder: run it with --image pixels.npy "
+                "(VisionFlow)");
+  if (config.modelType == "qwen3_next")
+    return fail("model_type 'qwen3_next' is built by Qwen3NextFlow (C++, or "
+                "Python rlx.Qwen3NextFlow: prompt and decode graphs that carry "
+                "each layer's state); the generator behind --prompt does not "
+                "carry convolution and recurrent states yet");
   std::vector<std::string> types =
       RecipeRegistry::global().modelTypes(RecipeKind::Decoder);
   return fail("no decoder recipe for model_type '" + echoed(config.modelType) +

@@ -146,3 +146,15 @@ def test_bad_configs(tmp_path):
         (path / "config.json").write_text(json.dumps({**cfg, **change}))
         with pytest.raises(rlx.RLXError, match=message.replace("(", r"\(")):
             rlx.Qwen3NextFlow.from_model_dir(path)
+
+
+def test_rlx_run_points_to_the_flow(tmp_path):
+    import subprocess
+    path, _ = make(tmp_path)
+    exe = os.path.join(os.path.dirname(rlx.__file__), "..", "..", "bin", "rlx-run")
+    if not os.path.exists(exe):
+        pytest.skip("rlx-run not next to the Python package")
+    proc = subprocess.run([exe, "--model", str(path), "--prompt-ids", "1,2"],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "model_type 'qwen3_next' is built by Qwen3NextFlow" in proc.stderr

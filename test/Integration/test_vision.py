@@ -195,6 +195,7 @@ def test_image_refused_for_a_decoder_and_prompt_for_vision(tmp_path):
     proc = subprocess.run([str(RLX_RUN), "--model", str(path), "--prompt-ids", "1,2"],
                           capture_output=True, text=True)
     assert proc.returncode != 0
+    assert "is an image encoder ('vit'): give --image pixels.npy" in proc.stderr
     proc = subprocess.run([str(RLX_RUN), "--model", str(path), "--image",
                            str(tmp_path / "p.npy"), "--prompt-ids", "1"],
                           capture_output=True, text=True)

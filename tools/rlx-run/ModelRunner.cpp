@@ -652,6 +652,9 @@ Error rlx::runModel(Session &session, const ModelRunOptions &opts) {
   Expected<LoadedModel> m = loadModel(o.model);
   if (!m)
     return m.takeError();
+  if (m->config.isVision())
+    return fail(o.model + " is an image encoder ('" + m->config.modelType +
+                "'): give --image pixels.npy instead of a prompt");
   for (auto [i, tok] : llvm::enumerate(o.prompt))
     if (tok < 0 || tok >= m->config.vocabSize)
       return fail("prompt token " + llvm::Twine(tok) + " at position " +
