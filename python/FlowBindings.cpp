@@ -1707,20 +1707,22 @@ static void registerQwen3NextRecipe(nb::module_ &m) {
           [](const Qwen3NextFlow &r) { return r.config().linearLayers; },
           "Per layer: Gated DeltaNet (True) or full attention.")
       .def("flow", &Qwen3NextFlow::flow, "tokens"_a, "past"_a = -1,
+           "masked"_a = false,
            "The assembled ModelFlow for `tokens` new tokens: the prompt "
-           "graph (past < 0)\nor a decode graph after `past` tokens.")
+           "graph (past < 0)\nor a decode graph after `past` tokens (masked: "
+           "one token over a past\nbucket, with a kv_mask input).")
       .def(
           "build",
           [](const Qwen3NextFlow &r, nb::handle weights, int64_t tokens,
-             int64_t past) {
+             int64_t past, bool masked) {
             PyWeights w = toWeights(weights);
-            return unwrap(r.build(*w.source, tokens, past));
+            return unwrap(r.build(*w.source, tokens, past, masked));
           },
-          "weights"_a, "tokens"_a, "past"_a = -1,
+          "weights"_a, "tokens"_a, "past"_a = -1, "masked"_a = false,
           nb::sig("def build(self, weights: Weights | str | "
                   "os.PathLike[str] | typing.Mapping[str, "
-                  "numpy.typing.ArrayLike], tokens: int, past: int = -1) -> "
-                  "BuiltModel"),
+                  "numpy.typing.ArrayLike], tokens: int, past: int = -1, "
+                  "masked: bool = False) -> BuiltModel"),
           "Builds the HIR module, checking every weight. Each graph gives "
           "each layer's\nstate (present_conv_state.N, "
           "present_recurrent_state.N, present_k.N,\npresent_v.N); a decode "

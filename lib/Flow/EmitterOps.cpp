@@ -37,22 +37,40 @@ Expected<Value> rlx::emitterLinear(Emitter &e, Value x, StringRef prefix,
   return (*op)->getResult(0);
 }
 
-Expected<Value> rlx::emitterAttention(Emitter &e, Value q, Value k, Value v,
-                                      int64_t heads, int64_t kvHeads,
-                                      int64_t headDim, bool causal) {
+/// hir.attention with mask `kind` (and the padding `mask`).
+static Expected<Value> attention(Emitter &e, Value q, Value k, Value v,
+                                 Value mask, mlir::rlx::MaskKind kind,
+                                 int64_t heads, int64_t kvHeads,
+                                 int64_t headDim) {
   mlir::OpBuilder &b = e.builder();
   mlir::NamedAttribute attrs[] = {
       e.i64Attr("num_heads", heads), e.i64Attr("num_kv_heads", kvHeads),
       e.i64Attr("head_dim", headDim),
       b.getNamedAttr("mask_kind",
-                     mlir::rlx::hir::MaskKindAttr::get(
-                         b.getContext(), causal ? mlir::rlx::MaskKind::Causal
-                                                : mlir::rlx::MaskKind::None))};
-  Value operands[] = {q, k, v};
+                     mlir::rlx::hir::MaskKindAttr::get(b.getContext(), kind))};
+  llvm::SmallVector<Value, 4> operands = {q, k, v};
+  if (mask)
+    operands.push_back(mask);
   auto op = e.create("hir.attention", q.getType(), operands, attrs);
   if (!op)
     return op.takeError();
   return (*op)->getResult(0);
+}
+
+Expected<Value> rlx::emitterAttention(Emitter &e, Value q, Value k, Value v,
+                                      int64_t heads, int64_t kvHeads,
+                                      int64_t headDim, bool causal) {
+  return attention(e, q, k, v, nullptr,
+                   causal ? mlir::rlx::MaskKind::Causal
+                          : mlir::rlx::MaskKind::None,
+                   heads, kvHeads, headDim);
+}
+
+Expected<Value> rlx::emitterMaskedAttention(Emitter &e, Value q, Value k,
+                                            Value v, Value mask, int64_t heads,
+                                            int64_t kvHeads, int64_t headDim) {
+  return attention(e, q, k, v, mask, mlir::rlx::MaskKind::Padding, heads,
+                   kvHeads, headDim);
 }
 
 Error rlx::checkAllWeightsRead(const WeightSource &weights,

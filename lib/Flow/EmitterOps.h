@@ -32,6 +32,13 @@ llvm::Expected<mlir::Value> emitterAttention(Emitter &e, mlir::Value q,
                                              int64_t heads, int64_t kvHeads,
                                              int64_t headDim, bool causal);
 
+/// hir.attention over the keys `mask` ([B, S], nonzero) keeps (a padding
+/// mask: a one-token decode step over a past bucket).
+llvm::Expected<mlir::Value>
+emitterMaskedAttention(Emitter &e, mlir::Value q, mlir::Value k, mlir::Value v,
+                       mlir::Value mask, int64_t heads, int64_t kvHeads,
+                       int64_t headDim);
+
 /// An error naming the tensors of `weights` that `built` does not read
 /// (the checkpoint does not match its config), for model `what`.
 llvm::Error checkAllWeightsRead(const WeightSource &weights,

@@ -342,8 +342,12 @@ static Expected<Value> gatedAttention(Emitter &e, const Qwen3NextConfig &c,
   e.setNamed("present_k." + n, keys);
   e.setNamed("present_v." + n, values);
   // Causal attention is bottom-right aligned: the new queries follow the
-  // past.
-  auto attn = emitterAttention(e, q, keys, values, nh, kv, hd, /*causal=*/true);
+  // past. A bucketed decode step (one token) sees the keys kv_mask keeps.
+  Expected<Value> attn =
+      e.named("kv_mask")
+          ? emitterMaskedAttention(e, q, keys, values, e.named("kv_mask"), nh,
+                                   kv, hd)
+          : emitterAttention(e, q, keys, values, nh, kv, hd, /*causal=*/true);
   if (!attn)
     return attn.takeError();
   Value out = mb.mul(*attn, mb.unary("mir.sigmoid", gate));
@@ -368,7 +372,7 @@ Expected<Qwen3NextFlow> Qwen3NextFlow::fromModelDir(StringRef dir) {
   return Qwen3NextFlow(std::move(*cfg));
 }
 
-ModelFlow Qwen3NextFlow::flow(int64_t tokens, int64_t past) const {
+ModelFlow Qwen3NextFlow::flow(int64_t tokens, int64_t past, bool masked) const {
   Qwen3NextConfig c = cfg;
   const TransformerConfig &b = c.base;
   float eps = static_cast<float>(b.normEpsilon);
@@ -378,6 +382,8 @@ ModelFlow Qwen3NextFlow::flow(int64_t tokens, int64_t past) const {
   f.profilePrefill();
   f.input("tokens", {1, tokens}, DType::I32)
       .input("positions", {1, tokens}, DType::I32);
+  if (stateful && masked)
+    f.input("kv_mask", {1, past + tokens}, DType::I32);
   // The carried state of each layer (decode): the convolution's last
   // inputs and the recurrence's state, or the past keys and values.
   std::vector<std::string> outputs;
@@ -440,11 +446,158 @@ ModelFlow Qwen3NextFlow::flow(int64_t tokens, int64_t past) const {
 }
 
 Expected<BuiltModel> Qwen3NextFlow::build(const WeightSource &weights,
-                                          int64_t tokens, int64_t past) const {
-  Expected<BuiltModel> built = flow(tokens, past).build(weights);
+                                          int64_t tokens, int64_t past,
+                                          bool masked) const {
+  if (masked && (past < 0 || tokens != 1))
+    return fail("a masked Qwen3-Next graph is a decode step: one token "
+                "after a past of 0 or more");
+  Expected<BuiltModel> built = flow(tokens, past, masked).build(weights);
   if (!built)
     return built.takeError();
   if (Error err = checkAllWeightsRead(weights, *built, "the Qwen3-Next model"))
     return std::move(err);
   return built;
+}
+
+//===----------------------------------------------------------------------===//
+// Qwen3NextGenerator
+//===----------------------------------------------------------------------===//
+
+Expected<std::unique_ptr<Qwen3NextGenerator>>
+Qwen3NextGenerator::create(Session &session, Qwen3NextFlow recipe,
+                           const WeightSource &weights,
+                           CompileOptions options) {
+  std::unique_ptr<Qwen3NextGenerator> g(new Qwen3NextGenerator(
+      session, std::move(recipe), weights, std::move(options)));
+  // The bucket sizes of the decode steps are the prompt profile's.
+  g->buckets = g->recipe.flow(1).getProfile().execution;
+  return std::move(g);
+}
+
+Expected<CompiledModel *> Qwen3NextGenerator::graph(int64_t past,
+                                                    int64_t count) {
+  auto key = std::make_pair(past, count);
+  auto it = graphs.find(key);
+  if (it != graphs.end())
+    return it->second.get();
+  // The prompt graph (past -1) or a masked decode step.
+  Expected<BuiltModel> built = recipe.build(weights, count, past, past >= 0);
+  if (!built)
+    return built.takeError();
+  CompileOptions o = options;
+  o.profile = built->profile;
+  Expected<CompiledModel> model = session.compileString(built->mlir, o);
+  if (!model)
+    return model.takeError();
+  auto compiled = std::make_unique<CompiledModel>(std::move(*model));
+  if (pool) {
+    if (Error err = compiled->shareParams(*pool))
+      return std::move(err);
+  } else {
+    if (Error err = compiled->loadParams(weights))
+      return std::move(err);
+    pool = compiled.get();
+  }
+  return graphs.emplace(key, std::move(compiled)).first->second.get();
+}
+
+/// The last row of `[1, T, vocab]` logits.
+static std::vector<float> lastRow(const Tensor &logits) {
+  llvm::ArrayRef<float> all = logits.data<float>();
+  int64_t vocab = logits.shape().back();
+  return std::vector<float>(all.end() - vocab, all.end());
+}
+
+Expected<std::vector<int32_t>> Qwen3NextGenerator::generate(
+    llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
+    const SamplingOptions &sampling, std::function<void(int32_t)> onToken,
+    llvm::ArrayRef<int32_t> stopTokens) {
+  if (Error err = checkSamplingOptions(sampling))
+    return std::move(err);
+  const TransformerConfig &b = recipe.config().base;
+  int64_t n = prompt.size();
+  if (n == 0)
+    return fail("the prompt is empty");
+  if (n + maxNewTokens > b.maxPositions)
+    return fail("prompt of " + llvm::Twine(n) + " tokens + " +
+                llvm::Twine(maxNewTokens) +
+                " new tokens exceeds max_position_embeddings " +
+                llvm::Twine(b.maxPositions));
+  for (int32_t id : prompt)
+    if (id < 0 || id >= b.vocabSize)
+      return fail("prompt token " + llvm::Twine(id) +
+                  " is outside the vocabulary [0, " + llvm::Twine(b.vocabSize) +
+                  ")");
+  std::vector<int32_t> out;
+  if (maxNewTokens == 0)
+    return out;
+  std::mt19937_64 rng(sampling.seed);
+  // The prompt: its logits, each layer's state, the keys and values.
+  Expected<CompiledModel *> first = graph(-1, n);
+  if (!first)
+    return first.takeError();
+  std::vector<int32_t> pos(n);
+  std::iota(pos.begin(), pos.end(), 0);
+  TensorMap_t feeds;
+  feeds.emplace("tokens", Tensor::fromI32({1, n}, prompt));
+  feeds.emplace("positions", Tensor::fromI32({1, n}, pos));
+  Expected<TensorMap_t> result = (*first)->run(feeds);
+  if (!result)
+    return result.takeError();
+  int64_t kvWidth = b.numKvHeads * b.headDim;
+  // The carried states by input name; the cached rows per attention layer.
+  std::map<std::string, Tensor> state;
+  std::map<std::string, std::vector<float>> cache;
+  auto carry = [&](TensorMap_t &outputs, int64_t rowAt, int64_t rows) {
+    for (auto &[name, tensor] : outputs) {
+      StringRef stem = name;
+      if (!stem.consume_front("present_"))
+        continue;
+      if (stem.starts_with("k.") || stem.starts_with("v.")) {
+        // Rows [rowAt, rowAt + rows) of [1, P, kv] are the new ones.
+        llvm::ArrayRef<float> all = tensor.data<float>();
+        std::vector<float> &kept = cache[("past_" + stem).str()];
+        kept.insert(kept.end(), all.begin() + rowAt * kvWidth,
+                    all.begin() + (rowAt + rows) * kvWidth);
+        continue;
+      }
+      state[stem.str()] = std::move(tensor);
+    }
+  };
+  carry(*result, 0, n);
+  std::vector<float> logits = lastRow(result->at("logits"));
+  for (int64_t start = n;; ++start) {
+    int32_t next = sampleToken(logits, sampling, rng);
+    out.push_back(next);
+    if (onToken)
+      onToken(next);
+    if (out.size() == maxNewTokens || llvm::is_contained(stopTokens, next))
+      return out;
+    // One token over the past rounded up to a bucket: the cached rows
+    // first, the rest masked out, the new key last.
+    int64_t past = buckets.pastBucket(start);
+    Expected<CompiledModel *> step = graph(past, 1);
+    if (!step)
+      return step.takeError();
+    TensorMap_t in;
+    int32_t position = static_cast<int32_t>(start);
+    in.emplace("tokens", Tensor::fromI32({1, 1}, {next}));
+    in.emplace("positions", Tensor::fromI32({1, 1}, {position}));
+    std::vector<int32_t> mask(past + 1, 0);
+    std::fill(mask.begin(), mask.begin() + start, 1);
+    mask.back() = 1;
+    in.emplace("kv_mask", Tensor::fromI32({1, past + 1}, mask));
+    for (auto &[name, rows] : cache) {
+      std::vector<float> padded(past * kvWidth, 0.0f);
+      std::copy(rows.begin(), rows.end(), padded.begin());
+      in.emplace(name, Tensor::fromF32({1, past, kvWidth}, padded));
+    }
+    for (auto &[name, tensor] : state)
+      in.emplace(name, tensor);
+    Expected<TensorMap_t> r = (*step)->run(in);
+    if (!r)
+      return r.takeError();
+    carry(*r, past, 1);
+    logits = lastRow(r->at("logits"));
+  }
 }

@@ -765,10 +765,9 @@ Expected<DecoderFlow> rlx::decoderFlowFor(const TransformerConfig &config) {
                 "' is an image encoder: run it with --image pixels.npy "
                 "(VisionFlow)");
   if (config.modelType == "qwen3_next")
-    return fail("model_type 'qwen3_next' is built by Qwen3NextFlow (C++, or "
-                "Python rlx.Qwen3NextFlow: prompt and decode graphs that carry "
-                "each layer's state); the generator behind --prompt does not "
-                "carry convolution and recurrent states yet");
+    return fail("model_type 'qwen3_next' is not a DecoderFlow: its graphs are "
+                "Qwen3NextFlow's (they carry each layer's convolution and "
+                "recurrent state) and Qwen3NextGenerator generates with them");
   std::vector<std::string> types =
       RecipeRegistry::global().modelTypes(RecipeKind::Decoder);
   return fail("no decoder recipe for model_type '" + echoed(config.modelType) +

@@ -148,13 +148,23 @@ def test_bad_configs(tmp_path):
             rlx.Qwen3NextFlow.from_model_dir(path)
 
 
-def test_rlx_run_points_to_the_flow(tmp_path):
+def test_rlx_run_generates(tmp_path):
+    # rlx-run --model runs Qwen3NextGenerator: the prompt graph, then
+    # one-token steps over bucketed pasts (16, then 32 slots) with the
+    # states carried; greedy ids equal transformers' generate().
     import subprocess
-    path, _ = make(tmp_path)
+    path, model = make(tmp_path, seed=3)
     exe = os.path.join(os.path.dirname(rlx.__file__), "..", "..", "bin", "rlx-run")
     if not os.path.exists(exe):
         pytest.skip("rlx-run not next to the Python package")
-    proc = subprocess.run([exe, "--model", str(path), "--prompt-ids", "1,2"],
+    prompt = IDS[:5]
+    proc = subprocess.run([exe, "--model", str(path), "--prompt-ids",
+                           ",".join(map(str, prompt)), "--max-new-tokens", "14"],
                           capture_output=True, text=True)
-    assert proc.returncode != 0
-    assert "model_type 'qwen3_next' is built by Qwen3NextFlow" in proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    line = next(l for l in proc.stdout.splitlines() if l.startswith("generated ids:"))
+    got = [int(x) for x in line.split(":")[1].split()]
+    with torch.no_grad():
+        ref = model.generate(torch.tensor([prompt]), max_new_tokens=14,
+                             do_sample=False)[0, len(prompt):].tolist()
+    assert got == ref

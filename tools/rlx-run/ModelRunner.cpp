@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ModelRunner.h"
+#include "RLX/Flow/Qwen3Next.h"
 #include "RLX/Runtime/MemoryBudget.h"
 #include "RLX/Tokenizer/ChatTemplate.h"
 #include "RLX/Tokenizer/Tokenizer.h"
@@ -285,6 +286,42 @@ static Expected<DecoderFlow> decoderRecipe(const TransformerConfig &config,
     recipe->kvCachePrecision(*o.kvCache);
   recipe->allowUnusedWeights(o.allowUnusedWeights);
   return recipe;
+}
+
+/// Qwen3-Next: the hybrid generator (carried convolution and recurrent
+/// states), greedy or sampled; the new ids, and their text with a
+/// tokenizer.
+static Error runQwen3Next(Session &session, LoadedModel &m,
+                          const ModelRunOptions &o,
+                          const Tokenizer *tokenizer) {
+  Expected<Qwen3NextFlow> recipe = Qwen3NextFlow::fromModelDir(o.model);
+  if (!recipe)
+    return recipe.takeError();
+  Expected<std::unique_ptr<Qwen3NextGenerator>> gen =
+      Qwen3NextGenerator::create(session, std::move(*recipe), *m.weights,
+                                 o.compile);
+  if (!gen)
+    return gen.takeError();
+  std::vector<int32_t> stop;
+  if (tokenizer && !o.ignoreEos)
+    stop.assign(tokenizer->eosIds().begin(), tokenizer->eosIds().end());
+  auto start = std::chrono::steady_clock::now();
+  Expected<std::vector<int32_t>> ids =
+      (*gen)->generate(o.prompt, o.maxNewTokens, o.sampling, {}, stop);
+  if (!ids)
+    return ids.takeError();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  report(o) << "generated " << ids->size() << " tokens in "
+            << llvm::format("%.3f", seconds) << " s (compiling included)\n"
+            << "generated ids:";
+  for (int32_t id : *ids)
+    report(o) << " " << id;
+  report(o) << "\n";
+  if (tokenizer)
+    llvm::outs() << tokenizer->decode(*ids) << "\n";
+  return Error::success();
 }
 
 static Error runDecoder(Session &session, LoadedModel &m,
@@ -672,5 +709,7 @@ Error rlx::runModel(Session &session, const ModelRunOptions &opts) {
     report(o) << ")\n";
   if (m->config.modelType == "bert")
     return runEncoder(session, *m, o);
+  if (m->config.modelType == "qwen3_next")
+    return runQwen3Next(session, *m, o, tokenizer ? &*tokenizer : nullptr);
   return runDecoder(session, *m, o, started, tokenizer ? &*tokenizer : nullptr);
 }

@@ -16,7 +16,9 @@
 #define RLX_FLOW_QWEN3NEXT_H
 
 #include "RLX/Flow/Config.h"
+#include "RLX/Flow/Generate.h"
 #include "RLX/Flow/ModelFlow.h"
+#include <map>
 
 namespace rlx {
 
@@ -53,14 +55,55 @@ public:
 
   const Qwen3NextConfig &config() const { return cfg; }
   /// The graph for `tokens` new tokens: the prompt graph when `past` < 0,
-  /// else a decode graph after `past` tokens.
-  ModelFlow flow(int64_t tokens, int64_t past = -1) const;
+  /// else a decode graph after `past` tokens. `masked`: a one-token decode
+  /// step over a past bucket whose attention sees the keys input `kv_mask`
+  /// ([1, past + 1], nonzero keeps) keeps.
+  ModelFlow flow(int64_t tokens, int64_t past = -1, bool masked = false) const;
   /// Builds the graph; every tensor of `weights` must be read.
   llvm::Expected<BuiltModel> build(const WeightSource &weights, int64_t tokens,
-                                   int64_t past = -1) const;
+                                   int64_t past = -1,
+                                   bool masked = false) const;
 
 private:
   Qwen3NextConfig cfg;
+};
+
+/// Generates with a Qwen3-Next model: the prompt graph, then one-token
+/// decode graphs over the past rounded up to the profile's buckets
+/// (`[execution]`), each layer's convolution window and recurrent state
+/// carried from step to step and the attention layers' keys and values
+/// cached. Graphs are compiled on first use and share one copy of the
+/// weights.
+class Qwen3NextGenerator {
+public:
+  static llvm::Expected<std::unique_ptr<Qwen3NextGenerator>>
+  create(Session &session, Qwen3NextFlow recipe, const WeightSource &weights,
+         CompileOptions options = {});
+
+  /// Runs the prompt, then samples up to `maxNewTokens` tokens, stopping
+  /// after a token of `stopTokens` (returned); `onToken` sees each one.
+  llvm::Expected<std::vector<int32_t>>
+  generate(llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
+           const SamplingOptions &sampling,
+           std::function<void(int32_t)> onToken = {},
+           llvm::ArrayRef<int32_t> stopTokens = {});
+
+private:
+  Qwen3NextGenerator(Session &session, Qwen3NextFlow recipe,
+                     const WeightSource &weights, CompileOptions options)
+      : session(session), recipe(std::move(recipe)), weights(weights),
+        options(std::move(options)) {}
+  /// The prompt graph (past -1) or the decode step over `past` slots.
+  llvm::Expected<CompiledModel *> graph(int64_t past, int64_t count);
+
+  Session &session;
+  Qwen3NextFlow recipe;
+  const WeightSource &weights;
+  CompileOptions options;
+  CompileProfile::ExecutionProfile buckets;
+  std::map<std::pair<int64_t, int64_t>, std::unique_ptr<CompiledModel>> graphs;
+  /// The first graph compiled: the one that holds the weights.
+  CompiledModel *pool = nullptr;
 };
 
 } // namespace rlx
