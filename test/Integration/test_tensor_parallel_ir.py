@@ -6,7 +6,14 @@ and partitioned over 2 ranks in its `emulate` form (every rank's share in one
 function, the partial sums added where the all-reduces are) computes what
 the unsharded layer computes, on the same random weights and input, within
 1e-5. The per-rank programs carry exactly two shard.all_reduce each and
-differ from each other only in the slices they read."""
+differ from each other only in the slices they read.
+
+A whole model (token embedding, one layer, final norm, LM head; tied or
+untied) is partitioned the same way, the embedding and the LM head split over
+the vocabulary: its `emulate` form (the ranks' masked partial embeddings
+summed, their logit slices concatenated) matches the unsharded logits within
+1e-5, and each rank's program carries one shard.all_reduce per embedding and
+block and one shard.all_gather of the logits."""
 
 import re
 import subprocess
@@ -74,3 +81,63 @@ def test_tensor_parallel_layer_matches_unsharded(rlx, kv_heads):
         assert "num_heads = 2 : i64, num_kv_heads = 1 : i64" in text
     strip = [re.sub(r"start = \d+", "start = N", t) for t in ranks]
     assert strip[0] == strip[1]
+
+
+MODEL = """func.func @model(%ids: tensor<1x7xi32> {{rlx.name = "ids"}}, %pos: tensor<1x7xi32> {{rlx.name = "pos"}}) -> (tensor<1x7x100xf32> {{rlx.name = "logits"}}) {{
+  %t = hir.param "embed" : tensor<100x64xf32>
+  %h = hir.embed %ids, %t : (tensor<1x7xi32>, tensor<100x64xf32>) -> tensor<1x7x64xf32>
+{layer}
+  %nf = hir.param "norm" : tensor<64xf32>
+  %f = hir.rms_norm %y, %nf {{epsilon = 1.0e-5 : f32}} : (tensor<1x7x64xf32>, tensor<64xf32>) -> tensor<1x7x64xf32>
+  {head}
+  return %logits : tensor<1x7x100xf32>
+}}
+"""
+
+TIED_HEAD = ('%logits = hir.lm_head %f, %t {tied} : (tensor<1x7x64xf32>, '
+             'tensor<100x64xf32>) -> tensor<1x7x100xf32>')
+UNTIED_HEAD = ('%wh = hir.param "lm_head" : tensor<100x64xf32>\n'
+               '  %logits = hir.lm_head %f, %wh : (tensor<1x7x64xf32>, '
+               'tensor<100x64xf32>) -> tensor<1x7x100xf32>')
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_tensor_parallel_model_matches_unsharded(rlx, tied):
+    rng = np.random.default_rng(7)
+    # The body of LAYER, reading the embedding %h.
+    body = LAYER.format(kv=32, kvh=2).split("\n")[1:-3]
+    layer = "\n".join(body).replace("%y = hir.llama_decoder_layer %x",
+                                    "%y = hir.llama_decoder_layer %h")
+    hir = MODEL.format(layer=layer, head=TIED_HEAD if tied else UNTIED_HEAD)
+    shapes = {"embed": (100, 64), "l0.input_norm": (64,), "l0.q": (64, 64),
+              "l0.k": (32, 64), "l0.v": (32, 64), "l0.o": (64, 64),
+              "l0.post_norm": (64,), "l0.gate": (128, 64),
+              "l0.up": (128, 64), "l0.down": (64, 128), "norm": (64,)}
+    if not tied:
+        shapes["lm_head"] = (100, 64)
+    params = {k: (rng.standard_normal(s) * (0.2 if len(s) == 2 else 1.0)
+                  ).astype(np.float32) for k, s in shapes.items()}
+    # Ids at both ends of both ranks' vocabulary ranges [0, 50), [50, 100).
+    inputs = {"ids": np.array([[0, 49, 50, 99, 7, 63, 50]], dtype=np.int32),
+              "pos": np.arange(7, dtype=np.int32)[None]}
+
+    mir = rlx_opt(rlx, hir, "--convert-hir-to-mir=policy=direct")
+    assert mir.count("mir.gather") == 1
+    expected = rlx.run(mir, inputs, params)["logits"]
+
+    emulated = rlx_opt(rlx, mir,
+                       "--mir-shard-tensor-parallel=ranks=2 emulate=true")
+    assert emulated.count("mir.gather") == 2
+    assert "shard." not in emulated
+    actual = rlx.run(emulated, inputs, params)["logits"]
+    assert np.abs(expected).max() > 0.1
+    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5)
+
+    for r in (0, 1):
+        text = rlx_opt(rlx, mir,
+                       f"--mir-shard-tensor-parallel=ranks=2 rank={r}")
+        assert text.count("shard.all_reduce") == 3
+        assert text.count("shard.all_gather") == 1
+        assert f"size = 50 : i64, start = {50 * r} : i64" in text
+        assert ("gather_axis = 2 : tensor<1x7x50xf32> -> tensor<1x7x100xf32>"
+                in text)

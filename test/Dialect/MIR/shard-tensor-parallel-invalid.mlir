@@ -53,20 +53,38 @@ func.func @negative_primitive_attention(%s: tensor<1x4x8x8xf32>) -> tensor<1x4x8
 
 // -----
 
-func.func @negative_embedding(%ids: tensor<1x8xi64>) -> tensor<1x8x64xf32> {
-  %t = mir.param "embed_tokens" : tensor<1000x64xf32>
-  // expected-error @+1 {{tensor parallelism does not split embeddings over the vocabulary yet; partition the decoder layers only}}
-  %e = mir.gather %t, %ids : (tensor<1000x64xf32>, tensor<1x8xi64>) -> tensor<1x8x64xf32>
+func.func @negative_embedding_vocab_not_divisible(%ids: tensor<1x8xi64>) -> tensor<1x8x64xf32> {
+  %t = mir.param "embed_tokens" : tensor<1001x64xf32>
+  // expected-error @+1 {{tensor parallelism over 4 ranks needs the embedding's vocabulary size (1001) divisible by the ranks}}
+  %e = mir.gather %t, %ids : (tensor<1001x64xf32>, tensor<1x8xi64>) -> tensor<1x8x64xf32>
   return %e : tensor<1x8x64xf32>
 }
 
 // -----
 
-func.func @negative_lm_head(%x: tensor<1x8x64xf32>) -> tensor<1x8x1000xf32> {
-  %w = mir.param "lm_head" : tensor<1000x64xf32>
-  // expected-error @+1 {{tensor parallelism does not partition this projection: not part of an attention block or MLP (an LM head's vocabulary split is not implemented yet)}}
-  %y = mir.matmul %x, %w {transpose_rhs} : (tensor<1x8x64xf32>, tensor<1000x64xf32>) -> tensor<1x8x1000xf32>
-  return %y : tensor<1x8x1000xf32>
+func.func @negative_embedding_not_rows(%ids: tensor<8xi64>) -> tensor<64x8xf32> {
+  %t = mir.param "table" : tensor<64x1000xf32>
+  // expected-error @+1 {{tensor parallelism splits an embedding over the vocabulary only as a mir.gather along axis 0 of a static 2-D float table}}
+  %e = mir.gather %t, %ids {axis = 1 : i64} : (tensor<64x1000xf32>, tensor<8xi64>) -> tensor<64x8xf32>
+  return %e : tensor<64x8xf32>
+}
+
+// -----
+
+func.func @negative_lm_head_vocab_not_divisible(%x: tensor<1x8x64xf32>) -> tensor<1x8x1001xf32> {
+  %w = mir.param "lm_head" : tensor<1001x64xf32>
+  // expected-error @+1 {{tensor parallelism over 4 ranks needs the LM head's vocabulary size (1001) divisible by the ranks}}
+  %y = mir.matmul %x, %w {transpose_rhs} : (tensor<1x8x64xf32>, tensor<1001x64xf32>) -> tensor<1x8x1001xf32>
+  return %y : tensor<1x8x1001xf32>
+}
+
+// -----
+
+func.func @negative_projection_with_residual(%x: tensor<1x8x64xf32>) -> tensor<1x8x64xf32> {
+  %w = mir.param "proj" : tensor<64x64xf32>
+  // expected-error @+1 {{tensor parallelism does not partition this projection: not part of an attention block or MLP, and not an LM head (a transposed mir.matmul or mir.fused_matmul without residual)}}
+  %y = mir.fused_matmul %x, %w residual(%x) {transpose_rhs} : (tensor<1x8x64xf32>, tensor<64x64xf32>, tensor<1x8x64xf32>) -> tensor<1x8x64xf32>
+  return %y : tensor<1x8x64xf32>
 }
 
 // -----

@@ -149,3 +149,83 @@ func.func @biased_attention_and_gelu_mlp(%x: tensor<1x?x64xf32>) -> tensor<1x?x6
   %y = mir.fused_matmul %h, %w2 bias(%b2) residual(%a) {transpose_rhs} : (tensor<1x?x256xf32>, tensor<64x256xf32>, tensor<64xf32>, tensor<1x?x64xf32>) -> tensor<1x?x64xf32>
   return %y : tensor<1x?x64xf32>
 }
+
+// -----
+
+/// Vocabulary-parallel embedding and LM head, tied (one "embed" param read by
+/// both). Rank r holds table rows [50r, 50r + 50): the lookup gathers the ids
+/// shifted by 50r and clamped to [0, 50), zeroes the rows of ids outside
+/// [0, 50) after the shift, and one shard.all_reduce sums the two ranks'
+/// rows. The head multiplies by the same rows (the rank's 50 logits) and one
+/// shard.all_gather joins them along the vocabulary axis. Emulated: the
+/// masked rows are added, the logit slices concatenated.
+// CHECK-LABEL: func.func @tied_embedding_and_lm_head
+// CHECK-SAME: (%[[IDS:.*]]: tensor<1x?xi64>)
+// CHECK: %[[T:.*]] = mir.param "embed" : tensor<100x64xf32>
+// CHECK-DAG: %[[ZERO:.*]] = mir.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-DAG: %[[FIRST:.*]] = mir.constant dense<0> : tensor<i64>
+// CHECK-DAG: %[[LAST:.*]] = mir.constant dense<49> : tensor<i64>
+// CHECK-DAG: %[[BOUND:.*]] = mir.constant dense<50> : tensor<i64>
+// R0-DAG: %[[OFF:.*]] = mir.constant dense<0> : tensor<i64>
+// R1-DAG: %[[OFF:.*]] = mir.constant dense<50> : tensor<i64>
+// CHECK: %[[LOCAL:.*]] = mir.sub %[[IDS]], %[[OFF]]
+// CHECK: %[[LO:.*]] = mir.max %[[LOCAL]], %[[FIRST]]
+// CHECK: %[[IDX:.*]] = mir.min %[[LO]], %[[LAST]]
+// R0: %[[ROWS:.*]] = mir.slice %[[T]] {axis = 0 : i64, size = 50 : i64, start = 0 : i64} : (tensor<100x64xf32>) -> tensor<50x64xf32>
+// R1: %[[ROWS:.*]] = mir.slice %[[T]] {axis = 0 : i64, size = 50 : i64, start = 50 : i64} : (tensor<100x64xf32>) -> tensor<50x64xf32>
+// CHECK: %[[E:.*]] = mir.gather %[[ROWS]], %[[IDX]] : (tensor<50x64xf32>, tensor<1x?xi64>) -> tensor<1x?x64xf32>
+// CHECK: %[[COL:.*]] = mir.reshape %[[LOCAL]] : (tensor<1x?xi64>) -> tensor<1x?x1xi64>
+// CHECK: %[[GE:.*]] = mir.compare %[[COL]], %[[FIRST]] {predicate = #mir<cmp ge>}
+// CHECK: %[[LT:.*]] = mir.compare %[[COL]], %[[BOUND]] {predicate = #mir<cmp lt>}
+// CHECK: %[[IN:.*]] = mir.select %[[GE]], %[[LT]], %[[GE]]
+// CHECK: %[[P:.*]] = mir.select %[[IN]], %[[E]], %[[ZERO]] : (tensor<1x?x1xi1>, tensor<1x?x64xf32>, tensor<f32>) -> tensor<1x?x64xf32>
+// CHECK: %[[H:.*]] = shard.all_reduce %[[P]] on @tp grid_axes = [0] : tensor<1x?x64xf32> -> tensor<1x?x64xf32>
+// CHECK: %[[F:.*]] = mir.rms_norm %[[H]]
+// R0: %[[W:.*]] = mir.slice %[[T]] {axis = 0 : i64, size = 50 : i64, start = 0 : i64}
+// R1: %[[W:.*]] = mir.slice %[[T]] {axis = 0 : i64, size = 50 : i64, start = 50 : i64}
+// CHECK: %[[L:.*]] = mir.matmul %[[F]], %[[W]] {transpose_rhs} : (tensor<1x?x64xf32>, tensor<50x64xf32>) -> tensor<1x?x50xf32>
+// CHECK: %[[Y:.*]] = shard.all_gather %[[L]] on @tp grid_axes = [0] gather_axis = 2 : tensor<1x?x50xf32> -> tensor<1x?x100xf32>
+// CHECK: return %[[Y]]
+
+// EMU-LABEL: func.func @tied_embedding_and_lm_head
+// EMU: %[[P0:.*]] = mir.select %{{.*}} : (tensor<1x?x1xi1>, tensor<1x?x64xf32>, tensor<f32>) -> tensor<1x?x64xf32>
+// EMU: %[[P1:.*]] = mir.select %{{.*}} : (tensor<1x?x1xi1>, tensor<1x?x64xf32>, tensor<f32>) -> tensor<1x?x64xf32>
+// EMU: %[[H:.*]] = mir.add %[[P0]], %[[P1]]
+// EMU: %[[F:.*]] = mir.rms_norm %[[H]]
+// EMU: %[[L0:.*]] = mir.matmul %[[F]], %{{.*}} {transpose_rhs} : (tensor<1x?x64xf32>, tensor<50x64xf32>) -> tensor<1x?x50xf32>
+// EMU: %[[L1:.*]] = mir.matmul %[[F]], %{{.*}} {transpose_rhs} : (tensor<1x?x64xf32>, tensor<50x64xf32>) -> tensor<1x?x50xf32>
+// EMU: mir.concat %[[L0]], %[[L1]] {axis = 2 : i64} : (tensor<1x?x50xf32>, tensor<1x?x50xf32>) -> tensor<1x?x100xf32>
+
+func.func @tied_embedding_and_lm_head(%ids: tensor<1x?xi64>) -> tensor<1x?x100xf32> {
+  %t = mir.param "embed" : tensor<100x64xf32>
+  %n = mir.param "norm" : tensor<64xf32>
+  %h = mir.gather %t, %ids : (tensor<100x64xf32>, tensor<1x?xi64>) -> tensor<1x?x64xf32>
+  %f = mir.rms_norm %h, %n : (tensor<1x?x64xf32>, tensor<64xf32>) -> tensor<1x?x64xf32>
+  %y = mir.matmul %f, %t {transpose_rhs} : (tensor<1x?x64xf32>, tensor<100x64xf32>) -> tensor<1x?x100xf32>
+  return %y : tensor<1x?x100xf32>
+}
+
+// -----
+
+/// An untied head with a bias: the rank's weight rows and bias entries.
+// CHECK-LABEL: func.func @biased_lm_head
+// CHECK-DAG: %[[W:.*]] = mir.param "lm_head" : tensor<100x64xf32>
+// CHECK-DAG: %[[B:.*]] = mir.param "lm_head.bias" : tensor<100xf32>
+// R0: %[[WR:.*]] = mir.slice %[[W]] {axis = 0 : i64, size = 50 : i64, start = 0 : i64}
+// R1: %[[WR:.*]] = mir.slice %[[W]] {axis = 0 : i64, size = 50 : i64, start = 50 : i64}
+// R0: %[[BR:.*]] = mir.slice %[[B]] {axis = 0 : i64, size = 50 : i64, start = 0 : i64}
+// R1: %[[BR:.*]] = mir.slice %[[B]] {axis = 0 : i64, size = 50 : i64, start = 50 : i64}
+// CHECK: %[[L:.*]] = mir.fused_matmul %{{.*}}, %[[WR]] bias(%[[BR]]) {transpose_rhs} : (tensor<2x1x64xf32>, tensor<50x64xf32>, tensor<50xf32>) -> tensor<2x1x50xf32>
+// CHECK: %[[Y:.*]] = shard.all_gather %[[L]] on @tp grid_axes = [0] gather_axis = 2 : tensor<2x1x50xf32> -> tensor<2x1x100xf32>
+// CHECK: return %[[Y]]
+
+// EMU-LABEL: func.func @biased_lm_head
+// EMU-COUNT-2: mir.fused_matmul
+// EMU: mir.concat %{{.*}}, %{{.*}} {axis = 2 : i64}
+
+func.func @biased_lm_head(%x: tensor<2x1x64xf32>) -> tensor<2x1x100xf32> {
+  %w = mir.param "lm_head" : tensor<100x64xf32>
+  %b = mir.param "lm_head.bias" : tensor<100xf32>
+  %y = mir.fused_matmul %x, %w bias(%b) {transpose_rhs} : (tensor<2x1x64xf32>, tensor<100x64xf32>, tensor<100xf32>) -> tensor<2x1x100xf32>
+  return %y : tensor<2x1x100xf32>
+}

@@ -11,6 +11,10 @@
 // w_o; MLPs keep a slice of the intermediate channels and project down with
 // their columns of the down weight. Each block's partial result is summed by
 // one shard.all_reduce; biases and residuals are added once, after it.
+// Embedding lookups and the LM head are split over the vocabulary: each rank
+// holds a contiguous range of the table's rows, looks up the ids in its range
+// (zero rows for the others; one shard.all_reduce sums the ranks' rows) and
+// computes the logits of its range (one shard.all_gather joins them).
 //
 // The function is analysed in full before anything is rewritten, so a refused
 // function is left as it was. See docs/Distributed.md.
@@ -57,6 +61,21 @@ struct MlpPlan {
   Operation *down;
   /// The intermediate size (the glu's output or up's output channels).
   int64_t intermediate;
+};
+
+/// A vocabulary-parallel embedding lookup: `mir.gather` along axis 0 of a
+/// parameter table, each rank holding `rowsPerRank` consecutive rows.
+struct EmbeddingPlan {
+  mir::GatherOp op;
+  int64_t rowsPerRank;
+};
+
+/// A vocabulary-parallel output projection (the LM head): a transposed
+/// matmul / fused_matmul of a parameter, each rank computing the outputs of
+/// `rowsPerRank` consecutive weight rows.
+struct HeadPlan {
+  Operation *op;
+  int64_t rowsPerRank;
 };
 
 } // namespace
@@ -160,6 +179,39 @@ static FailureOr<MlpPlan> planMlp(Operation *mid, int64_t ranks) {
   return plan;
 }
 
+/// Checks that the embedding table read by `op` splits over `ranks` rows.
+static FailureOr<EmbeddingPlan> planEmbedding(mir::GatherOp op, int64_t ranks) {
+  auto table = cast<RankedTensorType>(op.getTable().getType());
+  if (op.getAxis() != 0 || table.getRank() != 2 || !table.hasStaticShape() ||
+      !isa<FloatType>(table.getElementType()))
+    return op.emitError("tensor parallelism splits an embedding over the "
+                        "vocabulary only as a mir.gather along axis 0 of a "
+                        "static 2-D float table");
+  int64_t vocab = table.getDimSize(0);
+  if (vocab % ranks != 0)
+    return op.emitError() << "tensor parallelism over " << ranks
+                          << " ranks needs the embedding's vocabulary size ("
+                          << vocab << ") divisible by the ranks";
+  return EmbeddingPlan{op, vocab / ranks};
+}
+
+/// Checks that the projection `op` (of a parameter, outside any attention
+/// block or MLP) splits over `ranks` as an LM head.
+static FailureOr<HeadPlan> planHead(Operation *op, int64_t ranks) {
+  if (!isLinear(op) || hasResidual(op))
+    return op->emitError(
+        "tensor parallelism does not partition this projection: not part of "
+        "an attention block or MLP, and not an LM head (a transposed "
+        "mir.matmul or mir.fused_matmul without residual)");
+  int64_t vocab =
+      cast<RankedTensorType>(weightAndBias(op).first.getType()).getDimSize(0);
+  if (vocab % ranks != 0)
+    return op->emitError() << "tensor parallelism over " << ranks
+                           << " ranks needs the LM head's vocabulary size ("
+                           << vocab << ") divisible by the ranks";
+  return HeadPlan{op, vocab / ranks};
+}
+
 //===----------------------------------------------------------------------===//
 // Per-rank weights
 //===----------------------------------------------------------------------===//
@@ -234,6 +286,78 @@ struct Partitioner {
     for (Value p : partials.drop_front())
       sum = mb.add(sum, p);
     return sum;
+  }
+
+  /// The concatenation over ranks of `partials` along `axis` into `type`: a
+  /// shard.all_gather of this rank's partial, or (emulating) the mir.concat
+  /// of every rank's.
+  Value gather(MIRBuilder &mb, ArrayRef<Value> partials, int64_t axis,
+               Type type) const {
+    if (!options.emulate)
+      return shard::AllGatherOp::create(mb.builder(), mb.getLoc(), type,
+                                        options.grid, ArrayRef<int16_t>{0},
+                                        partials.front(), APInt(64, axis))
+          .getResult();
+    return partials.size() == 1 ? partials.front() : mb.concat(partials, axis);
+  }
+
+  void rewriteEmbedding(const EmbeddingPlan &plan) const {
+    mir::GatherOp op = plan.op;
+    OpBuilder b(op);
+    MIRBuilder mb(b, op.getLoc());
+    Value ids = op.getIndices();
+    auto idsType = MIRBuilder::typeOf(ids);
+    Type idType = idsType.getElementType();
+    // The ids as a column [..., 1], so that the mask broadcasts over rows.
+    SmallVector<int64_t> column(idsType.getShape());
+    column.push_back(1);
+    Value zero =
+        mb.scalar(0.0, MIRBuilder::typeOf(op.getResult()).getElementType());
+    int64_t rows = plan.rowsPerRank;
+    Value first = mb.scalar(0, idType), last = mb.scalar(rows - 1, idType),
+          bound = mb.scalar(rows, idType);
+    SmallVector<Value> partials;
+    for (int64_t r : ranksToBuild()) {
+      int64_t start = r * rows;
+      Value local = mb.sub(ids, mb.scalar(start, idType));
+      // The rank looks up the clamped id and zeroes the rows of ids outside
+      // its range [0, rows), so its gather never reads outside its slice.
+      Value clamped =
+          mb.binary("mir.min", mb.binary("mir.max", local, first), last);
+      Value found =
+          mb.gather(sliceWeight(mb, op.getTable(), 0, start, rows), clamped);
+      Value col = mb.reshape(local, column);
+      Value ge = mb.compare(col, first, CmpPredicate::GE);
+      Value lt = mb.compare(col, bound, CmpPredicate::LT);
+      Value inRange = mb.select(ge, lt, ge);
+      partials.push_back(mb.select(inRange, found, zero));
+    }
+    op.getResult().replaceAllUsesWith(reduce(mb, partials));
+    op.erase();
+  }
+
+  void rewriteHead(const HeadPlan &plan) const {
+    Operation *op = plan.op;
+    OpBuilder b(op);
+    MIRBuilder mb(b, op->getLoc());
+    auto [w, bias] = weightAndBias(op);
+    Value x = op->getOperand(0);
+    Type type = op->getResult(0).getType();
+    int64_t axis = cast<RankedTensorType>(type).getRank() - 1;
+    int64_t rows = plan.rowsPerRank;
+    SmallVector<Value> partials;
+    for (int64_t r : ranksToBuild()) {
+      int64_t start = r * rows;
+      Value wr = sliceWeight(mb, w, 0, start, rows);
+      if (isa<mir::MatmulOp>(op))
+        partials.push_back(mb.matmul(x, wr));
+      else
+        partials.push_back(mb.fusedMatmul(
+            x, wr, bias ? sliceWeight(mb, bias, 0, start, rows) : Value(),
+            Value(), activationOf(op)));
+    }
+    op->getResult(0).replaceAllUsesWith(gather(mb, partials, axis, type));
+    op->erase();
   }
 
   void rewriteAttention(const AttentionPlan &plan) const {
@@ -338,6 +462,8 @@ mlir::rlx::shardMIRTensorParallel(Operation *func,
   // Analyse everything first, so that a refused function is left unchanged.
   SmallVector<AttentionPlan> attentions;
   SmallVector<MlpPlan> mlps;
+  SmallVector<EmbeddingPlan> embeddings;
+  SmallVector<HeadPlan> heads;
   WalkResult walk = func->walk([&](Operation *op) -> WalkResult {
     if (auto block = dyn_cast<mir::AttentionBlockOp>(op)) {
       FailureOr<AttentionPlan> plan = planAttention(block, options.ranks);
@@ -369,10 +495,11 @@ mlir::rlx::shardMIRTensorParallel(Operation *func,
       return WalkResult::advance();
     }
     if (auto gather = dyn_cast<mir::GatherOp>(op)) {
-      if (gather.getOperand(0).getDefiningOp<mir::ParamOp>()) {
-        op->emitError("tensor parallelism does not split embeddings over the "
-                      "vocabulary yet; partition the decoder layers only");
-        return WalkResult::interrupt();
+      if (gather.getTable().getDefiningOp<mir::ParamOp>()) {
+        FailureOr<EmbeddingPlan> plan = planEmbedding(gather, options.ranks);
+        if (failed(plan))
+          return WalkResult::interrupt();
+        embeddings.push_back(*plan);
       }
     }
     return WalkResult::advance();
@@ -380,8 +507,8 @@ mlir::rlx::shardMIRTensorParallel(Operation *func,
   if (walk.wasInterrupted())
     return failure();
 
-  // Every projection must belong to an attention block or an MLP: another
-  // one is an LM head (or an unrecognised block) that would stay replicated.
+  // A projection of a parameter outside the attention blocks and MLPs is an
+  // LM head: split over its output rows (the vocabulary), never replicated.
   llvm::SmallPtrSet<Operation *, 16> claimed;
   for (const MlpPlan &mlp : mlps)
     claimed.insert({mlp.up, mlp.down});
@@ -390,14 +517,15 @@ mlir::rlx::shardMIRTensorParallel(Operation *func,
       return WalkResult::advance();
     if (!weightAndBias(op).first.getDefiningOp<mir::ParamOp>())
       return WalkResult::advance();
-    op->emitError("tensor parallelism does not partition this projection: "
-                  "not part of an attention block or MLP (an LM head's "
-                  "vocabulary split is not implemented yet)");
-    return WalkResult::interrupt();
+    FailureOr<HeadPlan> plan = planHead(op, options.ranks);
+    if (failed(plan))
+      return WalkResult::interrupt();
+    heads.push_back(*plan);
+    return WalkResult::advance();
   });
   if (stray.wasInterrupted())
     return failure();
-  if (attentions.empty() && mlps.empty())
+  if (attentions.empty() && mlps.empty() && embeddings.empty() && heads.empty())
     return func->emitError(
         "tensor parallelism expects a decoder layer in fused MIR form: a "
         "mir.attention_block and/or an MLP (matmul -> mir.fused_glu -> "
@@ -409,6 +537,10 @@ mlir::rlx::shardMIRTensorParallel(Operation *func,
     partitioner.rewriteAttention(plan);
   for (const MlpPlan &plan : mlps)
     partitioner.rewriteMlp(plan);
+  for (const EmbeddingPlan &plan : embeddings)
+    partitioner.rewriteEmbedding(plan);
+  for (const HeadPlan &plan : heads)
+    partitioner.rewriteHead(plan);
   eraseDeadMIROps(func);
   return success();
 }

@@ -164,7 +164,14 @@ def MIRShardTensorParallelPass
     sources of a derived parameter), concatenated with `mir.concat` where a
     rank's Q/K/V or gate/up rows are not contiguous; a loader can map only
     the sliced rows/columns of a parameter read only through static slices.
-    Embeddings and the LM head (vocabulary split) are refused by name, as is
+    - embedding lookups (`mir.gather` along axis 0 of a parameter table):
+      vocabulary-parallel, each rank holding rows
+      `[r*V/ranks, (r+1)*V/ranks)`, looking up the ids shifted by its offset,
+      zeroing the rows of ids outside its range, one `shard.all_reduce`.
+    - any other projection of a parameter (the LM head, tied or not): its
+      weight rows (vocabulary) split the same way, each rank computing its
+      logits, one `shard.all_gather` along the last axis.
+    A vocabulary not divisible by `ranks` is refused by name, as is
     attention outside an attention block.
 
     With `emulate` the function instead computes every rank's share and sums

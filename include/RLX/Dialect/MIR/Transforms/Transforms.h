@@ -416,8 +416,11 @@ struct MIRTensorParallelOptions {
 /// `options.rank`'s program: attention blocks and MLPs split Megatron-style,
 /// their partial results summed by `shard.all_reduce` on `options.grid`
 /// (which must exist as a 1-D `shard.grid` of `options.ranks` unless
-/// emulating). Emits an error and fails, leaving `func` unchanged, when the
-/// function is not a recognizable decoder layer or a size does not split.
+/// emulating); embedding lookups split over the vocabulary (masked partial
+/// rows, one `shard.all_reduce`) and the LM head likewise (the rank's logits,
+/// one `shard.all_gather`). Emits an error and fails, leaving `func`
+/// unchanged, when the function is not a recognizable decoder layer or a size
+/// does not split.
 LogicalResult shardMIRTensorParallel(Operation *func,
                                      const MIRTensorParallelOptions &options);
 
