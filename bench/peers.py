@@ -7,6 +7,7 @@
              [--llama H,HEADS,KV,HD,INTER] [--bert H,HEADS,INTER]
     peers.py --peer torch --moe H,INTER,EXPERTS,K [--seq T]
     peers.py --peer torch --vision DIR,H,LAYERS,HEADS,IMAGE,PATCH
+    peers.py --peer torch --flux DIR,HEADS,HEAD_DIM,DOUBLE,SINGLE,IMAGE_TOKENS,TEXT_TOKENS
 
 Each peer times the same three cases as rlx-bench, in f32 with random
 weights: a LLaMA decoder layer over T tokens (prefill), a decode step of that
@@ -295,6 +296,51 @@ def run_torch_vision(args):
     return result
 
 
+def flux_inputs(torch, ni, nt, in_ch, joint, pooled):
+    """The FLUX transformer's inputs for rlx-bench and the peer: random
+    latents and text, integer ids of a square latent grid."""
+    g = torch.Generator().manual_seed(1)
+    side = int(round(ni ** 0.5))
+    img_ids = torch.zeros(ni, 3)
+    img_ids[:, 1] = torch.arange(ni) // side
+    img_ids[:, 2] = torch.arange(ni) % side
+    return dict(hidden_states=torch.randn(1, ni, in_ch, generator=g),
+                encoder_hidden_states=torch.randn(1, nt, joint, generator=g),
+                pooled_projections=torch.randn(1, pooled, generator=g),
+                timestep=torch.tensor([0.5]), img_ids=img_ids,
+                txt_ids=torch.zeros(nt, 3))
+
+
+def run_torch_flux(args):
+    """diffusers' FluxTransformer2DModel (heads, head dim, double and single
+    blocks, image and text tokens as --flux gives them; 64 latent channels,
+    joint and pooled dims the model width), one denoising step; its random
+    weights are saved to DIR (once) for rlx-bench."""
+    import diffusers
+    import torch
+    path, (heads, hd, double, single, ni, nt) = args.flux[0], args.flux[1:]
+    d = heads * hd
+    axes = [hd // 8, (hd - hd // 8) // 2, hd - hd // 8 - (hd - hd // 8) // 2]
+    axes = [a - a % 2 for a in axes]
+    axes[0] += hd - sum(axes)
+    torch.manual_seed(0)
+    model = diffusers.FluxTransformer2DModel(
+        patch_size=1, in_channels=64, num_layers=double,
+        num_single_layers=single, attention_head_dim=hd,
+        num_attention_heads=heads, joint_attention_dim=d,
+        pooled_projection_dim=d, axes_dims_rope=tuple(axes)).eval()
+    if not os.path.exists(os.path.join(path, "config.json")):
+        tmp = path + ".tmp"
+        model.save_pretrained(tmp)
+        os.replace(tmp, path)
+    x = flux_inputs(torch, ni, nt, 64, d, d)
+    result = {"flux": torch_best(
+        torch, "flux", lambda: model(**x), args.reps, args.threads,
+        f"; diffusers {diffusers.__version__}")}
+    result["label"] = f"pytorch {torch.__version__} eager"
+    return result
+
+
 def export_onnx(torch, name, module, inputs, in_names, out_names, path):
     if os.path.exists(path):
         return path
@@ -427,6 +473,10 @@ def main():
                    help="DIR,H,LAYERS,HEADS,IMAGE,PATCH: time transformers' "
                         "Dinov2Model instead, saving its weights to DIR "
                         "(torch only)")
+    p.add_argument("--flux", default="",
+                   help="DIR,HEADS,HEAD_DIM,DOUBLE,SINGLE,IMAGE_TOKENS,"
+                        "TEXT_TOKENS: time diffusers' FluxTransformer2DModel "
+                        "instead, saving its weights to DIR (torch only)")
     p.add_argument("--cache", default=os.path.join(tempfile.gettempdir(),
                                                    "rlx-bench-peers"))
     args = p.parse_args()
@@ -445,6 +495,13 @@ def main():
             p.error("--vision DIR,H,LAYERS,HEADS,IMAGE,PATCH is measured with "
                     "--peer torch only")
         run = run_torch_vision
+    if args.flux:
+        parts = args.flux.split(",")
+        args.flux = [parts[0]] + [int(x) for x in parts[1:]]
+        if args.peer != "torch" or len(args.flux) != 7:
+            p.error("--flux DIR,HEADS,HEAD_DIM,DOUBLE,SINGLE,IMAGE_TOKENS,"
+                    "TEXT_TOKENS is measured with --peer torch only")
+        run = run_torch_flux
     try:
         result = run(args)
     except ImportError as e:

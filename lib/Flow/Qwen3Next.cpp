@@ -494,7 +494,9 @@ Expected<CompiledModel *> Qwen3NextGenerator::graph(int64_t past,
     if (Error err = compiled->shareParams(*pool))
       return std::move(err);
   } else {
-    if (Error err = compiled->loadParams(weights))
+    // The checkpoint and whatever the flow synthesized.
+    WeightSourceStack source({&weights, built->synthesized.get()});
+    if (Error err = compiled->loadParams(source))
       return std::move(err);
     pool = compiled.get();
   }

@@ -27,10 +27,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Compiler/Session.h"
+#include "RLX/Flow/Flux.h"
 #include "RLX/Flow/Generate.h"
 #include "RLX/Flow/Recipes.h"
 #include "RLX/Runtime/CpuExecutor.h"
 #include "RLX/Support/Version.h"
+#include "RLX/Weights/SafeTensors.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -69,15 +71,15 @@ static cl::opt<bool> quick("quick",
                            cl::cat(category));
 static cl::opt<std::string> jsonOut("json", cl::desc("Write results as JSON"),
                                     cl::value_desc("file"), cl::cat(category));
-static cl::opt<std::string>
-    only("only",
-         cl::desc("Sections to run, comma-separated: gemm, layers, spirv, "
-                  "model, ttft, moe, vision, peers, models (default: all but "
-                  "models: whole "
-                  "GGUF "
-                  "models beside llama.cpp, bench/models.py, minutes and "
-                  "GBs of files)"),
-         cl::init(""), cl::cat(category));
+static cl::opt<std::string> only(
+    "only",
+    cl::desc("Sections to run, comma-separated: gemm, layers, spirv, "
+             "model, ttft, moe, vision, flux, peers, models (default: all but "
+             "models: whole "
+             "GGUF "
+             "models beside llama.cpp, bench/models.py, minutes and "
+             "GBs of files)"),
+    cl::init(""), cl::cat(category));
 static cl::opt<unsigned> repsOpt("reps", cl::desc("Timed runs per case"),
                                  cl::init(0), cl::cat(category));
 static cl::opt<unsigned> threadsOpt("num-threads",
@@ -1479,6 +1481,39 @@ static Error benchMoe(Report &report, unsigned reps) {
 // Image encoders beside PyTorch
 //===----------------------------------------------------------------------===//
 
+/// A checkpoint the PyTorch peer writes to `dir` (random weights) and times
+/// under `key`: bench/peers.py with `modeArg`. The peer's figures, or why
+/// there are none.
+static Expected<Case> peerCheckpoint(StringRef what, StringRef modeArg,
+                                     StringRef key, StringRef dir,
+                                     unsigned reps) {
+  llvm::outs() << "peer torch (" << what << ")...\n";
+  llvm::outs().flush();
+  Expected<std::string> out =
+      runCapture(peerPython(),
+                 {sourceDir() + "/bench/peers.py", "--peer=torch",
+                  "--threads=" + std::to_string(cpuThreadCount(threadsOpt)),
+                  "--reps=" + std::to_string(reps), modeArg.str()},
+                 std::nullopt, 1800);
+  Case peer;
+  addPeerFigures(std::move(out), "pytorch", {{key, &peer}});
+  if (!llvm::sys::fs::exists(dir + "/config.json"))
+    return llvm::createStringError(
+        "the PyTorch peer wrote no checkpoint to " + dir +
+        (peer.figures.empty() ? std::string()
+                              : ": " + peer.figures.front().note));
+  return peer;
+}
+
+/// `name` under the system's temporary directory, commas as dashes.
+static std::string benchDir(StringRef name) {
+  llvm::SmallString<128> dir;
+  llvm::sys::path::system_temp_directory(/*erasedOnReboot=*/true, dir);
+  llvm::sys::path::append(dir, name);
+  std::replace(dir.begin(), dir.end(), ',', '-');
+  return std::string(dir);
+}
+
 /// A DINOv2 encoder (DINOv2-small's shape: hidden 384, 12 layers, 6 heads,
 /// 224x224 in 14x14 patches; --quick a tiny one) on one image: PyTorch
 /// running transformers' Dinov2Model, which also saves its random weights,
@@ -1489,10 +1524,7 @@ static Error benchVision(Report &report, unsigned reps) {
   std::string dims = std::to_string(h) + "," + std::to_string(layers) + "," +
                      std::to_string(heads) + "," + std::to_string(image) + "," +
                      std::to_string(patch);
-  llvm::SmallString<128> dir;
-  llvm::sys::path::system_temp_directory(/*erasedOnReboot=*/true, dir);
-  llvm::sys::path::append(dir, "rlx-bench-dinov2-" + dims);
-  std::replace(dir.begin(), dir.end(), ',', '-');
+  std::string dir = benchDir("rlx-bench-dinov2-" + dims);
   Case c;
   c.section = "Image encoder (f32, DINOv2, hidden " + std::to_string(h) + ", " +
               std::to_string(layers) + " layers, " + std::to_string(image) +
@@ -1501,45 +1533,106 @@ static Error benchVision(Report &report, unsigned reps) {
   int64_t t = (image / patch) * (image / patch) + 1;
   c.flops = layers * t * (24.0 * h * h + 4.0 * t * h) +
             2.0 * (t - 1) * 3 * patch * patch * h;
-  llvm::outs() << "peer torch (image encoder)...\n";
-  llvm::outs().flush();
-  Expected<std::string> out =
-      runCapture(peerPython(),
-                 {sourceDir() + "/bench/peers.py", "--peer=torch",
-                  "--threads=" + std::to_string(cpuThreadCount(threadsOpt)),
-                  "--reps=" + std::to_string(reps),
-                  "--vision=" + std::string(dir) + "," + dims},
-                 std::nullopt, 1800);
-  std::vector<Case> peer(1);
-  addPeerFigures(std::move(out), "pytorch", {{"vision", &peer[0]}});
-  if (!llvm::sys::fs::exists(dir + "/config.json"))
-    return llvm::createStringError(
-        "the PyTorch peer wrote no checkpoint to " + dir +
-        (peer[0].figures.empty() ? std::string()
-                                 : ": " + peer[0].figures.front().note));
+  Expected<Case> peer = peerCheckpoint(
+      "image encoder", "--vision=" + dir + "," + dims, "vision", dir, reps);
+  if (!peer)
+    return peer.takeError();
   Expected<LoadedModel> m = loadModel(dir);
   if (!m)
     return m.takeError();
-  VisionFlow flow(m->config);
-  Expected<BuiltModel> built = flow.build(*m->weights);
+  Expected<BuiltModel> built = VisionFlow(m->config).build(*m->weights);
   if (!built)
     return built.takeError();
   CompileOptions options = rlxOptions();
   CompileProfile profile = built->profile;
   profile.backend.cpu = options.profile.backend.cpu;
   options.profile = profile;
-  options.inputShapes["pixel_values"] = {1, 3, image, image};
   TensorMap_t in;
   in.emplace("pixel_values",
              Tensor::fromF32({1, 3, image, image},
                              randomData(3 * image * image, 1.0f, 5)));
+  options.inputShapes["pixel_values"] = {1, 3, image, image};
   Session session;
   Expected<Stats> st =
       timeModule(session, built->mlir, *m->weights, in, 2, reps, options);
   if (!st)
     return st.takeError();
   c.add("rlx", *st);
-  for (Figure &f : peer[0].figures)
+  for (Figure &f : peer->figures)
+    c.figures.push_back(std::move(f));
+  report.cases.push_back(std::move(c));
+  return Error::success();
+}
+
+/// A FLUX-structured transformer (12 heads of 64, 2 double-stream and 4
+/// single-stream blocks, a 512-token latent and 64 text tokens: FLUX.1 is
+/// 24 heads of 128 and 19 + 38 blocks, beyond this bench's minutes; --quick
+/// a tiny one) for one denoising step: PyTorch running diffusers'
+/// FluxTransformer2DModel, which also saves its random weights, then RLX's
+/// FluxFlow on that checkpoint.
+static Error benchFlux(Report &report, unsigned reps) {
+  int64_t heads = quick ? 2 : 12, hd = quick ? 16 : 64, dbl = quick ? 1 : 2,
+          sgl = quick ? 1 : 4, ni = quick ? 64 : 512, nt = quick ? 16 : 64;
+  std::string dims = std::to_string(heads) + "," + std::to_string(hd) + "," +
+                     std::to_string(dbl) + "," + std::to_string(sgl) + "," +
+                     std::to_string(ni) + "," + std::to_string(nt);
+  std::string dir = benchDir("rlx-bench-flux-" + dims);
+  int64_t d = heads * hd, n = ni + nt;
+  Case c;
+  c.section = "Diffusion transformer (f32, FLUX, " + std::to_string(heads) +
+              " heads of " + std::to_string(hd) + ", " + std::to_string(dbl) +
+              " double + " + std::to_string(sgl) + " single blocks, " +
+              std::to_string(ni) + " image + " + std::to_string(nt) +
+              " text tokens)";
+  c.name = "flux transformer, 1 step";
+  // Double: qkv, out, 4x MLP per stream; single: qkv + 4x MLP in, out of
+  // 5x; attention over all tokens.
+  c.flops = dbl * (2.0 * n * d * d * (3 + 1 + 8) + 4.0 * n * n * d) +
+            sgl * (2.0 * n * d * d * (3 + 4 + 5) + 4.0 * n * n * d);
+  Expected<Case> peer = peerCheckpoint(
+      "diffusion transformer", "--flux=" + dir + "," + dims, "flux", dir, reps);
+  if (!peer)
+    return peer.takeError();
+  Expected<FluxFlow> flux = FluxFlow::fromModelDir(dir);
+  if (!flux)
+    return flux.takeError();
+  flux->shape(1, ni, nt);
+  Expected<std::unique_ptr<SafeTensorsFile>> weights =
+      SafeTensorsFile::open(dir + "/diffusion_pytorch_model.safetensors");
+  if (!weights)
+    return weights.takeError();
+  Expected<BuiltModel> built = flux->build(**weights);
+  if (!built)
+    return built.takeError();
+  CompileOptions options = rlxOptions();
+  CompileProfile profile = built->profile;
+  profile.backend.cpu = options.profile.backend.cpu;
+  options.profile = profile;
+  std::vector<int32_t> imgIds(ni * 3, 0), txtIds(nt * 3, 0);
+  int64_t side = static_cast<int64_t>(std::lround(std::sqrt(double(ni))));
+  for (int64_t i = 0; i < ni; ++i) {
+    imgIds[i * 3 + 1] = i / side;
+    imgIds[i * 3 + 2] = i % side;
+  }
+  TensorMap_t in;
+  in.emplace("hidden_states",
+             Tensor::fromF32({1, ni, 64}, randomData(ni * 64, 1.0f, 6)));
+  in.emplace("encoder_hidden_states",
+             Tensor::fromF32({1, nt, d}, randomData(nt * d, 1.0f, 7)));
+  in.emplace("pooled_projections",
+             Tensor::fromF32({1, d}, randomData(d, 1.0f, 8)));
+  in.emplace("timestep", Tensor::fromF32({1}, {0.5f}));
+  in.emplace("img_ids", Tensor::fromI32({ni, 3}, imgIds));
+  in.emplace("txt_ids", Tensor::fromI32({nt, 3}, txtIds));
+  // The checkpoint and what the flow synthesizes (its norms' unit scales).
+  WeightSourceStack source({weights->get(), built->synthesized.get()});
+  Session session;
+  Expected<Stats> st =
+      timeModule(session, built->mlir, source, in, 1, reps, options);
+  if (!st)
+    return st.takeError();
+  c.add("rlx", *st);
+  for (Figure &f : peer->figures)
     c.figures.push_back(std::move(f));
   report.cases.push_back(std::move(c));
   return Error::success();
@@ -1642,6 +1735,8 @@ int main(int argc, char **argv) {
     ok &= check(benchMoe(report, reps), "mixture of experts");
   if (wanted("vision"))
     ok &= check(benchVision(report, reps), "image encoder");
+  if (wanted("flux"))
+    ok &= check(benchFlux(report, reps), "diffusion transformer");
   if (wanted("models"))
     ok &= check(benchModels(report, bw), "models");
 
