@@ -54,15 +54,17 @@ Expected<Qwen3NextConfig> Qwen3NextConfig::fromJSON(StringRef text,
   Expected<TransformerConfig> base = TransformerConfig::fromJSON(text, file);
   if (!base)
     return base.takeError();
-  if (base->modelType != "qwen3_next")
+  if (base->modelType != "qwen3_next" && base->modelType != "qwen3_5_text")
     return fail(file + ": model_type '" + echoed(base->modelType) +
-                "' is not qwen3_next");
+                "' is not qwen3_next or qwen3_5_text");
   Expected<llvm::json::Value> parsed = parseJSON(text);
   if (!parsed)
     return parsed.takeError();
   const llvm::json::Object &o = *parsed->getAsObject();
   Qwen3NextConfig c;
   c.base = std::move(*base);
+  // Qwen3.5 projects q/k/v, z, b and a with separate matrices.
+  c.separateProjections = c.base.modelType == "qwen3_5_text";
   TransformerConfig &b = c.base;
   llvm::StringSet<> read;
   auto integer = [&](StringRef key, int64_t &out, bool positive) -> Error {
@@ -138,6 +140,11 @@ Expected<Qwen3NextConfig> Qwen3NextConfig::fromJSON(StringRef text,
       StringRef k = kv.first;
       if (k == "rope_type" && kv.second.getAsString() == "default")
         continue;
+      // Qwen3.5's multimodal RoPE: text positions are the same on its
+      // three axes, which makes it the plain RoPE of the same frequencies.
+      if (c.separateProjections &&
+          (k == "mrope_section" || k == "mrope_interleaved"))
+        continue;
       if (k != "rope_theta" && k != "partial_rotary_factor")
         return fail(file + ": rope_parameters key '" + echoed(k) +
                     "' is not supported (rope_type \"default\" only)");
@@ -185,7 +192,7 @@ Expected<Qwen3NextConfig> Qwen3NextConfig::fromJSON(StringRef text,
   for (const std::string &key : b.unknownKeys)
     if (!read.contains(key))
       return fail(file + ": config key '" + echoed(key) +
-                  "' is not one RLX implements for qwen3_next");
+                  "' is not one RLX implements for " + b.modelType);
   b.unknownKeys.clear();
   return c;
 }
@@ -218,28 +225,48 @@ static Expected<Value> gatedDeltaNet(Emitter &e, const Qwen3NextConfig &c,
   int64_t dk = c.keyDim, dv = c.valueDim;
   int64_t keyWidth = nk * dk, valueWidth = nv * dv;
   std::string base = p + "linear_attn.";
-  auto qkvz = emitterLinear(e, x, base + "in_proj_qkvz",
-                            2 * keyWidth + 2 * valueWidth, false);
-  if (!qkvz)
-    return qkvz.takeError();
-  auto ba = emitterLinear(e, x, base + "in_proj_ba", 2 * nv, false);
-  if (!ba)
-    return ba.takeError();
-  // Per key head: [q (dk), k (dk), v (r*dv), z (r*dv)] and [b (r), a (r)].
-  Value grouped = mb.reshape(*qkvz, {bsz, t, nk, 2 * dk + 2 * r * dv});
-  auto part = [&](Value g, int64_t start, int64_t size, int64_t width) {
-    return mb.reshape(mb.slice(g, 3, start, size), {bsz, t, width});
-  };
-  Value q = part(grouped, 0, dk, keyWidth);
-  Value k = part(grouped, dk, dk, keyWidth);
-  Value v = part(grouped, 2 * dk, r * dv, valueWidth);
-  Value z = mb.reshape(part(grouped, 2 * dk + r * dv, r * dv, valueWidth),
-                       {bsz, t, nv, dv});
-  Value gba = mb.reshape(*ba, {bsz, t, nk, 2 * r});
-  Value beta = mb.unary("mir.sigmoid", part(gba, 0, r, nv));
-  Value a = part(gba, r, r, nv);
+  // [q; k; v] for the convolution, the output gate z, b and a.
+  Value mixed, z, b, a;
+  if (c.separateProjections) {
+    // Qwen3.5: one matrix each.
+    auto qkv = emitterLinear(e, x, base + "in_proj_qkv",
+                             2 * keyWidth + valueWidth, false);
+    auto zp = emitterLinear(e, x, base + "in_proj_z", valueWidth, false);
+    auto bp = emitterLinear(e, x, base + "in_proj_b", nv, false);
+    auto ap = emitterLinear(e, x, base + "in_proj_a", nv, false);
+    for (auto *proj : {&qkv, &zp, &bp, &ap})
+      if (!*proj)
+        return proj->takeError();
+    mixed = *qkv;
+    z = mb.reshape(*zp, {bsz, t, nv, dv});
+    b = *bp;
+    a = *ap;
+  } else {
+    // Qwen3-Next: per key head, [q (dk), k (dk), v (r*dv), z (r*dv)] and
+    // [b (r), a (r)].
+    auto qkvz = emitterLinear(e, x, base + "in_proj_qkvz",
+                              2 * keyWidth + 2 * valueWidth, false);
+    if (!qkvz)
+      return qkvz.takeError();
+    auto ba = emitterLinear(e, x, base + "in_proj_ba", 2 * nv, false);
+    if (!ba)
+      return ba.takeError();
+    Value grouped = mb.reshape(*qkvz, {bsz, t, nk, 2 * dk + 2 * r * dv});
+    auto part = [&](Value g, int64_t start, int64_t size, int64_t width) {
+      return mb.reshape(mb.slice(g, 3, start, size), {bsz, t, width});
+    };
+    Value q = part(grouped, 0, dk, keyWidth);
+    Value k = part(grouped, dk, dk, keyWidth);
+    Value v = part(grouped, 2 * dk, r * dv, valueWidth);
+    z = mb.reshape(part(grouped, 2 * dk + r * dv, r * dv, valueWidth),
+                   {bsz, t, nv, dv});
+    Value gba = mb.reshape(*ba, {bsz, t, nk, 2 * r});
+    b = part(gba, 0, r, nv);
+    a = part(gba, r, r, nv);
+    mixed = mb.concat({q, k, v}, 2);
+  }
+  Value beta = mb.unary("mir.sigmoid", b);
   // The causal depthwise convolution over [q; k; v], then SiLU.
-  Value mixed = mb.concat({q, k, v}, 2);
   int64_t conv = 2 * keyWidth + valueWidth, kw = c.convKernel;
   auto w = e.param(base + "conv1d.weight", {conv, 1, kw});
   if (!w)
@@ -378,7 +405,7 @@ ModelFlow Qwen3NextFlow::flow(int64_t tokens, int64_t past, bool masked) const {
   float eps = static_cast<float>(b.normEpsilon);
   bool stateful = past >= 0;
   int64_t conv = 2 * c.keyHeads * c.keyDim + c.valueHeads * c.valueDim;
-  ModelFlow f(stateful ? "qwen3_next_decode" : "qwen3_next");
+  ModelFlow f(stateful ? b.modelType + "_decode" : b.modelType);
   f.profilePrefill();
   f.input("tokens", {1, tokens}, DType::I32)
       .input("positions", {1, tokens}, DType::I32);

@@ -764,8 +764,9 @@ Expected<DecoderFlow> rlx::decoderFlowFor(const TransformerConfig &config) {
     return fail("model_type '" + config.modelType +
                 "' is an image encoder: run it with --image pixels.npy "
                 "(VisionFlow)");
-  if (config.modelType == "qwen3_next")
-    return fail("model_type 'qwen3_next' is not a DecoderFlow: its graphs are "
+  if (config.modelType == "qwen3_next" || config.modelType == "qwen3_5_text")
+    return fail("model_type '" + config.modelType +
+                "' is not a DecoderFlow: its graphs are "
                 "Qwen3NextFlow's (they carry each layer's convolution and "
                 "recurrent state) and Qwen3NextGenerator generates with them");
   std::vector<std::string> types =

@@ -1,9 +1,10 @@
 # Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-"""Qwen3-Next (rlx.Qwen3NextFlow): Gated DeltaNet layers interleaved with
-gated attention and mixtures of experts, against transformers'
-Qwen3NextForCausalLM on a tiny random-weight config with the real structure
-(grouped value heads, partial RoPE, a shared expert, a dense layer): the
+"""Qwen3-Next and Qwen3.5's text model (rlx.Qwen3NextFlow): Gated DeltaNet
+layers interleaved with gated attention (and, in Qwen3-Next, mixtures of
+experts), against transformers' Qwen3NextForCausalLM and Qwen3_5ForCausalLM
+on tiny random-weight configs with the real structure (grouped value heads,
+partial RoPE, a shared expert, a dense layer): the
 prompt's logits within 1e-4 of their scale, then greedy decode steps through
 the decode graphs with every layer's state carried (convolution window,
 recurrent state, KV cache) against a full recompute by transformers, on the
@@ -23,18 +24,22 @@ if not hasattr(transformers, "Qwen3NextForCausalLM"):
     pytest.skip("transformers has no Qwen3NextForCausalLM", allow_module_level=True)
 
 
-def make(tmp_path, seed=0, **overrides):
+def make(tmp_path, seed=0, kind="qwen3_next", **overrides):
     kw = dict(vocab_size=64, hidden_size=32, intermediate_size=40,
               num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
               head_dim=8, linear_num_value_heads=4, linear_num_key_heads=2,
               linear_key_head_dim=8, linear_value_head_dim=6,
-              linear_conv_kernel_dim=4, num_experts=4, num_experts_per_tok=2,
-              moe_intermediate_size=12, shared_expert_intermediate_size=16,
-              mlp_only_layers=[1], max_position_embeddings=128)
+              linear_conv_kernel_dim=4, max_position_embeddings=128)
+    if kind == "qwen3_next":
+        kw.update(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=12,
+                  shared_expert_intermediate_size=16, mlp_only_layers=[1])
+        cfg_cls, model_cls = transformers.Qwen3NextConfig, transformers.Qwen3NextForCausalLM
+    else:
+        # Qwen3.5's text model: separate in_proj_qkv / z / b / a, dense MLPs.
+        cfg_cls, model_cls = transformers.Qwen3_5TextConfig, transformers.Qwen3_5ForCausalLM
     kw.update(overrides)
     torch.manual_seed(seed)
-    model = transformers.Qwen3NextForCausalLM(
-        transformers.Qwen3NextConfig(**kw)).eval()
+    model = model_cls(cfg_cls(**kw)).eval()
     with torch.no_grad():
         for name, p in model.named_parameters():
             if "A_log" in name:
@@ -43,7 +48,7 @@ def make(tmp_path, seed=0, **overrides):
                 p.copy_(torch.randn_like(p) * 0.5)
             else:
                 p.copy_(torch.randn_like(p) * (0.2 if p.dim() > 1 else 0.1))
-    path = tmp_path / "qwen3_next"
+    path = tmp_path / kind
     model.save_pretrained(path)
     return path, model
 
@@ -85,8 +90,12 @@ def scale_err(a, b):
 IDS = [3, 17, 42, 5, 9, 60, 1, 33, 12, 7, 25]
 
 
-def test_parity_cpu(tmp_path):
-    path, model = make(tmp_path)
+KINDS = ["qwen3_next"] + (["qwen3_5"] if hasattr(transformers, "Qwen3_5ForCausalLM") else [])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_parity_cpu(tmp_path, kind):
+    path, model = make(tmp_path, kind=kind)
     recipe = rlx.Qwen3NextFlow.from_model_dir(path)
     assert recipe.linear_layers == [True, True, True, False]
     outputs, compiled = run(path, IDS)
@@ -95,6 +104,7 @@ def test_parity_cpu(tmp_path):
     assert out.shape == ref.shape
     assert scale_err(out, ref) < 1e-4
     assert "attention: 1" in compiled.stats.fused_ops
+    decode(path, model, IDS[:4], run(path, IDS[:4])[0], "cpu", steps=2)
 
 
 def test_parity_vulkan(tmp_path):
@@ -148,12 +158,13 @@ def test_bad_configs(tmp_path):
             rlx.Qwen3NextFlow.from_model_dir(path)
 
 
-def test_rlx_run_generates(tmp_path):
+@pytest.mark.parametrize("kind", KINDS)
+def test_rlx_run_generates(tmp_path, kind):
     # rlx-run --model runs Qwen3NextGenerator: the prompt graph, then
     # one-token steps over bucketed pasts (16, then 32 slots) with the
     # states carried; greedy ids equal transformers' generate().
     import subprocess
-    path, model = make(tmp_path, seed=3)
+    path, model = make(tmp_path, seed=3, kind=kind)
     exe = os.path.join(os.path.dirname(rlx.__file__), "..", "..", "bin", "rlx-run")
     if not os.path.exists(exe):
         pytest.skip("rlx-run not next to the Python package")

@@ -709,7 +709,8 @@ Error rlx::runModel(Session &session, const ModelRunOptions &opts) {
     report(o) << ")\n";
   if (m->config.modelType == "bert")
     return runEncoder(session, *m, o);
-  if (m->config.modelType == "qwen3_next")
+  if (m->config.modelType == "qwen3_next" ||
+      m->config.modelType == "qwen3_5_text")
     return runQwen3Next(session, *m, o, tokenizer ? &*tokenizer : nullptr);
   return runDecoder(session, *m, o, started, tokenizer ? &*tokenizer : nullptr);
 }

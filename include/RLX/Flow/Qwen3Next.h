@@ -22,8 +22,8 @@
 
 namespace rlx {
 
-/// A Qwen3-Next config.json: the common keys (TransformerConfig) and the
-/// hybrid ones.
+/// A Qwen3-Next (qwen3_next) or Qwen3.5 text (qwen3_5_text) config.json:
+/// the common keys (TransformerConfig) and the hybrid ones.
 struct Qwen3NextConfig {
   TransformerConfig base;
   /// RoPE on the first `partialRotary * head_dim` channels of each head.
@@ -34,6 +34,9 @@ struct Qwen3NextConfig {
           valueDim = 128;
   /// Per layer: Gated DeltaNet (true) or full attention.
   std::vector<bool> linearLayers;
+  /// Qwen3.5 (qwen3_5_text): in_proj_qkv / in_proj_z / in_proj_b /
+  /// in_proj_a instead of Qwen3-Next's grouped in_proj_qkvz / in_proj_ba.
+  bool separateProjections = false;
 
   static llvm::Expected<Qwen3NextConfig> fromJSON(llvm::StringRef text,
                                                   llvm::StringRef fileName);
