@@ -179,3 +179,14 @@ def test_rlx_run_generates(tmp_path, kind):
         ref = model.generate(torch.tensor([prompt]), max_new_tokens=14,
                              do_sample=False)[0, len(prompt):].tolist()
     assert got == ref
+
+
+@pytest.mark.skipif("qwen3_5" not in KINDS, reason="transformers has no Qwen3_5ForCausalLM")
+def test_qwen3_5_mrope_on_text(tmp_path):
+    # Qwen3.5's multimodal RoPE keys: text positions are the same on the
+    # three axes, so the result is plain RoPE of the same frequencies.
+    path, model = make(tmp_path, kind="qwen3_5", head_dim=16, rope_parameters={
+        "rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5,
+        "mrope_section": [2, 1, 1], "mrope_interleaved": True})
+    outputs, _ = run(path, IDS)
+    assert scale_err(outputs["logits"], reference(model, IDS)) < 1e-4
