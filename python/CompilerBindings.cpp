@@ -15,6 +15,7 @@
 #include "Bindings.h"
 #include "RLX/Compiler/Session.h"
 #include "RLX/Flow/Generate.h"
+#include "RLX/Flow/Qwen3Next.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -62,6 +63,24 @@ struct PyGenerator {
   std::shared_ptr<const WeightSource> weights;
   nb::object session;
 };
+
+/// `rlx.Qwen3NextGenerator`.
+struct PyQwen3NextGenerator {
+  std::unique_ptr<Qwen3NextGenerator> generator;
+  std::shared_ptr<const WeightSource> weights;
+  nb::object session;
+};
+
+/// Token ids from a Python sequence (none: empty), each checked.
+static std::vector<int32_t> tokenIds(nb::handle seq, llvm::StringRef what) {
+  std::vector<int32_t> ids;
+  if (seq.is_none())
+    return ids;
+  for (nb::handle t : seq)
+    ids.push_back(static_cast<int32_t>(intInRange(
+        t, what + "[" + llvm::Twine(ids.size()) + "]", 0, INT32_MAX)));
+  return ids;
+}
 
 /// Where a compile reads its module from.
 struct CompileSource {
@@ -909,16 +928,8 @@ static void registerGenerator(nb::module_ &m) {
              float temperature, int topK, float topP, uint64_t seed,
              std::optional<SamplingOptions> sampling, nb::handle onToken,
              bool returnLogits, nb::handle stopTokens) -> nb::object {
-            std::vector<int32_t> ids;
-            for (nb::handle t : prompt)
-              ids.push_back(static_cast<int32_t>(intInRange(
-                  t, "prompt[" + llvm::Twine(ids.size()) + "]", 0, INT32_MAX)));
-            std::vector<int32_t> stop;
-            if (!stopTokens.is_none())
-              for (nb::handle t : stopTokens)
-                stop.push_back(static_cast<int32_t>(intInRange(
-                    t, "stop_tokens[" + llvm::Twine(stop.size()) + "]", 0,
-                    INT32_MAX)));
+            std::vector<int32_t> ids = tokenIds(prompt, "prompt");
+            std::vector<int32_t> stop = tokenIds(stopTokens, "stop_tokens");
             SamplingOptions opts =
                 sampling ? *sampling
                          : SamplingOptions{temperature, topK, topP, seed};
@@ -984,9 +995,62 @@ static void registerGenerator(nb::module_ &m) {
           "The model's config.");
 }
 
+/// `rlx.Qwen3NextGenerator`: generation with the hybrid models' carried
+/// state.
+static void registerQwen3NextGenerator(nb::module_ &m) {
+  nb::class_<PyQwen3NextGenerator>(
+      m, "Qwen3NextGenerator",
+      "Generates with a Qwen3-Next / Qwen3.5 recipe: the prompt graph, then "
+      "one-token\ndecode graphs over bucketed pasts, each layer's convolution "
+      "window and\nrecurrent state carried; graphs share one copy of the "
+      "weights.")
+      .def(
+          "__init__",
+          [](PyQwen3NextGenerator *self, nb::handle session,
+             const Qwen3NextFlow &recipe, nb::handle weights) {
+            PySession &s = nb::cast<PySession &>(session);
+            PyWeights w = toWeights(weights);
+            auto g = unwrap(
+                Qwen3NextGenerator::create(s.session, recipe, *w.source));
+            new (self) PyQwen3NextGenerator{std::move(g), w.source,
+                                            nb::borrow(session)};
+          },
+          "session"_a, "recipe"_a, "weights"_a,
+          nb::sig("def __init__(self, session: Session, recipe: "
+                  "Qwen3NextFlow, weights: Weights | str | os.PathLike[str] | "
+                  "typing.Mapping[str, numpy.typing.ArrayLike]) -> None"))
+      .def(
+          "generate",
+          [](PyQwen3NextGenerator &g, nb::handle prompt, unsigned maxNewTokens,
+             float temperature, int topK, float topP, uint64_t seed,
+             nb::handle stopTokens) {
+            std::vector<int32_t> ids = tokenIds(prompt, "prompt");
+            std::vector<int32_t> stop = tokenIds(stopTokens, "stop_tokens");
+            SamplingOptions opts{temperature, topK, topP, seed};
+            PySession &s = nb::cast<PySession &>(g.session);
+            auto generate = [&] {
+              nb::gil_scoped_release noGil;
+              std::lock_guard<std::mutex> lock(s.mutex);
+              return g.generator->generate(ids, maxNewTokens, opts, {}, stop);
+            };
+            return unwrap(generate());
+          },
+          "prompt"_a, "max_new_tokens"_a = 32, nb::kw_only(),
+          "temperature"_a = 0.0f, "top_k"_a = 0, "top_p"_a = 1.0f, "seed"_a = 0,
+          "stop_tokens"_a = nb::none(),
+          nb::sig("def generate(self, prompt: typing.Sequence[int], "
+                  "max_new_tokens: int = 32, *, temperature: float = 0.0, "
+                  "top_k: int = 0, top_p: float = 1.0, seed: int = 0, "
+                  "stop_tokens: typing.Sequence[int] | None = None) -> "
+                  "list[int]"),
+          "Runs the prompt, then samples up to max_new_tokens tokens (greedy "
+          "at\ntemperature 0), stopping after a token of stop_tokens.");
+}
+
 void python::registerCompiler(nb::module_ &m) {
   registerSession(m);
   registerCompiledModel(m);
   registerTemplate(m);
   registerGenerator(m);
+  registerQwen3NextGenerator(m);
 }

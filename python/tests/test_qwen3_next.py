@@ -190,3 +190,20 @@ def test_qwen3_5_mrope_on_text(tmp_path):
         "mrope_section": [2, 1, 1], "mrope_interleaved": True})
     outputs, _ = run(path, IDS)
     assert scale_err(outputs["logits"], reference(model, IDS)) < 1e-4
+
+
+def test_python_generator(tmp_path):
+    path, model = make(tmp_path, seed=4)
+    weights = rlx.Weights.open(path / "model.safetensors")
+    gen = rlx.Qwen3NextGenerator(rlx.Session(), rlx.Qwen3NextFlow.from_model_dir(path),
+                                 weights)
+    prompt = IDS[:6]
+    got = gen.generate(prompt, 5)
+    with torch.no_grad():
+        ref = model.generate(torch.tensor([prompt]), max_new_tokens=5,
+                             do_sample=False)[0, len(prompt):].tolist()
+    assert got == ref
+    # Stopping at a token: it is returned, nothing after it.
+    assert gen.generate(prompt, 5, stop_tokens=[ref[1]]) == ref[:2]
+    with pytest.raises(rlx.RLXError, match="outside the vocabulary"):
+        gen.generate([70], 2)
