@@ -677,6 +677,24 @@ static void warnUnknownKeys(const TransformerConfig &cfg, BuiltModel &built) {
                              "') is not known to RLX and was ignored");
 }
 
+/// An encoder's built flow after the checks: tensors it does not read (the
+/// heads `recipe` leaves out for `request` are warnings) and config keys RLX
+/// does not know.
+static Expected<BuiltModel>
+checkEncoderBuild(const ModelRecipe &recipe, const TransformerConfig &cfg,
+                  const WeightSource &weights, Expected<BuiltModel> built,
+                  const FlowRequest &request, bool allowUnused) {
+  if (!built)
+    return built.takeError();
+  auto head = [&](StringRef name) {
+    return recipe.isIgnoredHead(name, request);
+  };
+  if (Error err = checkUnused(weights, *built, allowUnused, head))
+    return std::move(err);
+  warnUnknownKeys(cfg, *built);
+  return built;
+}
+
 DecoderFlow &DecoderFlow::allowUnusedWeights(bool allow) {
   allowUnused = allow;
   return *this;
@@ -980,18 +998,10 @@ Expected<BuiltModel> BertFlow::build(const WeightSource &weights) const {
                 llvm::Twine(positions->shape[0]) +
                 " positions, but max_position_embeddings is " +
                 llvm::Twine(cfg.maxPositions));
-  Expected<BuiltModel> built = flow(p).build(weights);
-  if (!built)
-    return built.takeError();
   FlowRequest request;
   request.weightPrefix = p;
-  auto head = [&](StringRef name) {
-    return arch->isIgnoredHead(name, request);
-  };
-  if (Error err = checkUnused(weights, *built, allowUnused, head))
-    return std::move(err);
-  warnUnknownKeys(cfg, *built);
-  return built;
+  return checkEncoderBuild(*arch, cfg, weights, flow(p).build(weights), request,
+                           allowUnused);
 }
 
 BertFlow &BertFlow::allowUnusedWeights(bool allow) {
@@ -1156,17 +1166,9 @@ Expected<BuiltModel> VisionFlow::build(const WeightSource &weights) const {
   }
   bool pooler =
       cfg.modelType == "vit" && weights.contains(p + "pooler.dense.weight");
-  Expected<BuiltModel> built = flow(p, pooler).build(weights);
-  if (!built)
-    return built.takeError();
   FlowRequest request;
   request.weightPrefix = p;
   request.pooler = pooler;
-  auto head = [&](StringRef name) {
-    return arch->isIgnoredHead(name, request);
-  };
-  if (Error err = checkUnused(weights, *built, allowUnused, head))
-    return std::move(err);
-  warnUnknownKeys(cfg, *built);
-  return built;
+  return checkEncoderBuild(*arch, cfg, weights, flow(p, pooler).build(weights),
+                           request, allowUnused);
 }

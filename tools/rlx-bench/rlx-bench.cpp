@@ -1505,6 +1505,24 @@ static Expected<Case> peerCheckpoint(StringRef what, StringRef modeArg,
   return peer;
 }
 
+/// Times `mlir` on `weights` and `in` as case `c`'s "rlx" figure, beside
+/// the peer's figures, and adds the case to the report.
+static Error addBeside(Report &report, Case c, Case &peer,
+                       const std::string &mlir, const WeightSource &weights,
+                       const TensorMap_t &in, unsigned warmup, unsigned reps,
+                       const CompileOptions &options) {
+  Session session;
+  Expected<Stats> st =
+      timeModule(session, mlir, weights, in, warmup, reps, options);
+  if (!st)
+    return st.takeError();
+  c.add("rlx", *st);
+  for (Figure &f : peer.figures)
+    c.figures.push_back(std::move(f));
+  report.cases.push_back(std::move(c));
+  return Error::success();
+}
+
 /// `name` under the system's temporary directory, commas as dashes.
 static std::string benchDir(StringRef name) {
   llvm::SmallString<128> dir;
@@ -1552,16 +1570,8 @@ static Error benchVision(Report &report, unsigned reps) {
              Tensor::fromF32({1, 3, image, image},
                              randomData(3 * image * image, 1.0f, 5)));
   options.inputShapes["pixel_values"] = {1, 3, image, image};
-  Session session;
-  Expected<Stats> st =
-      timeModule(session, built->mlir, *m->weights, in, 2, reps, options);
-  if (!st)
-    return st.takeError();
-  c.add("rlx", *st);
-  for (Figure &f : peer->figures)
-    c.figures.push_back(std::move(f));
-  report.cases.push_back(std::move(c));
-  return Error::success();
+  return addBeside(report, std::move(c), *peer, built->mlir, *m->weights, in, 2,
+                   reps, options);
 }
 
 /// A FLUX-structured transformer (12 heads of 64, 2 double-stream and 4
@@ -1626,16 +1636,8 @@ static Error benchFlux(Report &report, unsigned reps) {
   in.emplace("txt_ids", Tensor::fromI32({nt, 3}, txtIds));
   // The checkpoint and what the flow synthesizes (its norms' unit scales).
   WeightSourceStack source({weights->get(), built->synthesized.get()});
-  Session session;
-  Expected<Stats> st =
-      timeModule(session, built->mlir, source, in, 1, reps, options);
-  if (!st)
-    return st.takeError();
-  c.add("rlx", *st);
-  for (Figure &f : peer->figures)
-    c.figures.push_back(std::move(f));
-  report.cases.push_back(std::move(c));
-  return Error::success();
+  return addBeside(report, std::move(c), *peer, built->mlir, source, in, 1,
+                   reps, options);
 }
 
 //===----------------------------------------------------------------------===//
