@@ -16,6 +16,7 @@ APT_PACKAGES=(
   clang-22 libclang-rt-22-dev
   mesa-vulkan-drivers libvulkan-dev vulkan-tools spirv-tools vulkan-validationlayers
   libtomlplusplus-dev libopenblas-dev libgtest-dev libgmock-dev
+  openmpi-bin libopenmpi-dev
   python3-dev python3-venv
 )
 

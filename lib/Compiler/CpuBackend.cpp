@@ -203,6 +203,13 @@ Error detail::compileLIRToLibrary(LIRModule &lir, StringRef prefix,
   if (Error err = lowerToLLVM(lir, profile, stats))
     return err;
   phase.done("lir-to-llvm");
+  // The collectives (MPI) live in the runtime, which a library does not
+  // link.
+  if (lir.manifest.worldSize > 1)
+    return fail("AOT: the model has collectives over " +
+                llvm::Twine(lir.manifest.worldSize) +
+                " ranks (tensor parallelism), which libraries do not run yet "
+                "(the JIT does)");
   // The micro-kernels that read weights kept as stored live in the runtime,
   // which a library does not link.
   for (auto f : lir.module->getOps<mlir::LLVM::LLVMFuncOp>())

@@ -198,6 +198,23 @@ Expected<Manifest> detail::readManifest(mlir::rlx::lir::EntryOp entry) {
                      : ParamLayout::RowMajor;
     m.entries.push_back(std::move(e));
   }
+  // The ranks the collectives span: the MPI world the entry must run in.
+  for (auto kernel : entry.getBlock().getOps<mlir::rlx::lir::KernelOp>()) {
+    mlir::Operation *compute = kernel.getComputeOp();
+    int64_t group = 0;
+    if (auto r = llvm::dyn_cast_or_null<mlir::rlx::lir::AllReduceOp>(compute))
+      group = r.getGroupSizeAttr().getInt();
+    else if (auto g =
+                 llvm::dyn_cast_or_null<mlir::rlx::lir::AllGatherOp>(compute))
+      group = g.getGroupSizeAttr().getInt();
+    if (group <= 1)
+      continue;
+    if (m.worldSize > 1 && m.worldSize != static_cast<uint64_t>(group))
+      return fail("entry '" + m.entry + "' has collectives over " +
+                  llvm::Twine(m.worldSize) + " and over " + llvm::Twine(group) +
+                  " ranks");
+    m.worldSize = group;
+  }
   // The JIT allocates from this manifest: refuse sizes that wrap.
   if (Error err = m.verify())
     return std::move(err);

@@ -7,6 +7,7 @@
 
 #include "RLX/Runtime/CpuExecutor.h"
 #include "MemRefABI.h"
+#include "RLX/Runtime/Collectives.h"
 #include "llvm/Support/raw_ostream.h"
 #include <atomic>
 #include <chrono>
@@ -180,9 +181,12 @@ CpuExecutor::~CpuExecutor() = default;
 
 unsigned CpuExecutor::threads() const { return pool->n; }
 
-llvm::Error CpuExecutor::execute(const Manifest &,
+llvm::Error CpuExecutor::execute(const Manifest &manifest,
                                  llvm::MutableArrayRef<uint8_t> arena,
                                  llvm::ArrayRef<uint8_t> params, bool) {
+  // A program with collectives runs only in an MPI world of its size.
+  if (llvm::Error err = checkCollectiveWorld(manifest.worldSize))
+    return err;
   auto *p = const_cast<uint8_t *>(params.data());
   pool->run(MemRef1D{arena.data(),
                      arena.data(),

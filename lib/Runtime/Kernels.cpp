@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Runtime/Kernels.h"
+#include "RLX/Runtime/Collectives.h"
 #include "RLX/Runtime/CpuExecutor.h"
 #include "RLX/UKernels/UKernels.h"
 #include "RLX/Weights/GGUF.h"
@@ -60,4 +61,8 @@ extern "C" void rlx_for_each_kernel_symbol(void (*add)(const char *, void *,
       user);
   add("rlx_uk_prepare", reinterpret_cast<void *>(&rlx_uk_prepare), user);
   add("rlx_uk_matmul", reinterpret_cast<void *>(&rlx_uk_matmul), user);
+  add("rlx_all_reduce_f32", reinterpret_cast<void *>(&rlx_all_reduce_f32),
+      user);
+  add("rlx_all_gather_f32", reinterpret_cast<void *>(&rlx_all_gather_f32),
+      user);
 }

@@ -107,6 +107,8 @@ std::string Manifest::toJSON() const {
                     {"param_size", static_cast<int64_t>(paramSize)},
                     {"alignment", static_cast<int64_t>(alignment)},
                     {"entries", std::move(list)}};
+  if (worldSize > 1)
+    root["world_size"] = static_cast<int64_t>(worldSize);
   std::string s;
   llvm::raw_string_ostream os(s);
   os << llvm::formatv("{0:2}", json::Value(std::move(root)));
@@ -142,6 +144,12 @@ llvm::Expected<Manifest> Manifest::fromJSON(llvm::StringRef text,
       return bad(fileName,
                  "'alignment' " + llvm::Twine(*a) + " is not a power of two");
     m.alignment = *a;
+  }
+  if (auto w = root->getInteger("world_size")) {
+    if (*w < 1)
+      return bad(fileName,
+                 "'world_size' " + llvm::Twine(*w) + " must be at least 1");
+    m.worldSize = *w;
   }
   for (const json::Value &v : *list) {
     const json::Object *o = v.getAsObject();

@@ -60,6 +60,9 @@ struct Manifest {
   uint64_t arenaSize = 0;
   uint64_t paramSize = 0;
   uint64_t alignment = 64;
+  /// The number of ranks the entry's collectives (lir.all_reduce,
+  /// lir.all_gather) span: the MPI world it must run in. 1: it has none.
+  uint64_t worldSize = 1;
   std::vector<ManifestEntry> entries;
 
   const ManifestEntry *find(IOKind kind, llvm::StringRef name) const;

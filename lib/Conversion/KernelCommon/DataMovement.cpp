@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelBuilder.h"
+#include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -392,6 +393,8 @@ LogicalResult mlir::rlx::emitKernelOp(KernelBuilder &k, Operation *op,
     return op->emitOpError("has ") << outputs.size() << " results; the "
                                    << k.targetName() << " back end expects one";
   const KernelView &out = outputs[0];
+  if (isa<lir::AllReduceOp, lir::AllGatherOp>(op))
+    return k.emitCollective(op, ins, out);
   if (isTargetKernelOp(op))
     return k.emitTargetKernel(op, ins, out);
   if (isa<mir::GatherOp, mir::ConcatOp, mir::SliceOp, mir::TransposeOp,

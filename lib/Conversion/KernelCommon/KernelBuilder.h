@@ -244,6 +244,16 @@ public:
   virtual LogicalResult emitTargetKernel(Operation *op,
                                          ArrayRef<KernelView> ins,
                                          const KernelView &out) = 0;
+  /// A collective between the ranks of a tensor-parallel program
+  /// (lir.all_reduce, lir.all_gather). A target without a transport refuses
+  /// it by name.
+  virtual LogicalResult emitCollective(Operation *op, ArrayRef<KernelView> ins,
+                                       const KernelView &out) {
+    return op->emitOpError("is a collective between the ranks of a "
+                           "tensor-parallel program, which the ")
+           << targetName()
+           << " back end does not run (collectives run on the CPU, over MPI)";
+  }
 };
 
 //===----------------------------------------------------------------------===//

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelEmitter.h"
+#include "RLX/Dialect/LIR/IR/LIROps.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/Support/KernelABI.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -544,6 +545,50 @@ static SmallVector<KernelInput> kernelInputs(ArrayRef<KernelView> ins) {
         mir::isLowPrecisionWeightType(v.elementType) ? v.elementType : Type()});
   }
   return out;
+}
+
+LogicalResult KernelEmitter::emitCollective(Operation *op,
+                                            ArrayRef<KernelView> views,
+                                            const KernelView &outView) {
+  const KernelView &in = views[0];
+  if (in.isScalar() || !outView.isContiguous())
+    return op->emitOpError("needs a tensor input and a contiguous result");
+  Type i64 = b.getI64Type();
+  auto c64 = [&](int64_t v) { return constant(v, i64); };
+  auto call = [&](StringRef name, ValueRange args) {
+    SmallVector<Type> types(args.getTypes());
+    func::FuncOp f =
+        declareFunction(name, b.getFunctionType(types, {b.getI32Type()}));
+    func::CallOp::create(b, loc, f, args);
+  };
+  Value out = pointer(memrefOf(outView));
+  if (auto reduce = dyn_cast<lir::AllReduceOp>(op)) {
+    // A strided input is copied into the result, then summed in place.
+    Value src = out;
+    if (in.isContiguous())
+      src = pointer(memrefOf(in));
+    else
+      emitCopy(*this, in, outView);
+    serial([&] {
+      call("rlx_all_reduce_f32",
+           {src, out, c64(outView.numElements()), c64(reduce.getGroupSize())});
+    });
+    return success();
+  }
+  auto gather = cast<lir::AllGatherOp>(op);
+  if (!in.isContiguous())
+    return op->emitOpError("needs a contiguous input on the CPU");
+  int64_t axis = gather.getAxis();
+  int64_t outer = 1;
+  for (int64_t d : ArrayRef<int64_t>(in.shape).take_front(axis))
+    outer *= d;
+  int64_t inner = in.numElements() / std::max<int64_t>(outer, 1);
+  Value src = pointer(memrefOf(in));
+  serial([&] {
+    call("rlx_all_gather_f32",
+         {src, out, c64(outer), c64(inner), c64(gather.getGroupSize())});
+  });
+  return success();
 }
 
 LogicalResult KernelEmitter::emitTargetKernel(Operation *op,

@@ -104,6 +104,10 @@ public:
   /// RoPE, and axis reductions on one thread.
   LogicalResult emitTargetKernel(Operation *op, ArrayRef<KernelView> ins,
                                  const KernelView &out) override;
+  /// lir.all_reduce and lir.all_gather: the runtime's MPI routines
+  /// (rlx_all_reduce_f32, rlx_all_gather_f32) called on one thread.
+  LogicalResult emitCollective(Operation *op, ArrayRef<KernelView> ins,
+                               const KernelView &out) override;
 
   /// A view of the whole of `memref` (a kernel argument or a global).
   static KernelView viewOf(Value memref, bool packed = false);

@@ -19,6 +19,7 @@
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/Support/CheckedSize.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -111,6 +112,8 @@ private:
     Value constant;
   };
   SmallVector<Kernel> kernels;
+  /// The group size of each collective (shard.all_reduce, shard.all_gather).
+  DenseMap<Operation *, int64_t> groupSizes;
   llvm::StringMap<int> paramByName;
   llvm::StringMap<mir::ParamOp> paramOps;
   SmallVector<std::pair<std::string, int>> inputs, params, outputs;
@@ -120,6 +123,35 @@ private:
 } // namespace
 
 static std::string ioName(func::FuncOp func, bool isResult, unsigned i);
+
+/// The number of ranks a shard collective spans, if the CPU runs it: a sum
+/// (all-reduce) or a gather of f32 tensors over every axis of a static
+/// shard.grid (the whole MPI world).
+template <typename OpTy>
+static FailureOr<int64_t> collectiveGroupSize(OpTy op) {
+  SymbolTableCollection symbols;
+  shard::GridOp grid = shard::getGridOrNull(op, op.getGridAttr(), symbols);
+  if (!grid)
+    return op.emitOpError("refers to no shard.grid @") << op.getGrid();
+  ArrayRef<int64_t> shape = grid.getShape();
+  int64_t world = 1;
+  for (int64_t d : shape) {
+    if (ShapedType::isDynamic(d))
+      return op.emitOpError("needs a static shard.grid, got @") << op.getGrid();
+    world *= d;
+  }
+  int64_t group = shard::collectiveProcessGroupSize(op.getGridAxes(), shape);
+  if (group != world)
+    return op.emitOpError("spans ")
+           << group << " of the " << world
+           << " devices of its grid: convert-mir-to-lir runs collectives over "
+              "the whole grid (one MPI world) only";
+  auto in = cast<RankedTensorType>(op.getInput().getType());
+  if (!in.getElementType().isF32() ||
+      in.getElementType() != getElementTypeOrSelf(op.getResult().getType()))
+    return op.emitOpError("moves f32 tensors only, got ") << in;
+  return world;
+}
 
 LogicalResult FuncConverter::checkSupported() {
   auto isStatic = [](Type t) {
@@ -145,7 +177,21 @@ LogicalResult FuncConverter::checkSupported() {
   for (Operation &op : func.getBody().front()) {
     if (isa<func::ReturnOp>(op))
       continue;
-    if (!isa<mir::MIRDialect>(op.getDialect()))
+    if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
+      if (reduce.getReduction() != shard::ReductionKind::Sum)
+        return reduce.emitOpError("reduces with ")
+               << shard::stringifyReductionKind(reduce.getReduction())
+               << "; convert-mir-to-lir runs sums only";
+      FailureOr<int64_t> group = collectiveGroupSize(reduce);
+      if (failed(group))
+        return failure();
+      groupSizes[&op] = *group;
+    } else if (auto gather = dyn_cast<shard::AllGatherOp>(op)) {
+      FailureOr<int64_t> group = collectiveGroupSize(gather);
+      if (failed(group))
+        return failure();
+      groupSizes[&op] = *group;
+    } else if (!isa<mir::MIRDialect>(op.getDialect()))
       return op.emitOpError("is not a MIR op: lower it to MIR before "
                             "convert-mir-to-lir");
     for (Type t : op.getResultTypes()) {
@@ -426,10 +472,20 @@ FailureOr<lir::EntryOp> FuncConverter::run() {
     for (auto [v, arg] : llvm::zip(k.inputs, kb->getArguments()))
       map.map(v, arg);
     SmallVector<Value> results;
-    if (k.op) {
+    // Constant operands are cloned into the body.
+    if (k.op)
       for (Value operand : k.op->getOperands())
         if (!map.contains(operand))
           rewriter.clone(*operand.getDefiningOp(), map);
+    if (auto reduce = dyn_cast_or_null<shard::AllReduceOp>(k.op)) {
+      results.push_back(lir::AllReduceOp::create(
+          rewriter, loc, reduce.getType(), map.lookup(reduce.getInput()),
+          groupSizes.lookup(k.op)));
+    } else if (auto gather = dyn_cast_or_null<shard::AllGatherOp>(k.op)) {
+      results.push_back(lir::AllGatherOp::create(
+          rewriter, loc, gather.getType(), map.lookup(gather.getInput()),
+          gather.getGatherAxis().getSExtValue(), groupSizes.lookup(k.op)));
+    } else if (k.op) {
       Operation *clone = rewriter.clone(*k.op, map);
       results = clone->getResults();
     } else if (k.constant) {
@@ -489,6 +545,12 @@ struct ConvertMIRToLIRPass
       if (failed(convertFuncToLIR(rewriter, f, opts)))
         return signalPassFailure();
     }
+    // The collectives now carry their group sizes: the grids are not needed
+    // (and code generation has no lowering for them).
+    for (shard::GridOp grid :
+         llvm::make_early_inc_range(getOperation().getOps<shard::GridOp>()))
+      if (SymbolTable::symbolKnownUseEmpty(grid, getOperation()))
+        grid.erase();
   }
 };
 } // namespace

@@ -84,3 +84,19 @@ lir.entry @bf16_activation arena_size = 4096, param_size = 0, alignment = 64 {
   }
   lir.io output "y" %y : memref<2x8xf32>
 }
+
+// -----
+
+/// Collectives (tensor parallelism) run on the CPU over MPI only.
+lir.entry @all_reduce arena_size = 256, param_size = 0, alignment = 64 {
+  %x = lir.view arena[0] : memref<4xf32>
+  %y = lir.view arena[64] : memref<4xf32>
+  lir.io input "x" %x : memref<4xf32>
+  lir.kernel "all_reduce" ins(%x : memref<4xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    // expected-error @+1 {{is a collective between the ranks of a tensor-parallel program, which the SPIR-V back end does not run (collectives run on the CPU, over MPI)}}
+    %r = lir.all_reduce %a group_size 2 : tensor<4xf32>
+    lir.yield %r : tensor<4xf32>
+  }
+  lir.io output "y" %y : memref<4xf32>
+}

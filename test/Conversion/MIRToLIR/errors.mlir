@@ -50,3 +50,30 @@ func.func @fits_int64(%x: tensor<2305843009213693951xf32> {rlx.name = "x"}) -> t
   %y = mir.exp %x : (tensor<2305843009213693951xf32>) -> tensor<2305843009213693951xf32>
   return %y : tensor<2305843009213693951xf32>
 }
+
+// -----
+
+shard.grid @tp(shape = 2)
+func.func @negative_all_reduce_max(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{reduces with max; convert-mir-to-lir runs sums only}}
+  %s = shard.all_reduce %x on @tp grid_axes = [0] reduction = max : tensor<4xf32> -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2x2)
+func.func @negative_partial_grid(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{spans 2 of the 4 devices of its grid: convert-mir-to-lir runs collectives over the whole grid (one MPI world) only}}
+  %s = shard.all_reduce %x on @grid grid_axes = [1] : tensor<4xf32> -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+shard.grid @tp(shape = 2)
+func.func @negative_all_reduce_i32(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{moves f32 tensors only, got 'tensor<4xi32>'}}
+  %s = shard.all_reduce %x on @tp grid_axes = [0] : tensor<4xi32> -> tensor<4xi32>
+  return %s : tensor<4xi32>
+}

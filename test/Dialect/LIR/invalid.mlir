@@ -300,3 +300,55 @@ func.func private @constant_pool_c1() attributes {c = #lir.constant_pool<bytes =
 
 // expected-error @+1 {{tile sizes are only for generated GEMMs}}
 func.func private @config_c1_tile_on_default() attributes {c = #lir.config<default, tile = [1, 1, 1]>}
+
+// -----
+
+lir.entry @collective_c1_group arena_size = 256, param_size = 0, alignment = 64 {
+  %x = lir.view arena[0] : memref<4xf32>
+  %y = lir.view arena[64] : memref<4xf32>
+  lir.kernel "all_reduce" ins(%x : memref<4xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    // expected-error @+1 {{group_size must be at least 1, got 0}}
+    %r = lir.all_reduce %a group_size 0 : tensor<4xf32>
+    lir.yield %r : tensor<4xf32>
+  }
+}
+
+// -----
+
+lir.entry @collective_c1_f16 arena_size = 256, param_size = 0, alignment = 64 {
+  %x = lir.view arena[0] : memref<4xf16>
+  %y = lir.view arena[64] : memref<4xf16>
+  lir.kernel "all_reduce" ins(%x : memref<4xf16>) outs(%y : memref<4xf16>) {
+  ^bb0(%a: tensor<4xf16>):
+    // expected-error @+1 {{moves f32 tensors only, got 'tensor<4xf16>'}}
+    %r = lir.all_reduce %a group_size 2 : tensor<4xf16>
+    lir.yield %r : tensor<4xf16>
+  }
+}
+
+// -----
+
+lir.entry @collective_c2_shape arena_size = 256, param_size = 0, alignment = 64 {
+  %x = lir.view arena[0] : memref<2x4xf32>
+  %y = lir.view arena[64] : memref<2x12xf32>
+  lir.kernel "all_gather" ins(%x : memref<2x4xf32>) outs(%y : memref<2x12xf32>) {
+  ^bb0(%a: tensor<2x4xf32>):
+    // expected-error @+1 {{result 'tensor<2x12xf32>' is not 2 inputs 'tensor<2x4xf32>' concatenated along axis 1}}
+    %r = lir.all_gather %a axis 1 group_size 2 : tensor<2x4xf32> -> tensor<2x12xf32>
+    lir.yield %r : tensor<2x12xf32>
+  }
+}
+
+// -----
+
+lir.entry @collective_c2_axis arena_size = 256, param_size = 0, alignment = 64 {
+  %x = lir.view arena[0] : memref<2x4xf32>
+  %y = lir.view arena[64] : memref<2x8xf32>
+  lir.kernel "all_gather" ins(%x : memref<2x4xf32>) outs(%y : memref<2x8xf32>) {
+  ^bb0(%a: tensor<2x4xf32>):
+    // expected-error @+1 {{axis 2 is out of range for 'tensor<2x4xf32>'}}
+    %r = lir.all_gather %a axis 2 group_size 2 : tensor<2x4xf32> -> tensor<2x8xf32>
+    lir.yield %r : tensor<2x8xf32>
+  }
+}

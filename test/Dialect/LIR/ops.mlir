@@ -69,3 +69,26 @@ lir.entry @unplanned arena_size = 0, param_size = 0, alignment = 64 {
     lir.yield %r : tensor<8x32xf32>
   }
 }
+
+// Collectives of a tensor-parallel program: each is the compute op of its
+// own kernel.
+// CHECK-LABEL: lir.entry @collectives
+lir.entry @collectives arena_size = 1024, param_size = 0, alignment = 64 {
+  %p = lir.view arena[0] : memref<1x4x8xf32>
+  %s = lir.view arena[128] : memref<1x4x8xf32>
+  %g = lir.view arena[256] : memref<1x4x16xf32>
+  lir.io input "p" %p : memref<1x4x8xf32>
+  lir.kernel "all_reduce" ins(%p : memref<1x4x8xf32>) outs(%s : memref<1x4x8xf32>) {
+  ^bb0(%a: tensor<1x4x8xf32>):
+    // CHECK: lir.all_reduce %{{.*}} group_size 2 : tensor<1x4x8xf32>
+    %r = lir.all_reduce %a group_size 2 : tensor<1x4x8xf32>
+    lir.yield %r : tensor<1x4x8xf32>
+  }
+  lir.kernel "all_gather" ins(%s : memref<1x4x8xf32>) outs(%g : memref<1x4x16xf32>) {
+  ^bb0(%a: tensor<1x4x8xf32>):
+    // CHECK: lir.all_gather %{{.*}} axis 2 group_size 2 : tensor<1x4x8xf32> -> tensor<1x4x16xf32>
+    %r = lir.all_gather %a axis 2 group_size 2 : tensor<1x4x8xf32> -> tensor<1x4x16xf32>
+    lir.yield %r : tensor<1x4x16xf32>
+  }
+  lir.io output "g" %g : memref<1x4x16xf32>
+}

@@ -417,3 +417,44 @@ LogicalResult KernelOp::verify() {
 
 #define GET_OP_CLASSES
 #include "RLX/Dialect/LIR/IR/LIROps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// lir_collective_c1: the group has at least one rank and the elements are
+/// f32 (what the runtime's MPI calls move).
+static LogicalResult verifyCollective(Operation *op, RankedTensorType type,
+                                      int64_t groupSize) {
+  if (groupSize < 1)
+    return op->emitOpError("group_size must be at least 1, got ") << groupSize;
+  if (!type.getElementType().isF32())
+    return op->emitOpError("moves f32 tensors only, got ") << type;
+  return success();
+}
+
+LogicalResult AllReduceOp::verify() {
+  return verifyCollective(*this, cast<RankedTensorType>(getInput().getType()),
+                          getGroupSizeAttr().getInt());
+}
+
+LogicalResult AllGatherOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getResult().getType());
+  int64_t groupSize = getGroupSizeAttr().getInt();
+  if (failed(verifyCollective(*this, in, groupSize)))
+    return failure();
+  int64_t axis = getAxisAttr().getInt();
+  // lir_collective_c2: the axis is in range and the result is the inputs of
+  // the group concatenated along it.
+  if (axis < 0 || axis >= in.getRank())
+    return emitOpError("axis ") << axis << " is out of range for " << in;
+  SmallVector<int64_t> expected(in.getShape());
+  expected[axis] *= groupSize;
+  if (out.getElementType() != in.getElementType() ||
+      out.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result ")
+           << out << " is not " << groupSize << " inputs " << in
+           << " concatenated along axis " << axis;
+  return success();
+}

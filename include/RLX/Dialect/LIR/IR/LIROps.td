@@ -202,4 +202,54 @@ def LIR_YieldOp : LIR_Op<"yield", [Pure, Terminator, HasParent<"KernelOp">]> {
   let builders = [OpBuilder<(ins), [{ /* nothing to yield */ }]>];
 }
 
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+def LIR_AllReduceOp : LIR_Op<"all_reduce", [
+    AllTypesMatch<["input", "result"]>, HasParent<"KernelOp">]> {
+  let summary = "sum a tensor over every rank of the process group";
+  let description = [{
+    The compute op of a collective kernel: every one of the `group_size`
+    ranks (the whole MPI world, `MPI_COMM_WORLD`) contributes its `input`
+    and receives the elementwise sum (`MPI_Allreduce` with `MPI_SUM`).
+    `convert-mir-to-lir` makes it from a `shard.all_reduce` with
+    `reduction = sum` whose grid axes span the whole `shard.grid`; f32 only.
+    The runtime refuses to run an entry whose group size differs from the
+    number of processes it runs on (docs/Distributed.md).
+    ```mlir
+    %s = lir.all_reduce %p group_size 2 : tensor<1x7x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$group_size);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `group_size` $group_size attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def LIR_AllGatherOp : LIR_Op<"all_gather", [HasParent<"KernelOp">]> {
+  let summary = "concatenate every rank's tensor along one axis";
+  let description = [{
+    The compute op of a collective kernel: every one of the `group_size`
+    ranks contributes its `input`, and every rank receives the inputs
+    concatenated along `axis` in rank order (`MPI_Allgather`, then a reorder
+    when `axis` is not the outermost). Made by `convert-mir-to-lir` from a
+    `shard.all_gather` whose grid axes span the whole `shard.grid`; f32 only.
+    ```mlir
+    %y = lir.all_gather %x axis 2 group_size 2
+        : tensor<1x7x50xf32> -> tensor<1x7x100xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$axis,
+                   I64Attr:$group_size);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `axis` $axis `group_size` $group_size attr-dict `:` type($input)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // RLX_DIALECT_LIR_IR_LIROPS_TD
