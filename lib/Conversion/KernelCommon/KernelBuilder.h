@@ -357,6 +357,20 @@ private:
 /// (packed weights, element offsets).
 std::string kernelKey(lir::KernelOp kernel, StringRef extra = "");
 
+/// Float arithmetic at `k`'s insertion point, on scalars or vectors: what
+/// the kernels written as formulas (the norms, the gated delta rule) are
+/// made of.
+struct FloatOps {
+  KernelBuilder &k;
+  Value add(Value a, Value c);
+  Value sub(Value a, Value c);
+  Value mul(Value a, Value c);
+  Value div(Value a, Value c);
+  Value rsqrt(Value a);
+  /// a * c + d, rounded once.
+  Value fma(Value a, Value c, Value d);
+};
+
 } // namespace mlir::rlx
 
 #endif // RLX_LIB_CONVERSION_KERNELCOMMON_KERNELBUILDER_H

@@ -539,3 +539,24 @@ std::string mlir::rlx::kernelKey(lir::KernelOp kernel, StringRef extra) {
     os << op.getName() << ";";
   return key;
 }
+
+//===----------------------------------------------------------------------===//
+// FloatOps
+//===----------------------------------------------------------------------===//
+
+Value FloatOps::add(Value a, Value c) {
+  return arith::AddFOp::create(k.b, k.loc, a, c);
+}
+Value FloatOps::sub(Value a, Value c) {
+  return arith::SubFOp::create(k.b, k.loc, a, c);
+}
+Value FloatOps::mul(Value a, Value c) {
+  return arith::MulFOp::create(k.b, k.loc, a, c);
+}
+Value FloatOps::div(Value a, Value c) {
+  return arith::DivFOp::create(k.b, k.loc, a, c);
+}
+Value FloatOps::rsqrt(Value a) { return math::RsqrtOp::create(k.b, k.loc, a); }
+Value FloatOps::fma(Value a, Value c, Value d) {
+  return math::FmaOp::create(k.b, k.loc, a, c, d);
+}

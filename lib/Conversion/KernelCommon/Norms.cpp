@@ -26,29 +26,9 @@ using namespace mlir::rlx;
 
 using vector::CombiningKind;
 
-namespace {
-/// The ops the row kernels are made of.
-struct RowMath {
-  KernelBuilder &k;
-  Value add(Value a, Value c) {
-    return arith::AddFOp::create(k.b, k.loc, a, c);
-  }
-  Value sub(Value a, Value c) {
-    return arith::SubFOp::create(k.b, k.loc, a, c);
-  }
-  Value mul(Value a, Value c) {
-    return arith::MulFOp::create(k.b, k.loc, a, c);
-  }
-  Value div(Value a, Value c) {
-    return arith::DivFOp::create(k.b, k.loc, a, c);
-  }
-  Value rsqrt(Value a) { return math::RsqrtOp::create(k.b, k.loc, a); }
-};
-} // namespace
-
 /// Scales the normalized row by (w) or (1 + w).
 static Value applyWeight(KernelBuilder &k, Value y, Value w, bool unitOffset) {
-  RowMath m{k};
+  FloatOps m{k};
   if (unitOffset)
     w = m.add(k.constantLike(1.0, w), w);
   return m.mul(y, w);
@@ -58,7 +38,7 @@ static void emitRmsNorm(KernelBuilder &k, const KernelView &x,
                         const KernelView *residual, const KernelView &w,
                         float eps, bool unitOffset, const KernelView *sumOut,
                         const KernelView &out) {
-  RowMath m{k};
+  FloatOps m{k};
   Type elt = out.elementType;
   SmallVector<KernelView> all = {x, out};
   if (residual)
@@ -90,7 +70,7 @@ static void emitLayerNorm(KernelBuilder &k, const KernelView &x,
                           const KernelView *residual, const KernelView &gamma,
                           const KernelView &beta, float eps,
                           const KernelView *sumOut, const KernelView &out) {
-  RowMath m{k};
+  FloatOps m{k};
   Type elt = out.elementType;
   SmallVector<KernelView> all = {x, out};
   if (residual)
@@ -136,7 +116,7 @@ static KernelView swapDims(KernelBuilder &k, const KernelView &view, int64_t a,
 /// along `axis` (negative counts from the end).
 static void emitSoftmax(KernelBuilder &k, int64_t axis, bool log, KernelView x,
                         KernelView out) {
-  RowMath m{k};
+  FloatOps m{k};
   int64_t rank = out.rank();
   if (axis < 0)
     axis += rank;

@@ -44,20 +44,8 @@ struct DeltaRule {
   float scale;
   /// Columns per vector, and vectors per position.
   int64_t width = 1, vectors = 1;
+  FloatOps m{k};
 
-  Value add(Value a, Value c) {
-    return arith::AddFOp::create(k.b, k.loc, a, c);
-  }
-  Value sub(Value a, Value c) {
-    return arith::SubFOp::create(k.b, k.loc, a, c);
-  }
-  Value mul(Value a, Value c) {
-    return arith::MulFOp::create(k.b, k.loc, a, c);
-  }
-  /// a * c + d, rounded once.
-  Value fma(Value a, Value c, Value d) {
-    return math::FmaOp::create(k.b, k.loc, a, c, d);
-  }
   Value f32(double x) { return k.constant(x, k.b.getF32Type()); }
 
   /// rsqrt(sum(x * x) + 1e-6) over the Dk elements of x[b, t, head, :].
@@ -69,14 +57,14 @@ struct DeltaRule {
     auto step = [&](int64_t lanes) {
       return [&, lanes](Value i, ValueRange acc) -> SmallVector<Value> {
         Value e = k.load(x, {b, t, head, i}, lanes);
-        return {add(acc[0], mul(e, e))};
+        return {m.add(acc[0], m.mul(e, e))};
       };
     };
     Value sum = f32(0.0);
     if (main > 0)
       sum = k.sumLanes(k.forLoop(0, main, w, {k.splat(sum, w)}, step(w))[0]);
     sum = k.forLoop(main, n, 1, {sum}, step(1))[0];
-    return math::RsqrtOp::create(k.b, k.loc, add(sum, f32(1e-6)));
+    return math::RsqrtOp::create(k.b, k.loc, m.add(sum, f32(1e-6)));
   }
 
   /// The element [..., col] of `view` for vector `c` of the tile at `j0`.
@@ -105,7 +93,7 @@ struct DeltaRule {
       Value rk = l2norm ? inverseNorm(key, b, t, hk) : f32(1.0);
       Value qScale = f32(scale);
       if (l2norm)
-        qScale = mul(qScale, inverseNorm(q, b, t, hk));
+        qScale = m.mul(qScale, inverseNorm(q, b, t, hk));
       // kv = S^T k over the undecayed state; the reference's kv_mem is
       // decay * rk * kv.
       SmallVector<Value> kv = zeros;
@@ -116,18 +104,18 @@ struct DeltaRule {
               Value ki = k.splat(k.load(key, {b, t, hk, i}, 1), width);
               SmallVector<Value> next;
               for (int64_t c = 0; c < vectors; ++c)
-                next.push_back(fma(readState(from, i, c), ki, acc[c]));
+                next.push_back(m.fma(readState(from, i, c), ki, acc[c]));
               return next;
             });
       // The update S = decay * S + (rk * k) (outer) delta is
       // decay * S + k (outer) (rk * delta).
-      Value memScale = k.splat(mul(decay, rk), width);
+      Value memScale = k.splat(m.mul(decay, rk), width);
       Value rateV = k.splat(rate, width), rkV = k.splat(rk, width);
       SmallVector<Value> update;
       for (int64_t c = 0; c < vectors; ++c) {
         Value vt = k.load(v, {b, t, h, column(j0, c)}, width);
-        Value delta = mul(sub(vt, mul(kv[c], memScale)), rateV);
-        update.push_back(mul(delta, rkV));
+        Value delta = m.mul(m.sub(vt, m.mul(kv[c], memScale)), rateV);
+        update.push_back(m.mul(delta, rkV));
       }
       Value decayV = k.splat(decay, width);
       SmallVector<Value> o = k.forLoop(
@@ -136,17 +124,17 @@ struct DeltaRule {
             Value qi = k.splat(k.load(q, {b, t, hk, i}, 1), width);
             SmallVector<Value> next;
             for (int64_t c = 0; c < vectors; ++c) {
-              Value s = mul(ki, update[c]);
+              Value s = m.mul(ki, update[c]);
               if (from)
-                s = fma(readState(from, i, c), decayV, s);
+                s = m.fma(readState(from, i, c), decayV, s);
               k.store(s, state, stateAt(i, c), width);
-              next.push_back(fma(s, qi, acc[c]));
+              next.push_back(m.fma(s, qi, acc[c]));
             }
             return next;
           });
       Value qScaleV = k.splat(qScale, width);
       for (int64_t c = 0; c < vectors; ++c)
-        k.store(mul(o[c], qScaleV), out, {b, t, h, column(j0, c)}, width);
+        k.store(m.mul(o[c], qScaleV), out, {b, t, h, column(j0, c)}, width);
     };
     if (steps == 0) {
       // No step: the final state is the initial one (or zeros).
