@@ -189,6 +189,8 @@ Expected<Manifest> detail::readManifest(mlir::rlx::lir::EntryOp entry) {
       e.concatAxis = *io.getConcatAxis();
       if (auto sizes = io.getSourceSizes())
         e.sourceSizes.assign(sizes->begin(), sizes->end());
+      if (auto starts = io.getSourceStarts())
+        e.sourceStarts.assign(starts->begin(), starts->end());
     }
     if (auto bound = io.getIndexBound())
       e.indexBound = *bound;

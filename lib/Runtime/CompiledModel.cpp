@@ -184,7 +184,7 @@ static bool sameParamLayout(const Manifest &a, const Manifest &b) {
   for (auto [x, y] : llvm::zip(pa, pb))
     if (x->name != y->name || x->offset != y->offset || x->shape != y->shape ||
         x->dtype != y->dtype || x->sources != y->sources ||
-        x->layout != y->layout)
+        x->sourceStarts != y->sourceStarts || x->layout != y->layout)
       return false;
   return true;
 }
@@ -286,6 +286,235 @@ static uint64_t rowBytes(DType dtype, int64_t columns) {
   return *bytes;
 }
 
+//===----------------------------------------------------------------------===//
+// Sliced parameters: ranges of their sources
+//===----------------------------------------------------------------------===//
+
+/// True if some param takes only a range of weight `name` (source_starts).
+static bool isRangedWeight(const Manifest &info, StringRef name) {
+  return llvm::any_of(info.entries, [&](const ManifestEntry &e) {
+    return e.kind == IOKind::Param && !e.sourceStarts.empty() &&
+           llvm::is_contained(e.sources, name);
+  });
+}
+
+/// Bytes of `n` consecutive elements of `dtype` (whole blocks).
+static uint64_t elementBytes(DType dtype, uint64_t n) {
+  BlockFormat f = blockFormat(dtype);
+  return n / f.elements * f.bytes;
+}
+
+/// The product of `shape[begin, end)`.
+static uint64_t product(llvm::ArrayRef<int64_t> shape, size_t begin,
+                        size_t end) {
+  uint64_t n = 1;
+  for (size_t d = begin; d < end && d < shape.size(); ++d)
+    n *= static_cast<uint64_t>(shape[d]);
+  return n;
+}
+
+namespace {
+/// One place of a weight in the pool: param `entry` itself (`index` -1), or
+/// its source `index`.
+struct WeightPlace {
+  const ManifestEntry *entry;
+  int64_t index;
+  /// Along the param's concat axis: where the piece goes in the param and
+  /// how many entries it has there; where it starts in the source (0 unless
+  /// the param takes a range of the source).
+  int64_t before = 0, size = 0, start = 0;
+  bool ranged() const { return index >= 0 && !entry->sourceStarts.empty(); }
+};
+} // namespace
+
+/// Every place of weight `name` in the pool, in manifest order.
+static std::vector<WeightPlace> weightPlaces(const Manifest &info,
+                                             StringRef name) {
+  std::vector<WeightPlace> places;
+  for (const ManifestEntry &e : info.entries) {
+    if (e.kind != IOKind::Param)
+      continue;
+    if (e.sources.empty()) {
+      if (e.name == name)
+        places.push_back({&e, -1, 0, e.shape.empty() ? 1 : e.shape[0], 0});
+      continue;
+    }
+    int64_t before = 0;
+    for (auto [i, s] : llvm::enumerate(e.sources)) {
+      int64_t size = e.sourceSizes[i];
+      if (s == name)
+        places.push_back({&e, static_cast<int64_t>(i), before, size,
+                          e.sourceStarts.empty() ? 0 : e.sourceStarts[i]});
+      before += size;
+    }
+  }
+  return places;
+}
+
+/// Checks that weight `name` of `dtype` and `shape` fits `place`: a whole
+/// source has the shape the param expects; a range's source has the
+/// param's other dims and reaches past the range's end (whole ggml blocks
+/// along the blocked dim). The error names the param, the source and both
+/// shapes.
+static Error checkPlace(const WeightPlace &place, StringRef name, DType dtype,
+                        llvm::ArrayRef<int64_t> shape) {
+  const ManifestEntry &e = *place.entry;
+  llvm::SmallVector<int64_t, 4> expected(e.shape.begin(), e.shape.end());
+  if (place.index >= 0)
+    expected[e.concatAxis] = place.size;
+  if (!place.ranged()) {
+    if (shape != llvm::ArrayRef<int64_t>(expected))
+      return fail("param '" + e.name + "': source '" + name + "' has shape " +
+                  formatShape(shape) + ", the param needs " +
+                  formatShape(expected));
+    return Error::success();
+  }
+  int64_t axis = e.concatAxis;
+  std::string range = "[" + std::to_string(place.start) + ", " +
+                      std::to_string(place.start + place.size) +
+                      ") along axis " + std::to_string(axis);
+  bool sameOthers = shape.size() == e.shape.size();
+  for (size_t d = 0; sameOthers && d < shape.size(); ++d)
+    sameOthers = static_cast<int64_t>(d) == axis || shape[d] == e.shape[d];
+  if (!sameOthers)
+    return fail("param '" + e.name + "' (shape " + formatShape(e.shape) +
+                ") takes " + range + " of source '" + name + "', whose shape " +
+                formatShape(shape) + " differs in another dimension");
+  if (shape[axis] < place.start + place.size)
+    return fail("param '" + e.name + "' (shape " + formatShape(e.shape) +
+                ") takes " + range + " of source '" + name + "', but '" + name +
+                "' has shape " + formatShape(shape) + " (only " +
+                llvm::Twine(shape[axis]) + " along the axis)");
+  uint64_t block = blockFormat(dtype).elements;
+  if (block > 1 && axis + 1 == static_cast<int64_t>(shape.size()) &&
+      (place.start % block || place.size % block))
+    return fail("param '" + e.name + "' takes " + range + " of source '" +
+                name + "', stored as " + dtypeName(dtype) +
+                ": a range along the blocked (last) dimension must start and "
+                "end on a block boundary (" +
+                llvm::Twine(block) + " elements)");
+  return Error::success();
+}
+
+/// The piece of `place` from weight `name` (`dtype`, `shape`, its stored
+/// bytes `all`): the range along the param's axis, copied per outer index
+/// (only those bytes of `all` are read), or `all` for a whole source.
+static std::vector<uint8_t> takePiece(const WeightPlace &place, DType dtype,
+                                      llvm::ArrayRef<int64_t> shape,
+                                      llvm::ArrayRef<uint8_t> all) {
+  if (!place.ranged())
+    return std::vector<uint8_t>(all.begin(), all.end());
+  int64_t axis = place.entry->concatAxis;
+  uint64_t outer = product(shape, 0, axis),
+           inner = product(shape, axis + 1, shape.size());
+  uint64_t chunk = elementBytes(dtype, place.size * inner);
+  std::vector<uint8_t> piece(outer * chunk);
+  for (uint64_t o = 0; o < outer; ++o)
+    copyBytes(piece.data() + o * chunk,
+              all.data() +
+                  elementBytes(dtype, (o * shape[axis] + place.start) * inner),
+              chunk);
+  return piece;
+}
+
+/// Writes `piece` (stored bytes of `dtype`, the param's elements of this
+/// place: its shape with `place.size` along the axis) into `place` of the
+/// pool, converting to the param's type and packing as its layout says.
+/// Returns the piece's non-finite values.
+static Expected<uint64_t> writePiece(const WeightPlace &place, StringRef name,
+                                     DType dtype, std::vector<uint8_t> piece,
+                                     uint8_t *pool) {
+  const ManifestEntry &e = *place.entry;
+  uint64_t nonFinite = 0;
+  if (e.dtype != dtype) {
+    // Through f32: decoded, then re-encoded unless the param is f32.
+    BlockFormat f = blockFormat(dtype);
+    std::vector<float> values(piece.size() / f.bytes * f.elements);
+    if (Error err = decodeToF32(dtype, piece, values))
+      return fail("param '" + e.name + "': source '" + name +
+                  "': " + llvm::toString(std::move(err)));
+    nonFinite = countNonFinite(
+        DType::F32, {reinterpret_cast<const uint8_t *>(values.data()),
+                     values.size() * sizeof(float)});
+    if (e.dtype == DType::F32) {
+      piece.resize(values.size() * sizeof(float));
+      copyBytes(piece.data(), values.data(), piece.size());
+    } else {
+      Expected<std::vector<uint8_t>> bytes = encodeFromF32(e.dtype, values);
+      if (!bytes)
+        return fail("param '" + e.name + "' is kept as " + dtypeName(e.dtype) +
+                    "; converting " + dtypeName(dtype) + " source '" + name +
+                    "': " + llvm::toString(bytes.takeError()));
+      piece = std::move(*bytes);
+    }
+  } else {
+    nonFinite = countNonFinite(dtype, piece);
+  }
+  if (e.layout == ParamLayout::NK16) {
+    std::vector<float> values(piece.size() / sizeof(float));
+    copyBytes(values.data(), piece.data(), piece.size());
+    // Along N (rows), or a range of one source along K: the whole param.
+    bool rows = place.index < 0 || e.concatAxis == 0;
+    packWeightsNK16(values.data(), rows ? place.size : e.shape[0], e.shape[1],
+                    rows ? place.before : 0,
+                    reinterpret_cast<float *>(pool + e.offset));
+    return nonFinite;
+  }
+  if (place.index < 0) {
+    copyBytes(pool + e.offset, piece.data(), piece.size());
+    return nonFinite;
+  }
+  // Scattered along the axis: one chunk per outer index.
+  int64_t axis = e.concatAxis;
+  uint64_t outer = product(e.shape, 0, axis),
+           inner = product(e.shape, axis + 1, e.shape.size());
+  uint64_t chunk = elementBytes(e.dtype, place.size * inner);
+  for (uint64_t o = 0; o < outer; ++o)
+    copyBytes(
+        pool + e.offset +
+            elementBytes(e.dtype, (o * e.shape[axis] + place.before) * inner),
+        piece.data() + o * chunk, chunk);
+  return nonFinite;
+}
+
+/// The key that marks `place` set.
+static std::string placeKey(const WeightPlace &place, StringRef name) {
+  return place.index < 0 ? place.entry->name
+                         : derivedKey(place.entry->name, name);
+}
+
+/// Writes every place of weight `name`, a tensor of `dtype` and `shape`
+/// whose stored bytes (row major) are `all`, reading only the ranges that
+/// sliced params take; appends the keys of the places filled. Returns the
+/// non-finite values read.
+static Expected<uint64_t>
+writeWeightPlaces(const Manifest &info, StringRef name, DType dtype,
+                  llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<uint8_t> all,
+                  uint8_t *pool, std::vector<std::string> &keys) {
+  std::vector<WeightPlace> places = weightPlaces(info, name);
+  if (places.empty())
+    return fail("the model has no param '" + name + "'");
+  Expected<uint64_t> bytes = storageBytes(dtype, shape);
+  if (!bytes)
+    return fail("weight '" + name + "': " + llvm::toString(bytes.takeError()));
+  if (*bytes != all.size())
+    return fail("weight '" + name + "': " + describe(dtype, shape) + " needs " +
+                llvm::Twine(*bytes) + " bytes, got " + llvm::Twine(all.size()));
+  for (const WeightPlace &place : places)
+    if (Error err = checkPlace(place, name, dtype, shape))
+      return std::move(err);
+  uint64_t nonFinite = 0;
+  for (const WeightPlace &place : places) {
+    Expected<uint64_t> count = writePiece(
+        place, name, dtype, takePiece(place, dtype, shape, all), pool);
+    if (!count)
+      return count.takeError();
+    nonFinite += *count;
+    keys.push_back(placeKey(place, name));
+  }
+  return nonFinite;
+}
+
 namespace {
 /// Where the stored bytes of a weight go in the parameter pool, and the key
 /// that marks them set once written.
@@ -324,6 +553,10 @@ Error CompiledModel::setParamBytes(StringRef name, DType dtype,
   const ManifestEntry *e = findWeight(name);
   if (!e)
     return fail("the model has no param '" + name + "'");
+  if (isRangedWeight(info, name))
+    return fail("param '" + name +
+                "': the model takes a range of it; set it from a tensor "
+                "with its shape (setParam)");
   Expected<StoredPlace> place =
       storedPlace(*e, name, dtype, storage->paramPool->data);
   if (!place)
@@ -396,10 +629,51 @@ static Error writeF32Weight(const Manifest &info, StringRef name,
   return Error::success();
 }
 
+/// The shape of f32 weight `name` given as `count` values, for a model
+/// that takes a range of it: the param's other dims, and along its axis
+/// what the count leaves.
+static Expected<llvm::SmallVector<int64_t, 4>>
+rangedWeightShape(const Manifest &info, StringRef name, uint64_t count) {
+  for (const WeightPlace &place : weightPlaces(info, name)) {
+    if (!place.ranged())
+      continue;
+    const ManifestEntry &e = *place.entry;
+    llvm::SmallVector<int64_t, 4> shape(e.shape.begin(), e.shape.end());
+    uint64_t others =
+        product(e.shape, 0, e.shape.size()) / e.shape[e.concatAxis];
+    if (e.shape[e.concatAxis] == 0 || others == 0 || count % others)
+      return fail("param '" + e.name + "' takes a range of '" + name +
+                  "': " + llvm::Twine(count) +
+                  " values are not a whole number of slices along axis " +
+                  llvm::Twine(e.concatAxis) + " of " + formatShape(e.shape) +
+                  "; set it from a tensor with its shape");
+    shape[e.concatAxis] = count / others;
+    return shape;
+  }
+  return fail("the model takes no range of param '" + name + "'");
+}
+
 Error CompiledModel::setParam(StringRef name, llvm::ArrayRef<float> values) {
   if (!storage)
     return storageError();
   std::vector<std::string> keys;
+  if (isRangedWeight(info, name)) {
+    Expected<llvm::SmallVector<int64_t, 4>> shape =
+        rangedWeightShape(info, name, values.size());
+    if (!shape)
+      return shape.takeError();
+    Expected<uint64_t> written =
+        writeWeightPlaces(info, name, DType::F32, *shape,
+                          {reinterpret_cast<const uint8_t *>(values.data()),
+                           values.size() * sizeof(float)},
+                          storage->paramPool->data, keys);
+    if (!written)
+      return written.takeError();
+    for (const std::string &key : keys)
+      storage->set->insert(key);
+    storage->paramsChanged = true;
+    return Error::success();
+  }
   if (Error err =
           writeF32Weight(info, name, values, storage->paramPool->data, keys))
     return err;
@@ -435,6 +709,21 @@ Error CompiledModel::setParam(StringRef name, const Tensor &value) {
   const ManifestEntry *e = findWeight(name);
   if (!e)
     return fail("the model has no param '" + name + "'");
+  if (isRangedWeight(info, name)) {
+    // Every place from the tensor, each reading its range.
+    if (!storage)
+      return storageError();
+    std::vector<std::string> keys;
+    Expected<uint64_t> written =
+        writeWeightPlaces(info, name, value.dtype(), value.shape(),
+                          value.bytes(), storage->paramPool->data, keys);
+    if (!written)
+      return written.takeError();
+    for (const std::string &key : keys)
+      storage->set->insert(key);
+    storage->paramsChanged = true;
+    return Error::success();
+  }
   auto shape = weightShape(*e, name);
   if (llvm::ArrayRef<int64_t>(shape) != value.shape())
     return fail("param '" + name + "': expected shape " + formatShape(shape) +
@@ -557,6 +846,54 @@ Error CompiledModel::loadParams(const WeightSource &given) {
                   dtypeName(t->dtype) +
                   "; the model needs floating-point weights (f32, f16, bf16 "
                   "or a GGUF quantized type)");
+    if (isRangedWeight(info, name)) {
+      // Sliced params take ranges of it: only those bytes are read (from
+      // the mapping when the source has one).
+      for (const WeightPlace &place : weightPlaces(info, name))
+        if (Error err = checkPlace(place, name, t->dtype, t->shape))
+          return fail(source.description() + ": " +
+                      llvm::toString(std::move(err)));
+      storage->paramsChanged = true;
+      jobNames.push_back(name);
+      jobs.push_back([this, &source, name, dtype = t->dtype,
+                      shape = t->shape]() -> Expected<Loaded> {
+        std::vector<uint8_t> buffer;
+        llvm::ArrayRef<uint8_t> all;
+        DType type = dtype;
+        if (Expected<llvm::ArrayRef<uint8_t>> raw = source.rawBytes(name)) {
+          all = *raw;
+        } else {
+          // A source without a plain stored form (rows reordered): the
+          // whole tensor, as stored or as f32, then its ranges.
+          llvm::consumeError(raw.takeError());
+          Expected<uint64_t> bytes = storageBytes(dtype, shape);
+          if (!bytes)
+            return bytes.takeError();
+          buffer.resize(*bytes);
+          if (Error err = source.readStored(name, buffer)) {
+            llvm::consumeError(std::move(err));
+            Expected<std::vector<float>> data = source.loadF32(name);
+            if (!data)
+              return data.takeError();
+            buffer.resize(data->size() * sizeof(float));
+            copyBytes(buffer.data(), data->data(), buffer.size());
+            type = DType::F32;
+          }
+          all = buffer;
+        }
+        Loaded loaded;
+        Expected<uint64_t> nonFinite =
+            writeWeightPlaces(info, name, type, shape, all,
+                              storage->paramPool->data, loaded.keys);
+        source.release(name);
+        if (!nonFinite)
+          return fail(source.description() + ": " +
+                      llvm::toString(nonFinite.takeError()));
+        loaded.nonFinite = *nonFinite;
+        return loaded;
+      });
+      continue;
+    }
     if (llvm::ArrayRef<int64_t>(shape) != llvm::ArrayRef<int64_t>(t->shape))
       return fail(source.description() + ": weight '" + name + "' has shape " +
                   formatShape(t->shape) + ", the model needs " +

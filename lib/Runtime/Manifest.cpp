@@ -94,6 +94,8 @@ std::string Manifest::toJSON() const {
     if (!e.sources.empty()) {
       o["sources"] = json::Array(e.sources);
       o["source_sizes"] = json::Array(e.sourceSizes);
+      if (!e.sourceStarts.empty())
+        o["source_starts"] = json::Array(e.sourceStarts);
       o["concat_axis"] = e.concatAxis;
     }
     if (e.indexBound >= 0)
@@ -210,6 +212,29 @@ llvm::Expected<Manifest> Manifest::fromJSON(llvm::StringRef text,
                                      "non-negative integers");
           e.sourceSizes.push_back(*size);
         }
+      if (const json::Value *starts = o->get("source_starts")) {
+        const json::Array *list = starts->getAsArray();
+        if (!list)
+          return bad(fileName, "entry '" + e.name +
+                                   "': 'source_starts' must be an array");
+        for (const json::Value &s : *list) {
+          std::optional<int64_t> start = s.getAsInteger();
+          if (!start || *start < 0)
+            return bad(fileName, "entry '" + e.name +
+                                     "': 'source_starts' must be "
+                                     "non-negative integers");
+          e.sourceStarts.push_back(*start);
+        }
+        if (e.sourceStarts.size() != e.sources.size())
+          return bad(fileName, "entry '" + e.name + "': 'source_starts' has " +
+                                   llvm::Twine(e.sourceStarts.size()) +
+                                   " entries for " +
+                                   llvm::Twine(e.sources.size()) + " sources");
+        for (auto [start, size] : llvm::zip(e.sourceStarts, e.sourceSizes))
+          if (start > INT64_MAX - size)
+            return bad(fileName,
+                       "entry '" + e.name + "': a source range overflows");
+      }
       e.concatAxis = o->getInteger("concat_axis").value_or(-1);
       if (e.concatAxis < 0 ||
           e.concatAxis >= static_cast<int64_t>(e.shape.size()))
@@ -225,16 +250,22 @@ llvm::Expected<Manifest> Manifest::fromJSON(llvm::StringRef text,
                                  "match the sources and add up to the concat "
                                  "dimension");
     }
+    if (e.sources.empty() && o->get("source_starts"))
+      return bad(fileName,
+                 "entry '" + e.name + "': 'source_starts' needs 'sources'");
     e.indexBound = o->getInteger("index_bound").value_or(-1);
     if (std::optional<llvm::StringRef> layout = o->getString("layout")) {
-      // nk16: an f32 [N, K] param, N a multiple of 16 (each source's too).
+      // nk16: an f32 [N, K] param, N a multiple of 16 (each source's too,
+      // unless it is a range of one source, packed whole).
+      bool oneRange = !e.sourceStarts.empty() && e.sources.size() == 1;
       std::optional<ParamLayout> parsed = symbolizeParamLayout(*layout);
       bool ok = parsed == ParamLayout::NK16 && e.kind == IOKind::Param &&
                 e.dtype == DType::F32 && e.shape.size() == 2 &&
                 e.shape[0] % 16 == 0 &&
-                (e.sources.empty() || e.concatAxis == 0);
-      for (int64_t s : e.sourceSizes)
-        ok &= s % 16 == 0;
+                (e.sources.empty() || e.concatAxis == 0 || oneRange);
+      if (!oneRange)
+        for (int64_t s : e.sourceSizes)
+          ok &= s % 16 == 0;
       if (!ok)
         return bad(fileName, "entry '" + e.name + "': unsupported layout '" +
                                  *layout + "'");

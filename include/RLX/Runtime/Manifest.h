@@ -39,6 +39,11 @@ struct ManifestEntry {
   std::vector<std::string> sources;
   /// Extent of each source along `concatAxis`.
   std::vector<int64_t> sourceSizes;
+  /// A sliced parameter: source `i` contributes `[sourceStarts[i],
+  /// sourceStarts[i] + sourceSizes[i])` of its extent along `concatAxis`
+  /// (the loader reads only that range; one source is then allowed). Empty:
+  /// every source is taken whole.
+  std::vector<int64_t> sourceStarts;
   int64_t concatAxis = -1;
   /// For integer inputs used as gather indices: values must lie in
   /// [0, indexBound). -1 when unbounded.

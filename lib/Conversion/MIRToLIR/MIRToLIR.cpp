@@ -449,7 +449,7 @@ FailureOr<lir::EntryOp> FuncConverter::run() {
     DenseI64ArrayAttr sizes = param.getSourceSizesAttr();
     lir::IOOp::create(rewriter, loc, lir::IOKind::Param, name, views[v].view,
                       param.getSourcesAttr(), param.getConcatAxisAttr(), sizes,
-                      nullptr, /*layout=*/nullptr);
+                      nullptr, /*layout=*/nullptr, param.getSourceStartsAttr());
   }
   for (Kernel &k : kernels) {
     SmallVector<Value> ins, outs;

@@ -327,7 +327,8 @@ LogicalResult IOOp::verify() {
   if (getSources()) {
     if (getKind() != IOKind::Param)
       return emitOpError("only params can be derived");
-    if (getSources()->size() < 2)
+    // A sliced param (source_starts) may take a range of a single source.
+    if (getSources()->size() < (getSourceStarts() ? 1u : 2u))
       return emitOpError("a derived param needs at least two sources");
     int64_t axis = *getConcatAxis();
     auto viewTy = cast<MemRefType>(getView().getType());
@@ -344,8 +345,17 @@ LogicalResult IOOp::verify() {
                            "add up to dimension ")
                << axis << " (" << viewTy.getDimSize(axis) << ")";
     }
+    // lir_io_c6: source_starts gives one non-negative start per source, and
+    // comes with source_sizes.
+    if (auto starts = getSourceStarts())
+      if (!getSourceSizes() || starts->size() != getSources()->size() ||
+          llvm::any_of(*starts, [](int64_t s) { return s < 0; }))
+        return emitOpError("source_starts must give one non-negative start "
+                           "per source, with source_sizes");
   } else if (getSourceSizes()) {
     return emitOpError("source_sizes needs sources");
+  } else if (getSourceStarts()) {
+    return emitOpError("source_starts needs sources");
   }
   // lir_io_c5: a packed layout is for f32 [N, K] params with N a multiple of
   // 16 (of every source, for a param concatenated along N).
@@ -353,7 +363,10 @@ LogicalResult IOOp::verify() {
     auto ty = cast<MemRefType>(getView().getType());
     bool ok = getKind() == IOKind::Param && ty.getRank() == 2 &&
               ty.getElementType().isF32() && ty.getDimSize(0) % 16 == 0;
-    if (ok && getSources())
+    // A range of a single source (source_starts) is packed whole, along
+    // either axis.
+    bool oneRange = getSourceStarts() && getSources()->size() == 1;
+    if (ok && getSources() && !oneRange)
       ok = *getConcatAxis() == 0 && getSourceSizes() &&
            llvm::all_of(*getSourceSizes(),
                         [](int64_t s) { return s % 16 == 0; });

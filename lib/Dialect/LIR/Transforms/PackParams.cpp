@@ -89,10 +89,13 @@ void mlir::rlx::lir::packGemmParams(EntryOp entry) {
       continue;
     bool ok = true;
     if (io.getSources()) {
-      // Derived params concatenated along N pack source by source.
+      // Derived params concatenated along N pack source by source; so do
+      // sliced ones (source_starts): the loader packs each source's row
+      // range at its place. A range of one source packs whole (any axis).
       auto sizes = io.getSourceSizes();
       ok = io.getConcatAxis() && *io.getConcatAxis() == 0 && sizes &&
            llvm::all_of(*sizes, [](int64_t s) { return s % 16 == 0; });
+      ok |= io.getSourceStarts() && io.getSources()->size() == 1;
     }
     candidates[io.getView()] = ok;
   }

@@ -451,11 +451,14 @@ LogicalResult ParamOp::verify() {
   if (!getType().hasStaticShape())
     return emitOpError("requires a static shape, got ") << getType();
   // mir_param_c7: a weight of ggml blocks is a whole number of blocks per
-  // row, and a derived one is concatenated along its rows.
+  // row; a derived one is concatenated along its rows unless it takes
+  // block-aligned ranges of its sources (mir_param_c9).
   if (failed(verifyQuantizedShape(*this, getType(), "a parameter of type")))
     return failure();
-  if (isa<QuantType>(getType().getElementType()) && getConcatAxis() &&
-      *getConcatAxis() == getType().getRank() - 1)
+  auto quant = dyn_cast<QuantType>(getType().getElementType());
+  bool alongBlocks =
+      getConcatAxis() && *getConcatAxis() == getType().getRank() - 1;
+  if (quant && alongBlocks && !getSourceStarts())
     return emitOpError("concatenates ggml blocks along the blocked "
                        "(innermost) dimension");
   // mir_param_c3: sources, concat_axis and source_sizes come together.
@@ -463,13 +466,21 @@ LogicalResult ParamOp::verify() {
       (getSourcesAttr() != nullptr) != getSourceSizes().has_value())
     return emitOpError(
         "requires 'sources', 'concat_axis' and 'source_sizes' together");
+  // mir_param_c8: source_starts needs sources.
+  if (getSourceStarts() && !getSourcesAttr())
+    return emitOpError("'source_starts' requires 'sources'");
   if (ArrayAttr sources = getSourcesAttr()) {
-    // mir_param_c4: two or more non-empty source names.
-    if (sources.size() < 2 || llvm::any_of(sources, [](Attribute name) {
+    // mir_param_c4: two or more non-empty source names (one is enough for a
+    // range of one tensor, with source_starts).
+    size_t minSources = getSourceStarts() ? 1 : 2;
+    if (sources.size() < minSources ||
+        llvm::any_of(sources, [](Attribute name) {
           return cast<StringAttr>(name).getValue().empty();
         }))
-      return emitOpError("requires at least two non-empty source names, got ")
-             << sources;
+      return emitOpError("requires at least ")
+             << (minSources == 1 ? "one non-empty source name"
+                                 : "two non-empty source names")
+             << ", got " << sources;
     // mir_param_c5: concat_axis is in [0, rank).
     int64_t axis = *getConcatAxis();
     if (axis < 0 || axis >= getType().getRank())
@@ -484,6 +495,26 @@ LogicalResult ParamOp::verify() {
       return emitOpError("source_sizes must give one positive size per source "
                          "adding up to dimension ")
              << axis << " (" << getType().getDimSize(axis) << ")";
+    if (std::optional<ArrayRef<int64_t>> starts = getSourceStarts()) {
+      // mir_param_c8: one non-negative start per source.
+      if (starts->size() != sources.size() ||
+          llvm::any_of(*starts, [](int64_t s) { return s < 0; }))
+        return emitOpError("source_starts must give one non-negative start "
+                           "per source, got ")
+               << getSourceStartsAttr();
+      // mir_param_c9: ranges of ggml blocks along the blocked dimension
+      // start and end on block boundaries.
+      if (quant && alongBlocks) {
+        int64_t block = quant.getBlockElements();
+        for (auto [start, size] : llvm::zip(*starts, sizes))
+          if (start % block || size % block)
+            return emitOpError("range [")
+                   << start << ", " << start + size
+                   << ") of ggml blocks along the blocked (innermost) "
+                      "dimension must start and end on a block boundary ("
+                   << block << " elements)";
+      }
+    }
   }
   return success();
 }

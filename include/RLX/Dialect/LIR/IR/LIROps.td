@@ -116,7 +116,10 @@ def LIR_IOOp : LIR_Op<"io", [HasParent<"EntryOp">]> {
     Binds a name to a view. Inputs and outputs live in the arena and params
     in the parameter pool. A derived param (`sources`, `concat_axis`,
     `source_sizes`: each source's extent along the axis) is computed once at
-    load time by concatenating the named source params. `index_bound` on an
+    load time by concatenating the named source params; with
+    `source_starts` each source contributes only
+    `[source_starts[i], source_starts[i] + source_sizes[i])` along the axis
+    (a sliced param, which may have a single source). `index_bound` on an
     integer input says its values index a table of that many rows; the
     runtime rejects values outside `[0, index_bound)`. `layout` on a param
     says how the runtime stores it (`lir-pack-params` chooses it; row major
@@ -135,9 +138,22 @@ def LIR_IOOp : LIR_Op<"io", [HasParent<"EntryOp">]> {
                    OptionalAttr<I64Attr>:$concat_axis,
                    OptionalAttr<DenseI64ArrayAttr>:$source_sizes,
                    OptionalAttr<I64Attr>:$index_bound,
-                   OptionalAttr<LIR_ParamLayoutAttr>:$layout);
+                   OptionalAttr<LIR_ParamLayoutAttr>:$layout,
+                   OptionalAttr<DenseI64ArrayAttr>:$source_starts);
   let assemblyFormat =
       "custom<Keyword>($kind) $name $view attr-dict `:` type($view)";
+  let builders = [
+    // Without source ranges (whole sources).
+    OpBuilder<(ins "::mlir::rlx::lir::IOKind":$kind, "::llvm::StringRef":$name,
+      "::mlir::Value":$view, "::mlir::ArrayAttr":$sources,
+      "::mlir::IntegerAttr":$concat_axis,
+      "::mlir::DenseI64ArrayAttr":$source_sizes,
+      "::mlir::IntegerAttr":$index_bound,
+      "::mlir::rlx::lir::ParamLayoutAttr":$layout), [{
+      build($_builder, $_state, kind, name, view, sources, concat_axis,
+            source_sizes, index_bound, layout, /*source_starts=*/nullptr);
+    }]>
+  ];
   let hasVerifier = 1;
 }
 

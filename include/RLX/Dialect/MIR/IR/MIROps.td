@@ -37,6 +37,14 @@ def MIR_ParamOp : MIR_Op<"param", [Pure]> {
     present together or not at all; the sizes add up to the result's
     dimension along the axis, and the loader checks each source's shape.
 
+    A *sliced* parameter also carries `source_starts`: source `i` then
+    contributes `[source_starts[i], source_starts[i] + source_sizes[i])` of
+    its extent along `concat_axis` (the other dimensions whole), and a single
+    source is allowed (one tensor's row or column range). The loader reads
+    only those ranges (a rank of a tensor-parallel program holds only its
+    share); `mir-fold-param-slices` makes such parameters from `mir.slice`s
+    and `mir.concat`s of parameters.
+
     ```mlir
     %w = mir.param "model.norm.weight" : tensor<2048xf32>
     %qkv = mir.param "layers.0.attn.qkv.weight"
@@ -44,18 +52,23 @@ def MIR_ParamOp : MIR_Op<"param", [Pure]> {
                     "layers.0.attn.v.weight"], concat_axis = 0 : i64,
          source_sizes = array<i64: 2048, 512, 512>}
         : tensor<3072x2048xf32>
+    %o0 = mir.param "layers.0.attn.o.weight[:,0:1024]"
+        {sources = ["layers.0.attn.o.weight"], concat_axis = 1 : i64,
+         source_sizes = array<i64: 1024>, source_starts = array<i64: 0>}
+        : tensor<2048x1024xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name, OptionalAttr<StrArrayAttr>:$sources,
                    OptionalAttr<MIR_I64Attr>:$concat_axis,
-                   OptionalAttr<DenseI64ArrayAttr>:$source_sizes);
+                   OptionalAttr<DenseI64ArrayAttr>:$source_sizes,
+                   OptionalAttr<DenseI64ArrayAttr>:$source_starts);
   let results = (outs MIR_AnyTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let builders = [
     OpBuilder<(ins "::mlir::Type":$type, "::llvm::StringRef":$name), [{
       build($_builder, $_state, type, $_builder.getStringAttr(name),
             /*sources=*/nullptr, /*concat_axis=*/nullptr,
-            /*source_sizes=*/nullptr);
+            /*source_sizes=*/nullptr, /*source_starts=*/nullptr);
     }]>
   ];
   let hasVerifier = 1;

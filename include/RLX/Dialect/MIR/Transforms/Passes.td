@@ -286,4 +286,38 @@ def MIRFusionReportPass : Pass<"mir-fusion-report", "ModuleOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+def MIRFoldParamSlicesPass : Pass<"mir-fold-param-slices"> {
+  let summary = "Fold static slices and concatenations of parameters into "
+                "sliced parameters";
+  let description = [{
+    Rewrites what reads only part of the weights into parameters the loader
+    computes once, reading only the part it needs (`mir.param` with
+    `source_starts`, see docs/Dialects/MIR.md):
+    - `mir.slice` (static start and size along one axis) of a `mir.param`
+      (plain; derived or sliced along the same axis, whose sources' ranges
+      it then narrows, over one or several sources) becomes one sliced
+      `mir.param`;
+    - `mir.concat` whose operands are all parameters (plain, or derived or
+      sliced along the concat axis) becomes one derived `mir.param` with a
+      range per source (adjacent ranges of one source merge);
+    - the same through a `mir.dequantize` of parameters (a weight read in
+      its stored precision): the sliced parameter keeps the stored type and
+      is widened once.
+    The new parameter's name says what it holds: the source's name and, for
+    part of it, the range in brackets, `name[a:b]` along axis 0 and
+    `name[:,a:b]` (one `:,` per leading axis) along another axis; the
+    sources of a concatenation joined by `+`, e.g.
+    `l0.q[0:32]+l0.k[0:16]+l0.v[0:16]`. Slices along another axis than a
+    derived parameter's, concatenations along another axis than an
+    operand's, dynamic slices and operands that are not parameters are
+    left as they are. Run it after `mir-shard-tensor-parallel`: a rank
+    then holds only its share of the weights.
+  }];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect"];
+}
+
 #endif // RLX_DIALECT_MIR_TRANSFORMS_PASSES_TD

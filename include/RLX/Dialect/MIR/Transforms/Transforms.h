@@ -424,6 +424,22 @@ struct MIRTensorParallelOptions {
 LogicalResult shardMIRTensorParallel(Operation *func,
                                      const MIRTensorParallelOptions &options);
 
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+/// The patterns of mir-fold-param-slices: a static `mir.slice` of a
+/// `mir.param` becomes a sliced `mir.param` (`source_starts`), and a
+/// `mir.concat` of parameters along their concat axis one derived
+/// `mir.param` with a range per source.
+void populateMIRFoldParamSlicesPatterns(RewritePatternSet &patterns);
+
+/// Runs those patterns over `func` (any op holding MIR), so that the loader
+/// reads only the parts of the weights that `func` uses. Run after
+/// shardMIRTensorParallel. Leaves what it cannot fold as it was; fails only
+/// if the rewrite driver does.
+LogicalResult foldMIRParamSlices(Operation *func);
+
 } // namespace mlir::rlx
 
 #endif // RLX_DIALECT_MIR_TRANSFORMS_TRANSFORMS_H
