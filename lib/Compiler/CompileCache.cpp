@@ -129,6 +129,10 @@ std::string CompileCache::key(mlir::ModuleOp module,
   module->print(os, mlir::OpPrintingFlags().enableDebugInfo(false));
   part(text);
   part(options.profile.toToml());
+  // Each tensor-parallel rank compiles its own share.
+  if (options.profile.parallel.tensor > 1)
+    part("tensor-parallel-rank " +
+         std::to_string(options.tensorParallelRank.value_or(0)));
   part(options.entry);
   for (const auto &[name, shape] : options.inputShapes) {
     part(name);

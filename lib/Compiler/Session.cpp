@@ -18,6 +18,7 @@
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 #include "RLX/InitAllDialects.h"
+#include "RLX/Runtime/Collectives.h"
 #include "RLX/Runtime/MemoryBudget.h"
 #include "RLX/Support/FileIO.h"
 #include "RLX/Transforms/Pipelines.h"
@@ -564,6 +565,7 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
 
   mlir::rlx::FrontendOptions frontend;
   frontend.fusionRemarks = true;
+  frontend.tensorParallelRank = options.tensorParallelRank.value_or(0);
   // A module already in LIR runs its entry point as it is: its inputs are
   // static, and the back end's LIR decisions follow.
   Expected<std::optional<mlir::rlx::lir::EntryOp>> lirEntry =
@@ -763,6 +765,9 @@ Expected<Specialized> Session::specialize(mlir::ModuleOp module,
   auto s = std::make_unique<Specialized::State>();
   s->impl = impl.get();
   s->options = options;
+  // A tensor-parallel compile is this process's rank's share.
+  if (options.profile.parallel.tensor > 1 && !options.tensorParallelRank)
+    s->options.tensorParallelRank = collectiveRank();
   s->start = std::chrono::steady_clock::now();
   // IR dumps need the compile to run.
   std::string deviceKey;

@@ -62,6 +62,7 @@ ModelExecutionConfig ModelExecutionConfig::of(const BuiltModel &built,
   c.preset.decodeBuckets = p.execution.decodeBuckets;
   c.preset.memoryBudgetMB = p.execution.memoryBudgetMB;
   c.preset.device = p.execution.device;
+  c.preset.tensorParallel = p.parallel.tensor;
   return c;
 }
 
@@ -89,8 +90,10 @@ std::string ModelExecutionConfig::describe() const {
     os << *preset.memoryBudgetMB << " MiB";
   else
     os << "default";
-  os << ", device " << stringifyExecutionDevice(preset.device)
-     << "; fingerprint " << c.fingerprint();
+  os << ", device " << stringifyExecutionDevice(preset.device);
+  if (preset.tensorParallel > 1)
+    os << ", tensor parallel " << preset.tensorParallel << " ranks (MPI)";
+  os << "; fingerprint " << c.fingerprint();
   return out;
 }
 
@@ -115,6 +118,7 @@ json::Value ModelExecutionConfig::toJSON() const {
                                              ? json::Value(static_cast<int64_t>(
                                                    *preset.memoryBudgetMB))
                                              : json::Value(nullptr)},
-                    {"device", stringifyExecutionDevice(preset.device)}}},
+                    {"device", stringifyExecutionDevice(preset.device)},
+                    {"tensor_parallel", preset.tensorParallel}}},
       {"fingerprint", c.fingerprint()}};
 }

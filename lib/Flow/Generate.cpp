@@ -103,7 +103,22 @@ Generator::create(Session &session, DecoderFlow recipe,
   g->source = std::make_unique<WeightSourceStack>(
       std::vector<const WeightSource *>{&weights, g->built.synthesized.get()});
   const TransformerConfig &c = g->recipe.config();
-  size_t kv = c.numKvHeads * c.headDim;
+  // Under tensor parallelism a rank keeps the KV heads its query heads
+  // read: its share of them, or one when there are fewer than ranks.
+  int64_t ranks = g->built.profile.parallel.tensor;
+  int64_t kvHeads = c.numKvHeads;
+  if (ranks > 1) {
+    if (c.numHeads % ranks != 0 ||
+        (c.numKvHeads % ranks != 0 && ranks % c.numKvHeads != 0))
+      return fail("[parallel] tensor = " + llvm::Twine(ranks) +
+                  " needs num_attention_heads (" + llvm::Twine(c.numHeads) +
+                  ") divisible by the ranks and num_key_value_heads (" +
+                  llvm::Twine(c.numKvHeads) +
+                  ") to divide or be divisible by them");
+    kvHeads = c.numKvHeads % ranks == 0 ? c.numKvHeads / ranks : 1;
+  }
+  g->kvColumns = kvHeads * c.headDim;
+  size_t kv = g->kvColumns;
   // Keys and values of every layer for maxContext tokens, in the element
   // type of `[precision] kv_cache`. The whole context must fit the budget;
   // the cache is allocated as it fills (reserveCache).
@@ -119,7 +134,7 @@ Generator::create(Session &session, DecoderFlow recipe,
     return budget.takeError();
   std::optional<uint64_t> cacheBytes = kvCacheBytesPerToken(c, kvType);
   if (cacheBytes)
-    cacheBytes = mulBytes(*cacheBytes, maxContext);
+    cacheBytes = mulBytes(*cacheBytes / c.numKvHeads * kvHeads, maxContext);
   if (Error err = budget->check(
           cacheBytes.value_or(UINT64_MAX),
           "the KV cache (" + llvm::Twine(c.numLayers) + " layers, " +
@@ -138,7 +153,7 @@ void Generator::reserveCache(int64_t rows) {
   int64_t grown = std::min(maxContext, std::max<int64_t>(16, 2 * cacheRows));
   cacheRows = std::max(rows, grown);
   const TransformerConfig &c = recipe.config();
-  size_t bytes = cacheRows * c.numKvHeads * c.headDim * cacheElementBytes;
+  size_t bytes = cacheRows * kvColumns * cacheElementBytes;
   for (int64_t i = 0; i < c.numLayers; ++i) {
     cacheK[i].resize(bytes);
     cacheV[i].resize(bytes);
@@ -246,7 +261,7 @@ Expected<Generator::Graph *> Generator::graph(int64_t past, int64_t count) {
 Expected<std::vector<float>> Generator::step(llvm::ArrayRef<int32_t> tokens,
                                              int64_t start) {
   const TransformerConfig &c = recipe.config();
-  int64_t n = tokens.size(), kv = c.numKvHeads * c.headDim;
+  int64_t n = tokens.size(), kv = kvColumns;
   if (start + n > maxContext)
     return fail("the context of " + llvm::Twine(start + n) +
                 " tokens exceeds the maximum of " + llvm::Twine(maxContext));

@@ -581,6 +581,11 @@ DecoderFlow &DecoderFlow::kvCachePrecision(ComputePrecision precision) {
   return *this;
 }
 
+DecoderFlow &DecoderFlow::tensorParallel(int64_t ranks) {
+  tensorRanks = ranks;
+  return *this;
+}
+
 FlowRequest DecoderFlow::request() const {
   FlowRequest r;
   r.config = cfg;
@@ -595,6 +600,8 @@ FlowRequest DecoderFlow::request() const {
     r.profile.precision.weights = *weights;
   if (kvCache)
     r.profile.precision.kvCache = *kvCache;
+  if (tensorRanks)
+    r.profile.parallel.tensor = *tensorRanks;
   r.layerHook = layerHook;
   r.before = before;
   r.after = after;

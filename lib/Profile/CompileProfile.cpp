@@ -122,9 +122,9 @@ int64_t CompileProfile::ExecutionProfile::pastBucket(int64_t cached) const {
 }
 
 bool CompileProfile::operator==(const CompileProfile &other) const {
-  return std::tie(fusion, passes, precision, backend, execution) ==
+  return std::tie(fusion, passes, precision, backend, execution, parallel) ==
          std::tie(other.fusion, other.passes, other.precision, other.backend,
-                  other.execution);
+                  other.execution, other.parallel);
 }
 
 //===----------------------------------------------------------------------===//
@@ -136,8 +136,11 @@ static constexpr int64_t maxCpuThreads = 4096;
 /// Largest accepted `backend.spirv.workgroup_size`.
 static constexpr int64_t maxWorkgroupSize = 1024;
 
-static constexpr StringRef topLevelKeys[] = {"fusion", "passes", "precision",
-                                             "backend", "execution"};
+static constexpr StringRef topLevelKeys[] = {
+    "fusion", "passes", "precision", "backend", "execution", "parallel"};
+static constexpr StringRef parallelKeys[] = {"tensor"};
+/// Largest accepted `parallel.tensor` (ranks).
+static constexpr int64_t maxTensorParallel = 4096;
 static constexpr StringRef executionKeys[] = {"mode", "decode_buckets",
                                               "memory_budget_mb", "device"};
 /// Largest accepted `execution.decode_buckets` entry (tokens).
@@ -264,6 +267,8 @@ private:
                      CompileProfile::PrecisionProfile &out);
   void readBackend(const toml::table &table,
                    CompileProfile::BackendProfile &out);
+  void readParallel(const toml::table &table,
+                    CompileProfile::ParallelProfile &out);
   void readExecution(const toml::table &table,
                      CompileProfile::ExecutionProfile &out);
 
@@ -570,6 +575,17 @@ void ProfileReader::readExecution(const toml::table &table,
       });
 }
 
+void ProfileReader::readParallel(const toml::table &table,
+                                 CompileProfile::ParallelProfile &out) {
+  forEachKey(table, "parallel", parallelKeys,
+             [&](StringRef, const toml::node &node, StringRef path) {
+               unsigned ranks = 1;
+               readUnsigned(node, path, 1, maxTensorParallel,
+                            /*powerOfTwo=*/false, ranks);
+               out.tensor = ranks;
+             });
+}
+
 void ProfileReader::read(const toml::table &root, CompileProfile &profile) {
   forEachKey(root, "", topLevelKeys,
              [&](StringRef key, const toml::node &node, StringRef path) {
@@ -584,6 +600,8 @@ void ProfileReader::read(const toml::table &root, CompileProfile &profile) {
                  readPrecision(*table, profile.precision);
                else if (key == "execution")
                  readExecution(*table, profile.execution);
+               else if (key == "parallel")
+                 readParallel(*table, profile.parallel);
                else
                  readBackend(*table, profile.backend);
              });
@@ -719,6 +737,9 @@ std::string CompileProfile::toToml() const {
   if (execution.memoryBudgetMB)
     os << "memory_budget_mb = " << *execution.memoryBudgetMB << "\n";
   os << "device = \"" << stringifyExecutionDevice(execution.device) << "\"\n";
+  // Only when split, so that single-process profiles print as before.
+  if (parallel.tensor != 1)
+    os << "\n[parallel]\ntensor = " << parallel.tensor << "\n";
   return text;
 }
 

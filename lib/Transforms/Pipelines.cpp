@@ -80,6 +80,29 @@ LogicalResult mlir::rlx::buildFrontendPipeline(
                                   options.reportJsonFile,
                                   options.fusionRemarks)))
     return failure();
+  // Tensor parallelism: this rank's share of the fused layers.
+  if (int64_t ranks = profile.parallel.tensor; ranks > 1) {
+    if (target != ::rlx::Target::Cpu) {
+      if (error)
+        *error = "[parallel] tensor = " + std::to_string(ranks) +
+                 ": tensor-parallel collectives run on the CPU back end only";
+      return failure();
+    }
+    if (options.tensorParallelRank < 0 || options.tensorParallelRank >= ranks) {
+      if (error)
+        *error = "tensor-parallel rank " +
+                 std::to_string(options.tensorParallelRank) +
+                 " is not in [0, " + std::to_string(ranks) + ")";
+      return failure();
+    }
+    MIRShardTensorParallelPassOptions shard;
+    shard.ranks = ranks;
+    shard.rank = options.tensorParallelRank;
+    pm.addPass(createMIRShardTensorParallelPass(shard));
+    OpPassManager &fpm = pm.nest<func::FuncOp>();
+    fpm.addPass(createCanonicalizerPass());
+    fpm.addPass(createCSEPass());
+  }
   bool unfuse = target == ::rlx::Target::Cpu
                     ? profile.backend.cpu.unfuseRegions
                     : profile.backend.spirv.unfuseRegions;

@@ -157,3 +157,84 @@ def test_mpi_world_size_mismatch_is_an_error(rlx):
                     expect_fail=True)
     assert "collectives span 2 ranks" in out, out
     assert "MPI world of 1" in out, out
+
+
+#===----------------------------------------------------------------------===#
+# Whole models: mpirun -np 2 rlx-run --model DIR --tensor-parallel 2
+#===----------------------------------------------------------------------===#
+
+PROMPT = "3,17,99,5,64,127,0"
+
+
+def run_model(model, tmp, ranks=1, extra=(), expect_fail=False):
+    """rlx-run --model on `ranks` MPI ranks: (stdout, prompt logits, step
+    logits) as rank 0 reports them."""
+    tag = f"np{ranks}"
+    args = [str(RLX_RUN), "--model", str(model), "--prompt-ids", PROMPT,
+            "--max-new-tokens", "6", "--logits-out", str(tmp / f"{tag}.npy"),
+            "--step-logits-out", str(tmp / f"{tag}-steps.npy"), *extra]
+    env = dict(os.environ, RLX_NUM_THREADS="1", RLX_NO_CACHE="1")
+    if ranks > 1:
+        args = [mpirun(), "--oversubscribe", "--allow-run-as-root", "-np",
+                str(ranks), *args, "--tensor-parallel", str(ranks)]
+    proc = subprocess.run(args, capture_output=True, text=True, env=env,
+                          timeout=600)
+    if expect_fail:
+        assert proc.returncode != 0, proc.stdout
+        return proc.stdout + proc.stderr
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return (proc.stdout, np.load(tmp / f"{tag}.npy"),
+            np.load(tmp / f"{tag}-steps.npy"))
+
+
+@pytest.mark.parametrize("kind,overrides", [
+    ("llama", {}),
+    # Fewer KV heads than ranks: each rank keeps the one KV head it reads.
+    ("llama", {"num_key_value_heads": 1}),
+    ("qwen3", {}),
+    ("gemma3", {}),
+])
+def test_mpi_model_generates_the_single_process_tokens(tmp_path, kind,
+                                                        overrides):
+    """Prefill and KV-cache decode on 2 ranks: the prompt logits and every
+    step's logits equal one process's within 1e-5 of their scale, and the
+    greedy ids are the same."""
+    from conftest import tokens
+    from test_architectures import make
+    model, _ = make(tmp_path, kind, seed=5, **overrides)
+    one, logits1, steps1 = run_model(model, tmp_path)
+    two, logits2, steps2 = run_model(model, tmp_path, ranks=2)
+    scale = np.abs(logits1).max()
+    assert scale > 0.1
+    np.testing.assert_allclose(logits2, logits1, rtol=0, atol=1e-5 * scale)
+    assert steps2.shape == steps1.shape
+    np.testing.assert_allclose(steps2, steps1, rtol=0,
+                               atol=1e-5 * np.abs(steps1).max())
+
+    class Proc:
+        def __init__(self, stdout):
+            self.stdout = stdout
+    assert tokens(Proc(two)) == tokens(Proc(one))
+    assert len(tokens(Proc(one))) == 6
+    assert "tensor parallel 2 ranks (MPI)" in two, two
+    assert "tensor parallel" not in one, one
+
+
+def test_mpi_model_refusals(tmp_path):
+    """Outside mpirun, heads that do not split, and a model that is not a
+    decoder: each refused by name before anything runs."""
+    from test_architectures import make
+    model, _ = make(tmp_path, "llama", seed=2)
+    out = subprocess.run(
+        [str(RLX_RUN), "--model", str(model), "--prompt-ids", PROMPT,
+         "--tensor-parallel", "2"], capture_output=True, text=True,
+        env=dict(os.environ, RLX_NO_CACHE="1"), timeout=120)
+    assert out.returncode != 0
+    assert "--tensor-parallel 2 needs 2 MPI processes" in out.stderr, out.stderr
+    assert "world of 1" in out.stderr, out.stderr
+    # 3 ranks: 4 query heads do not split.
+    err = run_model(model, tmp_path, ranks=3, expect_fail=True)
+    assert "num_attention_heads (4) divisible by the ranks" in err, err
+    bert, _ = make(tmp_path, "bert", seed=2)
+    err = run_model(bert, tmp_path, ranks=2, expect_fail=True)
+    assert "a 'bert' model runs in one process" in err, err

@@ -33,6 +33,8 @@ static Error fail(const llvm::Twine &msg) {
 
 /// Where reports go: stdout, or stderr when stdout carries generated text.
 static llvm::raw_ostream &report(const ModelRunOptions &o) {
+  if (o.follower)
+    return llvm::nulls();
   return o.promptText ? llvm::errs() : llvm::outs();
 }
 
@@ -284,6 +286,8 @@ static Expected<DecoderFlow> decoderRecipe(const TransformerConfig &config,
     recipe->weightPrecision(*o.weights);
   if (o.kvCache)
     recipe->kvCachePrecision(*o.kvCache);
+  if (int64_t ranks = o.compile.profile.parallel.tensor; ranks > 1)
+    recipe->tensorParallel(ranks);
   recipe->allowUnusedWeights(o.allowUnusedWeights);
   return recipe;
 }
@@ -397,7 +401,8 @@ static Error runDecoder(Session &session, LoadedModel &m,
     if (!out)
       return out.takeError();
     const Tensor &logits = out->at("logits");
-    if (Error err = writeTensorNpy(o.logitsOut, logits))
+    if (Error err =
+            o.follower ? Error::success() : writeTensorNpy(o.logitsOut, logits))
       return err;
     if (!o.quiet)
       report(o) << "wrote prompt logits " << logits.describe() << " to "
@@ -502,7 +507,7 @@ static Error runDecoder(Session &session, LoadedModel &m,
        << " s (open, build, compile, load and prefill); "
        << llvm::format("%.2f", s.pastBytesCopied / 1048576.0)
        << " MiB of cached keys and values copied\n";
-  if (!o.stepLogitsOut.empty() && !steps.empty()) {
+  if (!o.stepLogitsOut.empty() && !steps.empty() && !o.follower) {
     std::vector<float> flat;
     for (auto &v : steps)
       flat.insert(flat.end(), v.begin(), v.end());
@@ -513,6 +518,22 @@ static Error runDecoder(Session &session, LoadedModel &m,
       return err;
   }
   return Error::success();
+}
+
+/// Only decoder recipes of attention layers are split over ranks
+/// (docs/Distributed.md): another model under `[parallel] tensor = N` is
+/// refused, not run whole on every rank.
+static Error checkSplittable(const TransformerConfig &config,
+                             const ModelRunOptions &o) {
+  int64_t ranks = o.compile.profile.parallel.tensor;
+  if (ranks <= 1 ||
+      !(config.modelType == "bert" || config.modelType == "qwen3_next" ||
+        config.modelType == "qwen3_5_text" || config.isVision()))
+    return Error::success();
+  return fail("tensor parallelism ([parallel] tensor = " + llvm::Twine(ranks) +
+              ") splits decoder models of attention layers (llama, qwen3, "
+              "gemma, ...); a '" +
+              config.modelType + "' model runs in one process");
 }
 
 /// Prints a reflection as text or JSON (with the graph's kind and length).
@@ -544,6 +565,8 @@ static Error describeModel(Session &session, const ModelRunOptions &o) {
   Expected<LoadedModel> m = loadModel(o.model);
   if (!m)
     return m.takeError();
+  if (Error err = checkSplittable(m->config, o))
+    return err;
   int64_t t = o.prompt.empty() ? 8 : static_cast<int64_t>(o.prompt.size());
   CompileOptions c = o.compile;
   Expected<BuiltModel> built = fail("unset");
@@ -619,6 +642,8 @@ Error rlx::runModel(Session &session, const ModelRunOptions &opts) {
       return fail("--image is for image encoders (vit, dinov2, "
                   "dinov2_with_registers); " +
                   o.model + " is a '" + m->config.modelType + "' model");
+    if (Error err = checkSplittable(m->config, o))
+      return err;
     if (!o.quiet)
       report(o) << "model: " << o.model << " (" << m->config.modelType << ", "
                 << m->config.numLayers << " layers, hidden " << m->config.hidden
@@ -707,6 +732,8 @@ Error rlx::runModel(Session &session, const ModelRunOptions &opts) {
               << m->config.expertsPerToken;
   if (!o.quiet)
     report(o) << ")\n";
+  if (Error err = checkSplittable(m->config, o))
+    return err;
   if (m->config.modelType == "bert")
     return runEncoder(session, *m, o);
   if (m->config.modelType == "qwen3_next" ||

@@ -61,6 +61,9 @@ struct ModelRunOptions {
   /// (a decoder's prompt graph and decode buckets, or the encoder) into the
   /// compile cache, and stop without loading weights.
   bool precompile = false;
+  /// A tensor-parallel rank other than 0: it computes as every rank does,
+  /// but prints and writes nothing (rank 0 reports).
+  bool follower = false;
 };
 
 /// Runs an HF-style model directory (config.json + safetensors) or a GGUF

@@ -14,6 +14,7 @@
 
 #include "ModelRunner.h"
 #include "RLX/Compiler/Session.h"
+#include "RLX/Runtime/Collectives.h"
 #include "RLX/Runtime/CpuExecutor.h"
 #include "RLX/Support/Version.h"
 #include "RLX/Weights/GGUF.h"
@@ -29,8 +30,10 @@
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
 #include <cstdlib>
+#include <fcntl.h>
 #include <map>
 #include <optional>
+#include <unistd.h>
 
 using namespace rlx;
 namespace cl = llvm::cl;
@@ -215,6 +218,14 @@ static cl::opt<int64_t> memoryBudgetMB(
              "exceed this many MiB; 0: no limit (default: "
              "$RLX_MEMORY_BUDGET_MB, else the physical memory)"),
     cl::init(-1), cl::cat(category));
+static cl::opt<int64_t> tensorParallel(
+    "tensor-parallel",
+    cl::desc("Split the model over N processes (the profile's [parallel] "
+             "tensor): run as `mpirun -np N rlx-run ... --tensor-parallel N`. "
+             "Each rank compiles and runs its share of every layer, of the "
+             "embedding and of the LM head; rank 0 prints and writes the "
+             "results (docs/Distributed.md)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<Device> device(
     "device", cl::desc("Where to run:"), cl::init(Device::Cpu),
     cl::values(clEnumValN(Device::Cpu, "cpu", "the host CPU (default)"),
@@ -383,6 +394,40 @@ int main(int argc, char **argv) {
                 "(--no-cache, RLX_NO_CACHE or no $HOME): give --cache-dir");
   if (memoryBudgetMB >= 0)
     options.memoryBudgetMB = memoryBudgetMB;
+  if (tensorParallel.getNumOccurrences()) {
+    if (tensorParallel < 1)
+      return fail("--tensor-parallel must be at least 1, got " +
+                  llvm::Twine(tensorParallel));
+    options.profile.parallel.tensor = tensorParallel;
+  }
+  // A tensor-parallel run needs its ranks: refused before anything compiles
+  // rather than waiting in a collective.
+  bool follower = false;
+  if (int64_t ranks = options.profile.parallel.tensor; ranks > 1) {
+    std::string from =
+        tensorParallel.getNumOccurrences()
+            ? "--tensor-parallel " + std::to_string(ranks)
+            : "[parallel] tensor = " + std::to_string(ranks) + " (the profile)";
+    if (device == Device::Vulkan || !aot.empty())
+      return fail(from + ": tensor-parallel models run on the CPU, JIT "
+                         "(not --device vulkan or --aot)");
+    if (collectiveSize() != ranks)
+      return fail(from + " needs " + llvm::Twine(ranks) +
+                  " MPI processes, but this one runs in a world of " +
+                  llvm::Twine(collectiveSize()) + ": start it as mpirun -np " +
+                  llvm::Twine(ranks) + " rlx-run ..." +
+                  (hasMPI() ? "" : " (and this RLX was built without MPI)"));
+    // Every rank computes the same results: rank 0 reports them.
+    follower = collectiveRank() != 0;
+    if (follower) {
+      llvm::outs().flush();
+      int null = ::open("/dev/null", O_WRONLY);
+      if (null >= 0) {
+        ::dup2(null, STDOUT_FILENO);
+        ::close(null);
+      }
+    }
+  }
 
   TensorMap_t feeds;
   for (const std::string &arg : inputs) {
@@ -455,6 +500,7 @@ int main(int argc, char **argv) {
         !profilePath.empty() || !presetName.empty() || !policy.empty();
     m.describe = describeAs;
     m.precompile = precompile;
+    m.follower = follower;
     if (llvm::Error err = runModel(session, m)) {
       // Every message names the model (a directory or a .gguf file).
       std::string message = llvm::toString(std::move(err));
@@ -566,7 +612,7 @@ int main(int argc, char **argv) {
                  << " ms" << (times.size() > 1 ? " (median)" : "") << "\n";
   for (auto &[name, t] : outputs) {
     llvm::outs() << name << ": " << t.summary() << "\n";
-    if (outputDir.empty())
+    if (outputDir.empty() || follower)
       continue;
     llvm::sys::fs::create_directories(outputDir);
     llvm::SmallString<128> path(outputDir.getValue());

@@ -364,6 +364,29 @@ TEST(CompileProfileTest, ErrorBadExecution) {
             std::string::npos);
 }
 
+TEST(CompileProfileTest, ParallelTensor) {
+  llvm::Expected<CompileProfile> p =
+      CompileProfile::fromTomlString("[parallel]\ntensor = 4\n");
+  ASSERT_TRUE(static_cast<bool>(p)) << llvm::toString(p.takeError());
+  EXPECT_EQ(p->parallel.tensor, 4);
+  EXPECT_NE(*p, CompileProfile());
+  // Printed only when split, and read back.
+  EXPECT_EQ(CompileProfile().toToml().find("[parallel]"), std::string::npos);
+  std::string text = p->toToml();
+  EXPECT_NE(text.find("[parallel]\ntensor = 4\n"), std::string::npos) << text;
+  llvm::Expected<CompileProfile> back = CompileProfile::fromTomlString(text);
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(*back, *p);
+  EXPECT_EQ(errorOf("[parallel]\ntensor = 0\n"),
+            "<string>:2:10: 'parallel.tensor' must be between 1 and 4096, "
+            "got 0");
+  EXPECT_EQ(errorOf("[parallel]\ntensor = \"2\"\n"),
+            "<string>:2:10: 'parallel.tensor' must be an integer, got string");
+  EXPECT_NE(errorOf("[parallel]\npipeline = 2\n")
+                .find("unknown key 'parallel.pipeline'"),
+            std::string::npos);
+}
+
 TEST(CompileProfileTest, ToTomlRoundTripsNonDefaults) {
   CompileProfile profile = nonDefaultProfile();
   std::string text = profile.toToml();
@@ -503,7 +526,7 @@ TEST(CompileProfileTest, ErrorUnknownKey) {
             "integer");
   EXPECT_EQ(errorOf("version = 1\n"),
             "<string>:1:1: unknown key 'version'; expected one of 'fusion', "
-            "'passes', 'precision', 'backend', 'execution'");
+            "'passes', 'precision', 'backend', 'execution', 'parallel'");
 }
 
 TEST(CompileProfileTest, ErrorUnknownTable) {

@@ -76,6 +76,11 @@ struct CompileOptions {
   /// Compiling ahead of time into the cache (rlx-run --precompile): a
   /// profile's `[execution] mode = "aot"` does not refuse a cache miss.
   bool precompile = false;
+  /// The rank this process compiles for when the profile's `[parallel]
+  /// tensor` is above 1, in [0, tensor): its share of each layer, embedding
+  /// and LM head (docs/Distributed.md). Unset: the process's MPI rank
+  /// (collectiveRank(), RLX/Runtime/Collectives.h; 0 outside mpirun).
+  std::optional<int64_t> tensorParallelRank;
   /// Said in CompileStats::notes of the compile (what a caller decided on
   /// the way, e.g. which profile fields the options overrode).
   std::vector<std::string> notes;

@@ -62,6 +62,8 @@ struct ExecutionPreset {
   std::optional<uint64_t> memoryBudgetMB;
   /// [execution] device.
   ExecutionDevice device = ExecutionDevice::Any;
+  /// [parallel] tensor: the MPI ranks the model is split over.
+  int64_t tensorParallel = 1;
 };
 
 struct ModelExecutionConfig {

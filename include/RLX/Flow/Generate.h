@@ -166,6 +166,9 @@ private:
   std::unique_ptr<WeightSourceStack> source;
   std::map<std::pair<int64_t, int64_t>, Graph> graphs;
   CompiledModel *pool = nullptr;
+  /// Values per token of one layer's keys (or values) this process keeps:
+  /// all KV heads, or under `[parallel] tensor = N` the rank's share.
+  int64_t kvColumns = 0;
   /// The element type of the cache (`[precision] kv_cache`) and its size.
   DType cacheType = DType::F32;
   size_t cacheElementBytes = 4;

@@ -265,6 +265,10 @@ public:
   /// present keys and values of the decode graph (default: the profile's,
   /// F32 in the presets).
   DecoderFlow &kvCachePrecision(ComputePrecision precision);
+  /// `[parallel] tensor` of the flows: the graphs compile into this MPI
+  /// rank's share of an N-way tensor-parallel model (default: the
+  /// profile's, 1 in the presets).
+  DecoderFlow &tensorParallel(int64_t ranks);
 
   const TransformerConfig &config() const { return cfg; }
   const ModelRecipe &recipe() const { return *arch; }
@@ -286,6 +290,7 @@ private:
   std::optional<CompileProfile> userProfile;
   std::optional<WeightPrecision> weights;
   std::optional<ComputePrecision> kvCache;
+  std::optional<int64_t> tensorRanks;
   bool allowUnused = false;
   std::function<Stage(LayerCtx &)> layerHook;
   std::vector<Stage> before, after;

@@ -182,11 +182,28 @@ struct CompileProfile {
     }
   };
 
+  /// `[parallel]`: how a model is split over processes (docs/Distributed.md).
+  struct ParallelProfile {
+    /// `tensor`: the tensor-parallel degree N. Above 1, each of N MPI ranks
+    /// (mpirun -np N) compiles and runs its own share of every decoder
+    /// layer, its vocabulary range of the embedding and the LM head
+    /// (mir-shard-tensor-parallel); the rank is the process's MPI rank.
+    int64_t tensor = 1;
+
+    bool operator==(const ParallelProfile &other) const {
+      return tensor == other.tensor;
+    }
+    bool operator!=(const ParallelProfile &other) const {
+      return !(*this == other);
+    }
+  };
+
   FusionProfile fusion;
   PassProfile passes;
   PrecisionProfile precision;
   BackendProfile backend;
   ExecutionProfile execution;
+  ParallelProfile parallel;
 
   bool operator==(const CompileProfile &other) const;
   bool operator!=(const CompileProfile &other) const {

@@ -81,6 +81,9 @@ struct FrontendOptions {
   std::string reportJsonFile;
   /// Print the fusion report (misses, fused-op histograms) as remarks.
   bool fusionRemarks = false;
+  /// The rank whose share is compiled when the profile's `[parallel]
+  /// tensor` is above 1 (mir-shard-tensor-parallel).
+  int64_t tensorParallelRank = 0;
 };
 
 /// Appends HIR -> fused MIR to `pm` (anchored on builtin.module) as

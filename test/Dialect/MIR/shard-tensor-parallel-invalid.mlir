@@ -46,7 +46,7 @@ func.func @negative_not_a_decoder_layer(%x: tensor<1x8x64xf32>) -> tensor<1x8x64
 // -----
 
 func.func @negative_primitive_attention(%s: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
-  // expected-error @+1 {{tensor parallelism does not partition 'mir.softmax' outside a mir.attention_block (primitive or cached attention); run --mir-fuse-all first}}
+  // expected-error @+1 {{tensor parallelism does not partition 'mir.softmax' outside a mir.attention_block or mir.attention (primitive attention); run --mir-fuse-all first}}
   %p = mir.softmax %s : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
   return %p : tensor<1x4x8x8xf32>
 }
@@ -99,4 +99,53 @@ func.func @negative_grid_shape(%x: tensor<1x8x64xf32>) -> tensor<1x8x64xf32> {
   %g = mir.fused_glu %gu : (tensor<1x8x256xf32>) -> tensor<1x8x128xf32>
   %y = mir.matmul %g, %wd {transpose_rhs} : (tensor<1x8x128xf32>, tensor<64x128xf32>) -> tensor<1x8x64xf32>
   return %y : tensor<1x8x64xf32>
+}
+
+// -----
+
+func.func @negative_cache_not_an_argument(%x: tensor<1x1x64xf32>, %pk: tensor<1x7x32xf32>, %pv: tensor<1x7x32xf32>) -> tensor<1x1x64xf32> {
+  %w = mir.param "qkv" : tensor<128x64xf32>
+  %wo = mir.param "o" : tensor<64x64xf32>
+  %qkv = mir.matmul %x, %w {transpose_rhs} : (tensor<1x1x64xf32>, tensor<128x64xf32>) -> tensor<1x1x128xf32>
+  %q = mir.slice %qkv {axis = 2 : i64, size = 64 : i64, start = 0 : i64} : (tensor<1x1x128xf32>) -> tensor<1x1x64xf32>
+  %k = mir.slice %qkv {axis = 2 : i64, size = 32 : i64, start = 64 : i64} : (tensor<1x1x128xf32>) -> tensor<1x1x32xf32>
+  %v = mir.slice %qkv {axis = 2 : i64, size = 32 : i64, start = 96 : i64} : (tensor<1x1x128xf32>) -> tensor<1x1x32xf32>
+  %pk2 = mir.exp %pk : (tensor<1x7x32xf32>) -> tensor<1x7x32xf32>
+  // expected-error @+1 {{tensor parallelism cannot partition this attention: a KV cache must be a function argument concatenated once, along the tokens, before the new keys or values}}
+  %kc = mir.concat %pk2, %k {axis = 1 : i64} : (tensor<1x7x32xf32>, tensor<1x1x32xf32>) -> tensor<1x8x32xf32>
+  %vc = mir.concat %pv, %v {axis = 1 : i64} : (tensor<1x7x32xf32>, tensor<1x1x32xf32>) -> tensor<1x8x32xf32>
+  %a = mir.attention %q, %kc, %vc {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : (tensor<1x1x64xf32>, tensor<1x8x32xf32>, tensor<1x8x32xf32>) -> tensor<1x1x64xf32>
+  %o = mir.matmul %a, %wo {transpose_rhs} : (tensor<1x1x64xf32>, tensor<64x64xf32>) -> tensor<1x1x64xf32>
+  return %o : tensor<1x1x64xf32>
+}
+
+// -----
+
+func.func @negative_unknown_op_between(%x: tensor<1x1x64xf32>) -> tensor<1x1x64xf32> {
+  %w = mir.param "qkv" : tensor<128x64xf32>
+  %wo = mir.param "o" : tensor<64x64xf32>
+  %qkv = mir.matmul %x, %w {transpose_rhs} : (tensor<1x1x64xf32>, tensor<128x64xf32>) -> tensor<1x1x128xf32>
+  %q = mir.slice %qkv {axis = 2 : i64, size = 64 : i64, start = 0 : i64} : (tensor<1x1x128xf32>) -> tensor<1x1x64xf32>
+  %k = mir.slice %qkv {axis = 2 : i64, size = 32 : i64, start = 64 : i64} : (tensor<1x1x128xf32>) -> tensor<1x1x32xf32>
+  %v = mir.slice %qkv {axis = 2 : i64, size = 32 : i64, start = 96 : i64} : (tensor<1x1x128xf32>) -> tensor<1x1x32xf32>
+  // expected-error @+1 {{tensor parallelism cannot partition this attention: 'mir.exp' between the QKV projection and mir.attention is not partitioned}}
+  %qe = mir.exp %q : (tensor<1x1x64xf32>) -> tensor<1x1x64xf32>
+  %a = mir.attention %qe, %k, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : (tensor<1x1x64xf32>, tensor<1x1x32xf32>, tensor<1x1x32xf32>) -> tensor<1x1x64xf32>
+  %o = mir.matmul %a, %wo {transpose_rhs} : (tensor<1x1x64xf32>, tensor<64x64xf32>) -> tensor<1x1x64xf32>
+  return %o : tensor<1x1x64xf32>
+}
+
+// -----
+
+func.func @negative_qkv_used_elsewhere(%x: tensor<1x1x64xf32>) -> (tensor<1x1x64xf32>, tensor<1x1x128xf32>) {
+  %w = mir.param "qkv" : tensor<128x64xf32>
+  %wo = mir.param "o" : tensor<64x64xf32>
+  %qkv = mir.matmul %x, %w {transpose_rhs} : (tensor<1x1x64xf32>, tensor<128x64xf32>) -> tensor<1x1x128xf32>
+  %q = mir.slice %qkv {axis = 2 : i64, size = 64 : i64, start = 0 : i64} : (tensor<1x1x128xf32>) -> tensor<1x1x64xf32>
+  %k = mir.slice %qkv {axis = 2 : i64, size = 32 : i64, start = 64 : i64} : (tensor<1x1x128xf32>) -> tensor<1x1x32xf32>
+  %v = mir.slice %qkv {axis = 2 : i64, size = 32 : i64, start = 96 : i64} : (tensor<1x1x128xf32>) -> tensor<1x1x32xf32>
+  %a = mir.attention %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : (tensor<1x1x64xf32>, tensor<1x1x32xf32>, tensor<1x1x32xf32>) -> tensor<1x1x64xf32>
+  %o = mir.matmul %a, %wo {transpose_rhs} : (tensor<1x1x64xf32>, tensor<64x64xf32>) -> tensor<1x1x64xf32>
+  // expected-error @+1 {{tensor parallelism cannot partition this attention: the QKV projection has a use outside q, k and v}}
+  return %o, %qkv : tensor<1x1x64xf32>, tensor<1x1x128xf32>
 }

@@ -28,7 +28,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::rlx {
 #define GEN_PASS_DEF_MIRSHARDTENSORPARALLELPASS
@@ -51,6 +53,26 @@ struct AttentionPlan {
   int64_t kvHeadsPerRank;
   /// Number of ranks that share one KV head (1 when KV heads are split).
   int64_t kvReplication;
+};
+
+/// An attention whose projections are explicit (a decode step's, which
+/// reads a KV cache): one QKV projection `qkv` whose result is sliced into
+/// q, k and v, per-channel ops (head norms, RoPE, conversions, the cache
+/// concatenations) up to one `mir.attention`, then the output projection
+/// `out`. `chain` holds the ops strictly between `qkv` and `op` in block
+/// order; `kvSide` those whose results carry keys or values.
+struct CachedAttentionPlan {
+  mir::AttentionOp op;
+  Operation *qkv = nullptr;
+  Operation *out = nullptr;
+  SmallVector<Operation *> chain;
+  llvm::SmallPtrSet<Operation *, 8> kvSide;
+  /// The cache inputs: function arguments concatenated before the new keys
+  /// and values.
+  SmallVector<BlockArgument> pasts;
+  int64_t headsPerRank = 0;
+  int64_t kvHeadsPerRank = 0;
+  int64_t kvReplication = 1;
 };
 
 /// An MLP: `up` (gate/up or up projection, a matmul or fused_matmul), the
@@ -118,32 +140,43 @@ static bool hasResidual(Operation *op) {
   return fm && fm.getResidual();
 }
 
+/// How `heads` query heads and `kvHeads` KV heads of `op` split over
+/// `ranks`: {heads per rank, KV heads per rank, ranks sharing one KV head}.
+static FailureOr<std::array<int64_t, 3>>
+splitHeads(Operation *op, int64_t heads, int64_t kvHeads, int64_t ranks) {
+  if (heads % ranks != 0)
+    return op->emitError() << "tensor parallelism over " << ranks
+                           << " ranks needs num_heads (" << heads
+                           << ") divisible by the ranks";
+  if (kvHeads % ranks == 0)
+    return std::array<int64_t, 3>{heads / ranks, kvHeads / ranks, 1};
+  // Fewer KV heads than ranks: each rank keeps the one KV head its query
+  // heads read (query head h reads KV head h / (heads / kvHeads)).
+  if (ranks % kvHeads == 0)
+    return std::array<int64_t, 3>{heads / ranks, 1, ranks / kvHeads};
+  return op->emitError() << "tensor parallelism over " << ranks
+                         << " ranks needs num_kv_heads (" << kvHeads
+                         << ") to divide or be divisible by the ranks";
+}
+
+/// The first KV head of rank `r`.
+static int64_t firstKvHead(int64_t r, int64_t kvHeadsPerRank,
+                           int64_t kvReplication) {
+  return kvReplication > 1 ? r / kvReplication : r * kvHeadsPerRank;
+}
+
 /// Checks that `op`'s head counts split over `ranks`.
 static FailureOr<AttentionPlan> planAttention(mir::AttentionBlockOp op,
                                               int64_t ranks) {
-  int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads();
-  if (heads % ranks != 0)
-    return op.emitError() << "tensor parallelism over " << ranks
-                          << " ranks needs num_heads (" << heads
-                          << ") divisible by the ranks";
-  AttentionPlan plan{op, heads / ranks, 0, 1};
-  if (kvHeads % ranks == 0) {
-    plan.kvHeadsPerRank = kvHeads / ranks;
-  } else if (ranks % kvHeads == 0) {
-    // Fewer KV heads than ranks: each rank keeps the one KV head its query
-    // heads read (query head h reads KV head h / (heads / kvHeads)).
-    plan.kvHeadsPerRank = 1;
-    plan.kvReplication = ranks / kvHeads;
-  } else {
-    return op.emitError() << "tensor parallelism over " << ranks
-                          << " ranks needs num_kv_heads (" << kvHeads
-                          << ") to divide or be divisible by the ranks";
-  }
+  FailureOr<std::array<int64_t, 3>> split =
+      splitHeads(op, op.getNumHeads(), op.getNumKvHeads(), ranks);
+  if (failed(split))
+    return failure();
   if (!cast<RankedTensorType>(op.getWQkv().getType()).hasStaticShape() ||
       !cast<RankedTensorType>(op.getWO().getType()).hasStaticShape())
     return op.emitError("tensor parallelism needs static QKV and output "
                         "weights");
-  return plan;
+  return AttentionPlan{op, (*split)[0], (*split)[1], (*split)[2]};
 }
 
 /// Checks the MLP whose down projection consumes `mid` (a fused_glu or an
@@ -210,6 +243,121 @@ static FailureOr<HeadPlan> planHead(Operation *op, int64_t ranks) {
                            << " ranks needs the LM head's vocabulary size ("
                            << vocab << ") divisible by the ranks";
   return HeadPlan{op, vocab / ranks};
+}
+
+/// Checks an attention with explicit projections (see CachedAttentionPlan).
+static FailureOr<CachedAttentionPlan>
+planCachedAttention(mir::AttentionOp op, const MIRTensorParallelOptions &opts) {
+  int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(),
+          hd = op.getHeadDim();
+  FailureOr<std::array<int64_t, 3>> split =
+      splitHeads(op, heads, kvHeads, opts.ranks);
+  if (failed(split))
+    return failure();
+  if (opts.emulate)
+    return op.emitError("tensor parallelism cannot emulate an attention with "
+                        "explicit projections (a decode step's): each rank "
+                        "keeps its own KV cache");
+  CachedAttentionPlan plan;
+  plan.op = op;
+  std::tie(plan.headsPerRank, plan.kvHeadsPerRank, plan.kvReplication) =
+      std::tuple((*split)[0], (*split)[1], (*split)[2]);
+  auto refuse = [&](Operation *at, const Twine &why) {
+    at->emitError() << "tensor parallelism cannot partition this attention: "
+                    << why;
+    return failure();
+  };
+
+  // Back from q, k and v to the slices of one QKV projection.
+  llvm::SetVector<Operation *> chain;
+  SmallVector<std::pair<Value, bool>> work = {
+      {op.getQuery(), false}, {op.getKey(), true}, {op.getValue(), true}};
+  SmallVector<mir::SliceOp> slices;
+  while (!work.empty()) {
+    auto [v, kv] = work.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return refuse(op, "a query, key or value is a function argument");
+    auto type = MIRBuilder::typeOf(v);
+    if (type.getRank() != 3 && type.getRank() != 4)
+      return refuse(def, "expected [B, T, heads*head_dim] or [B, T, heads, "
+                         "head_dim] values between the QKV projection and "
+                         "the attention");
+    if (!chain.insert(def))
+      continue;
+    if (kv)
+      plan.kvSide.insert(def);
+    if (auto slice = dyn_cast<mir::SliceOp>(def)) {
+      if (slice.getAxis() != type.getRank() - 1 || slice.getStep() != 1)
+        return refuse(def, "the QKV projection is not sliced along channels");
+      slices.push_back(slice);
+      continue;
+    }
+    if (auto concat = dyn_cast<mir::ConcatOp>(def)) {
+      auto past = dyn_cast<BlockArgument>(concat.getOperand(0));
+      if (concat.getNumOperands() != 2 || concat.getAxis() != 1 || !past ||
+          !past.hasOneUse() || !kv)
+        return refuse(def, "a KV cache must be a function argument "
+                           "concatenated once, along the tokens, before the "
+                           "new keys or values");
+      plan.pasts.push_back(past);
+      work.push_back({concat.getOperand(1), kv});
+      continue;
+    }
+    if (!isa<mir::RopeOp, mir::ReshapeOp, mir::RmsNormOp, mir::CastOp>(def))
+      return refuse(def, "'" + def->getName().getStringRef() +
+                             "' between the QKV projection and mir.attention "
+                             "is not partitioned");
+    if (auto norm = dyn_cast<mir::RmsNormOp>(def))
+      if (MIRBuilder::typeOf(norm.getWeight()).getNumElements() != hd)
+        return refuse(def, "a norm between the QKV projection and the "
+                           "attention must be per head (a [head_dim] weight)");
+    work.push_back({def->getOperand(0), kv});
+  }
+  if (slices.size() != 3 || slices[0].getInput() != slices[1].getInput() ||
+      slices[0].getInput() != slices[2].getInput())
+    return refuse(op, "q, k and v must be three slices of one projection");
+  Value qkv = slices[0].getInput();
+  plan.qkv = qkv.getDefiningOp();
+  if (!isLinear(plan.qkv) || hasResidual(plan.qkv) ||
+      activationOf(plan.qkv) != Activation::None ||
+      !weightAndBias(plan.qkv).first.getDefiningOp<mir::ParamOp>())
+    return refuse(op, "the QKV projection must be a transposed matmul of a "
+                      "parameter (no activation or residual)");
+  int64_t qDim = heads * hd, kvDim = kvHeads * hd;
+  for (mir::SliceOp slice : slices) {
+    int64_t start = slice.getStart(), size = slice.getSize();
+    bool ok = plan.kvSide.contains(slice)
+                  ? size == kvDim && (start == qDim || start == qDim + kvDim)
+                  : start == 0 && size == qDim;
+    if (!ok)
+      return refuse(slice, "the Q, K and V slices must be the projection's "
+                           "column ranges [0, " +
+                               Twine(qDim) + "), [" + Twine(qDim) + ", " +
+                               Twine(qDim + kvDim) + ") and [" +
+                               Twine(qDim + kvDim) + ", " +
+                               Twine(qDim + 2 * kvDim) + ")");
+  }
+  for (Operation *user : qkv.getUsers())
+    if (!chain.contains(user))
+      return refuse(user, "the QKV projection has a use outside q, k and v");
+  // Every value in between stays in the chain, but for the caches returned.
+  for (Operation *inner : chain)
+    for (Operation *user : inner->getUsers())
+      if (!chain.contains(user) && user != op &&
+          !(isa<mir::ConcatOp>(inner) && isa<func::ReturnOp>(user)))
+        return refuse(user, "a value between the QKV projection and the "
+                            "attention is used elsewhere");
+  Value result = op.getResult();
+  if (!result.hasOneUse() || !isLinear(*result.getUsers().begin()) ||
+      activationOf(*result.getUsers().begin()) != Activation::None)
+    return refuse(op, "the attention's result must feed one transposed "
+                      "output projection");
+  plan.out = *result.getUsers().begin();
+  plan.chain = llvm::to_vector(chain);
+  llvm::sort(plan.chain,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return plan;
 }
 
 //===----------------------------------------------------------------------===//
@@ -395,6 +543,88 @@ struct Partitioner {
     op.erase();
   }
 
+  /// `type` with its head dimension (the channels of `[B, T, C]`, the heads
+  /// of `[B, T, heads, head_dim]`) scaled by `keep / of`.
+  static RankedTensorType scaleHeads(Type type, int64_t keep, int64_t of) {
+    auto t = cast<RankedTensorType>(type);
+    SmallVector<int64_t> shape(t.getShape());
+    int64_t axis = t.getRank() == 4 ? 2 : t.getRank() - 1;
+    shape[axis] = shape[axis] / of * keep;
+    return t.clone(shape);
+  }
+
+  void rewriteCachedAttention(const CachedAttentionPlan &plan) const {
+    mir::AttentionOp op = plan.op;
+    int64_t r = options.rank, hd = op.getHeadDim(), heads = op.getNumHeads(),
+            kvHeads = op.getNumKvHeads();
+    int64_t hpr = plan.headsPerRank, kvpr = plan.kvHeadsPerRank;
+    int64_t q0 = r * hpr, kv0 = firstKvHead(r, kvpr, plan.kvReplication);
+    int64_t qDim = hpr * hd, kvDim = kvpr * hd;
+
+    // The rank's QKV projection: its Q, K and V rows.
+    OpBuilder b(plan.qkv);
+    MIRBuilder mb(b, plan.qkv->getLoc());
+    SmallVector<std::pair<int64_t, int64_t>> rows = {
+        {q0 * hd, qDim},
+        {(heads + kv0) * hd, kvDim},
+        {(heads + kvHeads + kv0) * hd, kvDim}};
+    auto [w, bias] = weightAndBias(plan.qkv);
+    Value x = plan.qkv->getOperand(0);
+    Value qkv = bias ? mb.fusedMatmul(x, gatherRows(mb, w, rows),
+                                      gatherRows(mb, bias, rows), Value(),
+                                      Activation::None)
+                     : mb.matmul(x, gatherRows(mb, w, rows));
+    IRMapping map;
+    map.map(plan.qkv->getResult(0), qkv);
+
+    // The ops in between, cloned on the rank's heads; the caches it reads
+    // become [B, T, kv heads of the rank * head_dim] arguments.
+    for (BlockArgument past : plan.pasts)
+      past.setType(scaleHeads(past.getType(), kvpr, kvHeads));
+    for (Operation *inner : plan.chain) {
+      b.setInsertionPoint(inner);
+      Operation *copy = b.clone(*inner, map);
+      bool kv = plan.kvSide.contains(inner);
+      for (OpResult res : copy->getResults())
+        res.setType(kv ? scaleHeads(res.getType(), kvpr, kvHeads)
+                       : scaleHeads(res.getType(), hpr, heads));
+      if (auto slice = dyn_cast<mir::SliceOp>(copy)) {
+        int64_t start = slice.getStart();
+        slice.setStart(start == 0            ? 0
+                       : start == heads * hd ? qDim
+                                             : qDim + kvDim);
+        slice.setSize(kv ? kvDim : qDim);
+      }
+    }
+    b.setInsertionPoint(op);
+    auto attn = cast<mir::AttentionOp>(b.clone(*op, map));
+    attn.setNumHeads(hpr);
+    attn.setNumKvHeads(kvpr);
+    attn.getResult().setType(scaleHeads(attn.getType(), hpr, heads));
+
+    // Row-parallel output projection, summed over the ranks.
+    b.setInsertionPoint(plan.out);
+    MIRBuilder ob(b, plan.out->getLoc());
+    auto [wo, outBias] = weightAndBias(plan.out);
+    Value sum = reduce(ob, {ob.matmul(attn.getResult(),
+                                      sliceWeight(ob, wo, 1, q0 * hd, qDim))});
+    if (outBias)
+      sum = ob.add(sum, outBias);
+    if (auto fm = dyn_cast<mir::FusedMatmulOp>(plan.out))
+      if (Value residual = fm.getResidual())
+        sum = ob.add(sum, residual);
+    plan.out->getResult(0).replaceAllUsesWith(sum);
+    // The caches returned are the rank's.
+    for (Operation *inner : plan.chain)
+      if (isa<mir::ConcatOp>(inner))
+        inner->getResult(0).replaceAllUsesWith(map.lookup(inner->getResult(0)));
+    plan.out->erase();
+    op.erase();
+    for (Operation *inner : llvm::reverse(plan.chain))
+      inner->erase();
+    plan.qkv->erase();
+  }
+
   void rewriteMlp(const MlpPlan &plan) const {
     mir::FusedGluOp glu = plan.glu;
     OpBuilder b(plan.down);
@@ -461,6 +691,7 @@ mlir::rlx::shardMIRTensorParallel(Operation *func,
 
   // Analyse everything first, so that a refused function is left unchanged.
   SmallVector<AttentionPlan> attentions;
+  SmallVector<CachedAttentionPlan, 2> cachedAttentions;
   SmallVector<MlpPlan> mlps;
   SmallVector<EmbeddingPlan> embeddings;
   SmallVector<HeadPlan> heads;
@@ -472,11 +703,19 @@ mlir::rlx::shardMIRTensorParallel(Operation *func,
       attentions.push_back(*plan);
       return WalkResult::advance();
     }
-    if (isa<mir::AttentionOp, mir::BatchMatmulOp, mir::SoftmaxOp>(op)) {
+    if (auto attention = dyn_cast<mir::AttentionOp>(op)) {
+      FailureOr<CachedAttentionPlan> plan =
+          planCachedAttention(attention, options);
+      if (failed(plan))
+        return WalkResult::interrupt();
+      cachedAttentions.push_back(std::move(*plan));
+      return WalkResult::advance();
+    }
+    if (isa<mir::BatchMatmulOp, mir::SoftmaxOp>(op)) {
       op->emitError() << "tensor parallelism does not partition '"
                       << op->getName()
-                      << "' outside a mir.attention_block (primitive or "
-                         "cached attention); run --mir-fuse-all first";
+                      << "' outside a mir.attention_block or mir.attention "
+                         "(primitive attention); run --mir-fuse-all first";
       return WalkResult::interrupt();
     }
     if (auto glu = dyn_cast<mir::FusedGluOp>(op)) {
@@ -512,6 +751,8 @@ mlir::rlx::shardMIRTensorParallel(Operation *func,
   llvm::SmallPtrSet<Operation *, 16> claimed;
   for (const MlpPlan &mlp : mlps)
     claimed.insert({mlp.up, mlp.down});
+  for (const CachedAttentionPlan &attention : cachedAttentions)
+    claimed.insert({attention.qkv, attention.out});
   WalkResult stray = func->walk([&](Operation *op) -> WalkResult {
     if (!isa<mir::MatmulOp, mir::FusedMatmulOp>(op) || claimed.contains(op))
       return WalkResult::advance();
@@ -525,7 +766,8 @@ mlir::rlx::shardMIRTensorParallel(Operation *func,
   });
   if (stray.wasInterrupted())
     return failure();
-  if (attentions.empty() && mlps.empty() && embeddings.empty() && heads.empty())
+  if (attentions.empty() && cachedAttentions.empty() && mlps.empty() &&
+      embeddings.empty() && heads.empty())
     return func->emitError(
         "tensor parallelism expects a decoder layer in fused MIR form: a "
         "mir.attention_block and/or an MLP (matmul -> mir.fused_glu -> "
@@ -535,6 +777,8 @@ mlir::rlx::shardMIRTensorParallel(Operation *func,
   Partitioner partitioner{options};
   for (const AttentionPlan &plan : attentions)
     partitioner.rewriteAttention(plan);
+  for (const CachedAttentionPlan &plan : cachedAttentions)
+    partitioner.rewriteCachedAttention(plan);
   for (const MlpPlan &plan : mlps)
     partitioner.rewriteMlp(plan);
   for (const EmbeddingPlan &plan : embeddings)
@@ -542,6 +786,11 @@ mlir::rlx::shardMIRTensorParallel(Operation *func,
   for (const HeadPlan &plan : heads)
     partitioner.rewriteHead(plan);
   eraseDeadMIROps(func);
+  // The KV caches in and out are the rank's: the signature follows.
+  if (auto fn = dyn_cast<func::FuncOp>(func); fn && !cachedAttentions.empty())
+    fn.setType(
+        FunctionType::get(fn.getContext(), fn.front().getArgumentTypes(),
+                          fn.front().getTerminator()->getOperandTypes()));
   return success();
 }
 

@@ -159,6 +159,15 @@ def MIRShardTensorParallelPass
       activation → `matmul`/`fused_matmul`): gate/up (or up) rows
       column-parallel, down columns row-parallel, one `shard.all_reduce`,
       then the down bias and residual added once.
+    - `mir.attention` with explicit projections (a decode step's, reading
+      a KV cache): one QKV projection sliced into q, k and v, per-head ops
+      (reshape/rms_norm head norms, `mir.rope`, `mir.cast`), the cache
+      concatenations (`mir.concat` of a function argument, along the
+      tokens), the attention and its output projection. The rank's rows of
+      the QKV weight, the same ops on its channels, its columns of the
+      output weight and one `shard.all_reduce`; the cache arguments and the
+      returned caches become the rank's KV heads (the function's signature
+      changes). Refused with `emulate`.
     - everything else (norms, residual adds, RoPE tables) is replicated.
     Per-rank weights are `mir.slice`s of the full `mir.param`s (of the
     sources of a derived parameter), concatenated with `mir.concat` where a
@@ -172,7 +181,7 @@ def MIRShardTensorParallelPass
       weight rows (vocabulary) split the same way, each rank computing its
       logits, one `shard.all_gather` along the last axis.
     A vocabulary not divisible by `ranks` is refused by name, as is
-    attention outside an attention block.
+    primitive attention (batch_matmul / softmax).
 
     With `emulate` the function instead computes every rank's share and sums
     the partials with `mir.add` where the all-reduce would be: one ordinary
