@@ -11,7 +11,8 @@ the loader reads as ranges of the checkpoint tensors.
 - The rank programs, folded, read no slice or concat of a parameter, and
   their parameter pools (`rlx-run --describe=json`) hold exactly half of the
   split weights plus the replicated norms (<= 0.55 of the unsharded pool);
-  before folding they held all of it.
+  before folding they held all of it. Run under `mpirun -np 2`, each given
+  the whole tensors, they compute the unsharded logits within 1e-5.
 - A source too short for its range, or with another other dimension, is
   refused naming the param, the source and both shapes (from a file and
   from --param).
@@ -186,7 +187,25 @@ def test_rank_programs_hold_half_the_weights(rlx):
         assert got["bytes"] <= 0.55 * full
 
 
-def sliced_module(src_shape, rows, cols, dtype="f32", out=None):
+def test_mpi_folded_ranks_match_unsharded(rlx):
+    """The folded rank programs under mpirun -np 2, each given the whole
+    checkpoint tensors (--param) and keeping only its ranges."""
+    import test_mpi_tensor_parallel as mpi
+    if not mpi.built_with_mpi():
+        pytest.skip("RLX was built without MPI")
+    params = random_params(SHAPES, 13)
+    mir = rlx_opt(rlx, model_hir(), "--convert-hir-to-mir=policy=direct")
+    expected = rlx.run(mir, INPUTS, params)["logits"]
+    programs = [rlx_opt(rlx, rlx_opt(rlx, mir, f"{SHARD} rank={r}"), FOLD)
+                for r in (0, 1)]
+    assert all(sliced_or_concatenated_params(p) == [] for p in programs)
+    outs = mpi.run_ranks(rlx.tmp, programs, INPUTS, params)
+    for r, out in enumerate(outs):
+        np.testing.assert_allclose(out["logits"], expected, rtol=1e-5,
+                                   atol=1e-5, err_msg=f"rank {r}")
+
+
+def sliced_module(src_shape, rows, cols, dtype="f32"):
     """A function returning one sliced param of weight "w" (rows [a, b) or
     columns [a, b)), widened to f32 when stored in another type."""
     axis, (a, b) = (0, rows) if rows else (1, cols)
