@@ -110,6 +110,28 @@ TEST(SlicedParamsTest, ManifestRoundTripsAndRefusesBadStarts) {
       "m.json: entry 'p': a source range overflows");
 }
 
+TEST(SlicedParamsTest, StartsNeedSources) {
+  EXPECT_EQ(errorOf(Manifest::fromJSON(
+                        R"({"entry": "f", "arena_size": 64, "param_size": 64,
+    "entries": [{"kind": "param", "name": "p", "offset": 0, "dtype": "f32",
+                 "shape": [2], "source_starts": [0]}]})",
+                        "m.json")
+                        .takeError()),
+            "m.json: entry 'p': 'source_starts' needs 'sources'");
+}
+
+// Pools are shared only between models that take the same ranges.
+TEST(SlicedParamsTest, SharingNeedsTheSameRanges) {
+  auto a = sliced("f32", "[2, 3]", R"(["a"])", "[2]", "[0]", 0);
+  auto b = sliced("f32", "[2, 3]", R"(["a"])", "[2]", "[2]", 0);
+  auto c = sliced("f32", "[2, 3]", R"(["a"])", "[2]", "[0]", 0);
+  ASSERT_TRUE(a->model && b->model && c->model);
+  EXPECT_EQ(errorOf(b->model->shareParams(*a->model)),
+            "cannot share parameters between 'f' and 'f': their parameter "
+            "layouts differ");
+  EXPECT_EQ(errorOf(c->model->shareParams(*a->model)), "<success>");
+}
+
 // Rows [1, 3) of a [4, 3] "a" then rows [0, 1) of a [2, 3] "b".
 TEST(SlicedParamsTest, F32RowRangesFromValuesAndSource) {
   std::vector<float> a = iota(12), b = iota(6);
