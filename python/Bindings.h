@@ -141,6 +141,7 @@ void registerProfile(nb::module_ &m);
 void registerFlow(nb::module_ &m);
 void registerCompiler(nb::module_ &m);
 void registerTokenizer(nb::module_ &m);
+void registerCollectives(nb::module_ &m);
 
 } // namespace rlx::python
 

@@ -744,4 +744,5 @@ NB_MODULE(_rlx, m) {
   registerFlow(m);
   registerCompiler(m);
   registerTokenizer(m);
+  registerCollectives(m);
 }

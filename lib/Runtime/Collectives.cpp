@@ -4,14 +4,33 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
+//
+// Each collective is started non-blocking (MPI_Iallreduce / MPI_Iallgather)
+// and completed by polling MPI_Test: spinning for the first millisecond, as a
+// blocking call would, then sleeping between tests (10 us, doubling up to
+// 1 ms) so that a long wait does not burn a core. After
+// RLX_COLLECTIVE_TIMEOUT seconds the job is aborted with a message: a rank
+// that died or runs another program would otherwise leave the others waiting
+// forever. With RLX_COLLECTIVE_TIMEOUT=0 (no limit) the collectives are the
+// blocking MPI calls.
+//
+//===----------------------------------------------------------------------===//
 
 #include "RLX/Runtime/Collectives.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #ifdef RLX_HAVE_MPI
@@ -26,8 +45,9 @@ static llvm::Error fail(const llvm::Twine &msg) {
 
 /// A collective that cannot complete ends the process (and, under MPI, the
 /// job): the other ranks would otherwise wait for it forever.
-[[noreturn]] static void abortCollective(const char *what) {
-  std::fprintf(stderr, "rlx: %s\n", what);
+[[noreturn]] static void abortCollective(const llvm::Twine &what) {
+  std::string text = "rlx: " + what.str() + "\n";
+  std::fputs(text.c_str(), stderr);
   std::fflush(stderr);
 #ifdef RLX_HAVE_MPI
   int initialized = 0, finalized = 0;
@@ -40,6 +60,49 @@ static llvm::Error fail(const llvm::Twine &msg) {
 }
 
 #ifdef RLX_HAVE_MPI
+
+//===----------------------------------------------------------------------===//
+// RLX_COLLECTIVE_TIMEOUT
+//===----------------------------------------------------------------------===//
+
+static constexpr const char *kTimeoutVariable = "RLX_COLLECTIVE_TIMEOUT";
+static constexpr double kDefaultTimeout = 300;
+
+namespace {
+struct Timeout {
+  /// Seconds; 0 waits forever.
+  double seconds = kDefaultTimeout;
+  /// Non-empty when the variable holds no valid value.
+  std::string error;
+};
+} // namespace
+
+/// RLX_COLLECTIVE_TIMEOUT, read at first use.
+static const Timeout &collectiveTimeout() {
+  static const Timeout timeout = [] {
+    Timeout t;
+    const char *value = std::getenv(kTimeoutVariable);
+    if (!value)
+      return t;
+    double seconds = 0;
+    // getAsDouble returns true on an error.
+    if (llvm::StringRef(value).trim().getAsDouble(seconds) ||
+        !std::isfinite(seconds) || seconds < 0)
+      t.error = (llvm::Twine(kTimeoutVariable) + "='" + value +
+                 "' is not a number of seconds >= 0 (the time a collective "
+                 "may wait for the other ranks; 0 waits forever, unset: " +
+                 llvm::Twine(static_cast<int>(kDefaultTimeout)) + ")")
+                    .str();
+    else
+      t.seconds = seconds;
+    return t;
+  }();
+  return timeout;
+}
+
+//===----------------------------------------------------------------------===//
+// The communicator
+//===----------------------------------------------------------------------===//
 
 /// Whether an MPI launcher (Open MPI's mpirun, a PMI / PMIx one) started this
 /// process: otherwise it is a world of one, without initializing MPI.
@@ -58,15 +121,71 @@ static void finalizeMPI() {
     MPI_Finalize();
 }
 
+/// This process's rank as the launcher gives it (for messages before MPI
+/// is initialized), or "?".
+static const char *launcherRank() {
+  for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char *rank = std::getenv(name))
+      return rank;
+  return "?";
+}
+
+/// MPI_Init_thread, bounded by the timeout too: it waits for every rank of
+/// the job (Open MPI exchanges their addresses), so a rank that ended without
+/// starting MPI would leave it waiting forever. Past the timeout the process
+/// exits with an error, which makes mpirun end the job (MPI_Abort needs MPI).
+static int initializeMPI(int &provided) {
+  const Timeout &timeout = collectiveTimeout();
+  if (!timeout.error.empty() || timeout.seconds <= 0)
+    return MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+  std::mutex mutex;
+  std::condition_variable initialized;
+  bool done = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (initialized.wait_for(lock,
+                             std::chrono::duration<double>(timeout.seconds),
+                             [&] { return done; }))
+      return;
+    std::fprintf(stderr,
+                 "rlx: rank %s: MPI_Init did not complete in %g s (%s): "
+                 "another rank has died or never started MPI\n",
+                 launcherRank(), timeout.seconds, kTimeoutVariable);
+    std::fflush(stderr);
+    std::_Exit(1);
+  });
+  int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    done = true;
+  }
+  initialized.notify_one();
+  watchdog.join();
+  return rc;
+}
+
 namespace {
 struct World {
+  /// The collectives' communicator.
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
   int size = 1;
+  /// Set by setCollectiveCommunicator (messages say "communicator" rather
+  /// than "MPI world").
+  bool custom = false;
+  /// A collective has run over `comm`: it can no longer change.
+  bool used = false;
   std::string error;
 };
 } // namespace
 
-/// MPI_COMM_WORLD's size, initializing MPI the first time.
-static const World &world() {
+/// Guards World's fields against setCollectiveCommunicator; once `used` is
+/// set they no longer change.
+static std::mutex worldMutex;
+
+/// The collectives' communicator, MPI_COMM_WORLD unless set otherwise,
+/// initializing MPI the first time.
+static World &world() {
   static World w;
   static std::once_flag once;
   std::call_once(once, [] {
@@ -76,8 +195,7 @@ static const World &world() {
       return;
     int provided = 0;
     if (!initialized) {
-      if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) !=
-          MPI_SUCCESS) {
+      if (initializeMPI(provided) != MPI_SUCCESS) {
         w.error = "MPI_Init_thread failed";
         return;
       }
@@ -91,12 +209,91 @@ static const World &world() {
                 "which the CPU runtime's threads need";
       return;
     }
-    MPI_Comm_size(MPI_COMM_WORLD, &w.size);
+    w.comm = MPI_COMM_WORLD;
+    MPI_Comm_rank(w.comm, &w.rank);
+    MPI_Comm_size(w.comm, &w.size);
   });
   return w;
 }
 
+/// The communicator for a collective, which from now on cannot change.
+static const World &useWorld() {
+  World &w = world();
+  std::lock_guard<std::mutex> lock(worldMutex);
+  w.used = true;
+  return w;
+}
+
+/// "rank 0 of 2" (of the communicator RLX uses).
+static std::string rankOf(const World &w) {
+  return ("rank " + llvm::Twine(w.rank) + " of " + llvm::Twine(w.size)).str();
+}
+
+/// Checks the return code of an MPI call made for a collective (a
+/// communicator whose error handler returns errors, as mpi4py sets them).
+static void checkMPI(int rc, const World &w,
+                     llvm::function_ref<std::string()> describe) {
+  if (rc == MPI_SUCCESS)
+    return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(rc, text, &length);
+  abortCollective(rankOf(w) + ": " + describe() +
+                  " failed: " + llvm::StringRef(text, length));
+}
+
+/// Waits for `request` until it completes or the timeout passes; then ends
+/// the job, naming the collective (`describe()`, e.g. "all_reduce of 448
+/// floats").
+static void complete(MPI_Request &request, const World &w,
+                     llvm::function_ref<std::string()> describe) {
+  using Clock = std::chrono::steady_clock;
+  // Spin this long before sleeping: about the latency of a collective
+  // between ranks that arrive together.
+  constexpr double kSpinSeconds = 1e-3;
+  constexpr std::chrono::microseconds kFirstSleep(10), kLongestSleep(1000);
+  double timeout = collectiveTimeout().seconds;
+  Clock::time_point start = Clock::now();
+  std::chrono::microseconds sleep = kFirstSleep;
+  for (;;) {
+    int done = 0;
+    checkMPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE), w, describe);
+    if (done)
+      return;
+    double waited = std::chrono::duration<double>(Clock::now() - start).count();
+    if (timeout > 0 && waited >= timeout) {
+      std::string seconds;
+      llvm::raw_string_ostream(seconds) << llvm::format("%g", timeout);
+      abortCollective(rankOf(w) + ": " + describe() + " did not complete in " +
+                      seconds + " s (" + kTimeoutVariable +
+                      "): another rank has died or runs a different program");
+    }
+    if (waited < kSpinSeconds)
+      continue;
+    std::this_thread::sleep_for(sleep);
+    sleep = std::min(sleep * 2, kLongestSleep);
+  }
+}
+
+/// The communicator for a collective of `groupSize` ranks; ends the job when
+/// it cannot run.
+static const World &worldFor(const char *op, int64_t groupSize) {
+  if (!collectiveTimeout().error.empty())
+    abortCollective(llvm::Twine(op) + ": " + collectiveTimeout().error);
+  const World &w = useWorld();
+  if (!w.error.empty())
+    abortCollective(llvm::Twine(op) + ": " + w.error);
+  if (w.size != groupSize)
+    abortCollective(rankOf(w) + ": " + op + " over " + llvm::Twine(groupSize) +
+                    " ranks, but the communicator has " + llvm::Twine(w.size));
+  return w;
+}
+
 #endif // RLX_HAVE_MPI
+
+//===----------------------------------------------------------------------===//
+// Queries and checks
+//===----------------------------------------------------------------------===//
 
 bool rlx::hasMPI() {
 #ifdef RLX_HAVE_MPI
@@ -106,21 +303,99 @@ bool rlx::hasMPI() {
 #endif
 }
 
+int64_t rlx::collectiveRank() {
+#ifdef RLX_HAVE_MPI
+  World &w = world();
+  std::lock_guard<std::mutex> lock(worldMutex);
+  return w.rank;
+#else
+  return 0;
+#endif
+}
+
+int64_t rlx::collectiveSize() {
+#ifdef RLX_HAVE_MPI
+  World &w = world();
+  std::lock_guard<std::mutex> lock(worldMutex);
+  return w.size;
+#else
+  return 1;
+#endif
+}
+
+llvm::Error rlx::setCollectiveCommunicator(void *mpiComm) {
+#ifdef RLX_HAVE_MPI
+  if (!mpiComm)
+    return fail("setCollectiveCommunicator: expects an MPI_Comm *, got null");
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized)
+    return fail("setCollectiveCommunicator: MPI is not initialized (or "
+                "already finalized), so there is no communicator to use");
+  MPI_Comm comm = *static_cast<MPI_Comm *>(mpiComm);
+  if (comm == MPI_COMM_NULL)
+    return fail("setCollectiveCommunicator: the communicator is "
+                "MPI_COMM_NULL (a rank outside a split's groups?)");
+  int inter = 0;
+  if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+    return fail("setCollectiveCommunicator: not a valid communicator");
+  if (inter)
+    return fail("setCollectiveCommunicator: an inter-communicator; the "
+                "collectives need an intra-communicator");
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  World &w = world();
+  std::lock_guard<std::mutex> lock(worldMutex);
+  if (w.used) {
+    int same = MPI_UNEQUAL;
+    if (w.comm != MPI_COMM_NULL)
+      MPI_Comm_compare(w.comm, comm, &same);
+    if (same == MPI_IDENT)
+      return llvm::Error::success();
+    return fail("setCollectiveCommunicator: collectives already ran over "
+                "another communicator (" +
+                rankOf(w) +
+                "); set the communicator before the first collective");
+  }
+  // A process that no launcher started and whose MPI its host initialized
+  // later (mpi4py) is no longer a world of 1.
+  w.error.clear();
+  w.comm = comm;
+  w.rank = rank;
+  w.size = size;
+  w.custom = true;
+  return llvm::Error::success();
+#else
+  (void)mpiComm;
+  return fail("setCollectiveCommunicator: this RLX was built without MPI "
+              "(RLX_ENABLE_MPI off): install libopenmpi-dev and rebuild");
+#endif
+}
+
 llvm::Error rlx::checkCollectiveWorld(uint64_t ranks) {
   if (ranks <= 1)
     return llvm::Error::success();
 #ifdef RLX_HAVE_MPI
-  const World &w = world();
+  if (!collectiveTimeout().error.empty())
+    return fail(collectiveTimeout().error);
+  World &w = world();
+  std::lock_guard<std::mutex> lock(worldMutex);
   if (!w.error.empty())
     return fail("the program's collectives span " + llvm::Twine(ranks) +
                 " ranks: " + w.error);
-  if (static_cast<uint64_t>(w.size) != ranks)
+  if (static_cast<uint64_t>(w.size) != ranks) {
+    std::string where =
+        w.custom
+            ? "the MPI communicator set for RLX's collectives has " +
+                  std::to_string(w.size) + " processes"
+            : "this process runs in an MPI world of " + std::to_string(w.size);
     return fail("the program's collectives span " + llvm::Twine(ranks) +
-                " ranks (its shard.grid), but this process runs in an MPI "
-                "world of " +
-                llvm::Twine(w.size) +
+                " ranks (its shard.grid), but " + where +
                 ": run one process per rank (mpirun -np " + llvm::Twine(ranks) +
                 ")");
+  }
   return llvm::Error::success();
 #else
   return fail("the program's collectives span " + llvm::Twine(ranks) +
@@ -131,17 +406,77 @@ llvm::Error rlx::checkCollectiveWorld(uint64_t ranks) {
 #endif
 }
 
+llvm::Error rlx::checkSameOnAllRanks(uint64_t fingerprint,
+                                     llvm::StringRef what) {
+#ifdef RLX_HAVE_MPI
+  if (collectiveSize() <= 1)
+    return llvm::Error::success();
+  if (!collectiveTimeout().error.empty())
+    return fail(collectiveTimeout().error);
+  const World &w = useWorld();
+  if (!w.error.empty())
+    return fail("checking that " + what +
+                " is the same on all ranks: " + w.error);
+  // One all-reduce: the minimum of the fingerprints and of their
+  // complements, whose complement is the maximum.
+  uint64_t send[2] = {fingerprint, ~fingerprint}, received[2] = {0, 0};
+  auto describe = [&] {
+    return ("the check that " + what + " is the same on all ranks").str();
+  };
+  MPI_Request request;
+  checkMPI(MPI_Iallreduce(send, received, 2, MPI_UINT64_T, MPI_MIN, w.comm,
+                          &request),
+           w, describe);
+  complete(request, w, describe);
+  uint64_t lowest = received[0], highest = ~received[1];
+  if (lowest == highest)
+    return llvm::Error::success();
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  os << what << " differs between ranks: " << rankOf(w) << " has "
+     << llvm::format_hex(fingerprint, 18) << ", the ranks' range from "
+     << llvm::format_hex(lowest, 18) << " to " << llvm::format_hex(highest, 18)
+     << " (every rank must load the same files)";
+  return fail(message);
+#else
+  (void)fingerprint, (void)what;
+  return llvm::Error::success();
+#endif
+}
+
+//===----------------------------------------------------------------------===//
+// The collectives
+//===----------------------------------------------------------------------===//
+
 extern "C" int rlx_all_reduce_f32(const float *in, float *out, int64_t count,
                                   int64_t groupSize) {
+  // One rank: nothing to exchange (and no MPI needed).
+  if (groupSize == 1) {
+    if (in != out)
+      std::copy_n(in, count, out);
+    return 0;
+  }
 #ifdef RLX_HAVE_MPI
-  if (world().size != groupSize)
-    abortCollective("all_reduce: the MPI world does not match the program's "
-                    "group size");
+  const World &w = worldFor("all_reduce", groupSize);
+  auto describe = [&] {
+    return ("all_reduce of " + llvm::Twine(count) + " floats").str();
+  };
+  bool bounded = collectiveTimeout().seconds > 0;
   // MPI counts are ints: a larger tensor goes in pieces.
   for (int64_t done = 0; done < count;) {
     int n = static_cast<int>(std::min<int64_t>(count - done, INT_MAX));
     const void *send = in == out ? MPI_IN_PLACE : in + done;
-    MPI_Allreduce(send, out + done, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    // No time limit: the blocking call (and its algorithms).
+    if (!bounded) {
+      checkMPI(MPI_Allreduce(send, out + done, n, MPI_FLOAT, MPI_SUM, w.comm),
+               w, describe);
+    } else {
+      MPI_Request request;
+      checkMPI(MPI_Iallreduce(send, out + done, n, MPI_FLOAT, MPI_SUM, w.comm,
+                              &request),
+               w, describe);
+      complete(request, w, describe);
+    }
     done += n;
   }
   return 0;
@@ -153,22 +488,40 @@ extern "C" int rlx_all_reduce_f32(const float *in, float *out, int64_t count,
 
 extern "C" int rlx_all_gather_f32(const float *in, float *out, int64_t outer,
                                   int64_t inner, int64_t groupSize) {
+  if (groupSize == 1) {
+    std::copy_n(in, outer * inner, out);
+    return 0;
+  }
 #ifdef RLX_HAVE_MPI
-  if (world().size != groupSize)
-    abortCollective("all_gather: the MPI world does not match the program's "
-                    "group size");
+  const World &w = worldFor("all_gather", groupSize);
   int64_t piece = outer * inner;
   if (piece > INT_MAX)
     abortCollective("all_gather: a rank's piece exceeds 2^31 - 1 elements");
-  if (outer == 1) {
-    MPI_Allgather(in, static_cast<int>(piece), MPI_FLOAT, out,
-                  static_cast<int>(piece), MPI_FLOAT, MPI_COMM_WORLD);
-    return 0;
+  auto describe = [&] {
+    return ("all_gather of " + llvm::Twine(piece) + " floats per rank").str();
+  };
+  // Rank-major from MPI; when outer > 1, row o of rank r then goes to
+  // out[o][r].
+  std::vector<float> gathered;
+  float *into = out;
+  if (outer != 1) {
+    gathered.resize(static_cast<size_t>(piece * groupSize));
+    into = gathered.data();
   }
-  // Rank-major from MPI, then row o of rank r to out[o][r].
-  std::vector<float> gathered(static_cast<size_t>(piece * groupSize));
-  MPI_Allgather(in, static_cast<int>(piece), MPI_FLOAT, gathered.data(),
-                static_cast<int>(piece), MPI_FLOAT, MPI_COMM_WORLD);
+  if (collectiveTimeout().seconds > 0) {
+    MPI_Request request;
+    checkMPI(MPI_Iallgather(in, static_cast<int>(piece), MPI_FLOAT, into,
+                            static_cast<int>(piece), MPI_FLOAT, w.comm,
+                            &request),
+             w, describe);
+    complete(request, w, describe);
+  } else {
+    checkMPI(MPI_Allgather(in, static_cast<int>(piece), MPI_FLOAT, into,
+                           static_cast<int>(piece), MPI_FLOAT, w.comm),
+             w, describe);
+  }
+  if (outer == 1)
+    return 0;
   for (int64_t r = 0; r < groupSize; ++r)
     for (int64_t o = 0; o < outer; ++o)
       std::copy_n(gathered.data() + (r * outer + o) * inner, inner,

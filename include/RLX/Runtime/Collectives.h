@@ -8,18 +8,27 @@
 // A tensor-parallel program (mir-shard-tensor-parallel, then
 // convert-mir-to-lir) holds lir.all_reduce / lir.all_gather kernels; the CPU
 // code calls the routines below for them, on one thread of the pool. They
-// run over MPI_COMM_WORLD, which the runtime initializes once per process
-// (MPI_Init_thread with MPI_THREAD_SERIALIZED, unless the process already
-// did) and finalizes at exit. Before a run, checkCollectiveWorld compares the
-// program's group size with the MPI world, so that a mismatch is an error
-// naming both sizes rather than a hang. Built without MPI (RLX_ENABLE_MPI
-// off), every program with collectives is refused.
+// run over one communicator: MPI_COMM_WORLD, unless setCollectiveCommunicator
+// chose another before the first collective. The runtime initializes MPI once
+// per process (MPI_Init_thread with MPI_THREAD_SERIALIZED, unless the process
+// already did) and finalizes it at exit. Before a run, checkCollectiveWorld
+// compares the program's group size with the communicator's, so that a
+// mismatch is an error naming both sizes rather than a hang. Built without
+// MPI (RLX_ENABLE_MPI off), every program with collectives is refused.
+//
+// Every collective is bounded in time: it is started non-blocking and polled
+// until it completes or RLX_COLLECTIVE_TIMEOUT seconds (default 300; 0 waits
+// forever, with the blocking MPI calls) have passed. A collective that does
+// not complete, because another rank has died or runs a different program,
+// ends the whole job (MPI_Abort) after a message on stderr naming the
+// collective, its size, the rank, the world size and the timeout.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef RLX_RUNTIME_COLLECTIVES_H
 #define RLX_RUNTIME_COLLECTIVES_H
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include <cstdint>
 
@@ -39,11 +48,37 @@ namespace rlx {
 /// Whether the runtime was built with MPI.
 bool hasMPI();
 
+/// This process's rank in the collectives' communicator: 0 for a process
+/// that no MPI launcher started (which is a world of 1). Initializes MPI on
+/// first use when an MPI launcher (mpirun) started the process.
+int64_t collectiveRank();
+/// The number of ranks of the collectives' communicator: 1 for a process
+/// that no MPI launcher started. Initializes MPI as collectiveRank() does.
+int64_t collectiveSize();
+
+/// Runs the collectives over `mpiComm`, an `MPI_Comm *` (opaque here so that
+/// this header needs no mpi.h), instead of MPI_COMM_WORLD. The handle is
+/// copied; the communicator must stay valid while RLX uses it. MPI must
+/// already be initialized (a valid communicator implies it). Fails when a
+/// collective already ran over another communicator, for a null or an
+/// inter-communicator, and when RLX was built without MPI.
+llvm::Error setCollectiveCommunicator(void *mpiComm);
+
 /// Succeeds when a program whose collectives span `ranks` ranks can run in
-/// this process: `ranks` is 1, or the MPI world has exactly `ranks`
-/// processes. Initializes MPI on first use when the process was started by
-/// an MPI launcher; a process that was not is a world of 1.
+/// this process: `ranks` is 1, or the communicator has exactly `ranks`
+/// processes (and RLX_COLLECTIVE_TIMEOUT, when set, is valid). Initializes
+/// MPI on first use when the process was started by an MPI launcher; a
+/// process that was not is a world of 1.
 llvm::Error checkCollectiveWorld(uint64_t ranks);
+
+/// Checks that every rank passes the same `fingerprint` (a hash of what must
+/// agree: the model's config and weights, the program): one all-reduce of its
+/// minimum and maximum. When they differ, every rank returns an error naming
+/// `what` ("the model (config.json / weights fingerprint)"), its rank and the
+/// number of ranks. Every rank of the communicator must call it; it is bounded
+/// by RLX_COLLECTIVE_TIMEOUT as the collectives are. A world of 1 succeeds
+/// without communicating.
+llvm::Error checkSameOnAllRanks(uint64_t fingerprint, llvm::StringRef what);
 
 } // namespace rlx
 
