@@ -1594,6 +1594,21 @@ static void registerDecoderRecipes(nb::module_ &m) {
           "'bf16' (attention reads it widened and computes in f32; CPU "
           "only);\noverrides the profile's [precision] kv_cache.")
       .def(
+          "tensor_parallel",
+          [](DF &r, int64_t ranks) -> DF & {
+            if (ranks < 1)
+              throw nb::value_error(
+                  ("tensor_parallel: ranks must be at least 1, got " +
+                   std::to_string(ranks))
+                      .c_str());
+            return r.tensorParallel(ranks);
+          },
+          "ranks"_a, ref,
+          "Splits the graphs over `ranks` MPI processes (the profile's\n"
+          "[parallel] tensor): run the script under mpirun -np ranks; each "
+          "rank\ncompiles its share of every layer, of the vocabulary and of "
+          "the KV\ncache (docs/Distributed.md).")
+      .def(
           "last_token_logits",
           [](DF &r, bool enable) -> DF & { return r.lastTokenLogits(enable); },
           "enable"_a = true, ref,

@@ -26,7 +26,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import BUILD, RLX_RUN
+from conftest import BUILD, RLX_RUN, ROOT
 from test_tensor_parallel_ir import LAYER, MODEL, TIED_HEAD, rlx_opt
 
 
@@ -238,3 +238,46 @@ def test_mpi_model_refusals(tmp_path):
     bert, _ = make(tmp_path, "bert", seed=2)
     err = run_model(bert, tmp_path, ranks=2, expect_fail=True)
     assert "a 'bert' model runs in one process" in err, err
+
+
+def test_mpi_python_generator(tmp_path):
+    """The Python API: recipe.tensor_parallel(2) in a script run under
+    mpirun -np 2 generates one process's ids, and its logits."""
+    from test_architectures import make
+    model, _ = make(tmp_path, "qwen3", seed=9)
+    script = tmp_path / "generate.py"
+    script.write_text(
+        "import os, sys\n"
+        "import numpy as np\n"
+        "import rlx\n"
+        "ranks = int(sys.argv[1])\n"
+        f"recipe = rlx.Qwen3Flow.from_model_dir({str(model)!r})\n"
+        "if ranks > 1:\n"
+        "    recipe.tensor_parallel(ranks)\n"
+        f"weights = rlx.load_weights({str(model)!r})\n"
+        "gen = rlx.Generator(rlx.Session(), recipe, weights, max_context=64)\n"
+        "tokens, logits = gen.generate([3, 17, 99, 5], 5, return_logits=True)\n"
+        f"np.save({str(tmp_path)!r} + f'/logits{{ranks}}.npy', logits)\n"
+        "rank = os.environ.get('OMPI_COMM_WORLD_RANK', '0')\n"
+        f"with open({str(tmp_path)!r} + f'/tokens{{ranks}}-{{rank}}', 'w') "
+        "as f:\n"
+        "    f.write(' '.join(map(str, tokens)))\n")
+    env = dict(os.environ, PYTHONPATH=str(BUILD / "python"),
+               RLX_NUM_THREADS="1", RLX_NO_CACHE="1")
+    python = str(ROOT / ".venv" / "bin" / "python")
+    one = subprocess.run([python, str(script), "1"], capture_output=True,
+                         text=True, env=env, timeout=300)
+    assert one.returncode == 0, one.stdout + one.stderr
+    logits1 = np.load(tmp_path / "logits1.npy")
+    two = subprocess.run(
+        [mpirun(), "--oversubscribe", "--allow-run-as-root", "-np", "2",
+         python, str(script), "2"], capture_output=True, text=True, env=env,
+        timeout=300)
+    assert two.returncode == 0, two.stdout + two.stderr
+    # Both ranks have the same ids, which are one process's.
+    ids = (tmp_path / "tokens1-0").read_text()
+    assert len(ids.split()) == 5
+    assert (tmp_path / "tokens2-0").read_text() == ids
+    assert (tmp_path / "tokens2-1").read_text() == ids
+    np.testing.assert_allclose(np.load(tmp_path / "logits2.npy"), logits1,
+                               rtol=0, atol=1e-5 * np.abs(logits1).max())

@@ -459,8 +459,9 @@ struct Partitioner {
     // The ids as a column [..., 1], so that the mask broadcasts over rows.
     SmallVector<int64_t> column(idsType.getShape());
     column.push_back(1);
-    Value zero =
-        mb.scalar(0.0, MIRBuilder::typeOf(op.getResult()).getElementType());
+    Type rowType = MIRBuilder::typeOf(op.getResult()).getElementType();
+    Type f32 = Float32Type::get(op.getContext());
+    Value zero = mb.scalar(0.0, rowType);
     int64_t rows = plan.rowsPerRank;
     Value first = mb.scalar(0, idType), last = mb.scalar(rows - 1, idType),
           bound = mb.scalar(rows, idType);
@@ -478,9 +479,17 @@ struct Partitioner {
       Value ge = mb.compare(col, first, CmpPredicate::GE);
       Value lt = mb.compare(col, bound, CmpPredicate::LT);
       Value inRange = mb.select(ge, lt, ge);
-      partials.push_back(mb.select(inRange, found, zero));
+      Value partial = mb.select(inRange, found, zero);
+      // The collectives move f32: rows of an f16 / bf16 table widen for the
+      // sum (exact: one rank contributes each row) and narrow back.
+      if (rowType != f32)
+        partial = mb.convert(partial, f32);
+      partials.push_back(partial);
     }
-    op.getResult().replaceAllUsesWith(reduce(mb, partials));
+    Value sum = reduce(mb, partials);
+    if (rowType != f32)
+      sum = mb.convert(sum, rowType);
+    op.getResult().replaceAllUsesWith(sum);
     op.erase();
   }
 
