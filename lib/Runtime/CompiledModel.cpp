@@ -426,20 +426,22 @@ static Expected<uint64_t> writePiece(const WeightPlace &place, StringRef name,
                                      uint8_t *pool) {
   const ManifestEntry &e = *place.entry;
   uint64_t nonFinite = 0;
+  // The f32 values when the piece was decoded.
+  std::vector<float> values;
   if (e.dtype != dtype) {
     // Through f32: decoded, then re-encoded unless the param is f32.
     BlockFormat f = blockFormat(dtype);
-    std::vector<float> values(piece.size() / f.bytes * f.elements);
+    values.resize(piece.size() / f.bytes * f.elements);
     if (Error err = decodeToF32(dtype, piece, values))
       return fail("param '" + e.name + "': source '" + name +
                   "': " + llvm::toString(std::move(err)));
     nonFinite = countNonFinite(
         DType::F32, {reinterpret_cast<const uint8_t *>(values.data()),
                      values.size() * sizeof(float)});
-    if (e.dtype == DType::F32) {
+    if (e.dtype == DType::F32 && e.layout != ParamLayout::NK16) {
       piece.resize(values.size() * sizeof(float));
       copyBytes(piece.data(), values.data(), piece.size());
-    } else {
+    } else if (e.dtype != DType::F32) {
       Expected<std::vector<uint8_t>> bytes = encodeFromF32(e.dtype, values);
       if (!bytes)
         return fail("param '" + e.name + "' is kept as " + dtypeName(e.dtype) +
@@ -451,8 +453,10 @@ static Expected<uint64_t> writePiece(const WeightPlace &place, StringRef name,
     nonFinite = countNonFinite(dtype, piece);
   }
   if (e.layout == ParamLayout::NK16) {
-    std::vector<float> values(piece.size() / sizeof(float));
-    copyBytes(values.data(), piece.data(), piece.size());
+    if (values.empty()) {
+      values.resize(piece.size() / sizeof(float));
+      copyBytes(values.data(), piece.data(), piece.size());
+    }
     // Along N (rows), or a range of one source along K: the whole param.
     bool rows = place.index < 0 || e.concatAxis == 0;
     packWeightsNK16(values.data(), rows ? place.size : e.shape[0], e.shape[1],
@@ -474,6 +478,47 @@ static Expected<uint64_t> writePiece(const WeightPlace &place, StringRef name,
         pool + e.offset +
             elementBytes(e.dtype, (o * e.shape[axis] + place.before) * inner),
         piece.data() + o * chunk, chunk);
+  return nonFinite;
+}
+
+/// Writes `place` straight from weight `all` (`dtype`, `shape`) into the
+/// pool when it needs no conversion: the range's bytes per outer index, or
+/// for an nk16 param an f32 block of whole rows packed from where it lies
+/// (4-byte aligned). Returns the non-finite values written, or none when the
+/// place needs a piece of its own (writePiece).
+static std::optional<uint64_t> copyPlaceDirectly(const WeightPlace &place,
+                                                 DType dtype,
+                                                 llvm::ArrayRef<int64_t> shape,
+                                                 llvm::ArrayRef<uint8_t> all,
+                                                 uint8_t *pool) {
+  const ManifestEntry &e = *place.entry;
+  if (e.dtype != dtype)
+    return std::nullopt;
+  int64_t axis = place.index < 0 ? 0 : e.concatAxis;
+  int64_t srcExtent = shape.empty() ? 1 : shape[axis];
+  uint64_t outer = product(e.shape, 0, axis),
+           inner = product(e.shape, axis + 1, e.shape.size());
+  uint64_t chunk = elementBytes(dtype, place.size * inner);
+  if (e.layout == ParamLayout::NK16) {
+    // Whole rows, contiguous in the source: packed from there.
+    const uint8_t *rows = all.data() + elementBytes(dtype, place.start * inner);
+    if (axis != 0 || reinterpret_cast<uintptr_t>(rows) % alignof(float))
+      return std::nullopt;
+    packWeightsNK16(reinterpret_cast<const float *>(rows), place.size,
+                    e.shape[1], place.before,
+                    reinterpret_cast<float *>(pool + e.offset));
+    return countNonFinite(dtype, {rows, static_cast<size_t>(chunk)});
+  }
+  uint64_t nonFinite = 0;
+  int64_t dstExtent = place.index < 0 ? place.size : e.shape[axis];
+  for (uint64_t o = 0; o < outer; ++o) {
+    const uint8_t *src =
+        all.data() + elementBytes(dtype, (o * srcExtent + place.start) * inner);
+    uint8_t *dst = pool + e.offset +
+                   elementBytes(dtype, (o * dstExtent + place.before) * inner);
+    copyBytes(dst, src, chunk);
+    nonFinite += countNonFinite(dtype, {dst, static_cast<size_t>(chunk)});
+  }
   return nonFinite;
 }
 
@@ -505,12 +550,17 @@ writeWeightPlaces(const Manifest &info, StringRef name, DType dtype,
       return std::move(err);
   uint64_t nonFinite = 0;
   for (const WeightPlace &place : places) {
+    keys.push_back(placeKey(place, name));
+    if (std::optional<uint64_t> count =
+            copyPlaceDirectly(place, dtype, shape, all, pool)) {
+      nonFinite += *count;
+      continue;
+    }
     Expected<uint64_t> count = writePiece(
         place, name, dtype, takePiece(place, dtype, shape, all), pool);
     if (!count)
       return count.takeError();
     nonFinite += *count;
-    keys.push_back(placeKey(place, name));
   }
   return nonFinite;
 }

@@ -50,13 +50,14 @@ struct Model {
 
 std::unique_ptr<Model> sliced(llvm::StringRef dtype, llvm::StringRef shape,
                               llvm::StringRef sources, llvm::StringRef sizes,
-                              llvm::StringRef starts, int axis) {
+                              llvm::StringRef starts, int axis,
+                              llvm::StringRef extra = "") {
   std::string json =
       (R"({"entry": "f", "arena_size": 64, "param_size": 4096,
     "entries": [{"kind": "param", "name": "p", "offset": 0, "dtype": ")" +
        dtype + R"(", "shape": )" + shape + R"(, "sources": )" + sources +
        R"(, "source_sizes": )" + sizes + R"(, "source_starts": )" + starts +
-       R"(, "concat_axis": )" + llvm::Twine(axis) + "}]}")
+       R"(, "concat_axis": )" + llvm::Twine(axis) + extra + "}]}")
           .str();
   auto result = std::make_unique<Model>();
   auto m = Manifest::fromJSON(json, "m.json");
@@ -226,6 +227,42 @@ TEST(SlicedParamsTest, Q8_0ColumnRangeCopiesWholeBlocks) {
   EXPECT_NE(errorOf(half->model->setParam("a", t))
                 .find("must start and end on a block boundary (32 elements)"),
             std::string::npos);
+}
+
+} // namespace
+
+namespace {
+
+// Converted on the way: an f32 param from bf16 columns [1, 3) of [2, 4].
+TEST(SlicedParamsTest, F32ParamFromBf16Range) {
+  auto m = sliced("f32", "[2, 2]", R"(["a"])", "[2]", "[1]", 1);
+  ASSERT_TRUE(m->model) << m->error;
+  Tensor t(DType::BF16, {2, 4});
+  auto bytes = t.mutableBytes();
+  // bf16 of 0..7: the high half of the f32 bits.
+  for (int i = 0; i < 8; ++i) {
+    float f = static_cast<float>(i);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    uint16_t hi = static_cast<uint16_t>(bits >> 16);
+    std::memcpy(bytes.data() + 2 * i, &hi, 2);
+  }
+  EXPECT_EQ(errorOf(m->model->setParam("a", t)), "<success>");
+  EXPECT_EQ(poolFloats(*m, 4), (std::vector<float>{1, 2, 5, 6}));
+}
+
+// Packed nk16 ([16, 2], element (r, c) at (r / 16 * k + c) * 16 + r % 16):
+// columns [1, 3) of a [16, 5] source, packed whole.
+TEST(SlicedParamsTest, Nk16ColumnRangePacksWhole) {
+  auto m = sliced("f32", "[16, 2]", R"(["a"])", "[2]", "[1]", 1,
+                  R"(, "layout": "nk16")");
+  ASSERT_TRUE(m->model) << m->error;
+  EXPECT_EQ(errorOf(m->model->setParam("a", iota(80))), "<success>");
+  std::vector<float> got = poolFloats(*m, 32), want(32);
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 2; ++c)
+      want[c * 16 + r] = static_cast<float>(r * 5 + 1 + c);
+  EXPECT_EQ(got, want);
 }
 
 } // namespace
