@@ -31,6 +31,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -617,6 +618,13 @@ static LogicalResult emitUkernelMatmul(KernelEmitter &e, Operation *op,
       !lTy.getElementType().isF32() || !outTy.getElementType().isF32())
     return op->emitOpError("the micro-kernels need f32 rows of unit stride "
                            "that collapse into one matrix");
+  // The micro-kernels read whole weight rows back to back: a strided view
+  // (a column slice of a stored weight) would be read as if it were not.
+  if (!memref::isStaticShapeAndContiguousRowMajor(
+          cast<MemRefType>(w.memref.getType())))
+    return op->emitOpError("the micro-kernels read a stored weight's rows "
+                           "contiguously; got the strided view ")
+           << w.memref.getType();
   size_t bytes = rlx_uk_prepared_bytes(wtype, m, k);
   if (!bytes)
     return op->emitOpError("K = ") << k << " is not a whole number of blocks";

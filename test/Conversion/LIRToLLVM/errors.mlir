@@ -95,3 +95,23 @@ lir.entry @negative_ukernel_strided_rows arena_size = 4096, param_size = 4096, a
   }
   lir.io output "y" %y : memref<4x1x32xf32>
 }
+
+// -----
+
+/// A column slice of a stored weight is a strided view: the micro-kernels
+/// read rows back to back, so it is refused, not read wrong.
+lir.entry @negative_ukernel_strided_weight arena_size = 4096, param_size = 8192, alignment = 64 {
+  %x = lir.view arena[0] : memref<4x32xf32>
+  %full = lir.view params[0] : memref<64x64xbf16>
+  %w = lir.view params[0] source(%full : memref<64x64xbf16>) : memref<64x32xbf16, strided<[64, 1]>>
+  %y = lir.view arena[1024] : memref<4x64xf32>
+  lir.io input "x" %x : memref<4x32xf32>
+  lir.io param "w" %full : memref<64x64xbf16>
+  lir.kernel "matmul" ins(%x, %w : memref<4x32xf32>, memref<64x32xbf16, strided<[64, 1]>>) outs(%y : memref<4x64xf32>) attributes {config = #lir.config<ukernel>} {
+  ^bb0(%t: tensor<4x32xf32>, %s: tensor<64x32xbf16>):
+    // expected-error @+1 {{the micro-kernels read a stored weight's rows contiguously; got the strided view 'memref<64x32xbf16, strided<[64, 1]>>'}}
+    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<4x32xf32>, tensor<64x32xbf16>) -> tensor<4x64xf32>
+    lir.yield %q : tensor<4x64xf32>
+  }
+  lir.io output "y" %y : memref<4x64xf32>
+}
