@@ -152,6 +152,24 @@ def test_folded_emulation_matches_unsharded(rlx, storage):
         np.testing.assert_allclose(aot, expected, rtol=1e-5, atol=1e-5)
         entries = json.loads(prefix.with_suffix(".json").read_text())
         assert any("source_starts" in e for e in entries["entries"])
+        # rlx-exec reads that manifest.
+        exec_out = rlx.tmp / "exec_out"
+        cmd = [str(RLX_RUN.parent / "rlx-exec"), str(prefix), "--params",
+               str(weights), "--output-dir", str(exec_out)]
+        for name in INPUTS:
+            cmd += ["--input", f"{name}={rlx.tmp / f'in_{name}.npy'}"]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        np.testing.assert_allclose(np.load(exec_out / "logits.npy"), expected,
+                                   rtol=1e-5, atol=1e-5)
+        # The compile cache keeps the manifest too: the second run loads it.
+        cache = ["--cache-dir", str(rlx.tmp / "cache")]
+        for _ in range(2):
+            cached = rlx.run(folded, INPUTS,
+                             args=["--params", str(weights), *cache])
+            np.testing.assert_allclose(cached["logits"], expected, rtol=1e-5,
+                                       atol=1e-5)
+        assert any((rlx.tmp / "cache").rglob("*"))
 
 
 def describe(rlx, text, name):
