@@ -99,7 +99,10 @@ LogicalResult mlir::rlx::buildFrontendPipeline(
     shard.ranks = ranks;
     shard.rank = options.tensorParallelRank;
     pm.addPass(createMIRShardTensorParallelPass(shard));
+    // Each rank's weights: sliced params, loaded as ranges of the file
+    // (CSE then merges a tied embedding's two equal slices).
     OpPassManager &fpm = pm.nest<func::FuncOp>();
+    fpm.addPass(createMIRFoldParamSlicesPass());
     fpm.addPass(createCanonicalizerPass());
     fpm.addPass(createCSEPass());
   }

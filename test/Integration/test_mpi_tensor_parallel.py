@@ -19,6 +19,7 @@ tests fail. They skip only when RLX was built without MPI
 (RLX_ENABLE_MPI=OFF), and say so."""
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -187,23 +188,37 @@ def run_model(model, tmp, ranks=1, extra=(), expect_fail=False):
             np.load(tmp / f"{tag}-steps.npy"))
 
 
-@pytest.mark.parametrize("kind,overrides", [
-    ("llama", {}),
+def param_bytes(stdout):
+    """The parameter bytes of the prompt graph rlx-run --model compiled."""
+    m = re.search(r"compiled the prompt graph .*params (\d+) bytes", stdout)
+    assert m, stdout
+    return int(m.group(1))
+
+
+@pytest.mark.parametrize("kind,overrides,extra", [
+    ("llama", {}, ()),
     # Fewer KV heads than ranks: each rank keeps the one KV head it reads.
-    ("llama", {"num_key_value_heads": 1}),
-    ("qwen3", {}),
-    ("gemma3", {}),
+    ("llama", {"num_key_value_heads": 1}, ()),
+    ("qwen3", {}, ()),
+    ("gemma3", {}, ()),
+    # Softcaps (attention and final logits), sliding windows.
+    ("gemma2", {}, ()),
+    # Weights kept as bf16 and as ggml blocks down to the kernels: each
+    # rank's columns of the row-parallel projections are whole blocks.
+    ("llama", {"intermediate_size": 128}, ("--weights-as", "bf16")),
+    ("llama", {"intermediate_size": 128}, ("--weights-as", "q8_0")),
+    ("llama", {"intermediate_size": 128}, ("--weights-as", "q4_0")),
 ])
 def test_mpi_model_generates_the_single_process_tokens(tmp_path, kind,
-                                                        overrides):
+                                                        overrides, extra):
     """Prefill and KV-cache decode on 2 ranks: the prompt logits and every
-    step's logits equal one process's within 1e-5 of their scale, and the
-    greedy ids are the same."""
+    step's logits equal one process's within 1e-5 of their scale, the
+    greedy ids are the same, and each rank holds about half the weights."""
     from conftest import tokens
     from test_architectures import make
     model, _ = make(tmp_path, kind, seed=5, **overrides)
-    one, logits1, steps1 = run_model(model, tmp_path)
-    two, logits2, steps2 = run_model(model, tmp_path, ranks=2)
+    one, logits1, steps1 = run_model(model, tmp_path, extra=extra)
+    two, logits2, steps2 = run_model(model, tmp_path, ranks=2, extra=extra)
     scale = np.abs(logits1).max()
     assert scale > 0.1
     np.testing.assert_allclose(logits2, logits1, rtol=0, atol=1e-5 * scale)
@@ -218,6 +233,9 @@ def test_mpi_model_generates_the_single_process_tokens(tmp_path, kind,
     assert len(tokens(Proc(one))) == 6
     assert "tensor parallel 2 ranks (MPI)" in two, two
     assert "tensor parallel" not in one, one
+    # Every matrix and the vocabulary split; only norms are whole on both.
+    ratio = param_bytes(two) / param_bytes(one)
+    assert 0.5 <= ratio <= 0.53, (param_bytes(two), param_bytes(one))
 
 
 def test_mpi_model_refusals(tmp_path):
@@ -238,6 +256,10 @@ def test_mpi_model_refusals(tmp_path):
     bert, _ = make(tmp_path, "bert", seed=2)
     err = run_model(bert, tmp_path, ranks=2, expect_fail=True)
     assert "a 'bert' model runs in one process" in err, err
+    moe, _ = make(tmp_path, "mixtral", seed=2, num_local_experts=4,
+                  num_experts_per_tok=2)
+    err = run_model(moe, tmp_path, ranks=2, expect_fail=True)
+    assert "does not split mixture-of-experts layers" in err, err
 
 
 def test_mpi_python_generator(tmp_path):

@@ -526,8 +526,15 @@ static Error runDecoder(Session &session, LoadedModel &m,
 static Error checkSplittable(const TransformerConfig &config,
                              const ModelRunOptions &o) {
   int64_t ranks = o.compile.profile.parallel.tensor;
-  if (ranks <= 1 ||
-      !(config.modelType == "bert" || config.modelType == "qwen3_next" ||
+  if (ranks <= 1)
+    return Error::success();
+  if (config.numExperts > 0)
+    return fail(
+        "tensor parallelism ([parallel] tensor = " + llvm::Twine(ranks) +
+        ") does not split mixture-of-experts layers; this '" +
+        config.modelType + "' model (" + llvm::Twine(config.numExperts) +
+        " experts) runs in one process");
+  if (!(config.modelType == "bert" || config.modelType == "qwen3_next" ||
         config.modelType == "qwen3_5_text" || config.isVision()))
     return Error::success();
   return fail("tensor parallelism ([parallel] tensor = " + llvm::Twine(ranks) +

@@ -64,7 +64,7 @@ func.func @negative_embedding_vocab_not_divisible(%ids: tensor<1x8xi64>) -> tens
 
 func.func @negative_embedding_not_rows(%ids: tensor<8xi64>) -> tensor<64x8xf32> {
   %t = mir.param "table" : tensor<64x1000xf32>
-  // expected-error @+1 {{tensor parallelism splits an embedding over the vocabulary only as a mir.gather along axis 0 of a static 2-D float table}}
+  // expected-error @+1 {{tensor parallelism splits an embedding over the vocabulary only as a mir.gather along axis 0 of a static 2-D float or stored-weight table}}
   %e = mir.gather %t, %ids {axis = 1 : i64} : (tensor<64x1000xf32>, tensor<8xi64>) -> tensor<64x8xf32>
   return %e : tensor<64x8xf32>
 }
@@ -148,4 +148,12 @@ func.func @negative_qkv_used_elsewhere(%x: tensor<1x1x64xf32>) -> (tensor<1x1x64
   %o = mir.matmul %a, %wo {transpose_rhs} : (tensor<1x1x64xf32>, tensor<64x64xf32>) -> tensor<1x1x64xf32>
   // expected-error @+1 {{tensor parallelism cannot partition this attention: the QKV projection has a use outside q, k and v}}
   return %o, %qkv : tensor<1x1x64xf32>, tensor<1x1x128xf32>
+}
+
+// -----
+
+func.func @negative_mixture_of_experts(%logits: tensor<1x8x4xf32>) -> tensor<1x8x2xi64> {
+  // expected-error @+1 {{tensor parallelism does not split mixture-of-experts layers (a router's mir.top_k): run the model in one process}}
+  %v, %i = mir.top_k %logits {k = 2 : i64} : (tensor<1x8x4xf32>) -> (tensor<1x8x2xf32>, tensor<1x8x2xi64>)
+  return %i : tensor<1x8x2xi64>
 }

@@ -165,6 +165,20 @@ static int64_t firstKvHead(int64_t r, int64_t kvHeadsPerRank,
   return kvReplication > 1 ? r / kvReplication : r * kvHeadsPerRank;
 }
 
+/// Checks that the `width` columns each rank takes of the stored weight
+/// `w` (a row-parallel projection's) are whole ggml blocks.
+static LogicalResult checkBlockColumns(Operation *op, Value w, int64_t width,
+                                       StringRef what) {
+  auto quant = dyn_cast<mir::QuantType>(MIRBuilder::typeOf(w).getElementType());
+  if (!quant || width % quant.getBlockElements() == 0)
+    return success();
+  return op->emitError() << "tensor parallelism gives each rank " << width
+                         << " columns of the " << what << " weight, which is "
+                         << "kept in blocks of " << quant.getBlockElements()
+                         << " (" << quant << "): a rank's columns must be "
+                         << "whole blocks";
+}
+
 /// Checks that `op`'s head counts split over `ranks`.
 static FailureOr<AttentionPlan> planAttention(mir::AttentionBlockOp op,
                                               int64_t ranks) {
@@ -176,6 +190,9 @@ static FailureOr<AttentionPlan> planAttention(mir::AttentionBlockOp op,
       !cast<RankedTensorType>(op.getWO().getType()).hasStaticShape())
     return op.emitError("tensor parallelism needs static QKV and output "
                         "weights");
+  if (failed(checkBlockColumns(op, op.getWO(), (*split)[0] * op.getHeadDim(),
+                               "attention output")))
+    return failure();
   return AttentionPlan{op, (*split)[0], (*split)[1], (*split)[2]};
 }
 
@@ -209,17 +226,23 @@ static FailureOr<MlpPlan> planMlp(Operation *mid, int64_t ranks) {
     return mid->emitError() << "tensor parallelism over " << ranks
                             << " ranks needs the MLP intermediate size ("
                             << plan.intermediate << ") divisible by the ranks";
+  if (failed(checkBlockColumns(plan.down, weightAndBias(plan.down).first,
+                               plan.intermediate / ranks, "down projection")))
+    return failure();
   return plan;
 }
 
 /// Checks that the embedding table read by `op` splits over `ranks` rows.
 static FailureOr<EmbeddingPlan> planEmbedding(mir::GatherOp op, int64_t ranks) {
   auto table = cast<RankedTensorType>(op.getTable().getType());
+  // Rows of a table kept as stored (f16, bf16, ggml blocks) are whole
+  // blocks: the rank's range is a row range like any other.
   if (op.getAxis() != 0 || table.getRank() != 2 || !table.hasStaticShape() ||
-      !isa<FloatType>(table.getElementType()))
+      !(isa<FloatType>(table.getElementType()) ||
+        mir::isLowPrecisionWeightType(table.getElementType())))
     return op.emitError("tensor parallelism splits an embedding over the "
                         "vocabulary only as a mir.gather along axis 0 of a "
-                        "static 2-D float table");
+                        "static 2-D float or stored-weight table");
   int64_t vocab = table.getDimSize(0);
   if (vocab % ranks != 0)
     return op.emitError() << "tensor parallelism over " << ranks
@@ -354,6 +377,9 @@ planCachedAttention(mir::AttentionOp op, const MIRTensorParallelOptions &opts) {
     return refuse(op, "the attention's result must feed one transposed "
                       "output projection");
   plan.out = *result.getUsers().begin();
+  if (failed(checkBlockColumns(plan.out, weightAndBias(plan.out).first,
+                               plan.headsPerRank * hd, "attention output")))
+    return failure();
   plan.chain = llvm::to_vector(chain);
   llvm::sort(plan.chain,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
@@ -679,12 +705,15 @@ struct Partitioner {
 /// Erases the ops of `func` left without uses (full weights, old slices).
 static void eraseDeadMIROps(Operation *func) {
   SmallVector<Operation *> ops;
-  func->walk([&](Operation *op) {
-    if (isa<mir::MIRDialect>(op->getDialect()))
-      ops.push_back(op);
-  });
+  // Top-level ops only: the bodies of fused regions (mir.elementwise and its
+  // mir.yield) stay whole.
+  for (Region &region : func->getRegions())
+    for (Block &block : region)
+      for (Operation &op : block)
+        if (isa<mir::MIRDialect>(op.getDialect()))
+          ops.push_back(&op);
   for (Operation *op : llvm::reverse(ops))
-    if (op->use_empty() && isPure(op))
+    if (op->use_empty() && isPure(op) && !op->hasTrait<OpTrait::IsTerminator>())
       op->erase();
 }
 
@@ -719,6 +748,12 @@ mlir::rlx::shardMIRTensorParallel(Operation *func,
         return WalkResult::interrupt();
       cachedAttentions.push_back(std::move(*plan));
       return WalkResult::advance();
+    }
+    if (isa<mir::TopKOp>(op)) {
+      op->emitError("tensor parallelism does not split mixture-of-experts "
+                    "layers (a router's mir.top_k): run the model in one "
+                    "process");
+      return WalkResult::interrupt();
     }
     if (isa<mir::BatchMatmulOp, mir::SoftmaxOp>(op)) {
       op->emitError() << "tensor parallelism does not partition '"

@@ -221,8 +221,12 @@ Value MIRBuilder::rope(Value x, Value positions, Value invFreq, int64_t headDim,
 Value MIRBuilder::gather(Value table, Value indices) {
   SmallVector<int64_t> shape(typeOf(indices).getShape());
   llvm::append_range(shape, typeOf(table).getShape().drop_front());
-  return create("mir.gather", withShape(table, shape), {table, indices},
-                {i64("axis", 0)})
+  // Rows of a table of ggml blocks come out decoded, in f32.
+  Type element = typeOf(table).getElementType();
+  if (isa<mir::QuantType>(element))
+    element = b.getF32Type();
+  return create("mir.gather", RankedTensorType::get(shape, element),
+                {table, indices}, {i64("axis", 0)})
       ->getResult(0);
 }
 
