@@ -48,6 +48,20 @@ namespace rlx {
 /// Whether the runtime was built with MPI.
 bool hasMPI();
 
+/// What the program's collectives (rlx_all_reduce_f32, rlx_all_gather_f32)
+/// did in this process so far; differences of two readings measure a span.
+struct CollectiveStats {
+  /// Collectives run.
+  uint64_t calls = 0;
+  /// Bytes of their results (an all-reduce's tensor, an all-gather's
+  /// gathered tensor), per rank.
+  uint64_t bytes = 0;
+  /// Wall time spent in them, waiting for the other ranks included.
+  double seconds = 0;
+};
+/// The totals so far (any thread may read them).
+CollectiveStats collectiveStats();
+
 /// This process's rank in the collectives' communicator: 0 for a process
 /// that no MPI launcher started (which is a world of 1). Initializes MPI on
 /// first use when an MPI launcher (mpirun) started the process.
