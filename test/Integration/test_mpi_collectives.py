@@ -11,8 +11,9 @@ its size, the rank and the world size:
   logits' all-gather), rank 1 the decoder layer's (two all-reduces): rank 0's
   third all-reduce never completes, and with RLX_COLLECTIVE_TIMEOUT=2 the job
   ends within seconds, naming rank 0;
-- rank 1 dies (its program file is missing; or it is killed after MPI
-  started): the job ends nonzero with a message;
+- rank 1 dies (its program file is missing; it is killed after MPI
+  started; it exits without ever starting MPI, which rank 0's bounded
+  MPI_Init reports): the job ends nonzero with a message;
 - a bad RLX_COLLECTIVE_TIMEOUT is an error naming the variable and the value;
   0 (wait forever) runs.
 
@@ -21,6 +22,7 @@ of MPI.COMM_WORLD runs a 2-rank program to the unsharded result,
 rlx.check_same_on_all_ranks raises on every rank when the fingerprints
 differ, and a communicator split into one rank per group is a world of 1
 (the unsharded program runs, the 2-rank one is refused naming the sizes).
+Without a launcher the Python functions see a world of 1.
 
 Like test_mpi_tensor_parallel.py, these fail without mpirun and skip only
 when RLX was built without MPI."""
@@ -310,3 +312,43 @@ def test_python_communicator(rlx, mode):
     assert proc.returncode == 0, out
     for r in range(2):
         assert f"rank {r}: {mode} ok" in out, out
+
+
+WORLD_OF_ONE = r'''
+import rlx
+
+assert (rlx.collective_rank(), rlx.collective_size()) == (0, 1)
+rlx.check_same_on_all_ranks(5, "the test model")
+for bad in (-1, 2**64, True, "5"):
+    try:
+        rlx.check_same_on_all_ranks(bad, "the test model")
+    except rlx.RLXError as e:
+        assert "is not an integer in [0, 2**64)" in str(e), str(e)
+    else:
+        raise AssertionError(f"fingerprint {bad!r} accepted")
+try:
+    rlx.set_communicator(42)
+except TypeError as e:
+    assert "expects an mpi4py MPI.Comm" in str(e), str(e)
+except rlx.RLXError as e:
+    assert "needs mpi4py" in str(e), str(e)
+else:
+    raise AssertionError("set_communicator(42) accepted")
+print("world of one ok", flush=True)
+'''
+
+
+def test_python_world_of_one(tmp_path):
+    """Without a launcher: rank 0 of 1, nothing to agree on, and bad
+    arguments are errors."""
+    python_dir = BUILD / "python"
+    assert (python_dir / "rlx").is_dir(), (
+        f"{python_dir}/rlx is not built (RLX_ENABLE_PYTHON_BINDINGS)")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OMPI_", "PMIX_", "PMI_"))}
+    env["PYTHONPATH"] = str(python_dir)
+    proc = subprocess.run([sys.executable, "-c", WORLD_OF_ONE],
+                          capture_output=True, text=True, env=env,
+                          timeout=BOUND)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "world of one ok" in proc.stdout
