@@ -6,9 +6,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Flow/Generate.h"
+#include "RLX/Runtime/Collectives.h"
 #include "RLX/Runtime/MemoryBudget.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -87,6 +90,36 @@ rlx::kvCacheBytesPerToken(const TransformerConfig &config,
   return bytes;
 }
 
+/// A fingerprint of the model a rank runs: its flow (every layer's blocks,
+/// shapes and attributes) and its weights (names, types, shapes, sizes, and
+/// the first and last bytes of each stored tensor).
+static uint64_t modelFingerprint(const BuiltModel &built,
+                                 const WeightSource &weights) {
+  uint64_t h = llvm::xxh3_64bits(built.mlir);
+  auto mix = [&](llvm::ArrayRef<uint8_t> bytes) {
+    h = llvm::xxh3_64bits(bytes) ^ (h * 0x9E3779B97F4A7C15ull);
+  };
+  for (const std::string &name : weights.names()) {
+    const TensorInfo *info = weights.lookup(name);
+    if (!info)
+      continue;
+    std::string header = name + ":" + dtypeName(info->dtype).str() + ":" +
+                         std::to_string(info->byteSize);
+    for (int64_t d : info->shape)
+      header += "," + std::to_string(d);
+    mix(llvm::arrayRefFromStringRef(header));
+    Expected<llvm::ArrayRef<uint8_t>> raw = weights.rawBytes(name);
+    if (!raw) {
+      llvm::consumeError(raw.takeError());
+      continue;
+    }
+    size_t edge = std::min<size_t>(64, raw->size());
+    mix(raw->take_front(edge));
+    mix(raw->take_back(edge));
+  }
+  return h;
+}
+
 Expected<std::unique_ptr<Generator>>
 Generator::create(Session &session, DecoderFlow recipe,
                   const WeightSource &weights, int64_t maxContext,
@@ -116,6 +149,14 @@ Generator::create(Session &session, DecoderFlow recipe,
                   llvm::Twine(c.numKvHeads) +
                   ") to divide or be divisible by them");
     kvHeads = c.numKvHeads % ranks == 0 ? c.numKvHeads / ranks : 1;
+    // Every rank must run the same model: a rank given another file or
+    // config ends them all with an error, not with wrong tokens.
+    std::string what =
+        ("the model (its flow and weights: " + weights.description() + ")")
+            .str();
+    if (Error err =
+            checkSameOnAllRanks(modelFingerprint(g->built, weights), what))
+      return std::move(err);
   }
   g->kvColumns = kvHeads * c.headDim;
   size_t kv = g->kvColumns;

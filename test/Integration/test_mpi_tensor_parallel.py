@@ -303,3 +303,25 @@ def test_mpi_python_generator(tmp_path):
     assert (tmp_path / "tokens2-1").read_text() == ids
     np.testing.assert_allclose(np.load(tmp_path / "logits2.npy"), logits1,
                                rtol=0, atol=1e-5 * np.abs(logits1).max())
+
+
+def test_mpi_model_differs_between_ranks(tmp_path):
+    """Rank 1 given another checkpoint (same shapes, other weights): every
+    rank ends with an error naming the model, instead of mixing weights."""
+    from test_architectures import make
+    a, _ = make(tmp_path / "a", "llama", seed=3)
+    b, _ = make(tmp_path / "b", "llama", seed=4)
+    launcher = tmp_path / "launch.sh"
+    launcher.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$OMPI_COMM_WORLD_RANK" = 0 ]; then m={a}; else m={b}; fi\n'
+        f'exec {RLX_RUN} --model "$m" --prompt-ids {PROMPT} '
+        "--max-new-tokens 2 --tensor-parallel 2\n")
+    proc = subprocess.run(
+        [mpirun(), "--oversubscribe", "--allow-run-as-root", "-np", "2", "sh",
+         str(launcher)], capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, RLX_NUM_THREADS="1", RLX_NO_CACHE="1"))
+    assert proc.returncode != 0, proc.stdout
+    out = proc.stdout + proc.stderr
+    assert "the model (its flow and weights" in out, out
+    assert "differs between ranks" in out, out
