@@ -30,6 +30,7 @@
 #include "RLX/Flow/Flux.h"
 #include "RLX/Flow/Generate.h"
 #include "RLX/Flow/Recipes.h"
+#include "RLX/Runtime/Collectives.h"
 #include "RLX/Runtime/CpuExecutor.h"
 #include "RLX/Support/Version.h"
 #include "RLX/Weights/SafeTensors.h"
@@ -73,12 +74,14 @@ static cl::opt<std::string> jsonOut("json", cl::desc("Write results as JSON"),
                                     cl::value_desc("file"), cl::cat(category));
 static cl::opt<std::string> only(
     "only",
-    cl::desc("Sections to run, comma-separated: gemm, layers, spirv, "
-             "model, ttft, moe, vision, flux, peers, models (default: all but "
-             "models: whole "
-             "GGUF "
-             "models beside llama.cpp, bench/models.py, minutes and "
-             "GBs of files)"),
+    cl::desc(
+        "Sections to run, comma-separated: gemm, layers, spirv, "
+        "model, ttft, moe, vision, flux, parallel, peers, models (default: all "
+        "but "
+        "models: whole "
+        "GGUF "
+        "models beside llama.cpp, bench/models.py, minutes and "
+        "GBs of files)"),
     cl::init(""), cl::cat(category));
 static cl::opt<unsigned> repsOpt("reps", cl::desc("Timed runs per case"),
                                  cl::init(0), cl::cat(category));
@@ -113,6 +116,11 @@ static cl::opt<std::string>
              cl::value_desc("dir"), cl::cat(category));
 static cl::opt<bool> blasChild("blas-child", cl::Hidden,
                                cl::desc("(internal) time cblas_sgemm only"));
+static cl::opt<unsigned> parallelChild(
+    "parallel-child", cl::Hidden,
+    cl::desc("(internal) run the parallel section's model as one of N MPI "
+             "ranks"),
+    cl::init(0));
 static cl::opt<std::string> blasShapes("blas-shapes", cl::Hidden,
                                        cl::desc("(internal) M,N,K;..."));
 
@@ -1671,6 +1679,173 @@ static Error benchModels(Report &report, double bandwidth) {
 }
 
 //===----------------------------------------------------------------------===//
+// Tensor parallelism over MPI ranks
+//===----------------------------------------------------------------------===//
+
+/// Layers of the parallel section's model.
+static int64_t parallelLayers() { return quick ? 2 : 16; }
+
+/// One rank of the parallel section (under `mpirun -np N rlx-bench
+/// --parallel-child N`): the LLaMA-1B-shaped model split over N ranks,
+/// prompt and greedy decode through the Generator (the second generation is
+/// timed, the first compiles), and what the collectives moved. Rank 0 prints
+/// one line `parallel-result {json}`.
+static int parallelChildMain() {
+  int64_t ranks = parallelChild, layers = parallelLayers();
+  int64_t t = quick ? 16 : 128, newTokens = quick ? 4 : 32;
+  TransformerConfig cfg = llamaModelConfig(layers);
+  RandomWeights w;
+  addLlamaModelWeights(w, cfg);
+  std::vector<int32_t> prompt(t);
+  for (int64_t i = 0; i < t; ++i)
+    prompt[i] = (i * 7919) % cfg.vocabSize;
+  Session session;
+  Llama32Flow recipe(cfg);
+  recipe.tensorParallel(ranks);
+  CompileOptions o = rlxOptions();
+  o.profile = CompileProfile::llama32Decode();
+  o.profile.parallel.tensor = ranks;
+  o.profile.backend.cpu.threads = threadsOpt;
+  Expected<std::unique_ptr<Generator>> gen =
+      Generator::create(session, recipe, w, t + newTokens + 16, o);
+  if (!gen) {
+    llvm::errs() << "rlx-bench: " << llvm::toString(gen.takeError()) << "\n";
+    return 1;
+  }
+  CollectiveStats start, afterPrompt;
+  for (int run = 0; run < 2; ++run) {
+    start = collectiveStats();
+    bool first = true;
+    Expected<std::vector<int32_t>> out =
+        (*gen)->generate(prompt, newTokens, SamplingOptions(), [&](int32_t) {
+          if (first)
+            afterPrompt = collectiveStats();
+          first = false;
+        });
+    if (!out) {
+      llvm::errs() << "rlx-bench: " << llvm::toString(out.takeError()) << "\n";
+      return 1;
+    }
+  }
+  CollectiveStats end = collectiveStats();
+  const GenerationStats &gs = (*gen)->stats();
+  if (collectiveRank() != 0)
+    return 0;
+  json::Object result{
+      {"ranks", ranks},
+      {"prefill_s", gs.prefillSeconds},
+      {"decode_s", gs.decodeSeconds},
+      {"decode_steps", static_cast<int64_t>(gs.decodeSteps)},
+      {"prompt_tokens", t},
+      {"prefill_collective_s", afterPrompt.seconds - start.seconds},
+      {"prefill_collective_bytes",
+       static_cast<int64_t>(afterPrompt.bytes - start.bytes)},
+      {"decode_collective_s", end.seconds - afterPrompt.seconds},
+      {"decode_collective_bytes",
+       static_cast<int64_t>(end.bytes - afterPrompt.bytes)},
+      {"decode_collective_calls",
+       static_cast<int64_t>(end.calls - afterPrompt.calls)},
+      {"param_bytes", static_cast<int64_t>(session.lastStats().paramBytes)}};
+  llvm::outs() << "parallel-result " << json::Value(std::move(result)) << "\n";
+  return 0;
+}
+
+/// The parallel section: the model on 1 and on 2 MPI ranks (each rank with
+/// its share of the cores), prefill and decode, the bytes the collectives
+/// move per token and their share of the step.
+static Error benchParallel(Report &report) {
+  Case prefill, decode;
+  std::string section = "Tensor parallelism (" +
+                        std::to_string(parallelLayers()) +
+                        " LLaMA-1B-shaped layers, MPI ranks on this machine)";
+  int64_t t = quick ? 16 : 128;
+  prefill.section = decode.section = section;
+  prefill.name = "prefill T=" + std::to_string(t);
+  decode.name = "decode (one token)";
+  llvm::ErrorOr<std::string> mpirun = llvm::sys::findProgramByName("mpirun");
+  unsigned threads = cpuThreadCount(threadsOpt);
+  for (int64_t ranks : {1, 2}) {
+    std::string who = ranks == 1 ? "rlx, 1 process" : "rlx";
+    if (!mpirun || !hasMPI()) {
+      std::string why =
+          !mpirun ? "mpirun not found (Open MPI)" : "RLX built without MPI";
+      prefill.missing(who, why);
+      decode.missing(who, why);
+      continue;
+    }
+    std::vector<std::string> args = {
+        "--oversubscribe",
+        "--allow-run-as-root",
+        "-np",
+        std::to_string(ranks),
+        selfPath,
+        "--parallel-child=" + std::to_string(ranks),
+        "--num-threads=" + std::to_string(std::max<unsigned>(
+                               1, threads / static_cast<unsigned>(ranks)))};
+    if (quick)
+      args.push_back("--quick");
+    Expected<std::string> out = runCapture(*mpirun, args, std::nullopt, 1800);
+    std::optional<json::Value> parsed;
+    if (out) {
+      size_t at = out->find("parallel-result ");
+      if (at != std::string::npos) {
+        StringRef line = StringRef(*out).drop_front(at + 16).split('\n').first;
+        Expected<json::Value> v = json::parse(line);
+        if (v)
+          parsed = std::move(*v);
+        else
+          llvm::consumeError(v.takeError());
+      }
+    }
+    if (!parsed || !parsed->getAsObject()) {
+      std::string why =
+          out ? "no result line" : llvm::toString(out.takeError());
+      prefill.missing(who, why);
+      decode.missing(who, why);
+      continue;
+    }
+    json::Object r = *parsed->getAsObject();
+    auto num = [&](StringRef key) { return r.getNumber(key).value_or(0); };
+    Stats p, d;
+    p.median = p.p10 = p.p90 = p.min = num("prefill_s");
+    p.runs = d.runs = 1;
+    double steps = std::max(1.0, num("decode_steps"));
+    d.median = d.p10 = d.p90 = d.min = num("decode_s") / steps;
+    prefill.add(who, p,
+                std::to_string(ranks) + " rank(s) x " +
+                    std::to_string(std::max<unsigned>(
+                        1, threads / static_cast<unsigned>(ranks))) +
+                    " thread(s)");
+    decode.add(who, d);
+    std::string tag = ranks == 1 ? "1 rank" : std::to_string(ranks) + " ranks";
+    prefill.extra["tok/s, " + tag] = t / std::max(1e-9, num("prefill_s"));
+    decode.extra["tok/s, " + tag] = 1.0 / std::max(1e-9, d.median);
+    prefill.extra["param MiB per rank, " + tag] =
+        num("param_bytes") / 1048576.0;
+    if (ranks > 1) {
+      prefill.extra["collective bytes per token (payload per rank)"] =
+          num("prefill_collective_bytes") / t;
+      prefill.extra["collectives' share of the step %"] =
+          100 * num("prefill_collective_s") / std::max(1e-9, num("prefill_s"));
+      decode.extra["collective bytes per token (payload per rank)"] =
+          num("decode_collective_bytes") / steps;
+      decode.extra["collective calls per token"] =
+          num("decode_collective_calls") / steps;
+      decode.extra["collectives' share of the step %"] =
+          100 * num("decode_collective_s") / std::max(1e-9, num("decode_s"));
+    }
+  }
+  report.cases.push_back(std::move(prefill));
+  report.cases.push_back(std::move(decode));
+  report.notes.push_back(
+      "parallel: the ranks share this machine's cores and memory bandwidth "
+      "(1 process runs all threads; each of 2 ranks half of them), so the "
+      "section measures what the split costs, not a multi-machine speed-up "
+      "(docs/Distributed.md's cost model predicts that)");
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
 // Main
 //===----------------------------------------------------------------------===//
 
@@ -1694,6 +1869,8 @@ int main(int argc, char **argv) {
   selfPath = llvm::sys::fs::getMainExecutable(argv[0], (void *)&main);
   if (blasChild)
     return blasChildMain();
+  if (parallelChild)
+    return parallelChildMain();
 
   unsigned reps = repsOpt ? repsOpt : (quick ? 3 : 10);
   Report report;
@@ -1739,6 +1916,8 @@ int main(int argc, char **argv) {
     ok &= check(benchVision(report, reps), "image encoder");
   if (wanted("flux"))
     ok &= check(benchFlux(report, reps), "diffusion transformer");
+  if (wanted("parallel"))
+    ok &= check(benchParallel(report), "tensor parallelism");
   if (wanted("models"))
     ok &= check(benchModels(report, bw), "models");
 
