@@ -325,3 +325,26 @@ def test_mpi_model_differs_between_ranks(tmp_path):
     out = proc.stdout + proc.stderr
     assert "the model (its flow and weights" in out, out
     assert "differs between ranks" in out, out
+
+
+def test_mpi_bench_section_runs(tmp_path):
+    """rlx-bench --only parallel --quick (a smoke run, no timing checked):
+    both configurations report, and a decode step of the 2-layer model makes
+    2 all-reduces per layer, one for the embedding and one all-gather of the
+    logits, moving one hidden vector each and the vocabulary's logits."""
+    import json
+    out = tmp_path / "bench.json"
+    proc = subprocess.run(
+        [str(BUILD / "bin" / "rlx-bench"), "--only", "parallel", "--quick",
+         "--json", str(out)], capture_output=True, text=True, timeout=900,
+        env=dict(os.environ, RLX_NO_CACHE="1"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cases = {c["name"]: c for c in json.loads(out.read_text())["cases"]}
+    decode = cases["decode (one token)"]
+    whos = {f["who"]: f["ok"] for f in decode["figures"]}
+    assert whos == {"rlx, 1 process": True, "rlx": True}, decode
+    extra = decode["extra"]
+    assert extra["collective calls per token"] == 6, extra
+    hidden, vocab = 256, 512  # the quick model's
+    assert extra["collective bytes per token (payload per rank)"] == \
+        4 * (5 * hidden + vocab), extra
