@@ -348,3 +348,46 @@ def test_mpi_bench_section_runs(tmp_path):
     hidden, vocab = 256, 512  # the quick model's
     assert extra["collective bytes per token (payload per rank)"] == \
         4 * (5 * hidden + vocab), extra
+
+
+def test_mpi_module_tensor_parallel_flag(rlx):
+    """`mpirun -np 2 rlx-run model.mlir --tensor-parallel 2`: each rank
+    compiles its share of the module itself (no program per rank), rank 0
+    writes the logits, which equal the unsharded run's; an id outside the
+    vocabulary is still rejected at the input, naming the bound."""
+    rng = np.random.default_rng(11)
+    body = LAYER.format(kv=32, kvh=2).split("\n")[1:-3]
+    layer = "\n".join(body).replace("%y = hir.llama_decoder_layer %x",
+                                    "%y = hir.llama_decoder_layer %h")
+    hir = MODEL.format(layer=layer, head=TIED_HEAD)
+    params = random_params(rng, {"embed": (100, 64), "norm": (64,),
+                                 **LAYER_SHAPES})
+    ids = np.array([[0, 49, 50, 99, 7, 63, 50]], dtype=np.int32)
+    inputs = {"ids": ids, "pos": np.arange(7, dtype=np.int32)[None]}
+    expected = rlx.run(hir, inputs, params)["logits"]
+    tmp = rlx.tmp
+    (tmp / "model.mlir").write_text(hir)
+    args = []
+    for name, arr in {**inputs}.items():
+        np.save(tmp / f"{name}.npy", arr)
+        args += ["--input", f"{name}={tmp / (name + '.npy')}"]
+    for name, arr in params.items():
+        np.save(tmp / f"p_{name}.npy", arr)
+        args += ["--param", f"{name}={tmp / ('p_' + name + '.npy')}"]
+    env = dict(os.environ, RLX_NUM_THREADS="1", RLX_NO_CACHE="1")
+    cmd = [mpirun(), "--oversubscribe", "--allow-run-as-root", "-np", "2",
+           str(RLX_RUN), str(tmp / "model.mlir"), "--tensor-parallel", "2",
+           "--output-dir", str(tmp / "out"), *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    np.testing.assert_allclose(np.load(tmp / "out" / "logits.npy"), expected,
+                               rtol=1e-5, atol=1e-5)
+    # Rank 0 alone reports.
+    assert proc.stdout.count("logits:") == 1, proc.stdout
+    np.save(tmp / "ids.npy", np.array([[0, 100, 3, 4, 5, 6, 7]],
+                                      dtype=np.int32))
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode != 0, proc.stdout
+    assert "outside [0, 100)" in proc.stderr, proc.stderr

@@ -441,6 +441,10 @@ FailureOr<lir::EntryOp> FuncConverter::run() {
         if (gather.getIndices() == arg && gather.getAxis() == 0)
           bound = rewriter.getI64IntegerAttr(
               gather.getTable().getType().getDimSize(0));
+    // Ids a partition no longer feeds to a gather directly (a tensor-
+    // parallel rank's vocabulary range) keep the whole table's bound.
+    if (!bound)
+      bound = func.getArgAttrOfType<IntegerAttr>(index, kIndexBoundAttr);
     lir::IOOp::create(rewriter, loc, lir::IOKind::Input, name, views[v].view,
                       nullptr, nullptr, nullptr, bound, /*layout=*/nullptr);
   }

@@ -9,6 +9,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Operation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::rlx;
@@ -22,7 +23,8 @@ static LogicalResult verifyName(Operation *op, NamedAttribute attr,
   if (attr.getName() != kNameAttr)
     return op->emitOpError("unknown RLX attribute '")
            << attr.getName().getValue() << "' on " << where
-           << " (RLX knows rlx.name on function arguments and results)";
+           << " (RLX knows rlx.name on function arguments and results, and "
+              "rlx.index_bound on arguments)";
   auto name = dyn_cast<StringAttr>(attr.getValue());
   if (!name || name.getValue().empty())
     return op->emitOpError("rlx.name on ")
@@ -30,10 +32,27 @@ static LogicalResult verifyName(Operation *op, NamedAttribute attr,
   return success();
 }
 
-LogicalResult RLXDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+LogicalResult RLXDialect::verifyRegionArgAttribute(Operation *op,
+                                                   unsigned region,
                                                    unsigned argIndex,
                                                    NamedAttribute attr) {
-  return verifyName(op, attr, "argument " + std::to_string(argIndex));
+  if (attr.getName() != kIndexBoundAttr)
+    return verifyName(op, attr, "argument " + std::to_string(argIndex));
+  // rlx.index_bound: the argument's values index a table of that many rows.
+  auto bound = dyn_cast<IntegerAttr>(attr.getValue());
+  if (!bound || bound.getInt() <= 0)
+    return op->emitOpError("rlx.index_bound on argument ")
+           << argIndex << " must be a positive integer, got "
+           << attr.getValue();
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  if (fn && region == 0 && argIndex < fn.getNumArguments()) {
+    auto type = dyn_cast<ShapedType>(fn.getArgumentTypes()[argIndex]);
+    if (!type || !type.getElementType().isInteger())
+      return op->emitOpError("rlx.index_bound on argument ")
+             << argIndex << " needs integer ids, got "
+             << fn.getArgumentTypes()[argIndex];
+  }
+  return success();
 }
 
 LogicalResult RLXDialect::verifyRegionResultAttribute(Operation *op, unsigned,

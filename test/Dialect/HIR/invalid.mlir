@@ -605,7 +605,7 @@ func.func @rlx_name_not_a_string(%x: tensor<4xf32> {rlx.name = 3}) {
 
 // -----
 
-// expected-error @+1 {{unknown RLX attribute 'rlx.nme' on result 0 (RLX knows rlx.name on function arguments and results)}}
+// expected-error @+1 {{unknown RLX attribute 'rlx.nme' on result 0 (RLX knows rlx.name on function arguments and results, and rlx.index_bound on arguments)}}
 func.func @rlx_unknown_result_attr(%x: tensor<4xf32>) -> (tensor<4xf32> {rlx.nme = "y"}) {
   return %x : tensor<4xf32>
 }
@@ -614,6 +614,20 @@ func.func @rlx_unknown_result_attr(%x: tensor<4xf32>) -> (tensor<4xf32> {rlx.nme
 
 // expected-error @+1 {{unknown RLX attribute 'rlx.packed_params' (RLX knows rlx.name on function arguments and results)}}
 module attributes {rlx.packed_params = ["w"]} {
+}
+
+// -----
+
+// expected-error @+1 {{rlx.index_bound on argument 0 must be a positive integer, got 0 : i64}}
+func.func @rlx_index_bound_not_positive(%ids: tensor<4xi64> {rlx.index_bound = 0 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{rlx.index_bound on argument 0 needs integer ids, got 'tensor<4xf32>'}}
+func.func @rlx_index_bound_on_floats(%x: tensor<4xf32> {rlx.index_bound = 8 : i64}) {
+  return
 }
 
 // -----

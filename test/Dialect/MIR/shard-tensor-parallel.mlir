@@ -158,9 +158,11 @@ func.func @biased_attention_and_gelu_mlp(%x: tensor<1x?x64xf32>) -> tensor<1x?x6
 /// [0, 50) after the shift, and one shard.all_reduce sums the two ranks'
 /// rows. The head multiplies by the same rows (the rank's 50 logits) and one
 /// shard.all_gather joins them along the vocabulary axis. Emulated: the
-/// masked rows are added, the logit slices concatenated.
+/// masked rows are added, the logit slices concatenated. The ids keep the
+/// whole vocabulary as their bound (rlx.index_bound), which the runtime
+/// checks at the input.
 // CHECK-LABEL: func.func @tied_embedding_and_lm_head
-// CHECK-SAME: (%[[IDS:.*]]: tensor<1x?xi64>)
+// CHECK-SAME: (%[[IDS:[^:]*]]: tensor<1x?xi64> {rlx.index_bound = 100 : i64})
 // CHECK: %[[T:.*]] = mir.param "embed" : tensor<100x64xf32>
 // CHECK-DAG: %[[ZERO:.*]] = mir.constant dense<0.000000e+00> : tensor<f32>
 // CHECK-DAG: %[[FIRST:.*]] = mir.constant dense<0> : tensor<i64>

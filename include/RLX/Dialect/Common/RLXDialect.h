@@ -16,6 +16,10 @@
 namespace mlir::rlx {
 /// `rlx.name`: the manifest name of a compiled function's argument or result.
 constexpr llvm::StringLiteral kNameAttr = "rlx.name";
+/// On an integer function argument: its values index a table of that many
+/// rows (the runtime rejects others). mir-shard-tensor-parallel sets it on
+/// the ids of a vocabulary-parallel embedding.
+constexpr llvm::StringLiteral kIndexBoundAttr = "rlx.index_bound";
 } // namespace mlir::rlx
 
 #endif // RLX_DIALECT_COMMON_RLXDIALECT_H

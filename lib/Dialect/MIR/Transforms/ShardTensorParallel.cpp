@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RLX/Dialect/Common/RLXDialect.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 #include "RLX/Dialect/MIR/Transforms/Transforms.h"
@@ -480,6 +481,14 @@ struct Partitioner {
     OpBuilder b(op);
     MIRBuilder mb(b, op.getLoc());
     Value ids = op.getIndices();
+    // Ids given as an input keep the whole vocabulary as their bound: the
+    // runtime still rejects an id outside it, which would otherwise look up
+    // a zero row on every rank.
+    if (auto arg = dyn_cast<BlockArgument>(ids))
+      if (auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
+        fn.setArgAttr(arg.getArgNumber(), kIndexBoundAttr,
+                      b.getI64IntegerAttr(
+                          MIRBuilder::typeOf(op.getTable()).getDimSize(0)));
     auto idsType = MIRBuilder::typeOf(ids);
     Type idType = idsType.getElementType();
     // The ids as a column [..., 1], so that the mask broadcasts over rows.
