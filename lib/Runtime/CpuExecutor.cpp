@@ -15,6 +15,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#ifdef __linux__
+#include <sched.h>
+#endif
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -30,6 +33,15 @@ unsigned rlx::cpuThreadCount(unsigned requested) {
     if (n > 0)
       return static_cast<unsigned>(n);
   }
+#ifdef __linux__
+  // The CPUs this process may run on: a rank that mpirun bound to one core
+  // (or a process under taskset or a cgroup's cpuset) runs one thread per
+  // CPU it has, not per CPU of the machine.
+  cpu_set_t mask;
+  if (sched_getaffinity(0, sizeof(mask), &mask) == 0)
+    if (int n = CPU_COUNT(&mask); n > 0)
+      return static_cast<unsigned>(n);
+#endif
   return std::max(1u, std::thread::hardware_concurrency());
 }
 

@@ -391,3 +391,23 @@ def test_mpi_module_tensor_parallel_flag(rlx):
                           timeout=300)
     assert proc.returncode != 0, proc.stdout
     assert "outside [0, 100)" in proc.stderr, proc.stderr
+
+
+def test_threads_follow_the_cpu_affinity(rlx):
+    """Without RLX_NUM_THREADS, a process runs one thread per CPU it may
+    run on: a rank mpirun bound to one core (as Open MPI does by default for
+    2 ranks), or one under taskset, does not oversubscribe that core."""
+    taskset = shutil.which("taskset")
+    assert taskset, "taskset (util-linux) not found"
+    mir = rlx_opt(rlx, LAYER.format(kv=32, kvh=2),
+                  "--convert-hir-to-mir=policy=direct")
+    (rlx.tmp / "layer.mlir").write_text(mir)
+    np.save(rlx.tmp / "x.npy", np.zeros((1, 7, 64), np.float32))
+    env = {k: v for k, v in os.environ.items() if k != "RLX_NUM_THREADS"}
+    env["RLX_NO_CACHE"] = "1"
+    out = subprocess.run(
+        [taskset, "-c", "0", str(RLX_RUN), str(rlx.tmp / "layer.mlir"),
+         "--input", f"x={rlx.tmp / 'x.npy'}", "--describe"],
+        capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "device: cpu (1 thread)" in out.stdout, out.stdout

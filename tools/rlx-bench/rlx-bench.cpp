@@ -1773,9 +1773,13 @@ static Error benchParallel(Report &report) {
       decode.missing(who, why);
       continue;
     }
+    // Open MPI binds each rank to a core by default: one process with all
+    // the threads would then run them on one core.
     std::vector<std::string> args = {
         "--oversubscribe",
         "--allow-run-as-root",
+        "--bind-to",
+        "none",
         "-np",
         std::to_string(ranks),
         selfPath,

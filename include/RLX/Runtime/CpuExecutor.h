@@ -33,7 +33,8 @@
 namespace rlx {
 
 /// The number of threads a CPU model runs on when asked for `requested`
-/// (0: $RLX_NUM_THREADS when set, else every core).
+/// (0: $RLX_NUM_THREADS when set, else every CPU this process may run on:
+/// its affinity mask, e.g. one core for a rank mpirun bound to it).
 unsigned cpuThreadCount(unsigned requested);
 
 /// Makes the micro-kernels that read weights kept as stored use the
