@@ -1155,6 +1155,15 @@ static void addLlamaModelWeights(RandomWeights &w,
   w.add("model.norm.weight", {l.hidden}, 0.1f, 1.0f);
 }
 
+/// The prompt of `t` tokens the model sections run.
+static std::vector<int32_t> modelPrompt(const TransformerConfig &cfg,
+                                        int64_t t) {
+  std::vector<int32_t> prompt(t);
+  for (int64_t i = 0; i < t; ++i)
+    prompt[i] = (i * 7919) % cfg.vocabSize;
+  return prompt;
+}
+
 static Error benchModel(Report &report, unsigned reps) {
   Dims l = llamaDims();
   int64_t layers = quick ? 2 : 16, t = layerT();
@@ -1170,11 +1179,8 @@ static Error benchModel(Report &report, unsigned reps) {
   c.name = "prefill T=" + std::to_string(t) + " (last-token logits)";
   c.flops = layers * llamaLayerFlops(l, t, 0) + 2.0 * cfg.vocabSize * l.hidden;
   Session session;
-  std::vector<int32_t> prompt(t), pos(t);
-  for (int64_t i = 0; i < t; ++i) {
-    prompt[i] = (i * 7919) % cfg.vocabSize;
-    pos[i] = i;
-  }
+  std::vector<int32_t> prompt = modelPrompt(cfg, t), pos(t);
+  std::iota(pos.begin(), pos.end(), 0);
   {
     Llama32Flow recipe(cfg);
     recipe.forPrefill().lastTokenLogits();
@@ -1251,9 +1257,7 @@ static Error benchTTFT(Report &report) {
   TransformerConfig cfg = llamaModelConfig(layers);
   RandomWeights w;
   addLlamaModelWeights(w, cfg);
-  std::vector<int32_t> prompt(t);
-  for (int64_t i = 0; i < t; ++i)
-    prompt[i] = (i * 7919) % cfg.vocabSize;
+  std::vector<int32_t> prompt = modelPrompt(cfg, t);
 
   llvm::SmallString<128> cache;
   if (std::error_code ec =
@@ -1696,9 +1700,7 @@ static int parallelChildMain() {
   TransformerConfig cfg = llamaModelConfig(layers);
   RandomWeights w;
   addLlamaModelWeights(w, cfg);
-  std::vector<int32_t> prompt(t);
-  for (int64_t i = 0; i < t; ++i)
-    prompt[i] = (i * 7919) % cfg.vocabSize;
+  std::vector<int32_t> prompt = modelPrompt(cfg, t);
   Session session;
   Llama32Flow recipe(cfg);
   recipe.tensorParallel(ranks);

@@ -476,6 +476,20 @@ struct Partitioner {
     return partials.size() == 1 ? partials.front() : mb.concat(partials, axis);
   }
 
+  /// Replaces the row-parallel projection `proj` (a matmul or fused_matmul
+  /// whose rank shares are `partials`) by their sum over the ranks, then its
+  /// bias and residual, each added once.
+  void finishRowParallel(MIRBuilder &mb, Operation *proj,
+                         ArrayRef<Value> partials) const {
+    Value sum = reduce(mb, partials);
+    if (Value bias = weightAndBias(proj).second)
+      sum = mb.add(sum, bias);
+    if (auto fm = dyn_cast<mir::FusedMatmulOp>(proj))
+      if (Value residual = fm.getResidual())
+        sum = mb.add(sum, residual);
+    proj->getResult(0).replaceAllUsesWith(sum);
+  }
+
   void rewriteEmbedding(const EmbeddingPlan &plan) const {
     mir::GatherOp op = plan.op;
     OpBuilder b(op);
@@ -649,15 +663,10 @@ struct Partitioner {
     // Row-parallel output projection, summed over the ranks.
     b.setInsertionPoint(plan.out);
     MIRBuilder ob(b, plan.out->getLoc());
-    auto [wo, outBias] = weightAndBias(plan.out);
-    Value sum = reduce(ob, {ob.matmul(attn.getResult(),
-                                      sliceWeight(ob, wo, 1, q0 * hd, qDim))});
-    if (outBias)
-      sum = ob.add(sum, outBias);
-    if (auto fm = dyn_cast<mir::FusedMatmulOp>(plan.out))
-      if (Value residual = fm.getResidual())
-        sum = ob.add(sum, residual);
-    plan.out->getResult(0).replaceAllUsesWith(sum);
+    Value wo = weightAndBias(plan.out).first;
+    finishRowParallel(
+        ob, plan.out,
+        {ob.matmul(attn.getResult(), sliceWeight(ob, wo, 1, q0 * hd, qDim))});
     // The caches returned are the rank's.
     for (Operation *inner : plan.chain)
       if (isa<mir::ConcatOp>(inner))
@@ -675,7 +684,7 @@ struct Partitioner {
     MIRBuilder mb(b, plan.down->getLoc());
     int64_t width = plan.intermediate / options.ranks;
     auto [upW, upBias] = weightAndBias(plan.up);
-    auto [downW, downBias] = weightAndBias(plan.down);
+    Value downW = weightAndBias(plan.down).first;
     Value x = plan.up->getOperand(0);
     SmallVector<Value> partials;
     for (int64_t r : ranksToBuild()) {
@@ -695,13 +704,7 @@ struct Partitioner {
         h = mb.fusedGlu(h, glu.getActivation());
       partials.push_back(mb.matmul(h, sliceWeight(mb, downW, 1, c0, width)));
     }
-    Value sum = reduce(mb, partials);
-    if (downBias)
-      sum = mb.add(sum, downBias);
-    if (auto fm = dyn_cast<mir::FusedMatmulOp>(plan.down))
-      if (Value residual = fm.getResidual())
-        sum = mb.add(sum, residual);
-    plan.down->getResult(0).replaceAllUsesWith(sum);
+    finishRowParallel(mb, plan.down, partials);
     plan.down->erase();
     if (plan.glu)
       plan.glu->erase();
