@@ -706,27 +706,35 @@ rangedWeightShape(const Manifest &info, StringRef name, uint64_t count) {
 Error CompiledModel::setParam(StringRef name, llvm::ArrayRef<float> values) {
   if (!storage)
     return storageError();
-  std::vector<std::string> keys;
   if (isRangedWeight(info, name)) {
     Expected<llvm::SmallVector<int64_t, 4>> shape =
         rangedWeightShape(info, name, values.size());
     if (!shape)
       return shape.takeError();
-    Expected<uint64_t> written =
-        writeWeightPlaces(info, name, DType::F32, *shape,
-                          {reinterpret_cast<const uint8_t *>(values.data()),
-                           values.size() * sizeof(float)},
-                          storage->paramPool->data, keys);
-    if (!written)
-      return written.takeError();
-    for (const std::string &key : keys)
-      storage->set->insert(key);
-    storage->paramsChanged = true;
-    return Error::success();
+    return setRangedWeight(name, DType::F32, *shape,
+                           {reinterpret_cast<const uint8_t *>(values.data()),
+                            values.size() * sizeof(float)});
   }
+  std::vector<std::string> keys;
   if (Error err =
           writeF32Weight(info, name, values, storage->paramPool->data, keys))
     return err;
+  for (const std::string &key : keys)
+    storage->set->insert(key);
+  storage->paramsChanged = true;
+  return Error::success();
+}
+
+Error CompiledModel::setRangedWeight(StringRef name, DType dtype,
+                                     llvm::ArrayRef<int64_t> shape,
+                                     llvm::ArrayRef<uint8_t> bytes) {
+  if (!storage)
+    return storageError();
+  std::vector<std::string> keys;
+  Expected<uint64_t> written = writeWeightPlaces(
+      info, name, dtype, shape, bytes, storage->paramPool->data, keys);
+  if (!written)
+    return written.takeError();
   for (const std::string &key : keys)
     storage->set->insert(key);
   storage->paramsChanged = true;
@@ -759,21 +767,9 @@ Error CompiledModel::setParam(StringRef name, const Tensor &value) {
   const ManifestEntry *e = findWeight(name);
   if (!e)
     return fail("the model has no param '" + name + "'");
-  if (isRangedWeight(info, name)) {
-    // Every place from the tensor, each reading its range.
-    if (!storage)
-      return storageError();
-    std::vector<std::string> keys;
-    Expected<uint64_t> written =
-        writeWeightPlaces(info, name, value.dtype(), value.shape(),
-                          value.bytes(), storage->paramPool->data, keys);
-    if (!written)
-      return written.takeError();
-    for (const std::string &key : keys)
-      storage->set->insert(key);
-    storage->paramsChanged = true;
-    return Error::success();
-  }
+  // Every place from the tensor, each reading its range.
+  if (isRangedWeight(info, name))
+    return setRangedWeight(name, value.dtype(), value.shape(), value.bytes());
   auto shape = weightShape(*e, name);
   if (llvm::ArrayRef<int64_t>(shape) != value.shape())
     return fail("param '" + name + "': expected shape " + formatShape(shape) +

@@ -153,6 +153,11 @@ private:
   /// The error every call returns when the storage could not be allocated.
   llvm::Error storageError() const;
   const ManifestEntry *findWeight(llvm::StringRef name) const;
+  /// Writes weight `name` (`bytes` of `dtype` and `shape`) into every place
+  /// of the pool that takes a range of it, and marks them set.
+  llvm::Error setRangedWeight(llvm::StringRef name, DType dtype,
+                              llvm::ArrayRef<int64_t> shape,
+                              llvm::ArrayRef<uint8_t> bytes);
 
   Manifest info;
   /// Declared before the executor, so destroyed after it: a CPU executor's
