@@ -252,6 +252,8 @@ static nb::dict manifestEntryDict(const ManifestEntry &e) {
     d["sources"] = e.sources;
     d["source_sizes"] = e.sourceSizes;
     d["concat_axis"] = e.concatAxis;
+    if (!e.sourceStarts.empty())
+      d["source_starts"] = e.sourceStarts;
   }
   if (e.indexBound >= 0)
     d["index_bound"] = e.indexBound;

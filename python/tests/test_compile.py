@@ -185,3 +185,25 @@ def test_reflect():
     assert d["arena"]["bytes"] > 0
     assert d["kernels"]["count"] == len(d["kernels"]["list"]) > 0
     assert "llama32_prefill" in d["profile"]["presets"]
+
+
+def test_sliced_param_in_the_manifest():
+    """A sliced param (a range of a checkpoint tensor, as a tensor-parallel
+    rank's weights are) lists its source, size and start in the manifest,
+    and set_param of the whole source keeps only the range."""
+    text = """
+func.func @f(%x: tensor<2x4xf32> {rlx.name = "x"}) -> (tensor<2x4xf32> {rlx.name = "y"}) {
+  %w = mir.param "w[2:4]" {sources = ["w"], concat_axis = 0 : i64, source_sizes = array<i64: 2>, source_starts = array<i64: 2>} : tensor<2x4xf32>
+  %y = mir.add %x, %w : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+"""
+    model = rlx.Session().compile(text)
+    (entry,) = [e for e in model.manifest if e["kind"] == "param"]
+    assert entry["name"] == "w[2:4]"
+    assert entry["sources"] == ["w"] and entry["source_sizes"] == [2]
+    assert entry["source_starts"] == [2] and entry["concat_axis"] == 0
+    w = np.arange(16, dtype=np.float32).reshape(4, 4)
+    model.set_param("w", w)
+    x = np.ones((2, 4), np.float32)
+    np.testing.assert_array_equal(model.run({"x": x})["y"], x + w[2:4])
