@@ -411,3 +411,27 @@ def test_threads_follow_the_cpu_affinity(rlx):
         capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "device: cpu (1 thread)" in out.stdout, out.stdout
+
+
+def test_mpi_compile_cache_per_rank(tmp_path):
+    """Each rank's graphs go into the compile cache under their own keys
+    (the rank is part of the key): a second 2-rank run loads every graph
+    from the cache and generates the same ids; a 1-process run over the
+    same cache compiles its own (it is not given a rank's share)."""
+    from conftest import graphs, tokens
+    from test_architectures import make
+    model, _ = make(tmp_path, "qwen3", seed=4)
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+
+    class Proc:
+        def __init__(self, stdout):
+            self.stdout = stdout
+    first = Proc(run_model(model, tmp_path, ranks=2, extra=cache)[0])
+    again = Proc(run_model(model, tmp_path, ranks=2, extra=cache)[0])
+    compiled, cached = graphs(first)
+    assert compiled >= 2 and cached == 0, first.stdout
+    assert graphs(again) == (compiled, compiled), again.stdout
+    assert tokens(again) == tokens(first)
+    one = Proc(run_model(model, tmp_path, extra=cache)[0])
+    assert graphs(one)[1] == 0, one.stdout
+    assert tokens(one) == tokens(first)
