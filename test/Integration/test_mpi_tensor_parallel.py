@@ -253,9 +253,6 @@ def test_mpi_model_refusals(tmp_path):
     # 3 ranks: 4 query heads do not split.
     err = run_model(model, tmp_path, ranks=3, expect_fail=True)
     assert "num_attention_heads (4) divisible by the ranks" in err, err
-    bert, _ = make(tmp_path, "bert", seed=2)
-    err = run_model(bert, tmp_path, ranks=2, expect_fail=True)
-    assert "a 'bert' model runs in one process" in err, err
     moe, _ = make(tmp_path, "mixtral", seed=2, num_local_experts=4,
                   num_experts_per_tok=2)
     err = run_model(moe, tmp_path, ranks=2, expect_fail=True)
@@ -435,3 +432,31 @@ def test_mpi_compile_cache_per_rank(tmp_path):
     one = Proc(run_model(model, tmp_path, extra=cache)[0])
     assert graphs(one)[1] == 0, one.stdout
     assert tokens(one) == tokens(first)
+
+
+def test_mpi_bert_encoder(tmp_path):
+    """A BERT encoder on 2 ranks (its attention blocks with biases and a
+    padding mask, GELU MLPs, post-layer norms, word/position/token-type
+    tables each split by rows): the hidden states and the pooled embedding
+    equal one process's."""
+    from test_architectures import make
+    model, _ = make(tmp_path, "bert", seed=2)
+    outs = []
+    for ranks in (1, 2):
+        cmd = [str(RLX_RUN), "--model", str(model), "--prompt-ids",
+               "1,5,9,3,7,100", "--output-dir", str(tmp_path / f"o{ranks}")]
+        if ranks > 1:
+            cmd = [mpirun(), "--oversubscribe", "--allow-run-as-root", "-np",
+                   "2", *cmd, "--tensor-parallel", "2"]
+        proc = subprocess.run(cmd, capture_output=True, text=True,
+                              timeout=300, env=dict(os.environ,
+                                                    RLX_NUM_THREADS="1",
+                                                    RLX_NO_CACHE="1"))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        outs.append({f.stem: np.load(f)
+                     for f in (tmp_path / f"o{ranks}").glob("*.npy")})
+    assert set(outs[0]) == {"last_hidden_state", "sentence_embedding"}
+    for name, ref in outs[0].items():
+        np.testing.assert_allclose(outs[1][name], ref, rtol=0,
+                                   atol=1e-5 * np.abs(ref).max(),
+                                   err_msg=name)

@@ -128,8 +128,10 @@ static Error runEncoder(Session &session, LoadedModel &m,
   printWarnings(built->warnings);
   int64_t t = o.prompt.size();
   CompileOptions c = o.compile;
-  if (!o.profileGiven)
+  if (!o.profileGiven) {
     c.profile = built->profile;
+    c.profile.parallel = o.compile.profile.parallel;
+  }
   for (const char *in :
        {"input_ids", "attention_mask", "position_ids", "token_type_ids"})
     c.inputShapes[in] = {1, t};
@@ -534,12 +536,12 @@ static Error checkSplittable(const TransformerConfig &config,
         ") does not split mixture-of-experts layers; this '" +
         config.modelType + "' model (" + llvm::Twine(config.numExperts) +
         " experts) runs in one process");
-  if (!(config.modelType == "bert" || config.modelType == "qwen3_next" ||
+  if (!(config.modelType == "qwen3_next" ||
         config.modelType == "qwen3_5_text" || config.isVision()))
     return Error::success();
   return fail("tensor parallelism ([parallel] tensor = " + llvm::Twine(ranks) +
-              ") splits decoder models of attention layers (llama, qwen3, "
-              "gemma, ...); a '" +
+              ") splits models of attention layers (llama, qwen3, gemma, "
+              "..., bert); a '" +
               config.modelType + "' model runs in one process");
 }
 
@@ -599,8 +601,10 @@ static Error describeModel(Session &session, const ModelRunOptions &o) {
     built = recipe.build(*m->weights);
     if (!built)
       return built.takeError();
-    if (!o.profileGiven)
+    if (!o.profileGiven) {
       c.profile = built->profile;
+      c.profile.parallel = o.compile.profile.parallel;
+    }
     for (const char *in :
          {"input_ids", "attention_mask", "position_ids", "token_type_ids"})
       c.inputShapes[in] = {1, t};
