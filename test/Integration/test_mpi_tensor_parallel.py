@@ -460,3 +460,37 @@ def test_mpi_bert_encoder(tmp_path):
         np.testing.assert_allclose(outs[1][name], ref, rtol=0,
                                    atol=1e-5 * np.abs(ref).max(),
                                    err_msg=name)
+
+
+@pytest.mark.parametrize("kind", ["vit", "dinov2-swiglu", "dinov2-registers"])
+def test_mpi_vision_encoder(tmp_path, kind):
+    """Image encoders on 2 ranks (`--image` with `--tensor-parallel 2`): the
+    patch projection and the pooler split like heads, the attention blocks
+    and MLPs (GELU, DINOv2's packed SwiGLU) Megatron-style; the hidden
+    states and pooled output equal one process's."""
+    pytest.importorskip("torch")
+    import test_vision
+    model, _ = test_vision.make(tmp_path, kind)
+    pixels = np.random.default_rng(3).standard_normal(
+        (1, 3, 32, 32)).astype(np.float32)
+    np.save(tmp_path / "pixels.npy", pixels)
+    outs = []
+    for ranks in (1, 2):
+        cmd = [str(RLX_RUN), "--model", str(model), "--image",
+               str(tmp_path / "pixels.npy"), "--output-dir",
+               str(tmp_path / f"o{ranks}")]
+        if ranks > 1:
+            cmd = [mpirun(), "--oversubscribe", "--allow-run-as-root", "-np",
+                   "2", *cmd, "--tensor-parallel", "2"]
+        proc = subprocess.run(cmd, capture_output=True, text=True,
+                              timeout=300, env=dict(os.environ,
+                                                    RLX_NUM_THREADS="1",
+                                                    RLX_NO_CACHE="1"))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        outs.append({f.stem: np.load(f)
+                     for f in (tmp_path / f"o{ranks}").glob("*.npy")})
+    assert "last_hidden_state" in outs[0] and set(outs[1]) == set(outs[0])
+    for name, ref in outs[0].items():
+        np.testing.assert_allclose(outs[1][name], ref, rtol=0,
+                                   atol=1e-5 * np.abs(ref).max(),
+                                   err_msg=name)

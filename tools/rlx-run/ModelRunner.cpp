@@ -188,8 +188,10 @@ static Error runVision(Session &session, LoadedModel &m,
     return built.takeError();
   printWarnings(built->warnings);
   CompileOptions c = o.compile;
-  if (!o.profileGiven)
+  if (!o.profileGiven) {
     c.profile = built->profile;
+    c.profile.parallel = o.compile.profile.parallel;
+  }
   c.inputShapes["pixel_values"] = {shape.begin(), shape.end()};
   Expected<CompiledModel> model = session.compileString(built->mlir, c);
   if (!model)
@@ -536,8 +538,7 @@ static Error checkSplittable(const TransformerConfig &config,
         ") does not split mixture-of-experts layers; this '" +
         config.modelType + "' model (" + llvm::Twine(config.numExperts) +
         " experts) runs in one process");
-  if (!(config.modelType == "qwen3_next" ||
-        config.modelType == "qwen3_5_text" || config.isVision()))
+  if (!(config.modelType == "qwen3_next" || config.modelType == "qwen3_5_text"))
     return Error::success();
   return fail("tensor parallelism ([parallel] tensor = " + llvm::Twine(ranks) +
               ") splits models of attention layers (llama, qwen3, gemma, "

@@ -231,3 +231,27 @@ func.func @biased_lm_head(%x: tensor<2x1x64xf32>) -> tensor<2x1x100xf32> {
   %y = mir.fused_matmul %x, %w bias(%b) {transpose_rhs} : (tensor<2x1x64xf32>, tensor<100x64xf32>, tensor<100xf32>) -> tensor<2x1x100xf32>
   return %y : tensor<2x1x100xf32>
 }
+
+// -----
+
+/// A pooler (dense + tanh on the [CLS] row) is an activated projection that
+/// feeds no down projection: not an MLP, so it is split like a head (the
+/// rank's output rows, activation per slice, one shard.all_gather).
+// CHECK-LABEL: func.func @pooler
+// CHECK-DAG: %[[W:.*]] = mir.param "pooler.dense" : tensor<64x64xf32>
+// R0: %[[WR:.*]] = mir.slice %[[W]] {axis = 0 : i64, size = 32 : i64, start = 0 : i64}
+// R1: %[[WR:.*]] = mir.slice %[[W]] {axis = 0 : i64, size = 32 : i64, start = 32 : i64}
+// CHECK: %[[P:.*]] = mir.fused_matmul %{{.*}}, %[[WR]] bias(%{{.*}}) {activation = #mir<activation tanh>, transpose_rhs} : (tensor<1x64xf32>, tensor<32x64xf32>, tensor<32xf32>) -> tensor<1x32xf32>
+// CHECK: %[[Y:.*]] = shard.all_gather %[[P]] on @tp grid_axes = [0] gather_axis = 1 : tensor<1x32xf32> -> tensor<1x64xf32>
+// CHECK: return %[[Y]]
+
+// EMU-LABEL: func.func @pooler
+// EMU-COUNT-2: mir.fused_matmul
+// EMU: mir.concat %{{.*}}, %{{.*}} {axis = 1 : i64}
+
+func.func @pooler(%x: tensor<1x64xf32>) -> tensor<1x64xf32> {
+  %w = mir.param "pooler.dense" : tensor<64x64xf32>
+  %b = mir.param "pooler.bias" : tensor<64xf32>
+  %y = mir.fused_matmul %x, %w bias(%b) {activation = #mir<activation tanh>, transpose_rhs} : (tensor<1x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<1x64xf32>
+  return %y : tensor<1x64xf32>
+}

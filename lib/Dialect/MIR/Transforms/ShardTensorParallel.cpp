@@ -781,8 +781,11 @@ mlir::rlx::shardMIRTensorParallel(Operation *func,
       mlps.push_back(*plan);
       return WalkResult::advance();
     }
+    // An activated projection feeding one down projection is an MLP; one
+    // that does not (a pooler's dense + tanh) is split like an LM head.
     if (isLinear(op) && activationOf(op) != Activation::None &&
-        !hasResidual(op)) {
+        !hasResidual(op) && op->getResult(0).hasOneUse() &&
+        isLinear(*op->getResult(0).getUsers().begin())) {
       FailureOr<MlpPlan> plan = planMlp(op, options.ranks);
       if (failed(plan))
         return WalkResult::interrupt();
