@@ -112,6 +112,17 @@ static Error loadAndRun(CompiledModel &model, const WeightSource &weights,
   return reportOutputs(o, *out);
 }
 
+/// The profile an encoder compiles with: the one given, else the recipe's
+/// with the options' `[parallel]` (--tensor-parallel).
+static CompileProfile encoderProfile(const BuiltModel &built,
+                                     const ModelRunOptions &o) {
+  if (o.profileGiven)
+    return o.compile.profile;
+  CompileProfile profile = built.profile;
+  profile.parallel = o.compile.profile.parallel;
+  return profile;
+}
+
 static Error runEncoder(Session &session, LoadedModel &m,
                         const ModelRunOptions &o) {
   // Refused before anything is built or compiled.
@@ -128,10 +139,7 @@ static Error runEncoder(Session &session, LoadedModel &m,
   printWarnings(built->warnings);
   int64_t t = o.prompt.size();
   CompileOptions c = o.compile;
-  if (!o.profileGiven) {
-    c.profile = built->profile;
-    c.profile.parallel = o.compile.profile.parallel;
-  }
+  c.profile = encoderProfile(*built, o);
   for (const char *in :
        {"input_ids", "attention_mask", "position_ids", "token_type_ids"})
     c.inputShapes[in] = {1, t};
@@ -188,10 +196,7 @@ static Error runVision(Session &session, LoadedModel &m,
     return built.takeError();
   printWarnings(built->warnings);
   CompileOptions c = o.compile;
-  if (!o.profileGiven) {
-    c.profile = built->profile;
-    c.profile.parallel = o.compile.profile.parallel;
-  }
+  c.profile = encoderProfile(*built, o);
   c.inputShapes["pixel_values"] = {shape.begin(), shape.end()};
   Expected<CompiledModel> model = session.compileString(built->mlir, c);
   if (!model)
@@ -590,8 +595,7 @@ static Error describeModel(Session &session, const ModelRunOptions &o) {
     built = recipe.build(*m->weights);
     if (!built)
       return built.takeError();
-    if (!o.profileGiven)
-      c.profile = built->profile;
+    c.profile = encoderProfile(*built, o);
     auto [h, w] = recipe.image();
     c.inputShapes["pixel_values"] = {1, m->config.numChannels, h, w};
     t = (h / m->config.patchSize) * (w / m->config.patchSize) + 1 +
@@ -602,10 +606,7 @@ static Error describeModel(Session &session, const ModelRunOptions &o) {
     built = recipe.build(*m->weights);
     if (!built)
       return built.takeError();
-    if (!o.profileGiven) {
-      c.profile = built->profile;
-      c.profile.parallel = o.compile.profile.parallel;
-    }
+    c.profile = encoderProfile(*built, o);
     for (const char *in :
          {"input_ids", "attention_mask", "position_ids", "token_type_ids"})
       c.inputShapes[in] = {1, t};
