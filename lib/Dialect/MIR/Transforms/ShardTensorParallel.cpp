@@ -47,13 +47,31 @@ namespace {
 // What is partitioned
 //===----------------------------------------------------------------------===//
 
-/// An attention block and the head ranges each rank takes.
-struct AttentionPlan {
-  mir::AttentionBlockOp op;
-  int64_t headsPerRank;
-  int64_t kvHeadsPerRank;
+/// How an attention's heads split over the ranks.
+struct HeadSplit {
+  int64_t headsPerRank = 0;
+  int64_t kvHeadsPerRank = 0;
   /// Number of ranks that share one KV head (1 when KV heads are split).
-  int64_t kvReplication;
+  int64_t kvReplication = 1;
+
+  /// The first KV head of rank `r`.
+  int64_t firstKvHead(int64_t r) const {
+    return kvReplication > 1 ? r / kvReplication : r * kvHeadsPerRank;
+  }
+  /// Rank `r`'s rows of a `[q | k | v]` weight of `heads` query and
+  /// `kvHeads` KV heads of `headDim`: its Q rows, K rows and V rows.
+  SmallVector<std::pair<int64_t, int64_t>, 3>
+  qkvRows(int64_t r, int64_t heads, int64_t kvHeads, int64_t headDim) const {
+    int64_t q0 = r * headsPerRank, kv0 = firstKvHead(r);
+    return {{q0 * headDim, headsPerRank * headDim},
+            {(heads + kv0) * headDim, kvHeadsPerRank * headDim},
+            {(heads + kvHeads + kv0) * headDim, kvHeadsPerRank * headDim}};
+  }
+};
+
+/// An attention block and the head ranges each rank takes.
+struct AttentionPlan : HeadSplit {
+  mir::AttentionBlockOp op;
 };
 
 /// An attention whose projections are explicit (a decode step's, which
@@ -62,7 +80,7 @@ struct AttentionPlan {
 /// concatenations) up to one `mir.attention`, then the output projection
 /// `out`. `chain` holds the ops strictly between `qkv` and `op` in block
 /// order; `kvSide` those whose results carry keys or values.
-struct CachedAttentionPlan {
+struct CachedAttentionPlan : HeadSplit {
   mir::AttentionOp op;
   Operation *qkv = nullptr;
   Operation *out = nullptr;
@@ -71,9 +89,6 @@ struct CachedAttentionPlan {
   /// The cache inputs: function arguments concatenated before the new keys
   /// and values.
   SmallVector<BlockArgument> pasts;
-  int64_t headsPerRank = 0;
-  int64_t kvHeadsPerRank = 0;
-  int64_t kvReplication = 1;
 };
 
 /// An MLP: `up` (gate/up or up projection, a matmul or fused_matmul), the
@@ -142,28 +157,22 @@ static bool hasResidual(Operation *op) {
 }
 
 /// How `heads` query heads and `kvHeads` KV heads of `op` split over
-/// `ranks`: {heads per rank, KV heads per rank, ranks sharing one KV head}.
-static FailureOr<std::array<int64_t, 3>>
-splitHeads(Operation *op, int64_t heads, int64_t kvHeads, int64_t ranks) {
+/// `ranks`.
+static FailureOr<HeadSplit> splitHeads(Operation *op, int64_t heads,
+                                       int64_t kvHeads, int64_t ranks) {
   if (heads % ranks != 0)
     return op->emitError() << "tensor parallelism over " << ranks
                            << " ranks needs num_heads (" << heads
                            << ") divisible by the ranks";
   if (kvHeads % ranks == 0)
-    return std::array<int64_t, 3>{heads / ranks, kvHeads / ranks, 1};
+    return HeadSplit{heads / ranks, kvHeads / ranks, 1};
   // Fewer KV heads than ranks: each rank keeps the one KV head its query
   // heads read (query head h reads KV head h / (heads / kvHeads)).
   if (ranks % kvHeads == 0)
-    return std::array<int64_t, 3>{heads / ranks, 1, ranks / kvHeads};
+    return HeadSplit{heads / ranks, 1, ranks / kvHeads};
   return op->emitError() << "tensor parallelism over " << ranks
                          << " ranks needs num_kv_heads (" << kvHeads
                          << ") to divide or be divisible by the ranks";
-}
-
-/// The first KV head of rank `r`.
-static int64_t firstKvHead(int64_t r, int64_t kvHeadsPerRank,
-                           int64_t kvReplication) {
-  return kvReplication > 1 ? r / kvReplication : r * kvHeadsPerRank;
 }
 
 /// Checks that the `width` columns each rank takes of the stored weight
@@ -183,7 +192,7 @@ static LogicalResult checkBlockColumns(Operation *op, Value w, int64_t width,
 /// Checks that `op`'s head counts split over `ranks`.
 static FailureOr<AttentionPlan> planAttention(mir::AttentionBlockOp op,
                                               int64_t ranks) {
-  FailureOr<std::array<int64_t, 3>> split =
+  FailureOr<HeadSplit> split =
       splitHeads(op, op.getNumHeads(), op.getNumKvHeads(), ranks);
   if (failed(split))
     return failure();
@@ -191,10 +200,14 @@ static FailureOr<AttentionPlan> planAttention(mir::AttentionBlockOp op,
       !cast<RankedTensorType>(op.getWO().getType()).hasStaticShape())
     return op.emitError("tensor parallelism needs static QKV and output "
                         "weights");
-  if (failed(checkBlockColumns(op, op.getWO(), (*split)[0] * op.getHeadDim(),
+  if (failed(checkBlockColumns(op, op.getWO(),
+                               split->headsPerRank * op.getHeadDim(),
                                "attention output")))
     return failure();
-  return AttentionPlan{op, (*split)[0], (*split)[1], (*split)[2]};
+  AttentionPlan plan;
+  static_cast<HeadSplit &>(plan) = *split;
+  plan.op = op;
+  return plan;
 }
 
 /// Checks the MLP whose down projection consumes `mid` (a fused_glu or an
@@ -274,8 +287,7 @@ static FailureOr<CachedAttentionPlan>
 planCachedAttention(mir::AttentionOp op, const MIRTensorParallelOptions &opts) {
   int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads(),
           hd = op.getHeadDim();
-  FailureOr<std::array<int64_t, 3>> split =
-      splitHeads(op, heads, kvHeads, opts.ranks);
+  FailureOr<HeadSplit> split = splitHeads(op, heads, kvHeads, opts.ranks);
   if (failed(split))
     return failure();
   if (opts.emulate)
@@ -283,9 +295,8 @@ planCachedAttention(mir::AttentionOp op, const MIRTensorParallelOptions &opts) {
                         "explicit projections (a decode step's): each rank "
                         "keeps its own KV cache");
   CachedAttentionPlan plan;
+  static_cast<HeadSplit &>(plan) = *split;
   plan.op = op;
-  std::tie(plan.headsPerRank, plan.kvHeadsPerRank, plan.kvReplication) =
-      std::tuple((*split)[0], (*split)[1], (*split)[2]);
   auto refuse = [&](Operation *at, const Twine &why) {
     at->emitError() << "tensor parallelism cannot partition this attention: "
                     << why;
@@ -575,12 +586,7 @@ struct Partitioner {
     SmallVector<Value> partials;
     for (int64_t r : ranksToBuild()) {
       int64_t q0 = r * plan.headsPerRank;
-      int64_t kv0 = plan.kvReplication > 1 ? r / plan.kvReplication
-                                           : r * plan.kvHeadsPerRank;
-      SmallVector<std::pair<int64_t, int64_t>> rows = {
-          {q0 * hd, plan.headsPerRank * hd},
-          {(heads + kv0) * hd, plan.kvHeadsPerRank * hd},
-          {(heads + kvHeads + kv0) * hd, plan.kvHeadsPerRank * hd}};
+      auto rows = plan.qkvRows(r, heads, kvHeads, hd);
       auto block = cast<mir::AttentionBlockOp>(b.clone(*op));
       block.getWQkvMutable().assign(gatherRows(mb, op.getWQkv(), rows));
       if (Value bias = op.getQkvBias())
@@ -616,16 +622,12 @@ struct Partitioner {
     int64_t r = options.rank, hd = op.getHeadDim(), heads = op.getNumHeads(),
             kvHeads = op.getNumKvHeads();
     int64_t hpr = plan.headsPerRank, kvpr = plan.kvHeadsPerRank;
-    int64_t q0 = r * hpr, kv0 = firstKvHead(r, kvpr, plan.kvReplication);
-    int64_t qDim = hpr * hd, kvDim = kvpr * hd;
+    int64_t q0 = r * hpr, qDim = hpr * hd, kvDim = kvpr * hd;
 
     // The rank's QKV projection: its Q, K and V rows.
     OpBuilder b(plan.qkv);
     MIRBuilder mb(b, plan.qkv->getLoc());
-    SmallVector<std::pair<int64_t, int64_t>> rows = {
-        {q0 * hd, qDim},
-        {(heads + kv0) * hd, kvDim},
-        {(heads + kvHeads + kv0) * hd, kvDim}};
+    auto rows = plan.qkvRows(r, heads, kvHeads, hd);
     auto [w, bias] = weightAndBias(plan.qkv);
     Value x = plan.qkv->getOperand(0);
     Value qkv = bias ? mb.fusedMatmul(x, gatherRows(mb, w, rows),
