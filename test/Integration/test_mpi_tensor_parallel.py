@@ -49,6 +49,28 @@ def mpirun():
     return path
 
 
+def on_ranks(ranks):
+    """The command prefix that starts `ranks` processes on this machine."""
+    return [mpirun(), "--oversubscribe", "--allow-run-as-root", "-np",
+            str(ranks)]
+
+
+def rank_env(**extra):
+    """The environment of the ranks: one thread each (they share the
+    cores), no compile cache."""
+    return dict(os.environ, RLX_NUM_THREADS="1", RLX_NO_CACHE="1", **extra)
+
+
+def rlx_run(args, ranks=1, timeout=600):
+    """rlx-run `args` in one process, or split over `ranks` MPI ranks
+    (--tensor-parallel)."""
+    cmd = [str(RLX_RUN), *args]
+    if ranks > 1:
+        cmd = [*on_ranks(ranks), *cmd, "--tensor-parallel", str(ranks)]
+    return subprocess.run(cmd, capture_output=True, text=True,
+                          env=rank_env(), timeout=timeout)
+
+
 def run_ranks(tmp, programs, inputs, params, np_=None, expect_fail=False):
     """Runs programs[r] on rank r under mpirun; returns each rank's outputs
     (or, with expect_fail, the combined output)."""
@@ -71,12 +93,10 @@ def run_ranks(tmp, programs, inputs, params, np_=None, expect_fail=False):
         f'exec {shlex.quote(str(RLX_RUN))} "{tmp}/rank$r.mlir" --quiet '
         f'--output-dir "{tmp}/out$r" '
         + " ".join(shlex.quote(a) for a in args) + "\n")
-    env = dict(os.environ, RLX_NUM_THREADS="1", RLX_NO_CACHE="1")
-    cmd = [mpirun(), "--oversubscribe", "--allow-run-as-root", "-np",
-           str(np_ or len(programs)), "sh", str(launcher)]
+    cmd = [*on_ranks(np_ or len(programs)), "sh", str(launcher)]
     # A collective that waits forever would be a bug: bounded here.
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env,
-                          timeout=300)
+    proc = subprocess.run(cmd, capture_output=True, text=True,
+                          env=rank_env(), timeout=300)
     if expect_fail:
         assert proc.returncode != 0, proc.stdout
         return proc.stdout + proc.stderr
@@ -171,15 +191,10 @@ def run_model(model, tmp, ranks=1, extra=(), expect_fail=False):
     """rlx-run --model on `ranks` MPI ranks: (stdout, prompt logits, step
     logits) as rank 0 reports them."""
     tag = f"np{ranks}"
-    args = [str(RLX_RUN), "--model", str(model), "--prompt-ids", PROMPT,
-            "--max-new-tokens", "6", "--logits-out", str(tmp / f"{tag}.npy"),
-            "--step-logits-out", str(tmp / f"{tag}-steps.npy"), *extra]
-    env = dict(os.environ, RLX_NUM_THREADS="1", RLX_NO_CACHE="1")
-    if ranks > 1:
-        args = [mpirun(), "--oversubscribe", "--allow-run-as-root", "-np",
-                str(ranks), *args, "--tensor-parallel", str(ranks)]
-    proc = subprocess.run(args, capture_output=True, text=True, env=env,
-                          timeout=600)
+    proc = rlx_run(["--model", str(model), "--prompt-ids", PROMPT,
+                    "--max-new-tokens", "6", "--logits-out",
+                    str(tmp / f"{tag}.npy"), "--step-logits-out",
+                    str(tmp / f"{tag}-steps.npy"), *extra], ranks)
     if expect_fail:
         assert proc.returncode != 0, proc.stdout
         return proc.stdout + proc.stderr
@@ -281,17 +296,14 @@ def test_mpi_python_generator(tmp_path):
         f"with open({str(tmp_path)!r} + f'/tokens{{ranks}}-{{rank}}', 'w') "
         "as f:\n"
         "    f.write(' '.join(map(str, tokens)))\n")
-    env = dict(os.environ, PYTHONPATH=str(BUILD / "python"),
-               RLX_NUM_THREADS="1", RLX_NO_CACHE="1")
+    env = rank_env(PYTHONPATH=str(BUILD / "python"))
     python = str(ROOT / ".venv" / "bin" / "python")
     one = subprocess.run([python, str(script), "1"], capture_output=True,
                          text=True, env=env, timeout=300)
     assert one.returncode == 0, one.stdout + one.stderr
     logits1 = np.load(tmp_path / "logits1.npy")
-    two = subprocess.run(
-        [mpirun(), "--oversubscribe", "--allow-run-as-root", "-np", "2",
-         python, str(script), "2"], capture_output=True, text=True, env=env,
-        timeout=300)
+    two = subprocess.run([*on_ranks(2), python, str(script), "2"],
+                         capture_output=True, text=True, env=env, timeout=300)
     assert two.returncode == 0, two.stdout + two.stderr
     # Both ranks have the same ids, which are one process's.
     ids = (tmp_path / "tokens1-0").read_text()
@@ -314,10 +326,9 @@ def test_mpi_model_differs_between_ranks(tmp_path):
         f'if [ "$OMPI_COMM_WORLD_RANK" = 0 ]; then m={a}; else m={b}; fi\n'
         f'exec {RLX_RUN} --model "$m" --prompt-ids {PROMPT} '
         "--max-new-tokens 2 --tensor-parallel 2\n")
-    proc = subprocess.run(
-        [mpirun(), "--oversubscribe", "--allow-run-as-root", "-np", "2", "sh",
-         str(launcher)], capture_output=True, text=True, timeout=300,
-        env=dict(os.environ, RLX_NUM_THREADS="1", RLX_NO_CACHE="1"))
+    proc = subprocess.run([*on_ranks(2), "sh", str(launcher)],
+                          capture_output=True, text=True, timeout=300,
+                          env=rank_env())
     assert proc.returncode != 0, proc.stdout
     out = proc.stdout + proc.stderr
     assert "the model (its flow and weights" in out, out
@@ -371,12 +382,8 @@ def test_mpi_module_tensor_parallel_flag(rlx):
     for name, arr in params.items():
         np.save(tmp / f"p_{name}.npy", arr)
         args += ["--param", f"{name}={tmp / ('p_' + name + '.npy')}"]
-    env = dict(os.environ, RLX_NUM_THREADS="1", RLX_NO_CACHE="1")
-    cmd = [mpirun(), "--oversubscribe", "--allow-run-as-root", "-np", "2",
-           str(RLX_RUN), str(tmp / "model.mlir"), "--tensor-parallel", "2",
-           "--output-dir", str(tmp / "out"), *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env,
-                          timeout=300)
+    args = [str(tmp / "model.mlir"), "--output-dir", str(tmp / "out"), *args]
+    proc = rlx_run(args, ranks=2, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     np.testing.assert_allclose(np.load(tmp / "out" / "logits.npy"), expected,
                                rtol=1e-5, atol=1e-5)
@@ -384,8 +391,7 @@ def test_mpi_module_tensor_parallel_flag(rlx):
     assert proc.stdout.count("logits:") == 1, proc.stdout
     np.save(tmp / "ids.npy", np.array([[0, 100, 3, 4, 5, 6, 7]],
                                       dtype=np.int32))
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env,
-                          timeout=300)
+    proc = rlx_run(args, ranks=2, timeout=300)
     assert proc.returncode != 0, proc.stdout
     assert "outside [0, 100)" in proc.stderr, proc.stderr
 
@@ -434,6 +440,28 @@ def test_mpi_compile_cache_per_rank(tmp_path):
     assert tokens(one) == tokens(first)
 
 
+def encoder_outputs(tmp_path, args):
+    """The outputs (--output-dir) of rlx-run `args` in one process and on 2
+    ranks."""
+    outs = []
+    for ranks in (1, 2):
+        out = tmp_path / f"o{ranks}"
+        proc = rlx_run([*args, "--output-dir", str(out)], ranks, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        outs.append({f.stem: np.load(f) for f in out.glob("*.npy")})
+    return outs
+
+
+def assert_same_outputs(outs):
+    """The 2-rank outputs are the one process's, within 1e-5 of each
+    output's scale."""
+    assert set(outs[1]) == set(outs[0])
+    for name, ref in outs[0].items():
+        np.testing.assert_allclose(outs[1][name], ref, rtol=0,
+                                   atol=1e-5 * np.abs(ref).max(),
+                                   err_msg=name)
+
+
 def test_mpi_bert_encoder(tmp_path):
     """A BERT encoder on 2 ranks (its attention blocks with biases and a
     padding mask, GELU MLPs, post-layer norms, word/position/token-type
@@ -441,25 +469,10 @@ def test_mpi_bert_encoder(tmp_path):
     equal one process's."""
     from test_architectures import make
     model, _ = make(tmp_path, "bert", seed=2)
-    outs = []
-    for ranks in (1, 2):
-        cmd = [str(RLX_RUN), "--model", str(model), "--prompt-ids",
-               "1,5,9,3,7,100", "--output-dir", str(tmp_path / f"o{ranks}")]
-        if ranks > 1:
-            cmd = [mpirun(), "--oversubscribe", "--allow-run-as-root", "-np",
-                   "2", *cmd, "--tensor-parallel", "2"]
-        proc = subprocess.run(cmd, capture_output=True, text=True,
-                              timeout=300, env=dict(os.environ,
-                                                    RLX_NUM_THREADS="1",
-                                                    RLX_NO_CACHE="1"))
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        outs.append({f.stem: np.load(f)
-                     for f in (tmp_path / f"o{ranks}").glob("*.npy")})
+    outs = encoder_outputs(tmp_path, ["--model", str(model), "--prompt-ids",
+                                      "1,5,9,3,7,100"])
     assert set(outs[0]) == {"last_hidden_state", "sentence_embedding"}
-    for name, ref in outs[0].items():
-        np.testing.assert_allclose(outs[1][name], ref, rtol=0,
-                                   atol=1e-5 * np.abs(ref).max(),
-                                   err_msg=name)
+    assert_same_outputs(outs)
 
 
 @pytest.mark.parametrize("kind", ["vit", "dinov2-swiglu", "dinov2-registers"])
@@ -474,23 +487,7 @@ def test_mpi_vision_encoder(tmp_path, kind):
     pixels = np.random.default_rng(3).standard_normal(
         (1, 3, 32, 32)).astype(np.float32)
     np.save(tmp_path / "pixels.npy", pixels)
-    outs = []
-    for ranks in (1, 2):
-        cmd = [str(RLX_RUN), "--model", str(model), "--image",
-               str(tmp_path / "pixels.npy"), "--output-dir",
-               str(tmp_path / f"o{ranks}")]
-        if ranks > 1:
-            cmd = [mpirun(), "--oversubscribe", "--allow-run-as-root", "-np",
-                   "2", *cmd, "--tensor-parallel", "2"]
-        proc = subprocess.run(cmd, capture_output=True, text=True,
-                              timeout=300, env=dict(os.environ,
-                                                    RLX_NUM_THREADS="1",
-                                                    RLX_NO_CACHE="1"))
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        outs.append({f.stem: np.load(f)
-                     for f in (tmp_path / f"o{ranks}").glob("*.npy")})
-    assert "last_hidden_state" in outs[0] and set(outs[1]) == set(outs[0])
-    for name, ref in outs[0].items():
-        np.testing.assert_allclose(outs[1][name], ref, rtol=0,
-                                   atol=1e-5 * np.abs(ref).max(),
-                                   err_msg=name)
+    outs = encoder_outputs(tmp_path, ["--model", str(model), "--image",
+                                      str(tmp_path / "pixels.npy")])
+    assert "last_hidden_state" in outs[0]
+    assert_same_outputs(outs)
