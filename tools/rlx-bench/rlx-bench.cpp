@@ -640,6 +640,16 @@ static CompileOptions rlxOptions() {
   return o;
 }
 
+/// rlxOptions() with a recipe's `profile`, but for the CPU back end's
+/// settings (threads, GEMM), which are rlx-bench's.
+static CompileOptions rlxOptions(const CompileProfile &profile) {
+  CompileOptions o = rlxOptions();
+  CompileProfile p = profile;
+  p.backend.cpu = o.profile.backend.cpu;
+  o.profile = p;
+  return o;
+}
+
 static std::vector<float> randomData(size_t n, float scale, uint64_t seed) {
   std::vector<float> v(n);
   uint64_t x = seed * 0x9E3779B97F4A7C15ull | 1;
@@ -1573,10 +1583,7 @@ static Error benchVision(Report &report, unsigned reps) {
   Expected<BuiltModel> built = VisionFlow(m->config).build(*m->weights);
   if (!built)
     return built.takeError();
-  CompileOptions options = rlxOptions();
-  CompileProfile profile = built->profile;
-  profile.backend.cpu = options.profile.backend.cpu;
-  options.profile = profile;
+  CompileOptions options = rlxOptions(built->profile);
   TensorMap_t in;
   in.emplace("pixel_values",
              Tensor::fromF32({1, 3, image, image},
@@ -1626,10 +1633,7 @@ static Error benchFlux(Report &report, unsigned reps) {
   Expected<BuiltModel> built = flux->build(**weights);
   if (!built)
     return built.takeError();
-  CompileOptions options = rlxOptions();
-  CompileProfile profile = built->profile;
-  profile.backend.cpu = options.profile.backend.cpu;
-  options.profile = profile;
+  CompileOptions options = rlxOptions(built->profile);
   std::vector<int32_t> imgIds(ni * 3, 0), txtIds(nt * 3, 0);
   int64_t side = static_cast<int64_t>(std::lround(std::sqrt(double(ni))));
   for (int64_t i = 0; i < ni; ++i) {
