@@ -15,9 +15,11 @@ f32 first, bf16/f16/q8_0/q4_0 by gguf-py's quantizers, q4_K_M (and any other
 llama.cpp file type) by llama.cpp's own quantizer through llama-cpp-python.
 
 For each file and prompt length, one process each:
-- RLX: `rlx-run --model FILE --weights-as stored` with RLX_NUM_THREADS=N
-  (prefill, decode, weights load, time to first token as printed; peak RSS
-  of the process);
+- RLX: `rlx-run --model FILE --weights-as stored` with RLX_NUM_THREADS=N,
+  twice on a fresh compile cache (RLX_CACHE_DIR): cold, every graph
+  compiled, then warm, every graph loaded from the cache. Prefill, decode
+  and peak RSS are the warm run's; the time to first token (open, build,
+  compile, load, prefill, as rlx-run prints it) is given for both;
 - llama.cpp: llama-cpp-python with n_threads = n_threads_batch = N, the same
   file: load, prefill of the prompt in one batch, decode steps one token at
   a time (peak RSS of the process).
@@ -231,25 +233,48 @@ def prompt_ids(n, vocab):
     return [(7 + 131 * i) % vocab for i in range(n)]
 
 
-def rlx_run(path, prompt, decode, threads):
+def rlx_run(path, prompt, decode, threads, cache_dir):
+    """One rlx-run process with its compile cache in `cache_dir`."""
     cmd = [str(BUILD / "bin" / "rlx-run"), "--model", str(path),
            "--prompt-ids", ",".join(map(str, prompt)),
            "--max-new-tokens", str(decode + 1), "--weights-as", "stored",
            "--max-context", str(len(prompt) + decode + 8)]
-    env = dict(os.environ, RLX_NUM_THREADS=str(threads))
+    env = dict(os.environ, RLX_NUM_THREADS=str(threads),
+               RLX_CACHE_DIR=str(cache_dir))
+    env.pop("RLX_NO_CACHE", None)
     rc, out, err, rss, wall = run_measured(peak_rss_wrapper(cmd), env)
     if rc != 0:
         return {"error": (err.strip().splitlines() or ["failed"])[-1]}
     m = re.search(r"prefill: (\d+) tokens in ([\d.]+) ms.*decode: (\d+) "
-                  r"steps, ([\d.]+) tok/s.*compiled in ([\d.]+) s; weights "
+                  r"steps, ([\d.]+) tok/s; (\d+) graphs compiled \((\d+) "
+                  r"from the compile cache\) in ([\d.]+) s; weights "
                   r"loaded in ([\d.]+) s; first token after ([\d.]+) s", out)
     if not m:
         return {"error": "unreadable rlx-run output: " + out[-300:]}
     return {"prefill_tok_s": int(m.group(1)) / (float(m.group(2)) / 1e3),
             "decode_tok_s": float(m.group(4)),
-            "compile_s": float(m.group(5)), "load_s": float(m.group(6)),
-            "ttft_s": float(m.group(7)), "peak_rss_bytes": rss,
+            "graphs": int(m.group(5)), "graphs_cached": int(m.group(6)),
+            "compile_s": float(m.group(7)), "load_s": float(m.group(8)),
+            "ttft_s": float(m.group(9)), "peak_rss_bytes": rss,
             "wall_s": wall}
+
+
+def rlx_cold_warm(path, prompt, decode, threads):
+    """rlx-run twice on one fresh compile cache: cold (every graph compiled)
+    then warm (every graph from the cache). Speeds and memory are the warm
+    run's; the cold run adds its time to first token and compile time."""
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="rlx-bench-cache-") as cache:
+        cold = rlx_run(path, prompt, decode, threads, cache)
+        if "error" in cold:
+            return cold
+        warm = rlx_run(path, prompt, decode, threads, cache)
+    if "error" in warm:
+        return warm
+    warm["ttft_cold_s"] = cold["ttft_s"]
+    warm["compile_cold_s"] = cold["compile_s"]
+    warm["graphs_cold"] = cold["graphs"]
+    return warm
 
 
 def llama_child(path, n_prompt, decode, threads, vocab):
@@ -306,7 +331,8 @@ def ratio(a, b):
 
 def print_table(results, bandwidth):
     cols = ["file", "GB", "T", "prefill tok/s rlx | llama | x",
-            "decode tok/s rlx | llama | x", "TTFT s rlx | llama | x",
+            "decode tok/s rlx | llama | x",
+            "TTFT s rlx cold | warm | llama | x cold | x warm",
             "peak RSS GB rlx | llama | x"]
     print(" | ".join(cols))
     for r in results:
@@ -317,6 +343,12 @@ def print_table(results, bandwidth):
                                   ("ttft_s", ".2f", True),
                                   ("peak_rss_bytes", ".2f", True)]:
             x, y = a.get(key), b.get(key)
+            if key == "ttft_s":
+                c = a.get("ttft_cold_s")
+                row.append(f"{fmt(c, spec)} | {fmt(x, spec)} | "
+                           f"{fmt(y, spec)} | {fmt(ratio(y, c), '.2f')} | "
+                           f"{fmt(ratio(y, x), '.2f')}")
+                continue
             scale = 1e-9 if key == "peak_rss_bytes" else 1
             q = ratio(y, x) if invert else ratio(x, y)
             row.append(f"{fmt(x * scale if x else x, spec)} | "
@@ -379,8 +411,8 @@ def main():
             log(f"{path.name}, prompt {n}: rlx...")
             r = {"file": type_name, "path": str(path),
                  "file_bytes": path.stat().st_size, "prompt": n,
-                 "rlx": rlx_run(path, prompt_ids(n, shape["vocab"]), decode,
-                                args.threads)}
+                 "rlx": rlx_cold_warm(path, prompt_ids(n, shape["vocab"]),
+                                      decode, args.threads)}
             if have_llama:
                 log(f"{path.name}, prompt {n}: llama.cpp...")
                 r["llama.cpp"] = llama_run(path, n, decode, args.threads,

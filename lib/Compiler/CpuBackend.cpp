@@ -18,6 +18,9 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/ExecutionEngine/JITEventListener.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -25,15 +28,21 @@
 #include "llvm/ExecutionEngine/SectionMemoryManager.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/SmallVectorMemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
+#include <atomic>
 #include <cblas.h>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <numeric>
+#include <thread>
 
 using namespace rlx;
 using llvm::Error;
@@ -101,69 +110,201 @@ runtimeSymbols(llvm::orc::MangleAndInterner interner) {
   return map;
 }
 
-Expected<CompiledModel> detail::compileLIRForCpu(LIRModule &lir,
-                                                 const CompileProfile &profile,
-                                                 CompileStats &stats,
-                                                 StringRef objectPath) {
-  PhaseTimer phase(stats);
-  if (Error err = lowerToLLVM(lir, profile, stats))
-    return std::move(err);
-  phase.done("lir-to-llvm");
-  mlir::ExecutionEngineOptions eo;
-  // ExecutionEngineOptions::transformer is a function_ref: the function it
-  // refers to must outlive ExecutionEngine::create (a temporary did not).
-  std::function<llvm::Error(llvm::Module *)> transformer =
-      mlir::makeOptimizingTransformer(3, 0, nullptr);
-  eo.transformer = transformer;
-  eo.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  // MLIR turns both JIT event listeners on by default; the perf one writes
-  // $HOME/.debug/jit/jit-<pid>.dump on every run. Opt in to profile or debug
-  // JIT code: RLX_JIT_PERF=1 (perf), RLX_JIT_GDB=1 (gdb).
-  eo.enablePerfNotificationListener = envFlag("RLX_JIT_PERF");
-  eo.enableGDBNotificationListener = envFlag("RLX_JIT_GDB");
-  // The compile cache stores the object code the JIT produced.
-  eo.enableObjectDump = !objectPath.empty();
-  auto engine = mlir::ExecutionEngine::create(*lir.module, eo);
-  if (!engine)
-    return fail("JIT compilation failed: " +
-                llvm::toString(engine.takeError()));
-  (*engine)->registerSymbols(runtimeSymbols);
-  std::string symbol =
-      spmd::kCInterfacePrefix + lir.manifest.entry + spmd::kSpmdSuffix;
-  auto addr = (*engine)->lookup(symbol);
-  if (!addr)
-    return fail("JIT: no symbol '" + symbol +
-                "': " + llvm::toString(addr.takeError()));
-  phase.done("jit");
-  if (!objectPath.empty())
-    (*engine)->dumpToObjectFile(objectPath);
-  std::shared_ptr<mlir::ExecutionEngine> owner = std::move(*engine);
-  return CompiledModel(std::move(lir.manifest),
-                       std::make_unique<CpuExecutor>(
-                           reinterpret_cast<CpuExecutor::SpmdFn>(*addr),
-                           std::static_pointer_cast<void>(owner),
-                           cpuThreadCount(profile.backend.cpu.threads)));
+//===----------------------------------------------------------------------===//
+// Object code, compiled in parallel
+//===----------------------------------------------------------------------===//
+
+/// The compile cache's form of a compile's objects: this magic, a u64
+/// count, then for each object a u64 size and its bytes.
+static constexpr StringRef kBundleMagic("RLXOBJS\x01", 8);
+
+static std::string
+bundleObjects(llvm::ArrayRef<std::unique_ptr<llvm::MemoryBuffer>> objects) {
+  std::string out(kBundleMagic);
+  auto put = [&](uint64_t v) {
+    char bytes[8];
+    llvm::support::endian::write64le(bytes, v);
+    out.append(bytes, 8);
+  };
+  put(objects.size());
+  for (const auto &object : objects) {
+    put(object->getBufferSize());
+    out += object->getBuffer();
+  }
+  return out;
 }
 
-Expected<CompiledModel>
-detail::loadCpuObject(std::unique_ptr<llvm::MemoryBuffer> object,
-                      Manifest manifest, const CompileProfile &profile,
-                      std::optional<uint64_t> memoryBudgetMB) {
-  // As mlir::ExecutionEngine links what it compiles: RuntimeDyld with a
-  // section memory manager, the runtime's symbols, then the process's.
+static Expected<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
+unbundleObjects(const llvm::MemoryBuffer &bundle) {
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
+  StringRef bytes = bundle.getBuffer();
+  if (!bytes.starts_with(kBundleMagic))
+    return fail("object bundle: bad magic");
+  bytes = bytes.drop_front(kBundleMagic.size());
+  auto take = [&](uint64_t &v) {
+    if (bytes.size() < 8)
+      return false;
+    v = llvm::support::endian::read64le(bytes.data());
+    bytes = bytes.drop_front(8);
+    return true;
+  };
+  uint64_t count = 0;
+  if (!take(count) || count > bytes.size())
+    return fail("object bundle: truncated header");
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t size = 0;
+    if (!take(size) || size > bytes.size())
+      return fail("object bundle: object " + llvm::Twine(i) + " of " +
+                  llvm::Twine(count) + " is truncated");
+    objects.push_back(
+        llvm::MemoryBuffer::getMemBufferCopy(bytes.take_front(size)));
+    bytes = bytes.drop_front(size);
+  }
+  if (!bytes.empty())
+    return fail("object bundle: " + llvm::Twine(bytes.size()) +
+                " bytes after the last object");
+  return std::move(objects);
+}
+
+/// O3 and code generation of one module (as mlir::ExecutionEngine did it:
+/// the optimizing transformer without a target machine, then the host's
+/// code generator at -O3) into object code.
+static Expected<std::unique_ptr<llvm::MemoryBuffer>>
+emitObject(llvm::Module &module, llvm::orc::JITTargetMachineBuilder builder) {
+  auto tm = builder.createTargetMachine();
+  if (!tm)
+    return tm.takeError();
+  mlir::ExecutionEngine::setupTargetTripleAndDataLayout(&module, tm->get());
+  if (Error err = mlir::makeOptimizingTransformer(3, 0, nullptr)(&module))
+    return std::move(err);
+  llvm::SmallVector<char, 0> object;
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, os, nullptr,
+                                 llvm::CodeGenFileType::ObjectFile))
+    return fail("the host target cannot emit object files");
+  pm.run(module);
+  return std::make_unique<llvm::SmallVectorMemoryBuffer>(
+      std::move(object), module.getModuleIdentifier(),
+      /*RequiresNullTerminator=*/false);
+}
+
+/// The LLVM dialect module as object code, compiled on `threads` threads:
+/// split (llvm::SplitModule) into up to four parts per thread, each moved
+/// into its own LLVMContext by a bitcode round trip, then optimized and
+/// compiled by whichever thread is free, largest first (one kernel, the
+/// attention's, can be a quarter of the whole).
+static Expected<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
+compileObjects(mlir::ModuleOp module, unsigned threads) {
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     return builder.takeError();
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> whole =
+      mlir::translateModuleToLLVMIR(module, context);
+  if (!whole)
+    return fail("translation to LLVM IR failed");
+  unsigned defined = llvm::count_if(
+      whole->functions(), [](llvm::Function &f) { return !f.isDeclaration(); });
+  threads = std::max(1u, threads);
+  unsigned parts = std::min(defined, 4 * threads);
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
+  if (threads == 1 || parts <= 1) {
+    Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
+        emitObject(*whole, *builder);
+    if (!object)
+      return object.takeError();
+    objects.push_back(std::move(*object));
+    return std::move(objects);
+  }
+  std::vector<llvm::SmallVector<char, 0>> bitcode;
+  llvm::SplitModule(
+      *whole, parts,
+      [&](std::unique_ptr<llvm::Module> part) {
+        llvm::raw_svector_ostream os(bitcode.emplace_back());
+        llvm::WriteBitcodeToFile(*part, os);
+      },
+      /*PreserveLocals=*/false, /*RoundRobin=*/true);
+  // Largest first: the last part a thread takes is a small one.
+  std::vector<size_t> order(bitcode.size());
+  std::iota(order.begin(), order.end(), 0);
+  llvm::stable_sort(order, [&](size_t a, size_t b) {
+    return bitcode[a].size() > bitcode[b].size();
+  });
+  objects.resize(bitcode.size());
+  std::vector<std::string> errors(bitcode.size());
+  auto compilePart = [&](size_t i) {
+    llvm::LLVMContext partContext;
+    auto part = llvm::parseBitcodeFile(
+        llvm::MemoryBufferRef(StringRef(bitcode[i].data(), bitcode[i].size()),
+                              "part" + std::to_string(i)),
+        partContext);
+    if (!part) {
+      errors[i] = llvm::toString(part.takeError());
+      return;
+    }
+    Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
+        emitObject(**part, *builder);
+    if (!object)
+      errors[i] = llvm::toString(object.takeError());
+    else
+      objects[i] = std::move(*object);
+  };
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t k = next++; k < order.size(); k = next++)
+      compilePart(order[k]);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::min<size_t>(threads, order.size()); ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread &t : pool)
+    t.join();
+  for (auto [i, err] : llvm::enumerate(errors))
+    if (!err.empty())
+      return fail("part " + llvm::Twine(i) + " of " +
+                  llvm::Twine(errors.size()) + ": " + err);
+  return std::move(objects);
+}
+
+/// A JIT (RuntimeDyld, as mlir::ExecutionEngine links) holding `objects`,
+/// the runtime's symbols and the process's; and the address of the model's
+/// SPMD entry.
+static Expected<
+    std::pair<std::shared_ptr<llvm::orc::LLJIT>, CpuExecutor::SpmdFn>>
+linkObjects(std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects,
+            StringRef entry) {
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return builder.takeError();
+  // MLIR turns both JIT event listeners on by default; the perf one writes
+  // $HOME/.debug/jit/jit-<pid>.dump on every run. Opt in to profile or
+  // debug JIT code: RLX_JIT_PERF=1 (perf), RLX_JIT_GDB=1 (gdb).
+  llvm::JITEventListener *perf =
+      envFlag("RLX_JIT_PERF")
+          ? llvm::JITEventListener::createPerfJITEventListener()
+          : nullptr;
+  llvm::JITEventListener *gdb =
+      envFlag("RLX_JIT_GDB")
+          ? llvm::JITEventListener::createGDBRegistrationListener()
+          : nullptr;
   auto jit =
       llvm::orc::LLJITBuilder()
           .setJITTargetMachineBuilder(std::move(*builder))
           .setObjectLinkingLayerCreator(
-              [](llvm::orc::ExecutionSession &es)
+              [&](llvm::orc::ExecutionSession &es)
                   -> Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
-                return std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
-                    es, [](const llvm::MemoryBuffer &) {
-                      return std::make_unique<llvm::SectionMemoryManager>();
-                    });
+                auto layer =
+                    std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+                        es, [](const llvm::MemoryBuffer &) {
+                          return std::make_unique<llvm::SectionMemoryManager>();
+                        });
+                for (llvm::JITEventListener *l : {perf, gdb})
+                  if (l)
+                    layer->registerJITEventListener(*l);
+                return std::move(layer);
               })
           .create();
   if (!jit)
@@ -179,21 +320,68 @@ detail::loadCpuObject(std::unique_ptr<llvm::MemoryBuffer> object,
   if (!process)
     return process.takeError();
   main.addGenerator(std::move(*process));
-  if (Error err = (*jit)->addObjectFile(std::move(object)))
-    return std::move(err);
+  for (auto &object : objects)
+    if (Error err = (*jit)->addObjectFile(std::move(object)))
+      return std::move(err);
   std::string symbol =
-      spmd::kCInterfacePrefix + manifest.entry + spmd::kSpmdSuffix;
+      spmd::kCInterfacePrefix + entry.str() + spmd::kSpmdSuffix;
   auto addr = (*jit)->lookup(symbol);
   if (!addr)
-    return fail("cached object code has no symbol '" + symbol +
+    return fail("JIT: no symbol '" + symbol +
                 "': " + llvm::toString(addr.takeError()));
-  std::shared_ptr<llvm::orc::LLJIT> owner = std::move(*jit);
-  return CompiledModel::create(std::move(manifest),
-                               std::make_unique<CpuExecutor>(
-                                   addr->toPtr<CpuExecutor::SpmdFn>(),
-                                   std::static_pointer_cast<void>(owner),
-                                   cpuThreadCount(profile.backend.cpu.threads)),
-                               memoryBudgetMB);
+  return std::make_pair(std::shared_ptr<llvm::orc::LLJIT>(std::move(*jit)),
+                        addr->toPtr<CpuExecutor::SpmdFn>());
+}
+
+Expected<CompiledModel> detail::compileLIRForCpu(LIRModule &lir,
+                                                 const CompileProfile &profile,
+                                                 CompileStats &stats,
+                                                 StringRef objectPath) {
+  PhaseTimer phase(stats);
+  if (Error err = lowerToLLVM(lir, profile, stats))
+    return std::move(err);
+  phase.done("lir-to-llvm");
+  // As many parts as the model has threads to run on: the compile uses
+  // the cores the run will.
+  unsigned threads = cpuThreadCount(profile.backend.cpu.threads);
+  auto objects = compileObjects(*lir.module, threads);
+  if (!objects)
+    return fail("JIT compilation failed: " +
+                llvm::toString(objects.takeError()));
+  // The compile cache stores the object code.
+  if (!objectPath.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(objectPath, ec);
+    if (!ec)
+      out << bundleObjects(*objects);
+  }
+  auto linked = linkObjects(std::move(*objects), lir.manifest.entry);
+  if (!linked)
+    return fail("JIT: " + llvm::toString(linked.takeError()));
+  phase.done("jit");
+  return CompiledModel(std::move(lir.manifest),
+                       std::make_unique<CpuExecutor>(
+                           linked->second,
+                           std::static_pointer_cast<void>(linked->first),
+                           threads));
+}
+
+Expected<CompiledModel>
+detail::loadCpuObject(std::unique_ptr<llvm::MemoryBuffer> object,
+                      Manifest manifest, const CompileProfile &profile,
+                      std::optional<uint64_t> memoryBudgetMB) {
+  auto objects = unbundleObjects(*object);
+  if (!objects)
+    return objects.takeError();
+  auto linked = linkObjects(std::move(*objects), manifest.entry);
+  if (!linked)
+    return linked.takeError();
+  return CompiledModel::create(
+      std::move(manifest),
+      std::make_unique<CpuExecutor>(
+          linked->second, std::static_pointer_cast<void>(linked->first),
+          cpuThreadCount(profile.backend.cpu.threads)),
+      memoryBudgetMB);
 }
 
 Error detail::compileLIRToLibrary(LIRModule &lir, StringRef prefix,

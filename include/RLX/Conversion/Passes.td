@@ -126,6 +126,22 @@ def RLXApproximateMathPass : Pass<"rlx-approximate-math", "ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def RLXExpandBF16Pass : Pass<"rlx-expand-bf16"> {
+  let summary = "Expand f32 <-> bf16 conversions into integer operations";
+  let description = [{
+    Arith and math computations on bf16 values compute in f32 between an
+    extension of their operands and a truncation of their results; then
+    `arith.truncf` to bf16 becomes round-to-nearest-even on the bits (a NaN
+    becomes the quiet NaN 0x7FC0) and `arith.extf` from bf16 a shift,
+    scalars and vectors alike (upstream's `populateExpandBFloat16Patterns`). Without it
+    LLVM calls compiler-rt's `__truncsfbf2` once per lane on CPUs without
+    AVX512_BF16, which the JIT does not provide; with it every CPU rounds
+    the same way.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def RLXSplitLargeFunctionsPass
     : Pass<"rlx-split-large-functions", "ModuleOp"> {
   let summary = "Split entry functions of many kernel calls into chunks";

@@ -30,6 +30,7 @@
 #include "RLX/Support/KernelABI.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -50,6 +51,7 @@
 namespace mlir::rlx {
 #define GEN_PASS_DEF_CONVERTLIRTOLOOPSPASS
 #define GEN_PASS_DEF_RLXAPPROXIMATEMATHPASS
+#define GEN_PASS_DEF_RLXEXPANDBF16PASS
 #include "RLX/Conversion/Passes.h.inc"
 } // namespace mlir::rlx
 
@@ -432,6 +434,69 @@ struct RLXApproximateMathPass
   }
 };
 
+/// Whether `t` is bf16 or a vector of it.
+static bool isBF16Like(Type t) { return getElementTypeOrSelf(t).isBF16(); }
+
+/// An arith or math computation on bf16 computes in f32 between an
+/// extension of its bf16 operands and a truncation of its bf16 results (as
+/// upstream's arith-emulate-unsupported-floats does for arith), so that only
+/// conversions are left for the expansion.
+struct WidenBF16Compute : RewritePattern {
+  WidenBF16Compute(MLIRContext *ctx)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {}
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    StringRef dialect =
+        op->getDialect() ? op->getDialect()->getNamespace() : StringRef();
+    if ((dialect != "arith" && dialect != "math") || op->getNumRegions() ||
+        isa<arith::ExtFOp, arith::TruncFOp, arith::BitcastOp, arith::ConstantOp,
+            arith::SelectOp>(op))
+      return failure();
+    if (llvm::none_of(op->getOperandTypes(), isBF16Like) &&
+        llvm::none_of(op->getResultTypes(), isBF16Like))
+      return failure();
+    auto widen = [&](Type t) -> Type {
+      if (!isBF16Like(t))
+        return t;
+      if (auto v = dyn_cast<VectorType>(t))
+        return v.clone(rewriter.getF32Type());
+      return rewriter.getF32Type();
+    };
+    Location loc = op->getLoc();
+    SmallVector<Value> operands;
+    for (Value v : op->getOperands())
+      operands.push_back(
+          isBF16Like(v.getType())
+              ? arith::ExtFOp::create(rewriter, loc, widen(v.getType()), v)
+                    .getResult()
+              : v);
+    SmallVector<Type> types = llvm::map_to_vector(op->getResultTypes(), widen);
+    OperationState state(loc, op->getName(), operands, types, op->getAttrs());
+    Operation *wide = rewriter.create(state);
+    SmallVector<Value> results;
+    for (auto [old, now] : llvm::zip(op->getResults(), wide->getResults()))
+      results.push_back(
+          isBF16Like(old.getType())
+              ? arith::TruncFOp::create(rewriter, loc, old.getType(), now)
+                    .getResult()
+              : now);
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct RLXExpandBF16Pass
+    : public mlir::rlx::impl::RLXExpandBF16PassBase<RLXExpandBF16Pass> {
+  using Base::Base;
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<WidenBF16Compute>(&getContext());
+    arith::populateExpandBFloat16Patterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
 } // namespace
 
 void mlir::rlx::buildCPULIRPipeline(OpPassManager &pm,
@@ -449,12 +514,23 @@ void mlir::rlx::buildCPULIRPipeline(OpPassManager &pm,
 
 void mlir::rlx::buildLIRToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertLIRToLoopsPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  // Bottom-up: on the loop nests convert-lir-to-loops emits (unrolled
+  // micro-kernel bodies, a 16-layer model's 560 KB of IR) the top-down
+  // worklist took 10x longer (0.40 s against 0.04 s) for the same fixed
+  // point.
+  // The function-local cleanups and lowerings run on the kernels in
+  // parallel (one function each).
+  GreedyRewriteConfig canonicalize;
+  canonicalize.setUseTopDownTraversal(false);
+  OpPassManager &cleanup = pm.nest<func::FuncOp>();
+  cleanup.addPass(createCanonicalizerPass(canonicalize));
+  cleanup.addPass(createCSEPass());
   pm.addPass(createRLXApproximateMathPass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
+  pm.addPass(createRLXExpandBF16Pass());
+  OpPassManager &lower = pm.nest<func::FuncOp>();
+  lower.addPass(createSCFToControlFlowPass());
+  lower.addPass(memref::createExpandStridedMetadataPass());
+  lower.addPass(createLowerAffinePass());
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
