@@ -12,6 +12,7 @@
 #include "RLX/Weights/GGUF.h"
 #include "RLX/Weights/Tensor.h"
 #include "llvm/ADT/STLExtras.h"
+#include <cstring>
 
 using namespace rlx;
 
@@ -37,6 +38,20 @@ extern "C" int rlx_dequantize_rows(int ggmlType, const void *src, int64_t rows,
   }
   return 0;
 }
+
+#if defined(__x86_64__)
+/// compiler-rt's `__truncsfbf2` (f32 to bf16, rounded to nearest even),
+/// which LLVM calls for a bf16 value it moves through an f32 register on a
+/// CPU without AVX512_BF16 (rlx-expand-bf16 leaves only such moves). The
+/// x86-64 ABI returns a bf16 in the low 16 bits of xmm0, where a float is
+/// returned: the float whose bits are the bf16's, zero above.
+extern "C" float rlx_truncsfbf2(float value) {
+  uint32_t bits = f32ToBF16(value);
+  float out;
+  std::memcpy(&out, &bits, sizeof(out));
+  return out;
+}
+#endif
 
 llvm::Error rlx::selectMicroKernelISA(llvm::StringRef name) {
   static constexpr llvm::StringLiteral names[] = {"avx512", "avx512-nobf16",
@@ -65,4 +80,7 @@ extern "C" void rlx_for_each_kernel_symbol(void (*add)(const char *, void *,
       user);
   add("rlx_all_gather_f32", reinterpret_cast<void *>(&rlx_all_gather_f32),
       user);
+#if defined(__x86_64__)
+  add("__truncsfbf2", reinterpret_cast<void *>(&rlx_truncsfbf2), user);
+#endif
 }

@@ -30,7 +30,9 @@ int rlx_dequantize_rows(int ggmlType, const void *src, int64_t rows, int64_t k,
                         float *dst, int64_t ldDst);
 
 /// The JIT symbols of this header and of RLX/UKernels/UKernels.h, for a
-/// symbol map: calls `add(name, address)` for each.
+/// symbol map: calls `add(name, address)` for each; on x86-64 also
+/// `__truncsfbf2` (compiler-rt's f32 to bf16 rounding, which LLVM calls on
+/// CPUs without AVX512_BF16 and the process may not have).
 void rlx_for_each_kernel_symbol(void (*add)(const char *name, void *address,
                                             void *user),
                                 void *user);
