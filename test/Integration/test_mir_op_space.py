@@ -572,6 +572,21 @@ def rope_attention_cases():
             f"attention f32 query, {kv} keys and values",
             "mir.attention $0, $1, $2 {num_heads = 1 : i64, num_kv_heads = 1 : i64, head_dim = 8 : i64, scale = 0.35 : f32, mask_kind = #mir<mask causal>} : $SIG",
             [(q, "f32"), (k, kv), (v, kv)], [(ref, "f32")]))
+    # The blocked CPU kernel (head_dim a multiple of 16) over 52 keys: three
+    # blocks of 16 and a tail of 4, the mask hiding a whole block in one
+    # batch (a decode step's empty past slots, skipped) and scattered keys in
+    # the other; one query (decode) and three (prefill), causal and not.
+    for tq, kind in ((1, "causal"), (3, "causal"), (3, "padding")):
+        q, k, v = R((2, tq, 32), "f32"), R((2, 52, 16), "f32"), R((2, 52, 16), "f32")
+        mask = np.ones((2, 52), np.int32)
+        mask[0, 16:32] = 0
+        mask[0, 40:44] = 0
+        mask[1, ::3] = 0
+        ref = difffuzz.attention(q, k, v, 2, 1, 16, 0.25, kind, 0, 0.0, mask)
+        cases.append(Case(
+            f"attention blocked, masked blocks, tq={tq} {kind}",
+            "mir.attention $0, $1, $2 mask($3) {num_heads = 2 : i64, num_kv_heads = 1 : i64, head_dim = 16 : i64, scale = 0.25 : f32, mask_kind = #mir<mask " + kind + ">} : $SIG",
+            [(q, "f32"), (k, "f32"), (v, "f32"), (mask, "i32")], [(ref, "f32")]))
     return cases
 
 

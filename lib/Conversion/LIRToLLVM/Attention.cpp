@@ -190,19 +190,32 @@ struct BlockedAttention {
     e.parallelNest({batch, kvHeads}, batch * kvHeads, [&](ValueRange ivs) {
       Value base = mul(add(mul(ivs[0], idx(kvHeads)), ivs[1]), idx(hd * tkPad));
       Value col0 = mul(ivs[1], idx(hd));
+      // A block the key mask hides whole is neither copied nor read (a
+      // decode step's past bucket is up to half empty).
       if (full > 0)
-        e.loopNest({full / kBlock, hd}, [&](ValueRange jd) {
-          Value j0 = mul(jd[0], idx(kBlock));
-          Value col = add(col0, jd[1]);
-          SmallVector<Value> keys;
-          for (int64_t r = 0; r < kBlock; ++r)
-            keys.push_back(loadF32(b, loc, k,
-                                   ValueRange{ivs[0], add(j0, idx(r)), col},
-                                   /*width=*/0));
-          Value row = vector::FromElementsOp::create(b, loc, vecTy(), keys);
-          vector::StoreOp::create(
-              b, loc, row, kt,
-              ValueRange{add(base, add(mul(jd[1], idx(tkPad)), j0))});
+        e.loopNest({full / kBlock}, [&](ValueRange jb) {
+          Value j0 = mul(jb[0], idx(kBlock));
+          auto copy = [&] {
+            e.loopNest({hd}, [&](ValueRange d) {
+              Value col = add(col0, d[0]);
+              SmallVector<Value> keys;
+              for (int64_t r = 0; r < kBlock; ++r)
+                keys.push_back(loadF32(b, loc, k,
+                                       ValueRange{ivs[0], add(j0, idx(r)), col},
+                                       /*width=*/0));
+              Value row = vector::FromElementsOp::create(b, loc, vecTy(), keys);
+              vector::StoreOp::create(
+                  b, loc, row, kt,
+                  ValueRange{add(base, add(mul(d[0], idx(tkPad)), j0))});
+            });
+          };
+          if (!mask)
+            return copy();
+          auto kept = scf::IfOp::create(b, loc, blockHasKeys(ivs[0], j0),
+                                        /*withElseRegion=*/false);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(kept.thenBlock()->getTerminator());
+          copy();
         });
       if (tk > full)
         e.loopNest({tk - full}, [&](ValueRange jj) {
@@ -340,6 +353,22 @@ struct BlockedAttention {
     return next;
   }
 
+  /// Whether the key mask keeps any of the 16 keys at j0 (a whole block).
+  Value blockHasKeys(Value bi, Value j0) {
+    auto mTy = cast<MemRefType>(mask.getType());
+    Type mt = mTy.getElementType();
+    Value mv = vector::LoadOp::create(b, loc, VectorType::get({kBlock}, mt),
+                                      mask, ValueRange{bi, j0});
+    Value zero = e.splat(e.constant(0.0, mt), kBlock);
+    Value keep =
+        isa<FloatType>(mt)
+            ? arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, mv, zero)
+                  .getResult()
+            : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, mv, zero)
+                  .getResult();
+    return vector::ReductionOp::create(b, loc, vector::CombiningKind::OR, keep);
+  }
+
   /// An index as 16 i32 lanes (key positions fit in 32 bits).
   Value splatIndex(Value x) {
     Value i = arith::IndexCastOp::create(b, loc, b.getI32Type(), x);
@@ -409,8 +438,15 @@ struct BlockedAttention {
           b, loc, firstBlock,
           arith::MaxSIOp::create(b, loc, lastBlock, firstBlock), idx(1), state,
           [&](OpBuilder &, Location, Value jb, ValueRange it) {
-            scf::YieldOp::create(
-                b, loc, block(bi, kvh, rows, mul(jb, idx(kBlock)), kBlock, it));
+            Value j0 = mul(jb, idx(kBlock));
+            SmallVector<Value> next;
+            auto step = [&] { return block(bi, kvh, rows, j0, kBlock, it); };
+            if (mask)
+              next = e.ifThenElse(blockHasKeys(bi, j0), TypeRange(it), step,
+                                  [&] { return SmallVector<Value>(it); });
+            else
+              next = step();
+            scf::YieldOp::create(b, loc, next);
           });
       SmallVector<Value> result(loop.getResults());
       if (tail) {
