@@ -357,7 +357,7 @@ Expected<CompiledModel> detail::compileLIRForCpu(LIRModule &lir,
   }
   auto linked = linkObjects(std::move(*objects), lir.manifest.entry);
   if (!linked)
-    return fail("JIT: " + llvm::toString(linked.takeError()));
+    return linked.takeError();
   phase.done("jit");
   return CompiledModel(std::move(lir.manifest),
                        std::make_unique<CpuExecutor>(

@@ -211,10 +211,10 @@ struct BlockedAttention {
           };
           if (!mask)
             return copy();
-          auto kept = scf::IfOp::create(b, loc, blockHasKeys(ivs[0], j0),
-                                        /*withElseRegion=*/false);
+          auto any = scf::IfOp::create(b, loc, anyKept(keptKeys(ivs[0], j0)),
+                                       /*withElseRegion=*/false);
           OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(kept.thenBlock()->getTerminator());
+          b.setInsertionPoint(any.thenBlock()->getTerminator());
           copy();
         });
       if (tk > full)
@@ -242,9 +242,10 @@ struct BlockedAttention {
   };
 
   /// One block of `count` keys at j0 for the tile's rows; `state` holds
-  /// per row (m, l, acc[hd / 16]).
+  /// per row (m, l, acc[hd / 16]); `kept` is keptKeys(bi, j0) (null without
+  /// a mask).
   SmallVector<Value> block(Value bi, Value kvh, ArrayRef<Row> rows, Value j0,
-                           int64_t count, ValueRange state) {
+                           int64_t count, ValueRange state, Value kept) {
     int64_t hv = hd / kBlock, per = 2 + hv;
     Value ktBase = mul(add(mul(bi, idx(kvHeads)), kvh), idx(hd * tkPad));
     SmallVector<int32_t> iota(kBlock);
@@ -256,23 +257,7 @@ struct BlockedAttention {
                                   ArrayRef<int32_t>(iota)));
     Value keyIdx = arith::AddIOp::create(b, loc, splatIndex(j0), lanes);
     // Key mask of the block (shared by the rows).
-    Value keep;
-    if (mask) {
-      auto mTy = cast<MemRefType>(mask.getType());
-      Type mt = mTy.getElementType();
-      Value pad = e.constant(0.0, mt);
-      Value mv = vector::TransferReadOp::create(
-          b, loc, VectorType::get({kBlock}, mt), mask, ValueRange{bi, j0}, pad,
-          ArrayRef<bool>{false});
-      Value zero = e.splat(e.constant(0.0, mt), kBlock);
-      keep = isa<FloatType>(mt)
-                 ? arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, mv,
-                                         zero)
-                       .getResult()
-                 : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, mv,
-                                         zero)
-                       .getResult();
-    }
+    Value keep = kept;
     Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                           keyIdx, splatIndex(idx(tk)));
     keep = keep ? arith::AndIOp::create(b, loc, keep, inRange).getResult()
@@ -353,20 +338,25 @@ struct BlockedAttention {
     return next;
   }
 
-  /// Whether the key mask keeps any of the 16 keys at j0 (a whole block).
-  Value blockHasKeys(Value bi, Value j0) {
-    auto mTy = cast<MemRefType>(mask.getType());
-    Type mt = mTy.getElementType();
-    Value mv = vector::LoadOp::create(b, loc, VectorType::get({kBlock}, mt),
-                                      mask, ValueRange{bi, j0});
+  /// The key mask's lanes for the 16 keys at j0 (past the end: hidden).
+  Value keptKeys(Value bi, Value j0) {
+    Type mt = cast<MemRefType>(mask.getType()).getElementType();
+    Value mv = vector::TransferReadOp::create(
+        b, loc, VectorType::get({kBlock}, mt), mask, ValueRange{bi, j0},
+        e.constant(0.0, mt), ArrayRef<bool>{false});
     Value zero = e.splat(e.constant(0.0, mt), kBlock);
-    Value keep =
-        isa<FloatType>(mt)
-            ? arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, mv, zero)
-                  .getResult()
-            : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, mv, zero)
-                  .getResult();
-    return vector::ReductionOp::create(b, loc, vector::CombiningKind::OR, keep);
+    return isa<FloatType>(mt)
+               ? arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, mv,
+                                       zero)
+                     .getResult()
+               : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, mv,
+                                       zero)
+                     .getResult();
+  }
+
+  /// Whether any lane of keptKeys is set (a block worth reading).
+  Value anyKept(Value kept) {
+    return vector::ReductionOp::create(b, loc, vector::CombiningKind::OR, kept);
   }
 
   /// An index as 16 i32 lanes (key positions fit in 32 bits).
@@ -439,10 +429,13 @@ struct BlockedAttention {
           arith::MaxSIOp::create(b, loc, lastBlock, firstBlock), idx(1), state,
           [&](OpBuilder &, Location, Value jb, ValueRange it) {
             Value j0 = mul(jb, idx(kBlock));
+            Value kept = mask ? keptKeys(bi, j0) : Value();
             SmallVector<Value> next;
-            auto step = [&] { return block(bi, kvh, rows, j0, kBlock, it); };
+            auto step = [&] {
+              return block(bi, kvh, rows, j0, kBlock, it, kept);
+            };
             if (mask)
-              next = e.ifThenElse(blockHasKeys(bi, j0), TypeRange(it), step,
+              next = e.ifThenElse(anyKept(kept), TypeRange(it), step,
                                   [&] { return SmallVector<Value>(it); });
             else
               next = step();
@@ -458,8 +451,9 @@ struct BlockedAttention {
         result = e.ifThenElse(
             reaches, types,
             [&] {
-              return block(bi, kvh, rows, idx(fullBlocks * kBlock), tail,
-                           result);
+              Value j0 = idx(fullBlocks * kBlock);
+              return block(bi, kvh, rows, j0, tail, result,
+                           mask ? keptKeys(bi, j0) : Value());
             },
             [&] { return result; });
       }
