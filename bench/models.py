@@ -248,14 +248,16 @@ def rlx_run(path, prompt, decode, threads, cache_dir):
     m = re.search(r"prefill: (\d+) tokens in ([\d.]+) ms.*decode: (\d+) "
                   r"steps, ([\d.]+) tok/s; (\d+) graphs compiled \((\d+) "
                   r"from the compile cache\) in ([\d.]+) s; weights "
-                  r"loaded in ([\d.]+) s; first token after ([\d.]+) s", out)
+                  r"loaded in ([\d.]+) s \(([\d.]+) of [\d.]+ MiB mapped "
+                  r"from the file\); first token after ([\d.]+) s", out)
     if not m:
         return {"error": "unreadable rlx-run output: " + out[-300:]}
     return {"prefill_tok_s": int(m.group(1)) / (float(m.group(2)) / 1e3),
             "decode_tok_s": float(m.group(4)),
             "graphs": int(m.group(5)), "graphs_cached": int(m.group(6)),
             "compile_s": float(m.group(7)), "load_s": float(m.group(8)),
-            "ttft_s": float(m.group(9)), "peak_rss_bytes": rss,
+            "mapped_mib": float(m.group(9)),
+            "ttft_s": float(m.group(10)), "peak_rss_bytes": rss,
             "wall_s": wall}
 
 

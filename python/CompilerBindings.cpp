@@ -890,6 +890,11 @@ static void registerGenerator(nb::module_ &m) {
       .def_ro("compile_seconds", &GenerationStats::compileSeconds)
       .def_ro("load_seconds", &GenerationStats::loadSeconds)
       .def_ro("graphs_compiled", &GenerationStats::graphsCompiled)
+      .def_ro("mapped_bytes", &GenerationStats::mappedBytes,
+              "Bytes of the parameter pool mapped from the weights' file "
+              "instead of copied (weights kept as stored, CPU).")
+      .def_ro("param_bytes", &GenerationStats::paramBytes,
+              "Bytes of the parameter pool.")
       .def_ro("past_bytes_copied", &GenerationStats::pastBytesCopied,
               "Bytes of cached keys and values copied into the graphs' past "
               "inputs (only the new rows when the cache stays in place).")

@@ -134,6 +134,14 @@ std::string CompileCache::key(mlir::ModuleOp module,
     part("tensor-parallel-rank " +
          std::to_string(options.tensorParallelRank.value_or(0)));
   part(options.entry);
+  // Where params sit in the pool (CPU: their file's page phases).
+  if (device == Device::Cpu && !options.paramPagePhases.empty()) {
+    part("param-pages " + std::to_string(options.paramPageSize));
+    for (const auto &[name, phase] : options.paramPagePhases) {
+      part(name);
+      part(std::to_string(phase));
+    }
+  }
   for (const auto &[name, shape] : options.inputShapes) {
     part(name);
     std::string dims;

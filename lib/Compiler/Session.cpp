@@ -515,6 +515,21 @@ static Error checkEntryInputShapes(mlir::ModuleOp module,
 /// Refuses a model whose arena and parameters exceed the budget (the
 /// options', else the profile's [execution] one, else the default), naming
 /// where the budget came from.
+/// Puts options.paramPagePhases on `module` as convert-mir-to-lir's
+/// `rlx.param_pages`.
+static void setParamPages(mlir::ModuleOp module,
+                          const CompileOptions &options) {
+  mlir::Builder b(module.getContext());
+  llvm::SmallVector<mlir::NamedAttribute> phases;
+  for (const auto &[name, phase] : options.paramPagePhases)
+    phases.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(phase)));
+  module->setAttr(mlir::rlx::kParamPagesAttr,
+                  b.getDictionaryAttr(
+                      {b.getNamedAttr("page_size", b.getI64IntegerAttr(
+                                                       options.paramPageSize)),
+                       b.getNamedAttr("phases", b.getDictionaryAttr(phases))}));
+}
+
 static Error checkBudget(const Manifest &m, const CompileOptions &options) {
   Expected<MemoryBudget> budget = MemoryBudget::get(
       options.memoryBudgetMB, options.profile.execution.memoryBudgetMB);
@@ -561,6 +576,8 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   }
   DiagnosticCollector diags(context);
   mlir::OwningOpRef<mlir::ModuleOp> module(input.clone());
+  if (!options.paramPagePhases.empty() && device == Device::Cpu)
+    setParamPages(*module, options);
   detail::dumpIR(dir, "00-input.mlir", *module);
 
   mlir::rlx::FrontendOptions frontend;

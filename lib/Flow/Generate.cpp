@@ -19,6 +19,7 @@
 #include <cstring>
 #include <numeric>
 #include <tuple>
+#include <unistd.h>
 
 using namespace rlx;
 using llvm::Error;
@@ -135,6 +136,25 @@ Generator::create(Session &session, DecoderFlow recipe,
   g->built = std::move(*built);
   g->source = std::make_unique<WeightSourceStack>(
       std::vector<const WeightSource *>{&weights, g->built.synthesized.get()});
+  // On the CPU the parameter pool mirrors the page phases of the weights'
+  // file, so that loading maps the pages of weights kept as stored rather
+  // than copying them. Only weights of 16 pages or more: a phase costs up to
+  // a page of padding in the pool.
+  if (session.device() == Device::Cpu) {
+    long page = ::sysconf(_SC_PAGESIZE);
+    if (page > 0) {
+      g->options.paramPageSize = page;
+      for (const std::string &name : g->source->names()) {
+        const TensorInfo *t = g->source->lookup(name);
+        if (!t || t->byteSize < 16 * static_cast<uint64_t>(page))
+          continue;
+        if (std::optional<WeightSource::FileRegion> region =
+                g->source->fileRegion(name))
+          g->options.paramPagePhases[name] =
+              static_cast<int64_t>(region->offset % page);
+      }
+    }
+  }
   const TransformerConfig &c = g->recipe.config();
   // Under tensor parallelism a rank keeps the KV heads its query heads
   // read: its share of them, or one when there are fewer than ranks.
@@ -283,6 +303,8 @@ Expected<Generator::Graph *> Generator::graph(int64_t past, int64_t count) {
     if (Error err = g.model->loadParams(*source))
       return std::move(err);
     statistics.loadSeconds += since(load);
+    statistics.mappedBytes = g.model->mappedParamBytes();
+    statistics.paramBytes = g.model->manifest().paramSize;
     statistics.warnings = g.model->loadWarnings();
     pool = g.model.get();
   }

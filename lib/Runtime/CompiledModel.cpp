@@ -17,11 +17,16 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <functional>
+#include <map>
+#include <optional>
 #include <sys/mman.h>
 #include <thread>
+#include <unistd.h>
 
 using namespace rlx;
 using detail::MemRef1D;
@@ -793,16 +798,103 @@ Error CompiledModel::setParam(StringRef name, const Tensor &value) {
 }
 
 namespace {
-/// What loading one weight did: the keys of the places it filled, and how
-/// many of its values are non-finite.
+/// What loading one weight did: the keys of the places it filled, how many
+/// of its values are non-finite, and how many of its bytes were mapped from
+/// its file rather than copied.
 struct Loaded {
   std::vector<std::string> keys;
   uint64_t nonFinite = 0;
+  uint64_t mapped = 0;
 };
 } // namespace
 
 /// Loads one weight into the pool.
 using LoadJob = std::function<Expected<Loaded>()>;
+
+namespace {
+/// The weight files loadParams maps pool pages from instead of copying: one
+/// read-only descriptor per file, opened before the load jobs run and
+/// closed after them (a mapping keeps its file). Only a pool that is itself
+/// a page-aligned mapping takes file pages.
+class FileMapper {
+public:
+  FileMapper(const WeightSource &source, llvm::ArrayRef<std::string> names,
+             bool poolIsMapped)
+      : source(source) {
+    long pageSize = ::sysconf(_SC_PAGESIZE);
+    if (!poolIsMapped || pageSize <= 0 || !llvm::isPowerOf2_64(pageSize))
+      return;
+    page = pageSize;
+    for (const std::string &name : names)
+      if (std::optional<WeightSource::FileRegion> r = source.fileRegion(name))
+        if (!fds.count(r->path))
+          fds[r->path] = ::open(r->path.c_str(), O_RDONLY | O_CLOEXEC);
+  }
+  ~FileMapper() {
+    for (auto &entry : fds)
+      if (entry.second >= 0)
+        ::close(entry.second);
+  }
+  FileMapper(const FileMapper &) = delete;
+  FileMapper &operator=(const FileMapper &) = delete;
+
+  /// Fills `dst`, a place in the pool for weight `name` as stored, by
+  /// mapping its whole pages from the file when the place's address and
+  /// the weight's file offset agree modulo the page size, and copying the
+  /// partial pages at either end from the source. Returns the bytes mapped;
+  /// 0 when nothing was (`dst` untouched: the caller copies).
+  Expected<uint64_t> map(StringRef name,
+                         llvm::MutableArrayRef<uint8_t> dst) const {
+    if (!page)
+      return 0;
+    std::optional<WeightSource::FileRegion> region = source.fileRegion(name);
+    if (!region)
+      return 0;
+    auto fd = fds.find(region->path);
+    if (fd == fds.end() || fd->second < 0)
+      return 0;
+    auto d = reinterpret_cast<uintptr_t>(dst.data());
+    if (d % page != region->offset % page)
+      return 0;
+    uintptr_t begin = llvm::alignTo(d, page);
+    uintptr_t end = (d + dst.size()) / page * page;
+    if (end <= begin)
+      return 0;
+    Expected<llvm::ArrayRef<uint8_t>> src = source.rawBytes(name);
+    if (!src) {
+      llvm::consumeError(src.takeError());
+      return 0;
+    }
+    if (src->size() != dst.size())
+      return 0;
+    void *at = reinterpret_cast<void *>(begin);
+    void *p =
+        ::mmap(at, end - begin, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
+               fd->second, static_cast<off_t>(region->offset + (begin - d)));
+    if (p == MAP_FAILED) {
+      // A failed MAP_FIXED may have unmapped the range: zero pages go back,
+      // and the caller copies.
+      if (::mmap(at, end - begin, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+        return fail("weight '" + name +
+                    "': the parameter pool lost its pages while mapping "
+                    "them from '" +
+                    region->path + "': " + std::strerror(errno));
+      return 0;
+    }
+    ::madvise(p, end - begin, MADV_WILLNEED);
+    copyBytes(dst.data(), src->data(), begin - d);
+    copyBytes(reinterpret_cast<uint8_t *>(end), src->data() + (end - d),
+              d + dst.size() - end);
+    return end - begin;
+  }
+
+private:
+  const WeightSource &source;
+  uint64_t page = 0;
+  std::map<std::string, int> fds;
+};
+} // namespace
 
 /// The non-finite values of weight `name` of `source`, read into `values`
 /// (f32) from its stored `dtype`: from the stored bytes while they are
@@ -828,16 +920,18 @@ static uint64_t nonFiniteF32(const WeightSource &source, StringRef name,
 /// values in `nonFinite`; returns the first failure in job order (every job
 /// runs).
 static Error runInParallel(std::vector<LoadJob> &jobs, llvm::StringSet<> &set,
-                           std::vector<uint64_t> &nonFinite) {
+                           std::vector<uint64_t> &nonFinite, uint64_t &mapped) {
   std::vector<std::string> failures(jobs.size());
   std::vector<std::vector<std::string>> keys(jobs.size());
   nonFinite.assign(jobs.size(), 0);
+  std::atomic<uint64_t> mappedBytes{0};
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < jobs.size(); i = next++) {
       if (Expected<Loaded> loaded = jobs[i]()) {
         keys[i] = std::move(loaded->keys);
         nonFinite[i] = loaded->nonFinite;
+        mappedBytes += loaded->mapped;
       } else {
         failures[i] = llvm::toString(loaded.takeError());
       }
@@ -851,6 +945,7 @@ static Error runInParallel(std::vector<LoadJob> &jobs, llvm::StringSet<> &set,
   work();
   for (std::thread &t : threads)
     t.join();
+  mapped = mappedBytes;
   for (const std::vector<std::string> &filled : keys)
     for (const std::string &key : filled)
       set.insert(key);
@@ -872,8 +967,12 @@ Error CompiledModel::loadParams(const WeightSource &given) {
   // load. Checks and places come first, in order. Each job counts the
   // non-finite values of its weight as it goes (see nonFiniteF32).
   warnings.clear();
+  mappedBytes = 0;
   if (!storage)
     return storageError();
+  // Weights kept as stored whose whole pages sit at their file's page
+  // phase in the pool are mapped from the file, not copied.
+  FileMapper files(source, weightNames(), storage->paramPool->mappedBytes != 0);
   std::vector<LoadJob> jobs;
   std::vector<std::string> jobNames;
   for (const std::string &name : weightNames()) {
@@ -952,13 +1051,19 @@ Error CompiledModel::loadParams(const WeightSource &given) {
       if (!place)
         return place.takeError();
       if (t->dtype == e->dtype) {
-        // Kept as stored: the bytes as the file has them.
-        jobs.push_back([&source, name, place = *place,
+        // Kept as stored: the bytes as the file has them, mapped from it
+        // where the pool's layout allows.
+        jobs.push_back([&source, &files, name, place = *place,
                         dtype = t->dtype]() -> Expected<Loaded> {
-          if (Error err = source.readStored(name, place.bytes))
-            return std::move(err);
+          Expected<uint64_t> mapped = files.map(name, place.bytes);
+          if (!mapped)
+            return mapped.takeError();
+          if (!*mapped)
+            if (Error err = source.readStored(name, place.bytes))
+              return std::move(err);
           source.release(name);
-          return Loaded{{place.key}, countNonFinite(dtype, place.bytes)};
+          return Loaded{
+              {place.key}, countNonFinite(dtype, place.bytes), *mapped};
         });
         continue;
       }
@@ -995,14 +1100,23 @@ Error CompiledModel::loadParams(const WeightSource &given) {
     if (direct) {
       auto *dst =
           reinterpret_cast<float *>(storage->paramPool->data + e->offset);
-      jobs.push_back([&source, name, dst, n = e->numElements(), key = e->name,
-                      dtype = t->dtype]() -> Expected<Loaded> {
-        if (Error err =
-                source.readF32(name, llvm::MutableArrayRef<float>(dst, n)))
-          return std::move(err);
+      jobs.push_back([&source, &files, name, dst, n = e->numElements(),
+                      key = e->name, dtype = t->dtype]() -> Expected<Loaded> {
+        uint64_t mapped = 0;
+        if (dtype == DType::F32) {
+          Expected<uint64_t> m = files.map(
+              name, {reinterpret_cast<uint8_t *>(dst), n * sizeof(float)});
+          if (!m)
+            return m.takeError();
+          mapped = *m;
+        }
+        if (!mapped)
+          if (Error err =
+                  source.readF32(name, llvm::MutableArrayRef<float>(dst, n)))
+            return std::move(err);
         uint64_t nonFinite = nonFiniteF32(source, name, dtype, {dst, n});
         source.release(name);
-        return Loaded{{key}, nonFinite};
+        return Loaded{{key}, nonFinite, mapped};
       });
       continue;
     }
@@ -1021,7 +1135,7 @@ Error CompiledModel::loadParams(const WeightSource &given) {
         });
   }
   std::vector<uint64_t> nonFinite;
-  Error err = runInParallel(jobs, *storage->set, nonFinite);
+  Error err = runInParallel(jobs, *storage->set, nonFinite, mappedBytes);
   for (auto [name, count] : llvm::zip(jobNames, nonFinite))
     if (count)
       warnings.push_back("weight '" + source.displayName(name) + "' in " +

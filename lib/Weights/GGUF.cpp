@@ -743,6 +743,11 @@ Expected<ArrayRef<uint8_t>> GGUFFile::rawBytes(StringRef name) const {
 
 void GGUFFile::release(StringRef name) const { releaseMapped(*buffer, name); }
 
+std::optional<WeightSource::FileRegion>
+GGUFFile::fileRegion(StringRef name) const {
+  return mappedFileRegion(*buffer, path, name);
+}
+
 //===----------------------------------------------------------------------===//
 // Writing
 //===----------------------------------------------------------------------===//

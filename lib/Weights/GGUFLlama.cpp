@@ -453,6 +453,14 @@ void GGUFLlamaWeights::release(StringRef name) const {
     gguf->release(entries[it->second].ggufName);
 }
 
+std::optional<WeightSource::FileRegion>
+GGUFLlamaWeights::fileRegion(StringRef name) const {
+  auto it = index.find(name);
+  if (it == index.end() || !entries[it->second].storedAsIs())
+    return std::nullopt;
+  return gguf->fileRegion(entries[it->second].ggufName);
+}
+
 Expected<ArrayRef<float>> GGUFLlamaWeights::viewF32(StringRef name) const {
   auto it = index.find(name);
   if (it == index.end())

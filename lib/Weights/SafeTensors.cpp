@@ -388,6 +388,11 @@ void SafeTensorsFile::release(StringRef name) const {
   releaseMapped(*buffer, name);
 }
 
+std::optional<WeightSource::FileRegion>
+SafeTensorsFile::fileRegion(StringRef name) const {
+  return mappedFileRegion(*buffer, path, name);
+}
+
 Expected<ArrayRef<uint8_t>> SafeTensorsFile::rawBytes(StringRef name) const {
   const TensorInfo *info = lookup(name);
   if (!info)
@@ -513,6 +518,12 @@ public:
     auto it = shardOf.find(name);
     if (it != shardOf.end())
       shards[it->second]->release(name);
+  }
+  std::optional<FileRegion> fileRegion(StringRef name) const override {
+    auto it = shardOf.find(name);
+    if (it == shardOf.end())
+      return std::nullopt;
+    return shards[it->second]->fileRegion(name);
   }
 
   std::string dir;

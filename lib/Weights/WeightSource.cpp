@@ -63,6 +63,24 @@ void WeightSource::releaseMapped(const llvm::MemoryBuffer &buffer,
     ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
 }
 
+std::optional<WeightSource::FileRegion>
+WeightSource::mappedFileRegion(const llvm::MemoryBuffer &buffer, StringRef path,
+                               StringRef name) const {
+  if (buffer.getBufferKind() != llvm::MemoryBuffer::MemoryBuffer_MMap)
+    return std::nullopt;
+  Expected<ArrayRef<uint8_t>> range = rawBytes(name);
+  if (!range) {
+    llvm::consumeError(range.takeError());
+    return std::nullopt;
+  }
+  const auto *start =
+      reinterpret_cast<const uint8_t *>(buffer.getBufferStart());
+  if (range->data() < start ||
+      range->data() + range->size() > start + buffer.getBufferSize())
+    return std::nullopt;
+  return FileRegion{path.str(), static_cast<uint64_t>(range->data() - start)};
+}
+
 Error WeightSource::readStored(StringRef name,
                                MutableArrayRef<uint8_t> dst) const {
   Expected<ArrayRef<uint8_t>> bytes = rawBytes(name);
@@ -226,6 +244,13 @@ void WeightSourceStack::release(StringRef name) const {
     s->release(name);
 }
 
+std::optional<WeightSource::FileRegion>
+WeightSourceStack::fileRegion(StringRef name) const {
+  if (const WeightSource *s = owner(name))
+    return s->fileRegion(name);
+  return std::nullopt;
+}
+
 Error WeightSourceStack::readStored(StringRef name,
                                     MutableArrayRef<uint8_t> dst) const {
   if (const WeightSource *s = owner(name))
@@ -325,6 +350,17 @@ Expected<ArrayRef<uint8_t>> RowSplitWeights::rawBytes(StringRef name) const {
   if (!all)
     return all.takeError();
   return all->slice(s.byteOffset, s.info.byteSize);
+}
+
+std::optional<WeightSource::FileRegion>
+RowSplitWeights::fileRegion(StringRef name) const {
+  auto it = slices.find(name);
+  if (it == slices.end())
+    return splitParents.contains(name) ? std::nullopt : base->fileRegion(name);
+  std::optional<FileRegion> parent = base->fileRegion(it->second.parent);
+  if (parent)
+    parent->offset += it->second.byteOffset;
+  return parent;
 }
 
 void RowSplitWeights::release(StringRef name) const {

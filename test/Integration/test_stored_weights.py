@@ -381,6 +381,45 @@ def test_llama_gguf_stored(quantized_models, tmp_path, name):
         "the weights were widened")
 
 
+def mapped_mib(stdout):
+    """(mapped, pool) MiB from rlx-run's 'weights loaded in' line."""
+    part = stdout.split("weights loaded in ")[1].split(" MiB mapped")[0]
+    mapped, pool = part.split("(")[1].split(" of ")
+    return float(mapped), float(pool)
+
+
+@pytest.mark.parametrize("name", ["bf16", "q8_0"])
+def test_llama_gguf_weights_mapped(tmp_path, name):
+    """Weights kept as stored are mapped from the GGUF, not copied: the
+    compile places each at its file offset's page phase in the parameter
+    pool, and loading maps its whole pages from the file (copying only the
+    partial pages at its ends). With an 8192-token vocabulary the embedding
+    and LM head span many pages; the model must still generate PyTorch's
+    greedy ids on the dequantized weights, through the compile cache too."""
+    import sys
+    from conftest import ROOT
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "make_tiny_models.py"),
+                    str(tmp_path), "--kind", "llama", "--name", "big-vocab",
+                    "--seed", "5", "--vocab", "8192", "--gguf",
+                    "--gguf-type", name], check=True, capture_output=True)
+    gguf_path = tmp_path / "big-vocab.gguf"
+    ref, greedy = torch_reference(
+        dequantized_reference(tmp_path / "big-vocab", name))
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    for attempt in ("cold", "warm"):
+        tokens, got, stdout = run_model(gguf_path, tmp_path, "stored", cache)
+        mapped, pool = mapped_mib(stdout)
+        # Embedding and LM head: 2 x 8192 rows of 64 values.
+        row = {"bf16": 128, "q8_0": 68}[name]
+        assert mapped * 2**20 >= 0.9 * 2 * 8192 * row, (attempt, stdout)
+        assert mapped <= pool
+        err = scale_err(got, ref)
+        assert err < MODEL_TYPES[name], f"{attempt}: logits off by {err:.3g}"
+        assert tokens == greedy, attempt
+
+
 def test_aot_refuses_stored(tmp_path):
     """An AOT library does not link the micro-kernels yet: a clear error
     before anything is written, not a library that fails to load."""

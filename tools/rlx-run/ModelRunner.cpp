@@ -511,8 +511,11 @@ static Error runDecoder(Session &session, LoadedModel &m,
        << s.graphsCompiled << " graphs compiled (" << s.graphsCached
        << " from the compile cache) in "
        << llvm::format("%.2f", s.compileSeconds) << " s; weights "
-       << "loaded in " << llvm::format("%.2f", s.loadSeconds)
-       << " s; first token after " << llvm::format("%.2f", firstToken)
+       << "loaded in " << llvm::format("%.2f", s.loadSeconds) << " s ("
+       << llvm::format("%.1f", s.mappedBytes / 1048576.0) << " of "
+       << llvm::format("%.1f", s.paramBytes / 1048576.0)
+       << " MiB mapped from the file); first token after "
+       << llvm::format("%.2f", firstToken)
        << " s (open, build, compile, load and prefill); "
        << llvm::format("%.2f", s.pastBytesCopied / 1048576.0)
        << " MiB of cached keys and values copied\n";

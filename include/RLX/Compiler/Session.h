@@ -81,6 +81,16 @@ struct CompileOptions {
   /// and LM head (docs/Distributed.md). Unset: the process's MPI rank
   /// (collectiveRank(), RLX/Runtime/Collectives.h; 0 outside mpirun).
   std::optional<int64_t> tensorParallelRank;
+  /// Where the stored bytes of weights start within a page of the file
+  /// they will be loaded from (file offset modulo paramPageSize), by param
+  /// name. On the CPU the compile places those params at the same phase in
+  /// the parameter pool (`rlx.param_pages`, convert-mir-to-lir), so that
+  /// CompiledModel::loadParams maps their whole pages from the file
+  /// instead of copying them. Ignored by Vulkan compiles (the pool is
+  /// uploaded to the device). Part of the compile cache's key.
+  std::map<std::string, int64_t> paramPagePhases;
+  /// The page size paramPagePhases are taken modulo (the host's).
+  int64_t paramPageSize = 4096;
   /// Said in CompileStats::notes of the compile (what a caller decided on
   /// the way, e.g. which profile fields the options overrode).
   std::vector<std::string> notes;

@@ -61,6 +61,14 @@ def ConvertMIRToLIRPass : Pass<"convert-mir-to-lir", "ModuleOp"> {
     (`lir.io`); their names come from the `rlx.name` argument/result
     attributes (default `inputN` / `outputN`).
 
+    A module attribute `rlx.param_pages = {page_size = 4096 : i64, phases =
+    {"name" = 96 : i64, ...}}` places each named param at a pool offset
+    congruent to its phase modulo the page size instead (the pool is
+    page-aligned): where the param's stored bytes start within a page of
+    the file the runtime loads them from, so that their whole pages can be
+    mapped from the file rather than copied. Names that are not params are
+    ignored; a malformed attribute is an error.
+
     With `expand-fused` (default), `mir.attention_block` is first rewritten
     into the kernels the CPU runs it as (QKV GEMM, views, QK-norm, RoPE,
     attention, output GEMM).

@@ -48,6 +48,9 @@ struct GenerationStats {
   /// loading the weights into the first one (loadSeconds).
   double prefillSeconds = 0, decodeSeconds = 0, compileSeconds = 0,
          loadSeconds = 0;
+  /// Of the parameter pool, the bytes loading mapped from the weights' file
+  /// instead of copying (CompiledModel::mappedParamBytes), and its size.
+  uint64_t mappedBytes = 0, paramBytes = 0;
   unsigned graphsCompiled = 0;
   /// Of those, the graphs the compile cache held (nothing compiled).
   unsigned graphsCached = 0;

@@ -104,6 +104,12 @@ public:
   /// tensor name). Counted from the stored bits: a ggml block with a
   /// non-finite scale counts as all of its elements.
   const std::vector<std::string> &loadWarnings() const { return warnings; }
+  /// Bytes of the parameter pool the last loadParams mapped from the
+  /// weights' file instead of copying: the whole pages of weights kept as
+  /// stored whose pool offset and file offset agree modulo the page size
+  /// (CompileOptions::paramPagePhases plans that). The pages are a private
+  /// mapping: the file's page cache backs them until a parameter is set.
+  uint64_t mappedParamBytes() const { return mappedBytes; }
   /// Uses `source`'s parameter pool (already loaded, or loaded later through
   /// either model) instead of this model's own: graphs of one model compiled
   /// for several shapes share their weights. The parameter layouts must be
@@ -167,6 +173,8 @@ private:
   std::unique_ptr<Executor> executor;
   /// See loadWarnings().
   std::vector<std::string> warnings;
+  /// See mappedParamBytes().
+  uint64_t mappedBytes = 0;
   /// See setBuildInfo().
   std::optional<BuildInfo> buildInfo;
   /// See setSynthesizedParams().

@@ -169,6 +169,7 @@ public:
   llvm::Expected<llvm::ArrayRef<uint8_t>>
   rawBytes(llvm::StringRef name) const override;
   void release(llvm::StringRef name) const override;
+  std::optional<FileRegion> fileRegion(llvm::StringRef name) const override;
 
 private:
   GGUFFile() = default;
@@ -321,6 +322,7 @@ public:
   llvm::Expected<llvm::ArrayRef<float>>
   viewF32(llvm::StringRef name) const override;
   void release(llvm::StringRef name) const override;
+  std::optional<FileRegion> fileRegion(llvm::StringRef name) const override;
   /// The GGUF name of `name` (a Hugging Face name), present or not.
   std::string displayName(llvm::StringRef name) const override;
 

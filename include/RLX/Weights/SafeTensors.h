@@ -65,6 +65,7 @@ public:
   llvm::Expected<llvm::ArrayRef<uint8_t>>
   rawBytes(llvm::StringRef name) const override;
   void release(llvm::StringRef name) const override;
+  std::optional<FileRegion> fileRegion(llvm::StringRef name) const override;
 
   /// The "__metadata__" map (empty if the header has none).
   const std::map<std::string, std::string> &metadata() const {

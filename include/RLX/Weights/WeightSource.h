@@ -22,6 +22,7 @@
 #include "llvm/ADT/Twine.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -88,7 +89,26 @@ public:
   /// weights twice. Does nothing for other sources.
   virtual void release(llvm::StringRef name) const {}
 
+  /// Where a tensor's stored bytes lie in a file: its path and the offset of
+  /// the first byte.
+  struct FileRegion {
+    std::string path;
+    uint64_t offset = 0;
+  };
+  /// The file region of tensor `name` when the source reads it from a file
+  /// it maps and its readStored() bytes are the file's bytes as they are
+  /// (no rows reordered, nothing added): a loader may then map those pages
+  /// itself instead of copying them. None otherwise.
+  virtual std::optional<FileRegion> fileRegion(llvm::StringRef name) const {
+    return std::nullopt;
+  }
+
 protected:
+  /// fileRegion() for a source whose tensors are rawBytes() inside
+  /// `buffer`, the mapping of the whole file at `path`.
+  std::optional<FileRegion> mappedFileRegion(const llvm::MemoryBuffer &buffer,
+                                             llvm::StringRef path,
+                                             llvm::StringRef name) const;
   /// release() for a source whose tensors are rawBytes() inside `buffer`:
   /// drops the whole pages of tensor `name` from the process if `buffer` is
   /// a read-only file mapping (never for heap memory).
@@ -155,6 +175,7 @@ public:
   llvm::Expected<llvm::ArrayRef<float>>
   viewF32(llvm::StringRef name) const override;
   void release(llvm::StringRef name) const override;
+  std::optional<FileRegion> fileRegion(llvm::StringRef name) const override;
   std::string displayName(llvm::StringRef name) const override;
 
 private:
@@ -187,6 +208,7 @@ public:
   llvm::Expected<llvm::ArrayRef<uint8_t>>
   rawBytes(llvm::StringRef name) const override;
   void release(llvm::StringRef name) const override;
+  std::optional<FileRegion> fileRegion(llvm::StringRef name) const override;
   std::string displayName(llvm::StringRef name) const override;
 
 private:

@@ -70,6 +70,23 @@ public:
 
 private:
   LogicalResult checkSupported();
+  /// Where the next param goes: `alignment`-aligned, or at the param's
+  /// page phase when it has one (options.pagePhases). A param concatenating
+  /// whole sources along rows takes its first source's phase: when the file
+  /// stores the sources one after the other, all of them land in phase.
+  int64_t paramOffset(mir::ParamOp param) const {
+    StringRef name = param.getName();
+    if (auto sources = param.getSources(); sources && !sources->empty() &&
+                                           param.getConcatAxis() == 0 &&
+                                           !param.getSourceStarts())
+      name = cast<StringAttr>((*sources)[0]).getValue();
+    auto it = options.pagePhases.find(name);
+    if (it == options.pagePhases.end() || options.pageSize <= 0)
+      return llvm::alignTo(paramBytes, options.alignment);
+    int64_t page = options.pageSize;
+    int64_t base = paramBytes / page * page + it->second;
+    return base >= paramBytes ? base : base + page;
+  }
   int addView(ViewInfo info) {
     views.push_back(std::move(info));
     return views.size() - 1;
@@ -330,13 +347,12 @@ FailureOr<lir::EntryOp> FuncConverter::run() {
       }
       ViewInfo info;
       info.space = lir::MemorySpace::Params;
-      info.offset = paramBytes;
+      info.offset = paramOffset(param);
       info.shape = ty;
       info.strides = identityStrides(ty);
       // The sizes fit (checkSupported); their sum may not.
-      std::optional<uint64_t> end = ::rlx::checkedAddBytes(
-          paramBytes,
-          llvm::alignTo(mir::getStorageBytes(ty), options.alignment));
+      std::optional<uint64_t> end =
+          ::rlx::checkedAddBytes(info.offset, mir::getStorageBytes(ty));
       if (!end)
         return param.emitOpError("param '")
                << param.getName() << "' of type " << ty
@@ -359,7 +375,6 @@ FailureOr<lir::EntryOp> FuncConverter::run() {
     }
     Kernel k;
     k.op = &op;
-    int64_t index = kernels.size();
     for (Value operand : op.getOperands()) {
       if (llvm::is_contained(k.inputs, operand) ||
           (operand.getDefiningOp() &&
@@ -410,10 +425,12 @@ FailureOr<lir::EntryOp> FuncConverter::run() {
   Location loc = func.getLoc();
   // The arena is planned later (lir-plan-arena): a buffer that owns storage
   // is a lir.alloc, an alias a view at an offset relative to its buffer.
-  auto entry =
-      lir::EntryOp::create(rewriter, loc, func.getSymName(),
-                           /*arena_size=*/0, paramBytes, options.alignment,
-                           /*constant_pool=*/nullptr);
+  auto entry = lir::EntryOp::create(
+      rewriter, loc, func.getSymName(),
+      /*arena_size=*/0,
+      static_cast<int64_t>(llvm::alignTo(paramBytes, options.alignment)),
+      options.alignment,
+      /*constant_pool=*/nullptr);
   Block *block = rewriter.createBlock(&entry.getBody());
   rewriter.setInsertionPointToStart(block);
   for (ViewInfo &info : views) {
@@ -517,6 +534,21 @@ struct ConvertMIRToLIRPass
     : public mlir::rlx::impl::ConvertMIRToLIRPassBase<ConvertMIRToLIRPass> {
   using Base::Base;
 
+  /// Reads the module's `rlx.param_pages` into `opts`.
+  LogicalResult readParamPages(MIRToLIROptions &opts) {
+    FailureOr<ParamPages> pages = getParamPages(getOperation());
+    if (failed(pages))
+      return failure();
+    if (pages->pageSize && pages->pageSize < alignment)
+      return getOperation().emitError("convert-mir-to-lir: ")
+             << kParamPagesAttr << " has page_size " << pages->pageSize
+             << ", smaller than the alignment ("
+             << static_cast<int64_t>(alignment) << ")";
+    opts.pageSize = pages->pageSize;
+    opts.pagePhases = std::move(pages->phases);
+    return success();
+  }
+
   void runOnOperation() override {
     if (alignment <= 0 || !llvm::isPowerOf2_64(alignment)) {
       getOperation().emitError("convert-mir-to-lir: alignment must be a "
@@ -541,6 +573,8 @@ struct ConvertMIRToLIRPass
     }
     MIRToLIROptions opts;
     opts.alignment = alignment;
+    if (failed(readParamPages(opts)))
+      return signalPassFailure();
     IRRewriter rewriter(&getContext());
     SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
     for (func::FuncOp f : funcs) {

@@ -7,6 +7,7 @@
 
 #include "RLX/Dialect/Common/RLXDialect.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -61,9 +62,51 @@ LogicalResult RLXDialect::verifyRegionResultAttribute(Operation *op, unsigned,
   return verifyName(op, attr, "result " + std::to_string(resultIndex));
 }
 
+FailureOr<ParamPages> mlir::rlx::getParamPages(Operation *op) {
+  ParamPages pages;
+  Attribute attr = op->getAttr(kParamPagesAttr);
+  if (!attr)
+    return pages;
+  auto bad = [&](const Twine &what) {
+    return op->emitOpError() << kParamPagesAttr << " " << what;
+  };
+  auto dict = dyn_cast<DictionaryAttr>(attr);
+  if (!dict)
+    return bad("must be a dictionary {page_size = N, phases = {...}}");
+  auto page = dict.getAs<IntegerAttr>("page_size");
+  auto phases = dict.getAs<DictionaryAttr>("phases");
+  if (!page || !phases || dict.size() != 2)
+    return bad("must hold exactly an integer 'page_size' and a dictionary "
+               "'phases'");
+  pages.pageSize = page.getValue().getSExtValue();
+  if (pages.pageSize <= 0 || !llvm::isPowerOf2_64(pages.pageSize))
+    return bad("has page_size " + Twine(pages.pageSize) +
+               "; it must be a power of two");
+  for (NamedAttribute phase : phases) {
+    auto value = dyn_cast<IntegerAttr>(phase.getValue());
+    if (!value)
+      return bad("gives param '" + phase.getName().getValue() +
+                 "' a phase that is not an integer");
+    int64_t v = value.getValue().getSExtValue();
+    if (v < 0 || v >= pages.pageSize)
+      return bad("gives param '" + phase.getName().getValue() + "' the phase " +
+                 Twine(v) + "; phases are integers in [0, " +
+                 Twine(pages.pageSize) + ")");
+    pages.phases[phase.getName().getValue()] = v;
+  }
+  return pages;
+}
+
 LogicalResult RLXDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
+  if (attr.getName() == kParamPagesAttr) {
+    if (!isa<ModuleOp>(op))
+      return op->emitOpError()
+             << kParamPagesAttr << " belongs on a builtin.module";
+    return getParamPages(op);
+  }
   return op->emitOpError("unknown RLX attribute '")
          << attr.getName().getValue()
-         << "' (RLX knows rlx.name on function arguments and results)";
+         << "' (RLX knows rlx.name on function arguments and results, and "
+            "rlx.param_pages on modules)";
 }

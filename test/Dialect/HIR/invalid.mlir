@@ -612,7 +612,7 @@ func.func @rlx_unknown_result_attr(%x: tensor<4xf32>) -> (tensor<4xf32> {rlx.nme
 
 // -----
 
-// expected-error @+1 {{unknown RLX attribute 'rlx.packed_params' (RLX knows rlx.name on function arguments and results)}}
+// expected-error @+1 {{unknown RLX attribute 'rlx.packed_params' (RLX knows rlx.name on function arguments and results, and rlx.param_pages on modules)}}
 module attributes {rlx.packed_params = ["w"]} {
 }
 

@@ -12,6 +12,8 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
 #include <cstdint>
 
 namespace mlir {
@@ -40,6 +42,14 @@ struct MIRToLIROptions {
   /// Alignment of parameter offsets, and the entry's `alignment` (which
   /// lir-plan-arena places arena buffers at).
   int64_t alignment = 64;
+  /// Where the stored bytes of some params start within a page of the file
+  /// they are loaded from, by param name (the module's `rlx.param_pages`,
+  /// ParamPages in RLX/Dialect/Common/RLXDialect.h):
+  /// such a param is placed at a pool offset congruent to its phase modulo
+  /// `pageSize` (the pool is page-aligned), so that the loader can map its
+  /// whole pages from the file instead of copying them. 0: no phases.
+  int64_t pageSize = 0;
+  llvm::StringMap<int64_t> pagePhases;
 };
 
 /// Converts one MIR function on static shapes into an `lir.entry` of the same

@@ -9,6 +9,7 @@
 #define RLX_DIALECT_COMMON_RLXDIALECT_H
 
 #include "mlir/IR/Dialect.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 
 #include "RLX/Dialect/Common/RLXDialect.h.inc"
@@ -20,6 +21,22 @@ constexpr llvm::StringLiteral kNameAttr = "rlx.name";
 /// rows (the runtime rejects others). mir-shard-tensor-parallel sets it on
 /// the ids of a vocabulary-parallel embedding.
 constexpr llvm::StringLiteral kIndexBoundAttr = "rlx.index_bound";
+/// On a module: where the stored bytes of some params start within a page
+/// of the file the runtime loads them from,
+/// `{page_size = 4096 : i64, phases = {"name" = 96 : i64, ...}}`
+/// (convert-mir-to-lir places those params in phase).
+constexpr llvm::StringLiteral kParamPagesAttr = "rlx.param_pages";
+
+/// The contents of a module's kParamPagesAttr.
+struct ParamPages {
+  /// A power of two; 0 when the module has no kParamPagesAttr.
+  int64_t pageSize = 0;
+  /// Phases in [0, pageSize), by param name.
+  llvm::StringMap<int64_t> phases;
+};
+/// Reads `op`'s kParamPagesAttr; emits an error on `op` naming what is
+/// wrong when it is malformed.
+FailureOr<ParamPages> getParamPages(Operation *op);
 } // namespace mlir::rlx
 
 #endif // RLX_DIALECT_COMMON_RLXDIALECT_H

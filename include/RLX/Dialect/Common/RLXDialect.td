@@ -21,6 +21,15 @@ def RLX_Dialect : Dialect {
     - `rlx.name` (string, on the arguments and results of the function
       that is compiled): the name of that input or output in the binding
       manifest (`lir.io`), the runtime and the tools.
+    - `rlx.index_bound` (positive integer, on integer arguments): the
+      arguments' values index a table of that many rows.
+    - `rlx.param_pages` (on a module,
+      `{page_size = 4096 : i64, phases = {"name" = 96 : i64, ...}}`): where
+      the stored bytes of params start within a page of the file the
+      runtime loads them from; convert-mir-to-lir places those params at the
+      same phase in the parameter pool so that their pages can be mapped
+      from the file. The page size is a power of two, phases lie in
+      [0, page_size).
 
     Any other `rlx.*` attribute is an error.
   }];
