@@ -332,6 +332,11 @@ static Expected<std::shared_ptr<Device>> createDevice(unsigned index) {
     return instance.takeError();
   dev->instance = std::move(*instance);
   std::vector<VkPhysicalDevice> pds = physicalDevices(dev->instance.get());
+  // The index comes from an earlier enumeration: the device may be gone.
+  if (index >= pds.size())
+    return fail("Vulkan: device " + llvm::Twine(index) +
+                " is no longer listed (the driver now lists " +
+                llvm::Twine(pds.size()) + " devices)");
   dev->physical = pds[index];
   dev->info = queryDevice(dev->physical, index, dev->instanceVersion);
   vkGetPhysicalDeviceMemoryProperties(dev->physical, &dev->memory);

@@ -242,6 +242,11 @@ Error VulkanExecutor::createDescriptors() {
 
   const DeviceInfo &info = dev->info;
   for (const Dispatch &dp : program.dispatches) {
+    // A program read back from the compile cache is checked like any input.
+    if (dp.kernel >= program.kernels.size())
+      return fail("Vulkan: a dispatch runs kernel " + llvm::Twine(dp.kernel) +
+                  ", but the program has " +
+                  llvm::Twine(program.kernels.size()) + " kernels");
     const Kernel &k = program.kernels[dp.kernel];
     if (dp.bindings.size() != k.numBindings)
       return fail("Vulkan: a dispatch of kernel '" + k.name + "' has " +
