@@ -882,7 +882,12 @@ public:
                     region->path + "': " + std::strerror(errno));
       return 0;
     }
-    ::madvise(p, end - begin, MADV_WILLNEED);
+    // Page tables filled in one call (no fault per page, no copy on write
+    // broken), where the kernel can; else read ahead.
+#ifdef MADV_POPULATE_READ
+    if (::madvise(p, end - begin, MADV_POPULATE_READ) != 0)
+#endif
+      ::madvise(p, end - begin, MADV_WILLNEED);
     copyBytes(dst.data(), src->data(), begin - d);
     copyBytes(reinterpret_cast<uint8_t *>(end), src->data() + (end - d),
               d + dst.size() - end);
