@@ -17,6 +17,10 @@
 // chunk, int32 accumulators per output over the 256-element block. f16 /
 // bf16: widened to f32 for FMAs.
 //
+// Repacked q4_0 / q8_0 (RLX_UK_REPACKED_X8): lanes are 8 output columns,
+// so there are no horizontal sums: 4 x 8 tiles, one convert and FMA per
+// block, row and 8 columns (x8Tile).
+//
 // Kernels are MR x NR register tiles over the whole of K, driven panel by
 // panel of activation rows as in AVX512.cpp; with M = 1 each weight byte is
 // read once and the next tile's rows are prefetched.
@@ -272,6 +276,161 @@ template <class P> struct Q32Tile {
 };
 
 //===----------------------------------------------------------------------===//
+// Repacked 32-element formats (RLX_UK_REPACKED_X8)
+//===----------------------------------------------------------------------===//
+
+/// Keeps `v` in a register at this point: an accumulation chain stays a
+/// chain (GCC's reassociation would otherwise rebalance it into a tree that
+/// keeps every product of a block live at once, spilling the tile).
+RLX_UK_AVX2 inline void pin(__m256i &v) { asm("" : "+x"(v)); }
+
+/// One MR x 8 tile over blocks [b0, b1) of a repacked group (see Internal.h):
+/// the lanes are the 8 output columns. Per superblock and 4-byte chunk of
+/// codes, one 32-byte vector of weights and, per activation row, a broadcast
+/// of the 4 matching activation bytes: vpmaddubsw gives the 8 columns'
+/// partial dots. q4_0 sums its 8 products per block in int16 (exact: at most
+/// 8 * 2 * 15 * 127 = 30480), one vpmaddwd to int32, plus the offset's
+/// -8 * sum(x) from `corr` (row i's block b at corr[i * corrStride + b -
+/// b0]); q8_0 uses the sign trick and vpmaddwd per chunk. Then one convert
+/// and one FMA with d_w * d_x per block and row. `accumulate` continues the
+/// sums already in y (from earlier blocks: the lanes add block by block, so
+/// a split along K gives the same result).
+template <bool Q8, int MR>
+RLX_UK_AVX2_FN void x8Tile(const MatmulArgs &a, int64_t m, int64_t n,
+                           int64_t b0, int64_t b1, const int32_t *corr,
+                           int64_t corrStride, bool accumulate) {
+  constexpr int64_t kSuper = Q8 ? 8 * 34 : 8 * 18;
+  constexpr int kChunks = Q8 ? 8 : 4;
+  const uint8_t *xr[MR];
+  for (int i = 0; i != MR; ++i)
+    xr[i] = a.x + (m + i) * a.xRowBytes;
+  const uint8_t *group = a.w + n * a.wRowBytes;
+  __m256 acc[MR];
+  RLX_UK_UNROLL
+  for (int i = 0; i != MR; ++i)
+    acc[i] = accumulate ? _mm256_loadu_ps(a.y + (m + i) * a.ldy + n)
+                        : _mm256_setzero_ps();
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  const __m256i low4 = _mm256_set1_epi8(0xf);
+  // Decoding (one row tile) streams the weights once: fetch ahead.
+  const bool prefetch = a.M <= MR;
+  for (int64_t b = b0; b != b1; ++b) {
+    const uint8_t *sb = group + b * kSuper;
+    if (prefetch)
+      for (int l = 0; l < kSuper; l += 64)
+        _mm_prefetch(reinterpret_cast<const char *>(sb + 8 * kSuper + l),
+                     _MM_HINT_T0);
+    const __m256 wd =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(sb)));
+    // Block b's elements 0..15 in the prepared row; 16..31 are 64 further.
+    const size_t xo = size_t(128 * (b >> 2) + 16 * (b & 3));
+    __m256i s[MR];
+    RLX_UK_UNROLL
+    for (int i = 0; i != MR; ++i)
+      s[i] = _mm256_setzero_si256();
+    RLX_UK_UNROLL
+    for (int c = 0; c != kChunks; ++c) {
+      const __m256i v = load256(sb + 16 + 32 * c);
+      if constexpr (Q8) {
+        const __m256i av = _mm256_abs_epi8(v);
+        const size_t co = xo + (c < 4 ? 4 * c : 64 + 4 * (c - 4));
+        RLX_UK_UNROLL
+        for (int i = 0; i != MR; ++i) {
+          const __m256i bx = _mm256_set1_epi32(int(loadU32(xr[i] + co)));
+          s[i] = _mm256_add_epi32(
+              s[i],
+              _mm256_madd_epi16(
+                  _mm256_maddubs_epi16(av, _mm256_sign_epi8(bx, v)), ones16));
+          pin(s[i]);
+        }
+      } else {
+        const __m256i lo = _mm256_and_si256(v, low4);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+        RLX_UK_UNROLL
+        for (int i = 0; i != MR; ++i) {
+          const __m256i bl =
+              _mm256_set1_epi32(int(loadU32(xr[i] + xo + 4 * c)));
+          const __m256i bh =
+              _mm256_set1_epi32(int(loadU32(xr[i] + xo + 64 + 4 * c)));
+          s[i] = _mm256_add_epi16(s[i], _mm256_maddubs_epi16(lo, bl));
+          pin(s[i]);
+          s[i] = _mm256_add_epi16(s[i], _mm256_maddubs_epi16(hi, bh));
+          pin(s[i]);
+        }
+      }
+    }
+    RLX_UK_UNROLL
+    for (int i = 0; i != MR; ++i) {
+      __m256i si = s[i];
+      if constexpr (!Q8)
+        si = _mm256_add_epi32(
+            _mm256_madd_epi16(si, ones16),
+            _mm256_set1_epi32(corr[i * corrStride + (b - b0)]));
+      const __m256 dx = _mm256_set1_ps(loadF32(xr[i] + a.xdOffset + 4 * b));
+      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si), _mm256_mul_ps(wd, dx),
+                               acc[i]);
+    }
+  }
+  RLX_UK_UNROLL
+  for (int i = 0; i != MR; ++i)
+    _mm256_storeu_ps(a.y + (m + i) * a.ldy + n, acc[i]);
+}
+
+/// Drives x8Tile<Q8, MR> panel by panel of activation rows, and (for very
+/// long rows only) range by range of blocks, so that q4_0's offset terms
+/// -8 * sum(x) of a panel fit a buffer on the stack. a.N is a multiple of 8.
+template <bool Q8, int MR> RLX_UK_AVX2_FN void driveX8(const MatmulArgs &a) {
+  constexpr int64_t kCap = 8192;
+  int32_t corr[Q8 ? 1 : kCap];
+  const int64_t nb = a.K / 32;
+  const int64_t cb = std::min<int64_t>(nb, kCap / MR);
+  const int64_t panel =
+      std::min<int64_t>(panelRows(a.xRowBytes, MR), kCap / cb / MR * MR);
+  for (int64_t m0 = 0; m0 < a.M; m0 += panel) {
+    const int64_t m1 = std::min(a.M, m0 + panel);
+    for (int64_t b0 = 0; b0 < nb; b0 += cb) {
+      const int64_t b1 = std::min(nb, b0 + cb), stride = b1 - b0;
+      if constexpr (!Q8) {
+        for (int64_t m = m0; m != m1; ++m) {
+          const uint8_t *sums = a.x + m * a.xRowBytes + a.xsOffset;
+          for (int64_t b = b0; b != b1; ++b) {
+            int32_t t = 0;
+            for (int h = 0; h != 4; ++h)
+              t += int32_t(loadU32(sums + 16 * b + 4 * h));
+            corr[(m - m0) * stride + (b - b0)] = -8 * t;
+          }
+        }
+      }
+      for (int64_t n = 0; n < a.N; n += 8) {
+        for (int64_t m = m0; m < m1; m += MR) {
+          const int32_t *c = corr + (Q8 ? 0 : (m - m0) * stride);
+          const bool accumulate = b0 != 0;
+          switch (std::min<int64_t>(MR, m1 - m)) {
+          case MR:
+            x8Tile<Q8, MR>(a, m, n, b0, b1, c, stride, accumulate);
+            break;
+          case 3:
+            if constexpr (MR > 3)
+              x8Tile<Q8, 3>(a, m, n, b0, b1, c, stride, accumulate);
+            break;
+          case 2:
+            if constexpr (MR > 2)
+              x8Tile<Q8, 2>(a, m, n, b0, b1, c, stride, accumulate);
+            break;
+          case 1:
+            if constexpr (MR > 1)
+              x8Tile<Q8, 1>(a, m, n, b0, b1, c, stride, accumulate);
+            break;
+          default:
+            break;
+          }
+        }
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // K-quants
 //===----------------------------------------------------------------------===//
 
@@ -440,6 +599,10 @@ MatmulFn rlx::uk::avx2Kernel(int wtype) {
     return drive<Q32Tile<Q5_1>, 4, 2>;
   case RLX_UK_Q8_0:
     return drive<Q32Tile<Q8_0>, 4, 2>;
+  case RLX_UK_Q4_0 | RLX_UK_REPACKED_X8:
+    return driveX8<false, 4>;
+  case RLX_UK_Q8_0 | RLX_UK_REPACKED_X8:
+    return driveX8<true, 4>;
   case RLX_UK_Q2_K:
     return drive<KQuantTile<Q2KChunks>, 2, 2>;
   case RLX_UK_Q3_K:

@@ -66,8 +66,18 @@ struct TypeInfo {
   PrepKind prep;
 };
 
+/// Whether `wtype` is a plain type with a repacked form.
+inline bool hasRepackedForm(int wtype) {
+  return wtype == RLX_UK_Q4_0 || wtype == RLX_UK_Q8_0;
+}
+
 /// The storage of `wtype`, or nullptr if the library does not handle it.
+/// Repacked codes have the storage of their plain type.
 inline const TypeInfo *typeInfo(int wtype) {
+  if (wtype & RLX_UK_REPACKED_X8) {
+    const int plain = wtype & ~RLX_UK_REPACKED_X8;
+    return hasRepackedForm(plain) ? typeInfo(plain) : nullptr;
+  }
   static constexpr TypeInfo kF16{1, 2, PrepKind::F32};
   static constexpr TypeInfo kBF16{1, 2, PrepKind::BF16};
   static constexpr TypeInfo kQ4_0{32, 18, PrepKind::Q8x32};
@@ -167,6 +177,33 @@ inline PreparedLayout preparedLayout(PrepKind kind, int64_t k) {
     break;
   }
   return l;
+}
+
+//===----------------------------------------------------------------------===//
+// Repacked weights (RLX_UK_REPACKED_X8)
+//===----------------------------------------------------------------------===//
+//
+// A group of 8 rows of a 32-element type with an f16 scale followed by
+// `qsBytes` code bytes per block (q4_0: 18-byte blocks, 16 code bytes; q8_0:
+// 34 and 32) holds, per block index b, one superblock of 8 blocks' bytes at
+// byte 8 * blockBytes * b of the group:
+//
+//   bytes [0, 16):         the f16 scale of row r at 2 r;
+//   bytes [16, 8 blockBytes): code byte j of row r at
+//                          16 + 32 (j / 4) + 4 r + j % 4.
+//
+// So each 32 bytes of codes hold 4 consecutive code bytes of all 8 rows, row
+// r in int32 lane r: one vpmaddubsw of such a vector with 4 broadcast
+// activation bytes gives partial dot products of 8 output columns, and
+// vpcvtph2ps of the first 16 bytes gives the 8 columns' scales. (q4_0 code
+// byte j holds elements j, low nibble, and j + 16, high nibble; q8_0 byte j
+// is element j.) The scalar kernel is the reference; AVX-512 has no kernel
+// of its own for these codes, so the dispatcher runs AVX2's.
+
+/// Where byte `i` of row `r`'s block lies in its superblock (see above).
+constexpr size_t repackedOffset(int r, int i) {
+  return i < 2 ? size_t(2 * r + i)
+               : size_t(16 + 32 * ((i - 2) / 4) + 4 * r + (i - 2) % 4);
 }
 
 //===----------------------------------------------------------------------===//

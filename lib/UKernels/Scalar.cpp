@@ -125,6 +125,44 @@ template <class F> void q32Kernel(const MatmulArgs &a) {
   }
 }
 
+/// Repacked weights (see Internal.h): per group of 8 columns, each block of
+/// each row is gathered back from its superblock and multiplied as
+/// q32Kernel does, so that the result is q32Kernel's, bit for bit.
+template <class F> void q32x8Kernel(const MatmulArgs &a) {
+  const int64_t nb = a.K / 32;
+  for (int64_t n0 = 0; n0 < a.N; n0 += 8) {
+    const uint8_t *group = a.w + n0 * a.wRowBytes;
+    for (int64_t m0 = 0; m0 < a.M; m0 += kRowChunk) {
+      const int64_t mr = std::min(kRowChunk, a.M - m0);
+      float acc[kRowChunk][8] = {};
+      for (int64_t b = 0; b != nb; ++b) {
+        const uint8_t *sb = group + b * 8 * F::kBytes;
+        for (int r = 0; r != 8; ++r) {
+          uint8_t blk[F::kBytes];
+          for (int i = 0; i != int(F::kBytes); ++i)
+            blk[i] = sb[repackedOffset(r, i)];
+          Q32Block q;
+          F::decode(blk, q);
+          for (int64_t i = 0; i != mr; ++i) {
+            const uint8_t *row = a.x + (m0 + i) * a.xRowBytes;
+            int8_t xq[32];
+            std::memcpy(xq, row + q8x32Offset(32 * b), 16);
+            std::memcpy(xq + 16, row + q8x32Offset(32 * b + 16), 16);
+            const float dx = loadF32(row + a.xdOffset + 4 * b);
+            int dot = 0;
+            for (int j = 0; j != 32; ++j)
+              dot += q.v[j] * xq[j];
+            acc[i][r] += (q.d * dx) * float(dot);
+          }
+        }
+      }
+      for (int64_t i = 0; i != mr; ++i)
+        for (int r = 0; r != 8; ++r)
+          a.y[(m0 + i) * a.ldy + n0 + r] = acc[i][r];
+    }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // K-quants
 //===----------------------------------------------------------------------===//
@@ -214,6 +252,10 @@ MatmulFn rlx::uk::scalarKernel(int wtype) {
     return q32Kernel<Q5_1>;
   case RLX_UK_Q8_0:
     return q32Kernel<Q8_0>;
+  case RLX_UK_Q4_0 | RLX_UK_REPACKED_X8:
+    return q32x8Kernel<Q4_0>;
+  case RLX_UK_Q8_0 | RLX_UK_REPACKED_X8:
+    return q32x8Kernel<Q8_0>;
   case RLX_UK_Q2_K:
     return kquantKernel<Q2KLayout, unpackQ2K>;
   case RLX_UK_Q3_K:

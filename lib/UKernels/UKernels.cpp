@@ -308,6 +308,9 @@ int rlx_uk_matmul(int wtype, const void *prepared, int64_t M, int64_t K,
   const TypeInfo *t = typeInfo(wtype);
   if (!validK(t, K) || M < 0 || n0 < 0 || n1 < n0)
     return -1;
+  // Repacked weights come in whole groups of 8 rows.
+  if ((wtype & RLX_UK_REPACKED_X8) && (n0 % 8 != 0 || n1 % 8 != 0))
+    return -1;
   if (M == 0 || n1 == n0)
     return 0;
   if (!y || (K != 0 && (!prepared || !w)))
@@ -333,6 +336,35 @@ int rlx_uk_matmul(int wtype, const void *prepared, int64_t M, int64_t K,
   a.y = y + n0;
   a.ldy = ldy;
   kernelFor(wtype, currentLevel())(a);
+  return 0;
+}
+
+int rlx_uk_repack(int wtype, int64_t K, const void *w, int64_t n0, int64_t n1,
+                  void *out) {
+  const int plain = wtype & ~RLX_UK_REPACKED_X8;
+  const TypeInfo *t = typeInfo(plain);
+  if (!hasRepackedForm(plain) || !validK(t, K) || n0 < 0 || n1 < n0 ||
+      n0 % 8 != 0 || n1 % 8 != 0)
+    return -1;
+  if (n1 == n0 || K == 0)
+    return 0;
+  if (!w || !out)
+    return -1;
+  const int bb = int(t->blockBytes);
+  const int64_t nb = K / t->blockElements;
+  const size_t rowBytes = size_t(nb) * size_t(bb);
+  for (int64_t g = n0; g != n1; g += 8) {
+    const uint8_t *src = static_cast<const uint8_t *>(w) + size_t(g) * rowBytes;
+    uint8_t *dst = static_cast<uint8_t *>(out) + size_t(g) * rowBytes;
+    for (int64_t b = 0; b != nb; ++b) {
+      uint8_t *sb = dst + size_t(b) * 8 * size_t(bb);
+      for (int r = 0; r != 8; ++r) {
+        const uint8_t *blk = src + size_t(r) * rowBytes + size_t(b) * bb;
+        for (int i = 0; i != bb; ++i)
+          sb[repackedOffset(r, i)] = blk[i];
+      }
+    }
+  }
   return 0;
 }
 

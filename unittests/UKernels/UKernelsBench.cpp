@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 //
 // rlx-uk-bench [--isa=avx512,avx512-nobf16,avx2,scalar] [--types=q4_0,...]
-//              [--reps=N]
+//              [--reps=N] [--repacked]
 //
 // For each instruction set and weight type: the decode GEMV (M = 1, N = 8192,
 // K = 2048) in GB/s of weight bytes, reading one weight copy over and over
@@ -15,6 +15,10 @@
 // N = 2048, K = 2048) in GOP/s (2 M N K operations per product). One thread,
 // and two threads splitting N in halves. Times are the median and the best
 // of the repetitions. Not a test: run it on a quiet machine.
+//
+// With --repacked, instead: for the types with a repacked form (q4_0, q8_0),
+// the plain and the repacked (RLX_UK_REPACKED_X8) weights side by side, one
+// thread: GEMV hot and cold in GB/s, GEMM in GOP/s, and repacked / plain.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +36,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using namespace rlx;
@@ -179,11 +184,113 @@ bool listed(const std::string &list, const char *name) {
   return padded.find("," + std::string(name) + ",") != std::string::npos;
 }
 
+/// Median times of `plain` and `repacked`, called alternately (after one
+/// warm-up call each) until each ran `reps` times and 0.3 s passed, so that
+/// load from elsewhere on the machine hits both alike.
+std::pair<double, double> timePair(const std::function<void(int)> &plain,
+                                   const std::function<void(int)> &repacked,
+                                   int reps) {
+  plain(0);
+  repacked(0);
+  std::vector<double> tp, tr;
+  const double start = now();
+  for (int r = 1; int(tp.size()) < reps || now() - start < 0.3; ++r) {
+    double t0 = now();
+    plain(r);
+    double t1 = now();
+    repacked(r);
+    tr.push_back(now() - t1);
+    tp.push_back(t1 - t0);
+    if (tp.size() > 2000)
+      break;
+  }
+  std::sort(tp.begin(), tp.end());
+  std::sort(tr.begin(), tr.end());
+  return {tp[tp.size() / 2], tr[tr.size() / 2]};
+}
+
+/// Plain against repacked weights of `t`, one thread (see the file comment).
+void compareRepacked(const char *isa, const TypeCase &t, int reps) {
+  const int rcode = t.code | RLX_UK_REPACKED_X8;
+  const int64_t gvN = 8192, gvK = 2048;
+  const int64_t gmM = 128, gmN = 2048, gmK = 2048;
+  const size_t coldBytes = size_t(1536) << 20;
+  const bool scalar = std::string(isa) == "scalar";
+  auto report = [&](const char *name, double plain, double repacked,
+                    const char *unit) {
+    std::printf("%-7s %-5s %-28s %9.2f %9.2f %-6s %6.2fx\n", isa, t.name, name,
+                plain, repacked, unit, repacked / plain);
+    std::fflush(stdout);
+  };
+  // GEMV.
+  {
+    std::vector<uint8_t> w = makeWeights(t.code, gvN, gvK);
+    std::vector<uint8_t> wr(w.size());
+    rlx_uk_repack(t.code, gvK, w.data(), 0, gvN, wr.data());
+    const size_t wBytes = w.size();
+    const size_t copies = std::max<size_t>(2, coldBytes / wBytes);
+    std::vector<uint8_t> pool(wBytes * copies), poolR(wBytes * copies);
+    for (size_t c = 0; c != copies; ++c) {
+      std::memcpy(pool.data() + c * wBytes, w.data(), wBytes);
+      std::memcpy(poolR.data() + c * wBytes, wr.data(), wBytes);
+    }
+    std::vector<float> x(gvK);
+    std::mt19937 rng(1);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (float &v : x)
+      v = normal(rng);
+    std::vector<uint8_t> prep(rlx_uk_prepared_bytes(t.code, 1, gvK));
+    rlx_uk_prepare(t.code, x.data(), gvK, 0, 1, gvK, prep.data());
+    std::vector<float> y(gvN);
+    for (int cold = 0; cold != 2; ++cold) {
+      auto call = [&](bool packed, int rep) {
+        const uint8_t *base = packed ? poolR.data() : pool.data();
+        const uint8_t *wp = base + (cold ? (rep % copies) * wBytes : 0);
+        rlx_uk_matmul(packed ? rcode : t.code, prep.data(), 1, gvK, wp, 0, gvN,
+                      y.data(), gvN);
+      };
+      auto [tp, tr] =
+          timePair([&](int r) { call(false, r); },
+                   [&](int r) { call(true, r); }, scalar ? 2 : reps * 4);
+      char name[64];
+      std::snprintf(name, sizeof(name), "gemv N=%lld K=%lld %s 1T",
+                    (long long)gvN, (long long)gvK, cold ? "cold" : "hot");
+      report(name, wBytes / tp * 1e-9, wBytes / tr * 1e-9, "GB/s");
+    }
+  }
+  // GEMM.
+  {
+    std::vector<uint8_t> w = makeWeights(t.code, gmN, gmK);
+    std::vector<uint8_t> wr(w.size());
+    rlx_uk_repack(t.code, gmK, w.data(), 0, gmN, wr.data());
+    std::vector<float> x(gmM * gmK);
+    std::mt19937 rng(2);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (float &v : x)
+      v = normal(rng);
+    std::vector<uint8_t> prep(rlx_uk_prepared_bytes(t.code, gmM, gmK));
+    rlx_uk_prepare(t.code, x.data(), gmK, 0, gmM, gmK, prep.data());
+    std::vector<float> y(gmM * gmN);
+    const double ops = 2.0 * gmM * gmN * gmK;
+    auto call = [&](bool packed) {
+      rlx_uk_matmul(packed ? rcode : t.code, prep.data(), gmM, gmK,
+                    packed ? wr.data() : w.data(), 0, gmN, y.data(), gmN);
+    };
+    auto [tp, tr] = timePair([&](int) { call(false); },
+                             [&](int) { call(true); }, scalar ? 1 : reps);
+    char name[64];
+    std::snprintf(name, sizeof(name), "gemm M=%lld N=%lld K=%lld 1T",
+                  (long long)gmM, (long long)gmN, (long long)gmK);
+    report(name, ops / tp * 1e-9, ops / tr * 1e-9, "GOP/s");
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::string isas = "avx512,avx512-nobf16,avx2,scalar", types;
   int reps = 5;
+  bool repacked = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--isa=", 0) == 0)
@@ -192,14 +299,33 @@ int main(int argc, char **argv) {
       types = arg.substr(8);
     else if (arg.rfind("--reps=", 0) == 0)
       reps = std::max(1, std::atoi(arg.c_str() + 7));
+    else if (arg == "--repacked")
+      repacked = true;
     else {
       std::fprintf(stderr,
                    "usage: %s [--isa=avx512,avx512-nobf16,avx2,scalar] "
                    "[--types=q4_0,...] "
-                   "[--reps=N]\n",
+                   "[--reps=N] [--repacked]\n",
                    argv[0]);
       return 2;
     }
+  }
+  if (repacked) {
+    std::printf("%-7s %-5s %-28s %9s %9s\n", "isa", "type", "case (medians)",
+                "plain", "repacked");
+    for (const char *isa : {"avx512", "avx2", "scalar"}) {
+      if (!listed(isas, isa))
+        continue;
+      if (rlx_uk_select_isa(isa) != 0) {
+        std::printf("%-7s (not available)\n", isa);
+        continue;
+      }
+      for (const TypeCase &t : kTypes)
+        if (rlx_uk_supports(t.code | RLX_UK_REPACKED_X8) &&
+            listed(types, t.name))
+          compareRepacked(isa, t, reps);
+    }
+    return 0;
   }
   Helper helper;
   const int64_t gvN = 8192, gvK = 2048;

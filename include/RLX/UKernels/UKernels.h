@@ -59,6 +59,16 @@ enum {
   RLX_UK_BF16 = 30,
 };
 
+/// Flag OR'd into a weight type code (RLX_UK_Q4_0 or RLX_UK_Q8_0) for
+/// weights repacked by rlx_uk_repack: in each group of 8 rows (rows 8 i to
+/// 8 i + 7, the group at the byte offset of its first row) the blocks of the
+/// 8 rows are interleaved so that vector lanes run along output columns
+/// (llama.cpp's block_q4_0x8 idea). The same bytes, permuted within each
+/// group: the row stride, weight_row_bytes and the prepared activations are
+/// those of the plain type, and every function here accepts the flagged
+/// code. The byte layout is private to the library.
+enum { RLX_UK_REPACKED_X8 = 0x100 };
+
 /// 1 if rlx_uk_matmul handles weights of type `wtype` (on every instruction
 /// set), 0 otherwise.
 int rlx_uk_supports(int wtype);
@@ -114,10 +124,24 @@ int rlx_uk_prepared_to_f32(int wtype, const void *prepared, int64_t m,
 /// same `wtype` and K) and W the weights of type `wtype` starting at `w` (row
 /// 0; row n at w + n * rlx_uk_weight_row_bytes(wtype, K)). Overwrites y; f32
 /// accumulation. Threads may compute disjoint column ranges concurrently.
-/// Returns 0, or -1 (nothing written) if `wtype` is unsupported, K is not a
-/// whole number of blocks, or the ranges are invalid.
+/// For repacked weights (`wtype` with RLX_UK_REPACKED_X8) `w` holds the
+/// output of rlx_uk_repack for the rows in [n0, n1), and n0 and n1 must be
+/// multiples of 8. Returns 0, or -1 (nothing written) if `wtype` is
+/// unsupported, K is not a whole number of blocks, or the ranges are
+/// invalid.
 int rlx_uk_matmul(int wtype, const void *prepared, int64_t M, int64_t K,
                   const void *w, int64_t n0, int64_t n1, float *y, int64_t ldy);
+
+/// Repacks rows [n0, n1) of the plain weights `w` of type `wtype` (row n at
+/// w + n * rlx_uk_weight_row_bytes(wtype, K)) into the form of
+/// `wtype | RLX_UK_REPACKED_X8`, written at the same byte offsets of `out`
+/// (which must not overlap `w`). `wtype` may carry the flag or not. n0 and
+/// n1 must be multiples of 8; threads may repack disjoint ranges
+/// concurrently. Returns 0, or -1 (nothing written) if the type has no
+/// repacked form, K is not a whole number of blocks, or the range is
+/// invalid.
+int rlx_uk_repack(int wtype, int64_t K, const void *w, int64_t n0, int64_t n1,
+                  void *out);
 
 /// Selects the instruction set the kernels use:
 ///   - "avx512": AVX-512 F, BW, VL, DQ and VNNI, with vdpbf16ps for bf16
