@@ -326,9 +326,6 @@ RLX_UK_AVX2_FN void x8Tile(const MatmulArgs &a, int64_t m, int64_t n,
     const size_t xo = size_t(128 * (b >> 2) + 16 * (b & 3));
     __m256i s[MR];
     RLX_UK_UNROLL
-    for (int i = 0; i != MR; ++i)
-      s[i] = _mm256_setzero_si256();
-    RLX_UK_UNROLL
     for (int c = 0; c != kChunks; ++c) {
       const __m256i v = load256(sb + 16 + 32 * c);
       if constexpr (Q8) {
@@ -337,10 +334,9 @@ RLX_UK_AVX2_FN void x8Tile(const MatmulArgs &a, int64_t m, int64_t n,
         RLX_UK_UNROLL
         for (int i = 0; i != MR; ++i) {
           const __m256i bx = _mm256_set1_epi32(int(loadU32(xr[i] + co)));
-          s[i] = _mm256_add_epi32(
-              s[i],
-              _mm256_madd_epi16(
-                  _mm256_maddubs_epi16(av, _mm256_sign_epi8(bx, v)), ones16));
+          const __m256i p = _mm256_madd_epi16(
+              _mm256_maddubs_epi16(av, _mm256_sign_epi8(bx, v)), ones16);
+          s[i] = c == 0 ? p : _mm256_add_epi32(s[i], p);
           pin(s[i]);
         }
       } else {
@@ -352,7 +348,8 @@ RLX_UK_AVX2_FN void x8Tile(const MatmulArgs &a, int64_t m, int64_t n,
               _mm256_set1_epi32(int(loadU32(xr[i] + xo + 4 * c)));
           const __m256i bh =
               _mm256_set1_epi32(int(loadU32(xr[i] + xo + 64 + 4 * c)));
-          s[i] = _mm256_add_epi16(s[i], _mm256_maddubs_epi16(lo, bl));
+          const __m256i pl = _mm256_maddubs_epi16(lo, bl);
+          s[i] = c == 0 ? pl : _mm256_add_epi16(s[i], pl);
           pin(s[i]);
           s[i] = _mm256_add_epi16(s[i], _mm256_maddubs_epi16(hi, bh));
           pin(s[i]);
@@ -374,6 +371,17 @@ RLX_UK_AVX2_FN void x8Tile(const MatmulArgs &a, int64_t m, int64_t n,
   RLX_UK_UNROLL
   for (int i = 0; i != MR; ++i)
     _mm256_storeu_ps(a.y + (m + i) * a.ldy + n, acc[i]);
+}
+
+/// x8Tile<Q8, mr> for mr in [1, R].
+template <bool Q8, int R>
+RLX_UK_AVX2_FN void x8Rows(int mr, const MatmulArgs &a, int64_t m, int64_t n,
+                           int64_t b0, int64_t b1, const int32_t *corr,
+                           int64_t corrStride, bool accumulate) {
+  if (mr == R)
+    x8Tile<Q8, R>(a, m, n, b0, b1, corr, corrStride, accumulate);
+  else if constexpr (R > 1)
+    x8Rows<Q8, R - 1>(mr, a, m, n, b0, b1, corr, corrStride, accumulate);
 }
 
 /// Drives x8Tile<Q8, MR> panel by panel of activation rows, and (for very
@@ -404,26 +412,8 @@ template <bool Q8, int MR> RLX_UK_AVX2_FN void driveX8(const MatmulArgs &a) {
       for (int64_t n = 0; n < a.N; n += 8) {
         for (int64_t m = m0; m < m1; m += MR) {
           const int32_t *c = corr + (Q8 ? 0 : (m - m0) * stride);
-          const bool accumulate = b0 != 0;
-          switch (std::min<int64_t>(MR, m1 - m)) {
-          case MR:
-            x8Tile<Q8, MR>(a, m, n, b0, b1, c, stride, accumulate);
-            break;
-          case 3:
-            if constexpr (MR > 3)
-              x8Tile<Q8, 3>(a, m, n, b0, b1, c, stride, accumulate);
-            break;
-          case 2:
-            if constexpr (MR > 2)
-              x8Tile<Q8, 2>(a, m, n, b0, b1, c, stride, accumulate);
-            break;
-          case 1:
-            if constexpr (MR > 1)
-              x8Tile<Q8, 1>(a, m, n, b0, b1, c, stride, accumulate);
-            break;
-          default:
-            break;
-          }
+          x8Rows<Q8, MR>(int(std::min<int64_t>(MR, m1 - m)), a, m, n, b0, b1, c,
+                         stride, b0 != 0);
         }
       }
     }
