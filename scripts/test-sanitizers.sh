@@ -53,8 +53,10 @@ built=$(date +%s)
 # allow_user_poisoning=0: LLVM's BumpPtrAllocator poisons the unused part of
 # its slabs when compiled with ASan (our code) but not in libMLIR.so, which
 # allocates from the same slabs (the MLIR context's uniquers): without this,
-# MLIR's own allocations read as use-after-poison.
-export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:strict_string_checks=1:check_initialization_order=1:detect_stack_use_after_return=1:allow_user_poisoning=0:print_summary=1"
+# MLIR's own allocations read as use-after-poison. fast_unwind_on_malloc=0:
+# allocation stacks that pass through libraries without frame pointers (the
+# Vulkan driver) reach our code, so lsan.supp can name where they came from.
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:strict_string_checks=1:check_initialization_order=1:detect_stack_use_after_return=1:allow_user_poisoning=0:print_summary=1:fast_unwind_on_malloc=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:report_error_type=1"
 export LSAN_OPTIONS="suppressions=$ROOT/scripts/sanitizers/lsan.supp:print_suppressions=0"
 # An arena or KV cache the tests ask for past this is refused, not allocated.
