@@ -218,6 +218,22 @@ Expected<Manifest> detail::readManifest(mlir::rlx::lir::EntryOp entry) {
                   " ranks");
     m.worldSize = group;
   }
+  // Whose program of a tensor-parallel split this is.
+  if (auto module = entry->getParentOfType<mlir::ModuleOp>()) {
+    mlir::FailureOr<mlir::rlx::ProgramRank> rank =
+        mlir::rlx::getProgramRank(module);
+    if (mlir::failed(rank))
+      return fail("the module's rlx.rank is malformed");
+    if (rank->rank >= 0) {
+      if (m.worldSize > 1 && m.worldSize != static_cast<uint64_t>(rank->ranks))
+        return fail("the module is rank " + llvm::Twine(rank->rank) +
+                    "'s program of " + llvm::Twine(rank->ranks) +
+                    " ranks (rlx.rank), but its collectives span " +
+                    llvm::Twine(m.worldSize));
+      if (m.worldSize > 1)
+        m.rank = rank->rank;
+    }
+  }
   // The JIT allocates from this manifest: refuse sizes that wrap.
   if (Error err = m.verify())
     return std::move(err);

@@ -411,7 +411,7 @@ llvm::Error rlx::setCollectiveCommunicator(void *mpiComm) {
 #endif
 }
 
-llvm::Error rlx::checkCollectiveWorld(uint64_t ranks) {
+llvm::Error rlx::checkCollectiveWorld(uint64_t ranks, int64_t rank) {
   if (ranks <= 1)
     return llvm::Error::success();
 #ifdef RLX_HAVE_MPI
@@ -433,8 +433,16 @@ llvm::Error rlx::checkCollectiveWorld(uint64_t ranks) {
                 ": run one process per rank (mpirun -np " + llvm::Twine(ranks) +
                 ")");
   }
+  if (rank >= 0 && w.rank != rank)
+    return fail("the program is rank " + llvm::Twine(rank) + "'s of " +
+                llvm::Twine(ranks) + " (its rlx.rank) but runs as " +
+                rankOf(w) +
+                ": each rank runs the program compiled for it "
+                "(mir-shard-tensor-parallel rank=" +
+                llvm::Twine(w.rank) + ")");
   return llvm::Error::success();
 #else
+  (void)rank;
   return fail("the program's collectives span " + llvm::Twine(ranks) +
               " ranks (its shard.grid), but this RLX was built without MPI "
               "(a world of 1 process): install libopenmpi-dev, rebuild with "

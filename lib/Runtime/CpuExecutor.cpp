@@ -197,7 +197,7 @@ llvm::Error CpuExecutor::execute(const Manifest &manifest,
                                  llvm::MutableArrayRef<uint8_t> arena,
                                  llvm::ArrayRef<uint8_t> params, bool) {
   // A program with collectives runs only in an MPI world of its size.
-  if (llvm::Error err = checkCollectiveWorld(manifest.worldSize))
+  if (llvm::Error err = checkCollectiveWorld(manifest.worldSize, manifest.rank))
     return err;
   auto *p = const_cast<uint8_t *>(params.data());
   pool->run(MemRef1D{arena.data(),

@@ -111,6 +111,8 @@ std::string Manifest::toJSON() const {
                     {"entries", std::move(list)}};
   if (worldSize > 1)
     root["world_size"] = static_cast<int64_t>(worldSize);
+  if (rank >= 0)
+    root["rank"] = rank;
   std::string s;
   llvm::raw_string_ostream os(s);
   os << llvm::formatv("{0:2}", json::Value(std::move(root)));
@@ -152,6 +154,13 @@ llvm::Expected<Manifest> Manifest::fromJSON(llvm::StringRef text,
       return bad(fileName,
                  "'world_size' " + llvm::Twine(*w) + " must be at least 1");
     m.worldSize = *w;
+  }
+  if (const json::Value *r = root->get("rank")) {
+    std::optional<int64_t> rank = r->getAsInteger();
+    if (!rank || *rank < 0 || static_cast<uint64_t>(*rank) >= m.worldSize)
+      return bad(fileName, "'rank' must be an integer in [0, world_size = " +
+                               llvm::Twine(m.worldSize) + ")");
+    m.rank = *rank;
   }
   for (const json::Value &v : *list) {
     const json::Object *o = v.getAsObject();

@@ -11,6 +11,8 @@ its size, the rank and the world size:
   logits' all-gather), rank 1 the decoder layer's (two all-reduces): rank 0's
   third all-reduce never completes, and with RLX_COLLECTIVE_TIMEOUT=2 the job
   ends within seconds, naming rank 0;
+- each rank runs the other's program: both refuse (the program records
+  its rank), before any collective;
 - rank 1 dies (its program file is missing; it is killed after MPI
   started; it exits without ever starting MPI, which rank 0's bounded
   MPI_Init reports): the job ends nonzero with a message;
@@ -154,6 +156,31 @@ def test_mismatched_program_times_out(rlx):
     assert ("rlx: rank 0 of 2: all_reduce of 448 floats did not complete in "
             "2 s (RLX_COLLECTIVE_TIMEOUT): another rank has died or runs a "
             "different program") in out, out
+
+
+def test_swapped_rank_programs_are_refused(rlx):
+    """Each rank runs the other's program: the collectives match (no
+    timeout would see it), but every rank's program records its rank
+    (rlx.rank), so both refuse to run instead of computing wrong sums."""
+    layer, inputs, params = layer_case(rlx)
+    programs = shard(rlx, layer)
+    for r, p in enumerate(programs):
+        assert (f"rlx.rank = {{rank = {r} : i64, ranks = 2 : i64}}"
+                in p), p[:400]
+    proc, out, seconds = launch(
+        rlx.tmp, [rlx_run(rlx.tmp, f"layer{1 - r}", programs[1 - r], inputs,
+                          params) for r in range(2)],
+        env={"RLX_COLLECTIVE_TIMEOUT": "20"})
+    assert proc.returncode != 0, out
+    assert seconds < BOUND, out
+    # Both refuse; mpirun may end one rank before it prints.
+    refused = [r for r in range(2) if (
+        f"the program is rank {1 - r}'s of 2 (its rlx.rank) but runs as rank "
+        f"{r} of 2: each rank runs the program compiled for it "
+        f"(mir-shard-tensor-parallel rank={r})") in out]
+    assert refused, out
+    for r in range(2):
+        assert not list((rlx.tmp / f"out_layer{r}").glob("*")), out
 
 
 @pytest.mark.parametrize("how", ["missing-program", "killed", "exited"])

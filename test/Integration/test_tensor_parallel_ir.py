@@ -79,7 +79,10 @@ def test_tensor_parallel_layer_matches_unsharded(rlx, kv_heads):
     for text in ranks:
         assert text.count("shard.all_reduce") == 2
         assert "num_heads = 2 : i64, num_kv_heads = 1 : i64" in text
-    strip = [re.sub(r"start = \d+", "start = N", t) for t in ranks]
+    for r, text in enumerate(ranks):
+        assert f"rlx.rank = {{rank = {r} : i64, ranks = 2 : i64}}" in text
+    # The rank programs differ only in their slices and their rlx.rank.
+    strip = [re.sub(r"(start|rank) = \d+", r"\1 = N", t) for t in ranks]
     assert strip[0] == strip[1]
 
 

@@ -64,6 +64,35 @@ TEST(Manifest, JsonRoundTrip) {
   EXPECT_EQ(back->entries[0].indexBound, 10);
 }
 
+TEST(Manifest, WorldSizeAndRankRoundTrip) {
+  Manifest m = sample();
+  EXPECT_EQ(Manifest::fromJSON(m.toJSON(), "m.json")->rank, -1);
+  m.worldSize = 4;
+  m.rank = 3;
+  auto back = Manifest::fromJSON(m.toJSON(), "m.json");
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->worldSize, 4u);
+  EXPECT_EQ(back->rank, 3);
+}
+
+TEST(Manifest, RejectsARankOutsideTheWorld) {
+  Manifest m = sample();
+  m.worldSize = 2;
+  for (int64_t rank : {2, 7}) {
+    m.rank = rank;
+    auto back = Manifest::fromJSON(m.toJSON(), "m.json");
+    ASSERT_FALSE(static_cast<bool>(back));
+    EXPECT_EQ(llvm::toString(back.takeError()),
+              "m.json: 'rank' must be an integer in [0, world_size = 2)");
+  }
+  std::string text = sample().toJSON();
+  text.insert(text.rfind('}'), ", \"rank\": \"0\"");
+  auto back = Manifest::fromJSON(text, "m.json");
+  ASSERT_FALSE(static_cast<bool>(back));
+  EXPECT_EQ(llvm::toString(back.takeError()),
+            "m.json: 'rank' must be an integer in [0, world_size = 1)");
+}
+
 TEST(Manifest, RejectsEntriesPastTheStorage) {
   Manifest m = sample();
   m.entries[2].offset = 120;

@@ -82,8 +82,9 @@ llvm::Error setCollectiveCommunicator(void *mpiComm);
 /// this process: `ranks` is 1, or the communicator has exactly `ranks`
 /// processes (and RLX_COLLECTIVE_TIMEOUT, when set, is valid). Initializes
 /// MPI on first use when the process was started by an MPI launcher; a
-/// process that was not is a world of 1.
-llvm::Error checkCollectiveWorld(uint64_t ranks);
+/// process that was not is a world of 1. A `rank` of 0 or more (the
+/// program's rlx.rank) must be this process's rank in the communicator.
+llvm::Error checkCollectiveWorld(uint64_t ranks, int64_t rank = -1);
 
 /// Checks that every rank passes the same `fingerprint` (a hash of what must
 /// agree: the model's config and weights, the program): one all-reduce of its

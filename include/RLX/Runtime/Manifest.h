@@ -68,6 +68,10 @@ struct Manifest {
   /// The number of ranks the entry's collectives (lir.all_reduce,
   /// lir.all_gather) span: the MPI world it must run in. 1: it has none.
   uint64_t worldSize = 1;
+  /// The rank whose program of a tensor-parallel split the entry is (the
+  /// module's rlx.rank), in [0, worldSize): the runtime refuses to run it
+  /// as another rank. -1: any rank (not split, or not recorded).
+  int64_t rank = -1;
   std::vector<ManifestEntry> entries;
 
   const ManifestEntry *find(IOKind kind, llvm::StringRef name) const;

@@ -97,16 +97,41 @@ FailureOr<ParamPages> mlir::rlx::getParamPages(Operation *op) {
   return pages;
 }
 
+FailureOr<ProgramRank> mlir::rlx::getProgramRank(Operation *op) {
+  ProgramRank result;
+  Attribute attr = op->getAttr(kRankAttr);
+  if (!attr)
+    return result;
+  auto dict = dyn_cast<DictionaryAttr>(attr);
+  auto rank = dict ? dict.getAs<IntegerAttr>("rank") : IntegerAttr();
+  auto ranks = dict ? dict.getAs<IntegerAttr>("ranks") : IntegerAttr();
+  if (!rank || !ranks || dict.size() != 2)
+    return op->emitOpError()
+           << kRankAttr
+           << " must be a dictionary of exactly the integers 'rank' and "
+              "'ranks', got "
+           << attr;
+  result.rank = rank.getValue().getSExtValue();
+  result.ranks = ranks.getValue().getSExtValue();
+  if (result.ranks < 2 || result.rank < 0 || result.rank >= result.ranks)
+    return op->emitOpError()
+           << kRankAttr << " has rank " << result.rank << " of " << result.ranks
+           << " ranks; ranks must be at least 2 and rank in [0, ranks)";
+  return result;
+}
+
 LogicalResult RLXDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
-  if (attr.getName() == kParamPagesAttr) {
+  if (attr.getName() == kParamPagesAttr || attr.getName() == kRankAttr) {
     if (!isa<ModuleOp>(op))
       return op->emitOpError()
-             << kParamPagesAttr << " belongs on a builtin.module";
+             << attr.getName().getValue() << " belongs on a builtin.module";
+    if (attr.getName() == kRankAttr)
+      return getProgramRank(op);
     return getParamPages(op);
   }
   return op->emitOpError("unknown RLX attribute '")
          << attr.getName().getValue()
          << "' (RLX knows rlx.name on function arguments and results, and "
-            "rlx.param_pages on modules)";
+            "rlx.param_pages and rlx.rank on modules)";
 }

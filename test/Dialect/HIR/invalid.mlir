@@ -612,7 +612,7 @@ func.func @rlx_unknown_result_attr(%x: tensor<4xf32>) -> (tensor<4xf32> {rlx.nme
 
 // -----
 
-// expected-error @+1 {{unknown RLX attribute 'rlx.packed_params' (RLX knows rlx.name on function arguments and results, and rlx.param_pages on modules)}}
+// expected-error @+1 {{unknown RLX attribute 'rlx.packed_params' (RLX knows rlx.name on function arguments and results, and rlx.param_pages and rlx.rank on modules)}}
 module attributes {rlx.packed_params = ["w"]} {
 }
 
@@ -685,4 +685,25 @@ func.func @decoder_layer_gemma_q_norm_alone(%x: tensor<1x4x64xf32>, %pos: tensor
   // expected-error @+1 {{takes q and k norms together (qk_norm)}}
   %y = "hir.gemma_decoder_layer"(%x, %pos, %n, %wq, %wk, %wk, %wo, %n, %n, %n, %hn, %g, %g, %d) <{num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> : (tensor<1x4x64xf32>, tensor<4xi32>, tensor<64xf32>, tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<16xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<1x4x64xf32>
   return
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.module' op rlx.rank has rank 2 of 2 ranks; ranks must be at least 2 and rank in [0, ranks)}}
+module attributes {rlx.rank = {rank = 2 : i64, ranks = 2 : i64}} {
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.module' op rlx.rank must be a dictionary of exactly the integers 'rank' and 'ranks', got 1 : i64}}
+module attributes {rlx.rank = 1 : i64} {
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'func.func' op rlx.rank belongs on a builtin.module}}
+  func.func @f() attributes {rlx.rank = {rank = 0 : i64, ranks = 2 : i64}} {
+    return
+  }
 }

@@ -1,6 +1,7 @@
 // RUN: rlx-opt %s -split-input-file --mir-shard-tensor-parallel="ranks=2 rank=0" | FileCheck %s --check-prefixes=CHECK,R0
 // RUN: rlx-opt %s -split-input-file --mir-shard-tensor-parallel="ranks=2 rank=1" | rlx-opt -split-input-file | FileCheck %s --check-prefixes=CHECK,R1
 // RUN: rlx-opt %s -split-input-file --mir-shard-tensor-parallel="ranks=2 emulate=true" | FileCheck %s --check-prefix=EMU
+// RUN: rlx-opt %s -split-input-file --mir-shard-tensor-parallel="ranks=2 emulate=true" | FileCheck %s --check-prefix=NORANK
 
 /// Megatron-style partition of fused decoder layers over a grid of 2 ranks.
 /// IN: the fused MIR of `convert-hir-to-mir{policy=direct}`. OUT (rank r):
@@ -12,6 +13,11 @@
 
 /// LLaMA with GQA: 4 heads, 2 KV heads of 16, intermediate 128. Each rank
 /// keeps 2 query heads and the 1 KV head they read.
+/// The module records whose program it is (rlx.rank); emulating, it is no
+/// rank's.
+// R0: module attributes {rlx.rank = {rank = 0 : i64, ranks = 2 : i64}}
+// R1: module attributes {rlx.rank = {rank = 1 : i64, ranks = 2 : i64}}
+// NORANK-NOT: rlx.rank
 // CHECK: shard.grid @tp(shape = 2)
 // CHECK-LABEL: func.func @llama_gqa
 // CHECK-SAME: (%[[X:.*]]: tensor<1x8x64xf32>, %[[POS:.*]]: tensor<8xi64>)

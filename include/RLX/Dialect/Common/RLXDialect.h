@@ -37,6 +37,22 @@ struct ParamPages {
 /// Reads `op`'s kParamPagesAttr; emits an error on `op` naming what is
 /// wrong when it is malformed.
 FailureOr<ParamPages> getParamPages(Operation *op);
+
+/// On a module: the module is rank `rank`'s program of a tensor-parallel
+/// split over `ranks` processes, `{rank = 1 : i64, ranks = 2 : i64}`
+/// (mir-shard-tensor-parallel sets it; the runtime refuses to run the
+/// program as another rank).
+constexpr llvm::StringLiteral kRankAttr = "rlx.rank";
+
+/// The contents of a module's kRankAttr.
+struct ProgramRank {
+  /// In [0, ranks); -1 when the module has no kRankAttr.
+  int64_t rank = -1;
+  int64_t ranks = 0;
+};
+/// Reads `op`'s kRankAttr; emits an error on `op` naming what is wrong when
+/// it is malformed.
+FailureOr<ProgramRank> getProgramRank(Operation *op);
 } // namespace mlir::rlx
 
 #endif // RLX_DIALECT_COMMON_RLXDIALECT_H

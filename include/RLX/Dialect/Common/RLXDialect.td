@@ -30,6 +30,12 @@ def RLX_Dialect : Dialect {
       same phase in the parameter pool so that their pages can be mapped
       from the file. The page size is a power of two, phases lie in
       [0, page_size).
+    - `rlx.rank` (on a module, `{rank = 1 : i64, ranks = 2 : i64}`): the
+      module is rank `rank`'s program of a tensor-parallel split over
+      `ranks` processes (`mir-shard-tensor-parallel` sets it). The binding
+      manifest records the rank and the runtime refuses to run the program
+      as any other rank of its communicator. `ranks` is at least 2 and
+      `rank` lies in [0, ranks).
 
     Any other `rlx.*` attribute is an error.
   }];

@@ -896,6 +896,15 @@ struct MIRShardTensorParallelPass
     for (func::FuncOp func : funcs)
       if (failed(shardMIRTensorParallel(func, opts)))
         return signalPassFailure();
+    // Whose program this is: the runtime refuses to run it as another rank.
+    if (!opts.emulate && opts.ranks >= 2 && !funcs.empty()) {
+      Builder b(&getContext());
+      module->setAttr(
+          kRankAttr,
+          b.getDictionaryAttr(
+              {b.getNamedAttr("rank", b.getI64IntegerAttr(opts.rank)),
+               b.getNamedAttr("ranks", b.getI64IntegerAttr(opts.ranks))}));
+    }
   }
 };
 
