@@ -17,9 +17,9 @@
 // chunk, int32 accumulators per output over the 256-element block. f16 /
 // bf16: widened to f32 for FMAs.
 //
-// Repacked q4_0 / q8_0 (RLX_UK_REPACKED_X8): lanes are 8 output columns,
-// so there are no horizontal sums: 4 x 8 tiles, one convert and FMA per
-// block, row and 8 columns (x8Tile).
+// Repacked q4_0 / q8_0 / q4_K (RLX_UK_REPACKED_X8): lanes are 8 output
+// columns, so there are no horizontal sums: 4 x 8 tiles, one convert and
+// FMA per block, row and 8 columns (x8Tile, q4kx8Tile).
 //
 // Kernels are MR x NR register tiles over the whole of K, driven panel by
 // panel of activation rows as in AVX512.cpp; with M = 1 each weight byte is
@@ -420,6 +420,131 @@ template <bool Q8, int MR> RLX_UK_AVX2_FN void driveX8(const MatmulArgs &a) {
   }
 }
 
+/// The 8 lanes' 6-bit scale (`mins` false) or minimum (true) of 32-element
+/// chunk c of a repacked q4_K superblock, as int32 lanes: decodeScaleMin6
+/// per lane on the scale words u0, u1, u2 (rows in lanes, see Internal.h).
+RLX_UK_AVX2 inline __m256i q4kScale(const uint8_t *sb, int c, bool mins) {
+  const __m256i u01 = load256(sb + (mins ? 64 : 32));
+  if (c < 4)
+    return _mm256_and_si256(_mm256_srli_epi32(u01, 8 * c),
+                            _mm256_set1_epi32(0x3f));
+  const __m256i u2 = load256(sb + 96);
+  const int sh = 8 * (c - 4);
+  return _mm256_or_si256(
+      _mm256_and_si256(_mm256_srli_epi32(u2, sh + (mins ? 4 : 0)),
+                       _mm256_set1_epi32(0x0f)),
+      _mm256_and_si256(_mm256_srli_epi32(u01, sh + 2),
+                       _mm256_set1_epi32(0x30)));
+}
+
+/// One MR x 8 tile of repacked q4_K over all of K: per 32-element chunk,
+/// 8 code vectors (one nibble of 4 code bytes of the 8 rows) times
+/// broadcast activation bytes summed in int16 (exact: at most
+/// 8 * 2 * 15 * 128 = 30720), vpmaddwd by the lanes' chunk scales into
+/// int32 S1; per block and row one convert and FMA with d * dx, and the
+/// minimums' sum over chunks of mn_j * (xsum[2j] + xsum[2j+1]) times dmin.
+template <int MR>
+RLX_UK_AVX2_FN void q4kx8Tile(const MatmulArgs &a, int64_t m, int64_t n) {
+  constexpr int64_t kSuper = 8 * 144;
+  const int64_t nb = a.K / 256;
+  const uint8_t *xr[MR];
+  for (int i = 0; i != MR; ++i)
+    xr[i] = a.x + (m + i) * a.xRowBytes;
+  const uint8_t *group = a.w + n * a.wRowBytes;
+  __m256 acc[MR];
+  RLX_UK_UNROLL
+  for (int i = 0; i != MR; ++i)
+    acc[i] = _mm256_setzero_ps();
+  const __m256i low4 = _mm256_set1_epi8(0xf);
+  const bool prefetch = a.M <= MR;
+  for (int64_t b = 0; b != nb; ++b) {
+    const uint8_t *sb = group + b * kSuper;
+    if (prefetch)
+      for (int l = 0; l < kSuper; l += 64)
+        _mm_prefetch(reinterpret_cast<const char *>(sb + 2 * kSuper + l),
+                     _MM_HINT_T0);
+    __m256i s1[MR];
+    RLX_UK_UNROLL
+    for (int c = 0; c != 8; ++c) {
+      __m256i s[MR];
+      RLX_UK_UNROLL
+      for (int k = 0; k != 8; ++k) {
+        __m256i q = load256(sb + 128 + 32 * (8 * (c / 2) + k));
+        if (c & 1)
+          q = _mm256_srli_epi16(q, 4);
+        q = _mm256_and_si256(q, low4);
+        RLX_UK_UNROLL
+        for (int i = 0; i != MR; ++i) {
+          const __m256i bx =
+              _mm256_set1_epi32(int(loadU32(xr[i] + 256 * b + 32 * c + 4 * k)));
+          const __m256i p = _mm256_maddubs_epi16(q, bx);
+          s[i] = k == 0 ? p : _mm256_add_epi16(s[i], p);
+          pin(s[i]);
+        }
+      }
+      const __m256i sc32 = q4kScale(sb, c, false);
+      const __m256i sc = _mm256_or_si256(sc32, _mm256_slli_epi32(sc32, 16));
+      RLX_UK_UNROLL
+      for (int i = 0; i != MR; ++i) {
+        const __m256i p = _mm256_madd_epi16(s[i], sc);
+        s1[i] = c == 0 ? p : _mm256_add_epi32(s1[i], p);
+        pin(s1[i]);
+      }
+    }
+    const __m256 wd =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(sb)));
+    RLX_UK_UNROLL
+    for (int i = 0; i != MR; ++i) {
+      const __m256 dx = _mm256_set1_ps(loadF32(xr[i] + a.xdOffset + 4 * b));
+      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1[i]), _mm256_mul_ps(wd, dx),
+                               acc[i]);
+    }
+    __m256 t[MR];
+    RLX_UK_UNROLL
+    for (int c = 0; c != 8; ++c) {
+      const __m256 mn = _mm256_cvtepi32_ps(q4kScale(sb, c, true));
+      RLX_UK_UNROLL
+      for (int i = 0; i != MR; ++i) {
+        const float *xs =
+            reinterpret_cast<const float *>(xr[i] + a.xsOffset + 64 * b);
+        const __m256 p = _mm256_mul_ps(mn, _mm256_set1_ps(xs[2 * c]));
+        t[i] = c == 0 ? p : _mm256_add_ps(t[i], p);
+        t[i] = _mm256_fmadd_ps(mn, _mm256_set1_ps(xs[2 * c + 1]), t[i]);
+      }
+    }
+    const __m256 wdmin = _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i *>(sb + 16)));
+    RLX_UK_UNROLL
+    for (int i = 0; i != MR; ++i)
+      acc[i] = _mm256_fnmadd_ps(wdmin, t[i], acc[i]);
+  }
+  RLX_UK_UNROLL
+  for (int i = 0; i != MR; ++i)
+    _mm256_storeu_ps(a.y + (m + i) * a.ldy + n, acc[i]);
+}
+
+/// q4kx8Tile<mr> for mr in [1, R].
+template <int R>
+RLX_UK_AVX2_FN void q4kx8Rows(int mr, const MatmulArgs &a, int64_t m,
+                              int64_t n) {
+  if (mr == R)
+    q4kx8Tile<R>(a, m, n);
+  else if constexpr (R > 1)
+    q4kx8Rows<R - 1>(mr, a, m, n);
+}
+
+/// Drives q4kx8Tile<MR> panel by panel of activation rows (a.N is a
+/// multiple of 8).
+template <int MR> RLX_UK_AVX2_FN void driveQ4Kx8(const MatmulArgs &a) {
+  const int64_t panel = panelRows(a.xRowBytes, MR);
+  for (int64_t m0 = 0; m0 < a.M; m0 += panel) {
+    const int64_t m1 = std::min(a.M, m0 + panel);
+    for (int64_t n = 0; n < a.N; n += 8)
+      for (int64_t m = m0; m < m1; m += MR)
+        q4kx8Rows<MR>(int(std::min<int64_t>(MR, m1 - m)), a, m, n);
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // K-quants
 //===----------------------------------------------------------------------===//
@@ -593,6 +718,8 @@ MatmulFn rlx::uk::avx2Kernel(int wtype) {
     return driveX8<false, 4>;
   case RLX_UK_Q8_0 | RLX_UK_REPACKED_X8:
     return driveX8<true, 4>;
+  case RLX_UK_Q4_K | RLX_UK_REPACKED_X8:
+    return driveQ4Kx8<4>;
   case RLX_UK_Q2_K:
     return drive<KQuantTile<Q2KChunks>, 2, 2>;
   case RLX_UK_Q3_K:

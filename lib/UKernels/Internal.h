@@ -68,7 +68,7 @@ struct TypeInfo {
 
 /// Whether `wtype` is a plain type with a repacked form.
 inline bool hasRepackedForm(int wtype) {
-  return wtype == RLX_UK_Q4_0 || wtype == RLX_UK_Q8_0;
+  return wtype == RLX_UK_Q4_0 || wtype == RLX_UK_Q8_0 || wtype == RLX_UK_Q4_K;
 }
 
 /// The storage of `wtype`, or nullptr if the library does not handle it.
@@ -183,27 +183,35 @@ inline PreparedLayout preparedLayout(PrepKind kind, int64_t k) {
 // Repacked weights (RLX_UK_REPACKED_X8)
 //===----------------------------------------------------------------------===//
 //
-// A group of 8 rows of a 32-element type with an f16 scale followed by
-// `qsBytes` code bytes per block (q4_0: 18-byte blocks, 16 code bytes; q8_0:
-// 34 and 32) holds, per block index b, one superblock of 8 blocks' bytes at
-// byte 8 * blockBytes * b of the group:
+// A group of 8 rows of q4_0, q8_0 or q4_K holds, per block index b, one
+// superblock of the 8 rows' blocks b at byte 8 * blockBytes * b of the
+// group. A block starts with H bytes of f16 scales (H = 2: d; q4_K: H = 4,
+// d and dmin), then blockBytes - H bytes (a multiple of 4: q4_0's 16 code
+// bytes, q8_0's 32, q4_K's 12 scale bytes and 128 code bytes). In the
+// superblock:
 //
-//   bytes [0, 16):         the f16 scale of row r at 2 r;
-//   bytes [16, 8 blockBytes): code byte j of row r at
-//                          16 + 32 (j / 4) + 4 r + j % 4.
+//   scale field f (bytes 2 f, 2 f + 1) of row r:  16 f + 2 r (+ 1);
+//   byte H + i of row r:  8 H + 32 (i / 4) + 4 r + i % 4.
 //
-// So each 32 bytes of codes hold 4 consecutive code bytes of all 8 rows, row
-// r in int32 lane r: one vpmaddubsw of such a vector with 4 broadcast
-// activation bytes gives partial dot products of 8 output columns, and
-// vpcvtph2ps of the first 16 bytes gives the 8 columns' scales. (q4_0 code
+// So each f16 field of the 8 rows is one vpcvtph2ps, and each 32 bytes of
+// the rest hold 4 consecutive bytes of all 8 rows, row r in int32 lane r:
+// one vpmaddubsw of such a code vector with 4 broadcast activation bytes
+// gives partial dot products of 8 output columns, and q4_K's 6-bit scales
+// decode per lane with the shifts and masks of its plain blocks. (q4_0 code
 // byte j holds elements j, low nibble, and j + 16, high nibble; q8_0 byte j
-// is element j.) The scalar kernel is the reference; AVX-512 has no kernel
-// of its own for these codes, so the dispatcher runs AVX2's.
+// is element j; q4_K as in unpackQ4K.) The scalar kernels are the
+// reference; AVX-512 has no kernels of its own for these codes, so the
+// dispatcher runs AVX2's.
 
-/// Where byte `i` of row `r`'s block lies in its superblock (see above).
-constexpr size_t repackedOffset(int r, int i) {
-  return i < 2 ? size_t(2 * r + i)
-               : size_t(16 + 32 * ((i - 2) / 4) + 4 * r + (i - 2) % 4);
+/// Bytes of f16 scales at the start of a block of repackable `wtype`.
+constexpr int repackedHeader(int wtype) { return wtype == RLX_UK_Q4_K ? 4 : 2; }
+
+/// Where byte `i` of row `r`'s block lies in its superblock, for blocks with
+/// `header` bytes of f16 scales (see above).
+constexpr size_t repackedOffset(int header, int r, int i) {
+  return i < header ? size_t(16 * (i / 2) + 2 * r + i % 2)
+                    : size_t(8 * header + 32 * ((i - header) / 4) + 4 * r +
+                             (i - header) % 4);
 }
 
 //===----------------------------------------------------------------------===//

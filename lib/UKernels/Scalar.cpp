@@ -140,7 +140,7 @@ template <class F> void q32x8Kernel(const MatmulArgs &a) {
         for (int r = 0; r != 8; ++r) {
           uint8_t blk[F::kBytes];
           for (int i = 0; i != int(F::kBytes); ++i)
-            blk[i] = sb[repackedOffset(r, i)];
+            blk[i] = sb[repackedOffset(2, r, i)];
           Q32Block q;
           F::decode(blk, q);
           for (int64_t i = 0; i != mr; ++i) {
@@ -206,6 +206,54 @@ void kquantKernel(const MatmulArgs &a) {
   }
 }
 
+/// Repacked q4_K (see Internal.h): per group of 8 columns, each block of
+/// each row is gathered back from its superblock and multiplied as
+/// kquantKernel does (bit for bit the same result).
+void q4kx8Kernel(const MatmulArgs &a) {
+  using L = Q4KLayout;
+  const int64_t nb = a.K / 256;
+  for (int64_t n0 = 0; n0 < a.N; n0 += 8) {
+    const uint8_t *group = a.w + n0 * a.wRowBytes;
+    for (int64_t m0 = 0; m0 < a.M; m0 += kRowChunk) {
+      const int64_t mr = std::min(kRowChunk, a.M - m0);
+      float acc[kRowChunk][8] = {};
+      for (int64_t b = 0; b != nb; ++b) {
+        const uint8_t *sb = group + b * 8 * L::kBytes;
+        for (int r = 0; r != 8; ++r) {
+          uint8_t blk[L::kBytes];
+          for (int i = 0; i != L::kBytes; ++i)
+            blk[i] = sb[repackedOffset(4, r, i)];
+          KScales ks;
+          L::scales(blk, ks);
+          const float d = halfToFloat(ks.d), dmin = halfToFloat(ks.dmin);
+          uint8_t q[256];
+          for (int c = 0; c != 8; ++c)
+            unpackQ4K(blk, c, q + 32 * c);
+          for (int64_t i = 0; i != mr; ++i) {
+            const uint8_t *row = a.x + (m0 + i) * a.xRowBytes;
+            const int8_t *xq = reinterpret_cast<const int8_t *>(row) + 256 * b;
+            const float dx = loadF32(row + a.xdOffset + 4 * b);
+            const uint8_t *xsum = row + a.xsOffset + 64 * b;
+            int s1 = 0;
+            float s2 = 0;
+            for (int g = 0; g != 16; ++g) {
+              int dot = 0;
+              for (int e = 16 * g; e != 16 * g + 16; ++e)
+                dot += q[e] * xq[e];
+              s1 += ks.scale[g] * dot;
+              s2 += float(ks.coef[g]) * loadF32(xsum + 4 * g);
+            }
+            acc[i][r] += (d * dx) * float(s1) - dmin * s2;
+          }
+        }
+      }
+      for (int64_t i = 0; i != mr; ++i)
+        for (int r = 0; r != 8; ++r)
+          a.y[(m0 + i) * a.ldy + n0 + r] = acc[i][r];
+    }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // f16 and bf16
 //===----------------------------------------------------------------------===//
@@ -256,6 +304,8 @@ MatmulFn rlx::uk::scalarKernel(int wtype) {
     return q32x8Kernel<Q4_0>;
   case RLX_UK_Q8_0 | RLX_UK_REPACKED_X8:
     return q32x8Kernel<Q8_0>;
+  case RLX_UK_Q4_K | RLX_UK_REPACKED_X8:
+    return q4kx8Kernel;
   case RLX_UK_Q2_K:
     return kquantKernel<Q2KLayout, unpackQ2K>;
   case RLX_UK_Q3_K:

@@ -350,7 +350,7 @@ int rlx_uk_repack(int wtype, int64_t K, const void *w, int64_t n0, int64_t n1,
     return 0;
   if (!w || !out)
     return -1;
-  const int bb = int(t->blockBytes);
+  const int bb = int(t->blockBytes), header = repackedHeader(plain);
   const int64_t nb = K / t->blockElements;
   const size_t rowBytes = size_t(nb) * size_t(bb);
   for (int64_t g = n0; g != n1; g += 8) {
@@ -361,7 +361,7 @@ int rlx_uk_repack(int wtype, int64_t K, const void *w, int64_t n0, int64_t n1,
       for (int r = 0; r != 8; ++r) {
         const uint8_t *blk = src + size_t(r) * rowBytes + size_t(b) * bb;
         for (int i = 0; i != bb; ++i)
-          sb[repackedOffset(r, i)] = blk[i];
+          sb[repackedOffset(header, r, i)] = blk[i];
       }
     }
   }

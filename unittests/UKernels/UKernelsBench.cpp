@@ -16,9 +16,10 @@
 // and two threads splitting N in halves. Times are the median and the best
 // of the repetitions. Not a test: run it on a quiet machine.
 //
-// With --repacked, instead: for the types with a repacked form (q4_0, q8_0),
-// the plain and the repacked (RLX_UK_REPACKED_X8) weights side by side, one
-// thread: GEMV hot and cold in GB/s, GEMM in GOP/s, and repacked / plain.
+// With --repacked, instead: for the types with a repacked form (q4_0, q8_0,
+// q4_K), the plain and the repacked (RLX_UK_REPACKED_X8) weights side by
+// side, one thread, calls alternated: GEMV hot and cold in GB/s, GEMM in
+// GOP/s, and repacked / plain.
 //
 //===----------------------------------------------------------------------===//
 

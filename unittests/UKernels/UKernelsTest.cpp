@@ -368,23 +368,27 @@ TEST_P(UKernelsTest, ThreadsSplitRowsAndColumns) {
 // Repacked weights
 //===----------------------------------------------------------------------===//
 
-const TypeCase kRepackedTypes[] = {{RLX_UK_Q4_0, "q4_0"},
-                                   {RLX_UK_Q8_0, "q8_0"}};
+const TypeCase kRepackedTypes[] = {
+    {RLX_UK_Q4_0, "q4_0"}, {RLX_UK_Q8_0, "q8_0"}, {RLX_UK_Q4_K, "q4_K"}};
 
 using UKernelsRepackedTest = UKernelsTest;
 
 /// Repacked weights give the plain type's products: M = 1, 3, 17, 64, 160;
-/// K = 32, 96, 4096; N = 8, 16, 40; plus rows of more than 2048 blocks
-/// (split along K by the AVX2 driver).
+/// K = 32, 96, 4096 (q4_K: 256, 512, 4096); N = 8, 16, 40; plus, for the
+/// 32-element types, rows of more than 2048 blocks (split along K by the
+/// AVX2 driver).
 TEST_P(UKernelsRepackedTest, MatchesPlain) {
   const TypeCase t = std::get<0>(GetParam());
   std::mt19937 rng(4321 + t.code);
+  const bool kquant = rlx_uk_block_elements(t.code) == 256;
   std::vector<Shape> shapes;
-  for (int64_t K : {32, 96, 4096})
+  for (int64_t K : kquant ? std::vector<int64_t>{256, 512, 4096}
+                          : std::vector<int64_t>{32, 96, 4096})
     for (int64_t M : {1, 3, 17, 64, 160})
       for (int64_t N : {8, 16, 40})
         shapes.push_back({M, N, K});
-  shapes.push_back({5, 16, 32 * 2051});
+  if (!kquant)
+    shapes.push_back({5, 16, 32 * 2051});
   for (const Shape &s : shapes) {
     checkShape(t.code, s, rng, /*repacked=*/true);
     if (HasFatalFailure())
@@ -439,14 +443,19 @@ INSTANTIATE_TEST_SUITE_P(Repacked, UKernelsRepackedTest,
 
 /// The repacked layout is the documented permutation of each group of 8
 /// rows: per block b, a superblock of 8 * blockBytes bytes at
-/// 8 * blockBytes * b of the group, with row r's f16 scale at 2 r and its
-/// code byte j at 16 + 32 (j / 4) + 4 r + j % 4. Repacking two ranges equals
+/// 8 * blockBytes * b of the group, with row r's f16 scale field f at
+/// 16 f + 2 r and, after the H bytes of scale fields (q4_K: 4, else 2), its
+/// byte H + j at 8 H + 32 (j / 4) + 4 r + j % 4. Repacking two ranges equals
 /// one call, and rows outside the range are not written.
 TEST(UKernelsRepack, LayoutAndRanges) {
   std::mt19937 rng(11);
   for (const TypeCase &t : kRepackedTypes) {
-    const int64_t N = 24, K = 96;
-    const int64_t bb = t.code == RLX_UK_Q4_0 ? 18 : 34, nb = K / 32;
+    const int64_t N = 24, K = t.code == RLX_UK_Q4_K ? 512 : 96;
+    const int64_t bb = t.code == RLX_UK_Q4_0   ? 18
+                       : t.code == RLX_UK_Q8_0 ? 34
+                                               : 144;
+    const int64_t nb = K / rlx_uk_block_elements(t.code);
+    const int64_t h = t.code == RLX_UK_Q4_K ? 4 : 2;
     const size_t rowBytes = rlx_uk_weight_row_bytes(t.code, K);
     ASSERT_EQ(rlx_uk_weight_row_bytes(t.code | RLX_UK_REPACKED_X8, K),
               rowBytes);
@@ -467,7 +476,8 @@ TEST(UKernelsRepack, LayoutAndRanges) {
           const uint8_t *sb = one.data() + (n / 8) * 8 * rowBytes + b * 8 * bb;
           const int64_t r = n % 8;
           const int64_t at =
-              i < 2 ? 2 * r + i : 16 + 32 * ((i - 2) / 4) + 4 * r + (i - 2) % 4;
+              i < h ? 16 * (i / 2) + 2 * r + i % 2
+                    : 8 * h + 32 * ((i - h) / 4) + 4 * r + (i - h) % 4;
           ASSERT_EQ(sb[at], w[n * rowBytes + b * bb + i])
               << t.name << " row " << n << " block " << b << " byte " << i;
         }
@@ -484,7 +494,8 @@ TEST(UKernelsRepack, RejectsInvalidArguments) {
   EXPECT_EQ(rlx_uk_supports(q4r), 1);
   EXPECT_EQ(rlx_uk_supports(RLX_UK_Q8_0 | RLX_UK_REPACKED_X8), 1);
   EXPECT_EQ(rlx_uk_supports(RLX_UK_F16 | RLX_UK_REPACKED_X8), 0);
-  EXPECT_EQ(rlx_uk_supports(RLX_UK_Q4_K | RLX_UK_REPACKED_X8), 0);
+  EXPECT_EQ(rlx_uk_supports(RLX_UK_Q4_K | RLX_UK_REPACKED_X8), 1);
+  EXPECT_EQ(rlx_uk_supports(RLX_UK_Q6_K | RLX_UK_REPACKED_X8), 0);
   EXPECT_EQ(rlx_uk_supports(RLX_UK_REPACKED_X8), 0);
   EXPECT_EQ(rlx_uk_block_elements(q4r), 32);
   EXPECT_EQ(rlx_uk_prepared_row_bytes(q4r, K),
@@ -496,7 +507,8 @@ TEST(UKernelsRepack, RejectsInvalidArguments) {
   EXPECT_EQ(rlx_uk_repack(RLX_UK_F16 | RLX_UK_REPACKED_X8, K, w.data(), 0, 8,
                           out.data()),
             -1);
-  EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_K, 256, w.data(), 0, 8, out.data()), -1);
+  EXPECT_EQ(rlx_uk_repack(RLX_UK_Q6_K, 256, w.data(), 0, 8, out.data()), -1);
+  EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_K, 64, w.data(), 0, 8, out.data()), -1);
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_0, 48, w.data(), 0, 8, out.data()), -1);
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_0, K, w.data(), 4, 8, out.data()), -1);
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_0, K, w.data(), 0, 12, out.data()), -1);

@@ -59,14 +59,14 @@ enum {
   RLX_UK_BF16 = 30,
 };
 
-/// Flag OR'd into a weight type code (RLX_UK_Q4_0 or RLX_UK_Q8_0) for
-/// weights repacked by rlx_uk_repack: in each group of 8 rows (rows 8 i to
-/// 8 i + 7, the group at the byte offset of its first row) the blocks of the
-/// 8 rows are interleaved so that vector lanes run along output columns
-/// (llama.cpp's block_q4_0x8 idea). The same bytes, permuted within each
-/// group: the row stride, weight_row_bytes and the prepared activations are
-/// those of the plain type, and every function here accepts the flagged
-/// code. The byte layout is private to the library.
+/// Flag OR'd into a weight type code (RLX_UK_Q4_0, RLX_UK_Q8_0 or
+/// RLX_UK_Q4_K) for weights repacked by rlx_uk_repack: in each group of 8
+/// rows (rows 8 i to 8 i + 7, the group at the byte offset of its first row)
+/// the blocks of the 8 rows are interleaved so that vector lanes run along
+/// output columns (llama.cpp's block_q4_0x8 idea). The same bytes, permuted
+/// within each group: the row stride, weight_row_bytes and the prepared
+/// activations are those of the plain type, and every function here accepts
+/// the flagged code. The byte layout is private to the library.
 enum { RLX_UK_REPACKED_X8 = 0x100 };
 
 /// 1 if rlx_uk_matmul handles weights of type `wtype` (on every instruction
