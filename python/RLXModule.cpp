@@ -512,6 +512,8 @@ static nb::dict profileDict(const CompileProfile &p) {
   precision["kv_cache"] = stringifyComputePrecision(p.precision.kvCache).str();
   cpu["unfuse_regions"] = p.backend.cpu.unfuseRegions;
   cpu["gemm"] = stringifyGemmStrategy(p.backend.cpu.gemm).str();
+  cpu["repack_weights"] =
+      stringifyWeightRepack(p.backend.cpu.repackWeights).str();
   cpu["threads"] = p.backend.cpu.threads;
   spirv["unfuse_regions"] = p.backend.spirv.unfuseRegions;
   spirv["device"] = p.backend.spirv.device;
@@ -637,6 +639,11 @@ void python::registerProfile(nb::module_ &m) {
   enumField(cpu, "gemm", &CP::CpuBackendProfile::gemm, stringifyGemmStrategy,
             symbolizeGemmStrategy,
             "GEMM implementation: 'auto', 'blas' or 'generated'.");
+  enumField(cpu, "repack_weights", &CP::CpuBackendProfile::repackWeights,
+            stringifyWeightRepack, symbolizeWeightRepack,
+            "How q4_0, q8_0 and q4_K matmul weights are kept: 'none' as "
+            "stored (mapped), 'x8' interleaved by groups of 8 rows at load, "
+            "'auto' x8 where the micro-kernels run on AVX2.");
   valueSemantics(cpu);
 
   nb::class_<CP::SpirvBackendProfile> spirv(profile, "SpirvBackendProfile",

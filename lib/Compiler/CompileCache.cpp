@@ -8,6 +8,7 @@
 #include "CompileCache.h"
 #include "RLX/Support/FileIO.h"
 #include "RLX/Support/Version.h"
+#include "RLX/UKernels/UKernels.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OperationSupport.h"
 #include "llvm/ADT/STLExtras.h"
@@ -129,6 +130,10 @@ std::string CompileCache::key(mlir::ModuleOp module,
   module->print(os, mlir::OpPrintingFlags().enableDebugInfo(false));
   part(text);
   part(options.profile.toToml());
+  // [backend.cpu] repack_weights = "auto" follows the micro-kernels' ISA
+  // (RLX_UK_ISA may override the host's).
+  if (device == Device::Cpu)
+    part(std::string("ukernels ") + rlx_uk_isa());
   // Each tensor-parallel rank compiles its own share.
   if (options.profile.parallel.tensor > 1)
     part("tensor-parallel-rank " +

@@ -196,9 +196,7 @@ Expected<Manifest> detail::readManifest(mlir::rlx::lir::EntryOp entry) {
     if (auto bound = io.getIndexBound())
       e.indexBound = *bound;
     if (auto layout = io.getLayout())
-      e.layout = *layout == mlir::rlx::lir::ParamLayout::NK16
-                     ? ParamLayout::NK16
-                     : ParamLayout::RowMajor;
+      e.layout = static_cast<ParamLayout>(*layout);
     m.entries.push_back(std::move(e));
   }
   // The ranks the collectives span: the MPI world the entry must run in.

@@ -87,8 +87,9 @@ bool CompileProfile::PrecisionProfile::operator==(
 
 bool CompileProfile::CpuBackendProfile::operator==(
     const CpuBackendProfile &other) const {
-  return std::tie(unfuseRegions, gemm, threads) ==
-         std::tie(other.unfuseRegions, other.gemm, other.threads);
+  return std::tie(unfuseRegions, gemm, repackWeights, threads) ==
+         std::tie(other.unfuseRegions, other.gemm, other.repackWeights,
+                  other.threads);
 }
 
 bool CompileProfile::SpirvBackendProfile::operator==(
@@ -154,7 +155,8 @@ static constexpr StringRef passesKeys[] = {"dce", "constant_folding",
 static constexpr StringRef precisionKeys[] = {"compute", "mixed", "weights",
                                               "kv_cache"};
 static constexpr StringRef backendKeys[] = {"cpu", "spirv"};
-static constexpr StringRef cpuKeys[] = {"unfuse_regions", "gemm", "threads"};
+static constexpr StringRef cpuKeys[] = {"unfuse_regions", "gemm",
+                                        "repack_weights", "threads"};
 static constexpr StringRef spirvKeys[] = {"unfuse_regions", "device",
                                           "workgroup_size",
                                           "cooperative_matrix", "optimize"};
@@ -494,6 +496,8 @@ void ProfileReader::readBackend(const toml::table &table,
                   readBool(node, path, cpu.unfuseRegions);
                 else if (key == "gemm")
                   readEnum(node, path, cpu.gemm);
+                else if (key == "repack_weights")
+                  readEnum(node, path, cpu.repackWeights);
                 else
                   readUnsigned(node, path, 0, maxCpuThreads,
                                /*powerOfTwo=*/false, cpu.threads);
@@ -717,6 +721,8 @@ std::string CompileProfile::toToml() const {
   os << "[backend.cpu]\n"
      << "unfuse_regions = " << boolText(backend.cpu.unfuseRegions) << "\n"
      << "gemm = \"" << stringifyGemmStrategy(backend.cpu.gemm) << "\"\n"
+     << "repack_weights = \""
+     << stringifyWeightRepack(backend.cpu.repackWeights) << "\"\n"
      << "threads = " << backend.cpu.threads << "\n\n";
 
   os << "[backend.spirv]\n"

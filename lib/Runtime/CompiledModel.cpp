@@ -10,13 +10,16 @@
 #include "RLX/Runtime/CpuExecutor.h"
 #include "RLX/Runtime/MemoryBudget.h"
 #include "RLX/Support/FileIO.h"
+#include "RLX/UKernels/UKernels.h"
 #include "RLX/Weights/Quant.h"
 #include "RLX/Weights/WeightSource.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
+#include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -217,6 +220,52 @@ static std::string describe(DType dtype, llvm::ArrayRef<int64_t> shape) {
 
 static std::string derivedKey(StringRef derived, StringRef source) {
   return (derived + llvm::Twine('\0') + source).str();
+}
+
+/// Interleaves rows [row0, row1) of x8 param `e` (q4_0, q8_0 or q4_K `[N, K]`,
+/// the rows just written row major; row0 and row1 multiples of 8) in the
+/// pool, as the micro-kernels read it (rlx_uk_repack).
+static void interleaveRows(const ManifestEntry &e, int64_t row0, int64_t row1,
+                           uint8_t *pool) {
+  int code = e.dtype == DType::Q4_0   ? RLX_UK_Q4_0
+             : e.dtype == DType::Q8_0 ? RLX_UK_Q8_0
+                                      : RLX_UK_Q4_K;
+  int64_t k = e.shape[1];
+  size_t rowBytes = rlx_uk_weight_row_bytes(code, k);
+  uint8_t *base = pool + e.offset + row0 * rowBytes;
+  // rlx_uk_repack writes apart from its input: 64 rows at a time through a
+  // copy.
+  constexpr int64_t kChunk = 64;
+  std::vector<uint8_t> rows(kChunk * rowBytes);
+  for (int64_t r = 0; r < row1 - row0; r += kChunk) {
+    int64_t n = std::min(kChunk, row1 - row0 - r);
+    copyBytes(rows.data(), base + r * rowBytes, n * rowBytes);
+    [[maybe_unused]] int rc =
+        rlx_uk_repack(code, k, rows.data(), 0, n, base + r * rowBytes);
+    assert(rc == 0 && "the manifest checked the x8 param's shape");
+  }
+}
+
+/// Interleaves the rows of x8 params that the places of `keys` (just
+/// written) cover: a param of its own whole, a source of a derived param
+/// (concatenated along N) its rows.
+static void interleaveFilled(const Manifest &info,
+                             llvm::ArrayRef<std::string> keys, uint8_t *pool) {
+  for (const ManifestEntry &e : info.entries) {
+    if (e.kind != IOKind::Param || e.layout != ParamLayout::X8)
+      continue;
+    if (e.sources.empty()) {
+      if (llvm::is_contained(keys, e.name))
+        interleaveRows(e, 0, e.shape[0], pool);
+      continue;
+    }
+    int64_t before = 0;
+    for (auto [s, size] : llvm::zip(e.sources, e.sourceSizes)) {
+      if (llvm::is_contained(keys, derivedKey(e.name, s)))
+        interleaveRows(e, before, before + size, pool);
+      before += size;
+    }
+  }
 }
 
 std::vector<std::string> CompiledModel::weightNames() const {
@@ -622,6 +671,7 @@ Error CompiledModel::setParamBytes(StringRef name, DType dtype,
                 describe(dtype, weightShape(*e, name)) + ", got " +
                 llvm::Twine(bytes.size()));
   copyBytes(place->bytes.data(), bytes.data(), bytes.size());
+  interleaveFilled(info, place->key, storage->paramPool->data);
   storage->set->insert(place->key);
   storage->paramsChanged = true;
   return Error::success();
@@ -740,6 +790,7 @@ Error CompiledModel::setRangedWeight(StringRef name, DType dtype,
       info, name, dtype, shape, bytes, storage->paramPool->data, keys);
   if (!written)
     return written.takeError();
+  interleaveFilled(info, keys, storage->paramPool->data);
   for (const std::string &key : keys)
     storage->set->insert(key);
   storage->paramsChanged = true;
@@ -1058,18 +1109,21 @@ Error CompiledModel::loadParams(const WeightSource &given) {
       if (t->dtype == e->dtype) {
         // Kept as stored: the bytes as the file has them, mapped from it
         // where the pool's layout allows.
-        jobs.push_back([&source, &files, name, place = *place,
-                        dtype = t->dtype]() -> Expected<Loaded> {
-          Expected<uint64_t> mapped = files.map(name, place.bytes);
-          if (!mapped)
-            return mapped.takeError();
-          if (!*mapped)
-            if (Error err = source.readStored(name, place.bytes))
-              return std::move(err);
-          source.release(name);
-          return Loaded{
-              {place.key}, countNonFinite(dtype, place.bytes), *mapped};
-        });
+        // x8 params are interleaved in place after: copied, not mapped.
+        jobs.push_back(
+            [&source, &files, name, place = *place, dtype = t->dtype,
+             mappable = e->layout != ParamLayout::X8]() -> Expected<Loaded> {
+              Expected<uint64_t> mapped =
+                  mappable ? files.map(name, place.bytes) : uint64_t(0);
+              if (!mapped)
+                return mapped.takeError();
+              if (!*mapped)
+                if (Error err = source.readStored(name, place.bytes))
+                  return std::move(err);
+              source.release(name);
+              return Loaded{
+                  {place.key}, countNonFinite(dtype, place.bytes), *mapped};
+            });
         continue;
       }
       // Kept in another type ([precision] weights = "q8_0"...): converted
@@ -1140,6 +1194,14 @@ Error CompiledModel::loadParams(const WeightSource &given) {
         });
   }
   std::vector<uint64_t> nonFinite;
+  // x8 params are interleaved where their rows were written, in the job.
+  for (LoadJob &job : jobs)
+    job = [this, job = std::move(job)]() -> Expected<Loaded> {
+      Expected<Loaded> loaded = job();
+      if (loaded)
+        interleaveFilled(info, loaded->keys, storage->paramPool->data);
+      return loaded;
+    };
   Error err = runInParallel(jobs, *storage->set, nonFinite, mappedBytes);
   for (auto [name, count] : llvm::zip(jobNames, nonFinite))
     if (count)

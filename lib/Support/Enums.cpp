@@ -22,7 +22,8 @@ static constexpr StringRef executionModeNames[] = {"lazy", "eager", "aot"};
 static constexpr StringRef executionDeviceNames[] = {"any", "cpu", "vulkan"};
 static constexpr StringRef bufferSpaceNames[] = {"arena", "params",
                                                  "constants"};
-static constexpr StringRef paramLayoutNames[] = {"row_major", "nk16"};
+static constexpr StringRef paramLayoutNames[] = {"row_major", "nk16", "x8"};
+static constexpr StringRef weightRepackNames[] = {"auto", "none", "x8"};
 
 template <typename E, size_t N>
 static StringRef nameOf(const StringRef (&names)[N], E value) {
@@ -43,6 +44,7 @@ RLX_ENUM_SPELLINGS(ExecutionMode, executionModeNames)
 RLX_ENUM_SPELLINGS(ExecutionDevice, executionDeviceNames)
 RLX_ENUM_SPELLINGS(BufferSpace, bufferSpaceNames)
 RLX_ENUM_SPELLINGS(ParamLayout, paramLayoutNames)
+RLX_ENUM_SPELLINGS(WeightRepack, weightRepackNames)
 #undef RLX_ENUM_SPELLINGS
 
 StringRef rlx::stringifyFusionPolicy(FusionPolicy v) {
@@ -75,6 +77,9 @@ StringRef rlx::stringifyBufferSpace(BufferSpace v) {
 }
 StringRef rlx::stringifyParamLayout(ParamLayout v) {
   return nameOf(paramLayoutNames, v);
+}
+StringRef rlx::stringifyWeightRepack(WeightRepack v) {
+  return nameOf(weightRepackNames, v);
 }
 
 std::optional<FusionPolicy> rlx::symbolizeFusionPolicy(StringRef s) {
@@ -109,4 +114,7 @@ std::optional<BufferSpace> rlx::symbolizeBufferSpace(StringRef s) {
 }
 std::optional<ParamLayout> rlx::symbolizeParamLayout(StringRef s) {
   return symbolizeEnum<ParamLayout>(s);
+}
+std::optional<WeightRepack> rlx::symbolizeWeightRepack(StringRef s) {
+  return symbolizeEnum<WeightRepack>(s);
 }

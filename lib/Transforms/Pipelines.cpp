@@ -120,6 +120,7 @@ CPUCodegenOptions
 mlir::rlx::getCPUCodegenOptions(const ::rlx::CompileProfile &profile) {
   CPUCodegenOptions o;
   o.gemm = profile.backend.cpu.gemm;
+  o.repackX8 = resolveWeightRepack(profile.backend.cpu.repackWeights);
   return o;
 }
 
@@ -233,6 +234,17 @@ struct CPUPipelineOptions : public TargetPipelineOptions<CPUPipelineOptions> {
           clEnumValN(::rlx::GemmStrategy::Blas, "blas", "cblas_sgemm"),
           clEnumValN(::rlx::GemmStrategy::Generated, "generated",
                      "the generated register-tiled GEMM"))};
+  Option<::rlx::WeightRepack> repackWeights{
+      *this, "repack-weights",
+      llvm::cl::desc(
+          "How q4_0, q8_0 and q4_K GEMM weights are kept (default: the "
+          "profile's [backend.cpu] repack_weights)"),
+      llvm::cl::values(
+          clEnumValN(::rlx::WeightRepack::Auto, "auto",
+                     "x8 where the micro-kernels run on AVX2"),
+          clEnumValN(::rlx::WeightRepack::None, "none", "as stored"),
+          clEnumValN(::rlx::WeightRepack::X8, "x8",
+                     "groups of 8 rows interleaved"))};
   Option<int64_t> gemmMr{*this, "gemm-mr",
                          llvm::cl::desc("Rows of the generated GEMM's "
                                         "register tile"),
@@ -320,6 +332,8 @@ void mlir::rlx::registerRLXPipelines() {
         CPUCodegenOptions codegen = getCPUCodegenOptions(*profile);
         if (options.gemm.hasValue())
           codegen.gemm = options.gemm;
+        if (options.repackWeights.hasValue())
+          codegen.repackX8 = resolveWeightRepack(options.repackWeights);
         codegen.tile = {options.gemmMr, options.gemmNv, options.gemmKc};
         std::string error;
         if (failed(buildCPUPipeline(pm, *profile, options.frontend(), codegen,

@@ -69,6 +69,7 @@ CompileProfile nonDefaultProfile() {
   profile.precision.kvCache = ComputePrecision::F16;
   profile.backend.cpu.unfuseRegions = true;
   profile.backend.cpu.gemm = GemmStrategy::Generated;
+  profile.backend.cpu.repackWeights = WeightRepack::None;
   profile.backend.cpu.threads = 2;
   profile.backend.spirv.unfuseRegions = true;
   profile.backend.spirv.device = "llvmpipe \"quoted\" \\ tab\t nl\n \x01 é";
@@ -123,6 +124,9 @@ TEST(CompileProfileTest, EnumSpellingsRoundTrip) {
   for (GemmStrategy v :
        {GemmStrategy::Auto, GemmStrategy::Blas, GemmStrategy::Generated})
     EXPECT_EQ(symbolizeGemmStrategy(stringifyGemmStrategy(v)), v);
+  for (WeightRepack v :
+       {WeightRepack::Auto, WeightRepack::None, WeightRepack::X8})
+    EXPECT_EQ(symbolizeWeightRepack(stringifyWeightRepack(v)), v);
   EXPECT_EQ(stringifyComputePrecision(ComputePrecision::BF16), "bf16");
   EXPECT_EQ(stringifyTargetChoice(TargetChoice::Spirv), "spirv");
   EXPECT_FALSE(symbolizeTargetChoice("metal"));
@@ -167,6 +171,9 @@ TEST(CompileProfileTest, EqualityComparesEveryField) {
       [](CompileProfile &p) { p.precision.kvCache = ComputePrecision::BF16; }));
   EXPECT_TRUE(
       differsAfter([](CompileProfile &p) { p.backend.cpu.threads = 3; }));
+  EXPECT_TRUE(differsAfter([](CompileProfile &p) {
+    p.backend.cpu.repackWeights = WeightRepack::X8;
+  }));
   EXPECT_TRUE(
       differsAfter([](CompileProfile &p) { p.backend.spirv.device = "gpu"; }));
   EXPECT_TRUE(differsAfter(
@@ -244,6 +251,7 @@ kv_cache = "f16"
 [backend.cpu]
 unfuse_regions = true
 gemm = "generated"
+repack_weights = "none"
 threads = 2
 
 [backend.spirv]
@@ -310,6 +318,7 @@ kv_cache = "f32"
 [backend.cpu]
 unfuse_regions = false
 gemm = "auto"
+repack_weights = "auto"
 threads = 0
 
 [backend.spirv]

@@ -93,6 +93,35 @@ TEST(Manifest, RejectsARankOutsideTheWorld) {
             "m.json: 'rank' must be an integer in [0, world_size = 1)");
 }
 
+TEST(Manifest, X8LayoutIsForQuantizedMatricesInGroupsOfEight) {
+  Manifest m;
+  m.paramSize = 4096;
+  ManifestEntry w;
+  w.kind = IOKind::Param;
+  w.name = "w";
+  w.dtype = DType::Q4_0;
+  w.shape = {16, 64};
+  w.layout = ParamLayout::X8;
+  m.entries = {w};
+  auto back = Manifest::fromJSON(m.toJSON(), "m.json");
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->entries[0].layout, ParamLayout::X8);
+  // f32 has no x8 form; 12 rows split a group of 8; so does a 4-row source.
+  ManifestEntry f32 = w, rows = w, source = w;
+  f32.dtype = DType::F32;
+  rows.shape = {12, 64};
+  source.sources = {"a", "b"};
+  source.sourceSizes = {4, 12};
+  source.concatAxis = 0;
+  for (const ManifestEntry &bad : {f32, rows, source}) {
+    m.entries = {bad};
+    auto refused = Manifest::fromJSON(m.toJSON(), "m.json");
+    ASSERT_FALSE(static_cast<bool>(refused));
+    EXPECT_EQ(llvm::toString(refused.takeError()),
+              "m.json: entry 'w': unsupported layout 'x8'");
+  }
+}
+
 TEST(Manifest, RejectsEntriesPastTheStorage) {
   Manifest m = sample();
   m.entries[2].offset = 120;

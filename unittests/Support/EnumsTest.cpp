@@ -44,6 +44,9 @@ TEST(Enums, NamedFunctionsAgreeWithTables) {
   EXPECT_EQ(stringifyBufferSpace(BufferSpace::Constants), "constants");
   EXPECT_EQ(stringifyParamLayout(ParamLayout::NK16), "nk16");
   EXPECT_EQ(symbolizeParamLayout("row_major"), ParamLayout::RowMajor);
+  EXPECT_EQ(stringifyParamLayout(ParamLayout::X8), "x8");
+  EXPECT_EQ(symbolizeWeightRepack("none"), WeightRepack::None);
+  EXPECT_EQ(stringifyWeightRepack(WeightRepack::X8), "x8");
   EXPECT_EQ(symbolizeFusionPolicy("fusable"), FusionPolicy::Fusable);
 }
 

@@ -61,6 +61,13 @@ enum class WeightPrecision { Stored, F32, BF16, F16, Q8_0, Q4_0 };
 /// `Auto` the generated kernel wherever the weight can be packed.
 enum class GemmStrategy { Auto, Blas, Generated };
 
+/// How the CPU keeps q4_0, q8_0 and q4_K weights that only matmuls read
+/// (`[backend.cpu] repack_weights`): `None` as the file stores them (mapped
+/// from it), `X8` with each group of 8 rows interleaved (ParamLayout::X8:
+/// the micro-kernels' faster GEMM, copied at load), `Auto` X8 where the
+/// micro-kernels use AVX2 (where the interleaved GEMM measured faster).
+enum class WeightRepack { Auto, None, X8 };
+
 /// When a model's graphs compile (`[execution] mode`): `Lazy` each shape
 /// bucket on its first use, `Eager` every graph a run will use before it
 /// starts, `Aot` none at run time (every graph must come from the compile
@@ -89,12 +96,17 @@ enum class ParamLayout : uint8_t {
   /// A `[N, K]` f32 matrix as N/16 panels of `[K][16]`: element (r, c) at
   /// ((r / 16) * K + c) * 16 + r % 16 (the generated GEMM's B operand).
   NK16 = 1,
+  /// A `[N, K]` q4_0, q8_0 or q4_K matrix with each group of 8 rows interleaved
+  /// block by block (rlx_uk_repack: the same bytes, permuted within the
+  /// group), read by the micro-kernels with RLX_UK_REPACKED_X8.
+  X8 = 2,
 };
 
 /// The spellings: "direct", "fusable"; "cpu", "spirv"; "auto", "cpu",
 /// "spirv"; "f32", "f16", "bf16"; "none", "auto"; "stored", "f32"; "auto",
 /// "blas", "generated"; "lazy", "eager", "aot"; "any", "cpu", "vulkan";
-/// "arena", "params", "constants"; "row_major", "nk16".
+/// "arena", "params", "constants"; "row_major", "nk16", "x8"; "auto", "none",
+/// "x8".
 llvm::StringRef stringifyFusionPolicy(FusionPolicy value);
 llvm::StringRef stringifyTarget(Target value);
 llvm::StringRef stringifyTargetChoice(TargetChoice value);
@@ -106,6 +118,7 @@ llvm::StringRef stringifyExecutionMode(ExecutionMode value);
 llvm::StringRef stringifyExecutionDevice(ExecutionDevice value);
 llvm::StringRef stringifyBufferSpace(BufferSpace value);
 llvm::StringRef stringifyParamLayout(ParamLayout value);
+llvm::StringRef stringifyWeightRepack(WeightRepack value);
 
 /// Parses a spelling; std::nullopt when it is not one.
 std::optional<FusionPolicy> symbolizeFusionPolicy(llvm::StringRef str);
@@ -119,6 +132,7 @@ std::optional<ExecutionMode> symbolizeExecutionMode(llvm::StringRef str);
 std::optional<ExecutionDevice> symbolizeExecutionDevice(llvm::StringRef str);
 std::optional<BufferSpace> symbolizeBufferSpace(llvm::StringRef str);
 std::optional<ParamLayout> symbolizeParamLayout(llvm::StringRef str);
+std::optional<WeightRepack> symbolizeWeightRepack(llvm::StringRef str);
 
 /// Every spelling of the enum `E`, indexed by enumerator value (for
 /// messages listing the accepted values).

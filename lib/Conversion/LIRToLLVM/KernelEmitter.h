@@ -35,7 +35,9 @@ struct KernelInput {
   Value memref;
   Value scalar;
   /// The memref is a weight `[N, K]` stored as panels of 16 rows
-  /// (`[N/16][K][16]`, layout "nk16"), packed when the weights were loaded.
+  /// (`[N/16][K][16]`, layout "nk16"), or for q4_0 / q8_0 / q4_K with each
+  /// group of 8 rows interleaved (layout "x8"), packed when the weights were
+  /// loaded.
   bool packed = false;
   /// The type the weight is kept in when `memref` holds it as stored (f16,
   /// bf16, ggml blocks as bytes); null otherwise.

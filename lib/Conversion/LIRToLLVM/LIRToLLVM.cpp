@@ -28,6 +28,7 @@
 #include "RLX/Dialect/LIR/Transforms/Passes.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/Support/KernelABI.h"
+#include "RLX/UKernels/UKernels.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -90,7 +91,7 @@ private:
   ModuleOp module;
   KernelModuleState state;
   KernelCache<func::FuncOp> kernelCache;
-  /// Param views stored packed ("nk16").
+  /// Param views stored packed ("nk16", "x8").
   llvm::DenseSet<Value> packedViews;
   unsigned kernelCount = 0, globalCount = 0;
 };
@@ -158,7 +159,8 @@ EntryLowering::beginKernelFunction(OpBuilder &b, lir::KernelOp kernel,
 void EntryLowering::collectPackedParams(lir::EntryOp entry) {
   for (auto io : entry.getBlock().getOps<lir::IOOp>())
     if (io.getKind() == lir::IOKind::Param &&
-        io.getLayout() == lir::ParamLayout::NK16)
+        (io.getLayout() == lir::ParamLayout::NK16 ||
+         io.getLayout() == lir::ParamLayout::X8))
       packedViews.insert(io.getView());
 }
 
@@ -499,12 +501,21 @@ struct RLXExpandBF16Pass
 
 } // namespace
 
+bool mlir::rlx::resolveWeightRepack(::rlx::WeightRepack choice) {
+  if (choice == ::rlx::WeightRepack::Auto)
+    return llvm::StringRef(rlx_uk_isa()) == "avx2";
+  return choice == ::rlx::WeightRepack::X8;
+}
+
 void mlir::rlx::buildCPULIRPipeline(OpPassManager &pm,
                                     const CPUCodegenOptions &options) {
-  if (options.gemm != ::rlx::GemmStrategy::Blas) {
-    pm.addPass(lir::createLIRPackParamsPass());
+  lir::LIRPackParamsPassOptions pack;
+  pack.nk16 = options.gemm != ::rlx::GemmStrategy::Blas;
+  pack.x8 = options.repackX8;
+  if (pack.nk16 || pack.x8)
+    pm.addPass(lir::createLIRPackParamsPass(pack));
+  if (pack.nk16)
     pm.addPass(lir::createLIRFuseGluGemmPass());
-  }
   lir::LIRSelectStrategyPassOptions select;
   select.gemmMr = options.tile.mr;
   select.gemmNv = options.tile.nv;

@@ -609,6 +609,13 @@ static LogicalResult emitUkernelMatmul(KernelEmitter &e, Operation *op,
     return op->emitOpError("the CPU micro-kernels do not read weights "
                            "stored as ")
            << w.stored;
+  // An x8 weight (lir-pack-params): groups of 8 rows interleaved.
+  if (w.packed) {
+    wtype |= RLX_UK_REPACKED_X8;
+    if (!rlx_uk_supports(wtype))
+      return op->emitOpError("the CPU micro-kernels read no x8 layout of ")
+             << w.stored;
+  }
   auto outTy = cast<MemRefType>(out.getType());
   auto lTy = cast<MemRefType>(lhs.getType());
   int64_t n = outTy.getShape().back(), k = lTy.getShape().back();
@@ -666,6 +673,9 @@ LogicalResult mlir::rlx::emitDequantizeKernel(KernelEmitter &e, Operation *op,
       !leadingDim(out))
     return op->emitOpError("the CPU back end dequantizes ggml blocks into "
                            "contiguous f32 rows only");
+  if (table.packed)
+    return op->emitOpError("reads a weight stored x8 (lir-pack-params), which "
+                           "only the micro-kernel matmuls read");
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   auto c64 = [&](int64_t v) { return e.constant(v, i64); };
   Value src = e.pointer(table.memref), dst = e.pointer(out);

@@ -22,10 +22,18 @@ struct CPUCodegenOptions {
   ::rlx::GemmStrategy gemm = ::rlx::GemmStrategy::Auto;
   /// The generated GEMM's base register tile.
   lir::GemmTile tile;
+  /// Store q4_0, q8_0 and q4_K GEMM weights x8 (lir-pack-params x8).
+  bool repackX8 = false;
 };
 
+/// Whether `[backend.cpu] repack_weights = choice` stores q4_0, q8_0 and q4_K
+/// GEMM weights x8 on this machine: `auto` where the micro-kernels run on
+/// AVX2 (rlx_uk_isa), where the interleaved GEMM measured faster.
+bool resolveWeightRepack(::rlx::WeightRepack choice);
+
 /// The decisions on planned LIR for the CPU: lir-pack-params and
-/// lir-fuse-glu-gemm (unless gemm = blas), lir-select-strategy.
+/// lir-fuse-glu-gemm (unless gemm = blas; lir-pack-params x8 alone with
+/// repackX8), lir-select-strategy.
 void buildCPULIRPipeline(OpPassManager &pm, const CPUCodegenOptions &options);
 
 /// Decided LIR to the LLVM dialect: convert-lir-to-loops, math

@@ -6,8 +6,10 @@
 //===----------------------------------------------------------------------===//
 //
 // lir-pack-params: a weight that only the right-hand side of transposed f32
-// matmuls reads is stored as nk16 panels (the generated GEMM's operand), a
-// layout the runtime writes when it loads the parameter.
+// matmuls reads is stored as nk16 panels (the generated GEMM's operand); with
+// `x8`, a q4_0, q8_0 or q4_K weight that only such matmuls read has each group
+// of 8 rows interleaved (the micro-kernels' repacked form). The runtime writes
+// these layouts when it loads the parameter.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,7 +30,10 @@ using namespace mlir;
 using namespace mlir::rlx;
 using namespace mlir::rlx::lir;
 
-bool mlir::rlx::lir::isPackableGemmWeight(KernelOp kernel, unsigned operand) {
+/// Whether operand `operand` of `kernel` is only the right-hand side of a
+/// transposed matmul (or fused matmul) with one output, read by nothing else
+/// in the kernel.
+static bool isTransposedRhsOnly(KernelOp kernel, unsigned operand) {
   if (operand != 1)
     return false;
   Operation *compute = kernel.getComputeOp();
@@ -46,7 +51,27 @@ bool mlir::rlx::lir::isPackableGemmWeight(KernelOp kernel, unsigned operand) {
     if (compute->getOperand(i) == body.getArgument(1) ||
         compute->getOperand(i) == body.getArgument(0))
       return false;
-  if (kernel.getOuts().size() != 1)
+  return kernel.getOuts().size() == 1;
+}
+
+/// A q4_0, q8_0 or q4_K element type: the types with an x8 form.
+static bool hasX8Form(Type element) {
+  auto quant = dyn_cast<mir::QuantType>(element);
+  return quant && (quant.getKind() == mir::QuantKind::Q4_0 ||
+                   quant.getKind() == mir::QuantKind::Q8_0 ||
+                   quant.getKind() == mir::QuantKind::Q4_K);
+}
+
+bool mlir::rlx::lir::isInterleavableWeight(KernelOp kernel, unsigned operand) {
+  if (!isTransposedRhsOnly(kernel, operand))
+    return false;
+  auto wTy = cast<MemRefType>(kernel.getIns()[1].getType());
+  return hasX8Form(wTy.getElementType()) && wTy.getRank() == 2 &&
+         wTy.getLayout().isIdentity() && wTy.getDimSize(0) % 8 == 0;
+}
+
+bool mlir::rlx::lir::isPackableGemmWeight(KernelOp kernel, unsigned operand) {
+  if (!isTransposedRhsOnly(kernel, operand))
     return false;
   auto lTy = cast<MemRefType>(kernel.getIns()[0].getType());
   auto wTy = cast<MemRefType>(kernel.getIns()[1].getType());
@@ -60,7 +85,7 @@ bool mlir::rlx::lir::isPackableGemmWeight(KernelOp kernel, unsigned operand) {
   // layouts of their activations (the generated kernel reads any of them).
   if (wTy.getDimSize(0) % 16 != 0 || !oTy.getLayout().isIdentity())
     return false;
-  if (auto fused = dyn_cast<mir::FusedMatmulOp>(compute)) {
+  if (auto fused = dyn_cast<mir::FusedMatmulOp>(kernel.getComputeOp())) {
     if (Value res = fused.getResidual()) {
       auto arg = dyn_cast<BlockArgument>(res);
       if (!arg ||
@@ -81,23 +106,33 @@ bool mlir::rlx::lir::isPackableGemmWeight(KernelOp kernel, unsigned operand) {
   return true;
 }
 
-void mlir::rlx::lir::packGemmParams(EntryOp entry) {
+void mlir::rlx::lir::packGemmParams(EntryOp entry, bool nk16, bool x8) {
   Block &block = entry.getBlock();
+  // The layout each candidate would take.
+  llvm::DenseMap<Value, ParamLayout> layoutOf;
   llvm::DenseMap<Value, bool> candidates;
   for (IOOp io : block.getOps<IOOp>()) {
     if (io.getKind() != IOKind::Param)
       continue;
+    auto ty = cast<MemRefType>(io.getView().getType());
+    bool quantized = hasX8Form(ty.getElementType());
+    if (quantized ? !x8 : !nk16)
+      continue;
+    ParamLayout layout = quantized ? ParamLayout::X8 : ParamLayout::NK16;
+    int64_t group = quantized ? 8 : 16;
     bool ok = true;
     if (io.getSources()) {
       // Derived params concatenated along N pack source by source; so do
       // sliced ones (source_starts): the loader packs each source's row
-      // range at its place. A range of one source packs whole (any axis).
+      // range at its place. A range of one source packs whole (any axis;
+      // x8 params are repacked after their rows are written).
       auto sizes = io.getSourceSizes();
       ok = io.getConcatAxis() && *io.getConcatAxis() == 0 && sizes &&
-           llvm::all_of(*sizes, [](int64_t s) { return s % 16 == 0; });
-      ok |= io.getSourceStarts() && io.getSources()->size() == 1;
+           llvm::all_of(*sizes, [&](int64_t s) { return s % group == 0; });
+      ok |= !quantized && io.getSourceStarts() && io.getSources()->size() == 1;
     }
     candidates[io.getView()] = ok;
+    layoutOf[io.getView()] = layout;
   }
   // Every reader must accept the packed layout; aliases never do.
   llvm::DenseSet<Value> used;
@@ -116,7 +151,11 @@ void mlir::rlx::lir::packGemmParams(EntryOp entry) {
       if (it == candidates.end())
         continue;
       used.insert(v);
-      if (i >= kernel.getIns().size() || !isPackableGemmWeight(kernel, i))
+      bool accepts =
+          i < kernel.getIns().size() && (layoutOf.lookup(v) == ParamLayout::X8
+                                             ? isInterleavableWeight(kernel, i)
+                                             : isPackableGemmWeight(kernel, i));
+      if (!accepts)
         it->second = false;
     }
   }
@@ -126,8 +165,8 @@ void mlir::rlx::lir::packGemmParams(EntryOp entry) {
     if (io.getKind() != IOKind::Param || it == candidates.end() ||
         !it->second || !used.contains(io.getView()))
       continue;
-    io.setLayoutAttr(
-        ParamLayoutAttr::get(entry.getContext(), ParamLayout::NK16));
+    io.setLayoutAttr(ParamLayoutAttr::get(entry.getContext(),
+                                          layoutOf.lookup(io.getView())));
   }
 }
 
@@ -137,7 +176,7 @@ struct LIRPackParamsPass
   using Base::Base;
   void runOnOperation() override {
     for (EntryOp entry : getOperation().getOps<EntryOp>())
-      packGemmParams(entry);
+      packGemmParams(entry, nk16, x8);
   }
 };
 } // namespace

@@ -43,7 +43,21 @@ def LIRPackParamsPass : Pass<"lir-pack-params", "ModuleOp"> {
     way, through an alias, or by no kernel keeps its row-major layout. CPU
     only; run it after `lir-plan-arena`, before `lir-fuse-glu-gemm` and
     `lir-select-strategy`.
+
+    With `x8`, a q4_0, q8_0 or q4_K param that only such matmuls read (`[N, K]`,
+    N a multiple of 8; sources concatenated along N, each a multiple of 8)
+    gets `layout = #lir.layout<x8>`: the runtime interleaves each group of 8
+    rows block by block when it loads it (`rlx_uk_repack`), and the
+    micro-kernels read it with lanes along output columns. Such a param is
+    then copied at load rather than mapped from the file. A weight shared
+    with an embedding gather (tied embeddings) keeps its stored layout.
   }];
+  let options = [
+    Option<"nk16", "nk16", "bool", /*default=*/"true",
+           "Pack f32 GEMM weights as nk16 panels">,
+    Option<"x8", "x8", "bool", /*default=*/"false",
+           "Interleave q4_0, q8_0 and q4_K GEMM weights by groups of 8 rows">
+  ];
 }
 
 def LIRPlanArenaPass : Pass<"lir-plan-arena", "ModuleOp"> {
