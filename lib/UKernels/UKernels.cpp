@@ -358,10 +358,14 @@ int rlx_uk_repack(int wtype, int64_t K, const void *w, int64_t n0, int64_t n1,
     uint8_t *dst = static_cast<uint8_t *>(out) + size_t(g) * rowBytes;
     for (int64_t b = 0; b != nb; ++b) {
       uint8_t *sb = dst + size_t(b) * 8 * size_t(bb);
+      // Whole f16 scale fields and 4-byte code chunks (repackedOffset moves
+      // none apart; every code section is a multiple of 4 bytes).
       for (int r = 0; r != 8; ++r) {
         const uint8_t *blk = src + size_t(r) * rowBytes + size_t(b) * bb;
-        for (int i = 0; i != bb; ++i)
-          sb[repackedOffset(header, r, i)] = blk[i];
+        for (int i = 0; i < header; i += 2)
+          std::memcpy(sb + repackedOffset(header, r, i), blk + i, 2);
+        for (int i = header; i < bb; i += 4)
+          std::memcpy(sb + repackedOffset(header, r, i), blk + i, 4);
       }
     }
   }
