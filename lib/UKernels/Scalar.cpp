@@ -167,6 +167,26 @@ template <class F> void q32x8Kernel(const MatmulArgs &a) {
 // K-quants
 //===----------------------------------------------------------------------===//
 
+/// One 256-element block's contribution to an output: the decoded codes `q`
+/// with scales `ks` against prepared row `row`'s block `b`.
+float kquantBlockDot(const MatmulArgs &a, const KScales &ks, const uint8_t *q,
+                     const uint8_t *row, int64_t b) {
+  const float d = halfToFloat(ks.d), dmin = halfToFloat(ks.dmin);
+  const int8_t *xq = reinterpret_cast<const int8_t *>(row) + 256 * b;
+  const float dx = loadF32(row + a.xdOffset + 4 * b);
+  const uint8_t *xsum = row + a.xsOffset + 64 * b;
+  int s1 = 0;
+  float s2 = 0;
+  for (int g = 0; g != 16; ++g) {
+    int dot = 0;
+    for (int i = 16 * g; i != 16 * g + 16; ++i)
+      dot += q[i] * xq[i];
+    s1 += ks.scale[g] * dot;
+    s2 += float(ks.coef[g]) * loadF32(xsum + 4 * g);
+  }
+  return (d * dx) * float(s1) - dmin * s2;
+}
+
 template <class L, void (*Unpack)(const uint8_t *, int, uint8_t *)>
 void kquantKernel(const MatmulArgs &a) {
   const int64_t nb = a.K / 256;
@@ -179,26 +199,11 @@ void kquantKernel(const MatmulArgs &a) {
         const uint8_t *blk = wr + b * L::kBytes;
         KScales ks;
         L::scales(blk, ks);
-        const float d = halfToFloat(ks.d), dmin = halfToFloat(ks.dmin);
         uint8_t q[256];
         for (int c = 0; c != 8; ++c)
           Unpack(blk, c, q + 32 * c);
-        for (int64_t r = 0; r != mr; ++r) {
-          const uint8_t *row = a.x + (m0 + r) * a.xRowBytes;
-          const int8_t *xq = reinterpret_cast<const int8_t *>(row) + 256 * b;
-          const float dx = loadF32(row + a.xdOffset + 4 * b);
-          const uint8_t *xsum = row + a.xsOffset + 64 * b;
-          int s1 = 0;
-          float s2 = 0;
-          for (int g = 0; g != 16; ++g) {
-            int dot = 0;
-            for (int i = 16 * g; i != 16 * g + 16; ++i)
-              dot += q[i] * xq[i];
-            s1 += ks.scale[g] * dot;
-            s2 += float(ks.coef[g]) * loadF32(xsum + 4 * g);
-          }
-          acc[r] += (d * dx) * float(s1) - dmin * s2;
-        }
+        for (int64_t r = 0; r != mr; ++r)
+          acc[r] += kquantBlockDot(a, ks, q, a.x + (m0 + r) * a.xRowBytes, b);
       }
       for (int64_t r = 0; r != mr; ++r)
         a.y[(m0 + r) * a.ldy + n] = acc[r];
@@ -225,26 +230,12 @@ void q4kx8Kernel(const MatmulArgs &a) {
             blk[i] = sb[repackedOffset(4, r, i)];
           KScales ks;
           L::scales(blk, ks);
-          const float d = halfToFloat(ks.d), dmin = halfToFloat(ks.dmin);
           uint8_t q[256];
           for (int c = 0; c != 8; ++c)
             unpackQ4K(blk, c, q + 32 * c);
-          for (int64_t i = 0; i != mr; ++i) {
-            const uint8_t *row = a.x + (m0 + i) * a.xRowBytes;
-            const int8_t *xq = reinterpret_cast<const int8_t *>(row) + 256 * b;
-            const float dx = loadF32(row + a.xdOffset + 4 * b);
-            const uint8_t *xsum = row + a.xsOffset + 64 * b;
-            int s1 = 0;
-            float s2 = 0;
-            for (int g = 0; g != 16; ++g) {
-              int dot = 0;
-              for (int e = 16 * g; e != 16 * g + 16; ++e)
-                dot += q[e] * xq[e];
-              s1 += ks.scale[g] * dot;
-              s2 += float(ks.coef[g]) * loadF32(xsum + 4 * g);
-            }
-            acc[i][r] += (d * dx) * float(s1) - dmin * s2;
-          }
+          for (int64_t i = 0; i != mr; ++i)
+            acc[i][r] +=
+                kquantBlockDot(a, ks, q, a.x + (m0 + i) * a.xRowBytes, b);
         }
       }
       for (int64_t i = 0; i != mr; ++i)
