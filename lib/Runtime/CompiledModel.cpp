@@ -11,6 +11,7 @@
 #include "RLX/Runtime/MemoryBudget.h"
 #include "RLX/Support/FileIO.h"
 #include "RLX/UKernels/UKernels.h"
+#include "RLX/Weights/GGUF.h"
 #include "RLX/Weights/Quant.h"
 #include "RLX/Weights/WeightSource.h"
 #include "llvm/ADT/StringSet.h"
@@ -222,52 +223,6 @@ static std::string derivedKey(StringRef derived, StringRef source) {
   return (derived + llvm::Twine('\0') + source).str();
 }
 
-/// Interleaves rows [row0, row1) of x8 param `e` (q4_0, q8_0 or q4_K `[N, K]`,
-/// the rows just written row major; row0 and row1 multiples of 8) in the
-/// pool, as the micro-kernels read it (rlx_uk_repack).
-static void interleaveRows(const ManifestEntry &e, int64_t row0, int64_t row1,
-                           uint8_t *pool) {
-  int code = e.dtype == DType::Q4_0   ? RLX_UK_Q4_0
-             : e.dtype == DType::Q8_0 ? RLX_UK_Q8_0
-                                      : RLX_UK_Q4_K;
-  int64_t k = e.shape[1];
-  size_t rowBytes = rlx_uk_weight_row_bytes(code, k);
-  uint8_t *base = pool + e.offset + row0 * rowBytes;
-  // rlx_uk_repack writes apart from its input: 64 rows at a time through a
-  // copy.
-  constexpr int64_t kChunk = 64;
-  std::vector<uint8_t> rows(kChunk * rowBytes);
-  for (int64_t r = 0; r < row1 - row0; r += kChunk) {
-    int64_t n = std::min(kChunk, row1 - row0 - r);
-    copyBytes(rows.data(), base + r * rowBytes, n * rowBytes);
-    [[maybe_unused]] int rc =
-        rlx_uk_repack(code, k, rows.data(), 0, n, base + r * rowBytes);
-    assert(rc == 0 && "the manifest checked the x8 param's shape");
-  }
-}
-
-/// Interleaves the rows of x8 params that the places of `keys` (just
-/// written) cover: a param of its own whole, a source of a derived param
-/// (concatenated along N) its rows.
-static void interleaveFilled(const Manifest &info,
-                             llvm::ArrayRef<std::string> keys, uint8_t *pool) {
-  for (const ManifestEntry &e : info.entries) {
-    if (e.kind != IOKind::Param || e.layout != ParamLayout::X8)
-      continue;
-    if (e.sources.empty()) {
-      if (llvm::is_contained(keys, e.name))
-        interleaveRows(e, 0, e.shape[0], pool);
-      continue;
-    }
-    int64_t before = 0;
-    for (auto [s, size] : llvm::zip(e.sources, e.sourceSizes)) {
-      if (llvm::is_contained(keys, derivedKey(e.name, s)))
-        interleaveRows(e, before, before + size, pool);
-      before += size;
-    }
-  }
-}
-
 std::vector<std::string> CompiledModel::weightNames() const {
   std::vector<std::string> names;
   llvm::StringSet<> seen;
@@ -338,6 +293,45 @@ static uint64_t rowBytes(DType dtype, int64_t columns) {
     return 0;
   }
   return *bytes;
+}
+
+/// Writes `rows`, whole rows of param `e`'s stored type (the bytes as the
+/// file has them), at row `row0` of `e` in the pool: copied, or for an x8
+/// param (q4_0, q8_0 or q4_K `[N, K]`; row0 and the row count multiples of
+/// 8, as lir-pack-params checked) interleaved as the micro-kernels read it
+/// on the way (rlx_uk_repack), so that the pool is written once. Returns
+/// the non-finite values of `rows`, counted a chunk at a time while it is
+/// in cache.
+static uint64_t storeRows(const ManifestEntry &e, int64_t row0,
+                          llvm::ArrayRef<uint8_t> rows, uint8_t *pool) {
+  uint64_t rowSize = rowBytes(e.dtype, e.shape.back());
+  uint8_t *dst = pool + e.offset + row0 * rowSize;
+  uint64_t count = rowSize ? rows.size() / rowSize : 0;
+  assert(count * rowSize == rows.size() && "whole rows");
+  constexpr uint64_t kChunkBytes = 256 << 10;
+  uint64_t chunkRows = std::max<uint64_t>(
+      kChunkBytes / std::max<uint64_t>(rowSize, 1) / 8 * 8, 8);
+  std::optional<uint32_t> code;
+  if (e.layout == ParamLayout::X8) {
+    code = ggmlTypeOf(e.dtype);
+    assert(code && row0 % 8 == 0 && count % 8 == 0 &&
+           "the manifest checked the x8 param's type and shape");
+  }
+  uint64_t nonFinite = 0;
+  for (uint64_t r = 0; r < count; r += chunkRows) {
+    uint64_t n = std::min(chunkRows, count - r);
+    llvm::ArrayRef<uint8_t> chunk = rows.slice(r * rowSize, n * rowSize);
+    if (code) {
+      [[maybe_unused]] int rc =
+          rlx_uk_repack(static_cast<int>(*code), e.shape.back(), chunk.data(),
+                        0, static_cast<int64_t>(n), dst + r * rowSize);
+      assert(rc == 0 && "the manifest checked the x8 param's shape");
+    } else {
+      copyBytes(dst + r * rowSize, chunk.data(), chunk.size());
+    }
+    nonFinite += countNonFinite(e.dtype, chunk);
+  }
+  return nonFinite;
 }
 
 //===----------------------------------------------------------------------===//
@@ -518,6 +512,10 @@ static Expected<uint64_t> writePiece(const WeightPlace &place, StringRef name,
                     reinterpret_cast<float *>(pool + e.offset));
     return nonFinite;
   }
+  if (e.layout == ParamLayout::X8) {
+    storeRows(e, place.before, piece, pool);
+    return nonFinite;
+  }
   if (place.index < 0) {
     copyBytes(pool + e.offset, piece.data(), piece.size());
     return nonFinite;
@@ -562,6 +560,13 @@ static std::optional<uint64_t> copyPlaceDirectly(const WeightPlace &place,
                     e.shape[1], place.before,
                     reinterpret_cast<float *>(pool + e.offset));
     return countNonFinite(dtype, {rows, static_cast<size_t>(chunk)});
+  }
+  if (e.layout == ParamLayout::X8) {
+    // Whole rows: quantized matrices concatenate and slice along N.
+    assert(axis == 0 && outer == 1 && "x8 params are matrices split by rows");
+    return storeRows(e, place.before,
+                     all.slice(elementBytes(dtype, place.start * inner), chunk),
+                     pool);
   }
   uint64_t nonFinite = 0;
   int64_t dstExtent = place.index < 0 ? place.size : e.shape[axis];
@@ -625,6 +630,15 @@ namespace {
 struct StoredPlace {
   llvm::MutableArrayRef<uint8_t> bytes;
   std::string key;
+  /// The param, and the row of it where the bytes start.
+  const ManifestEntry *entry;
+  int64_t row0 = 0;
+
+  /// Writes `rows` (exactly the place's bytes) there: see storeRows.
+  uint64_t store(llvm::ArrayRef<uint8_t> rows, uint8_t *pool) const {
+    assert(rows.size() == bytes.size() && "the place's bytes");
+    return storeRows(*entry, row0, rows, pool);
+  }
 };
 } // namespace
 
@@ -640,14 +654,15 @@ static Expected<StoredPlace> storedPlace(const ManifestEntry &e, StringRef name,
   if (!bytes)
     return fail("param '" + name + "': " + llvm::toString(bytes.takeError()));
   if (e.sources.empty())
-    return StoredPlace{{pool + e.offset, *bytes}, e.name};
+    return StoredPlace{{pool + e.offset, *bytes}, e.name, &e};
   // Stored types are concatenated along their rows (axis 0 of a matrix).
   size_t index = llvm::find(e.sources, name) - e.sources.begin();
   int64_t before = 0;
   for (size_t i = 0; i < index; ++i)
     before += e.sourceSizes[i];
   uint64_t offset = e.offset + before * rowBytes(dtype, e.shape.back());
-  return StoredPlace{{pool + offset, *bytes}, derivedKey(e.name, name)};
+  return StoredPlace{
+      {pool + offset, *bytes}, derivedKey(e.name, name), &e, before};
 }
 
 Error CompiledModel::setParamBytes(StringRef name, DType dtype,
@@ -670,8 +685,7 @@ Error CompiledModel::setParamBytes(StringRef name, DType dtype,
                 llvm::Twine(place->bytes.size()) + " bytes of " +
                 describe(dtype, weightShape(*e, name)) + ", got " +
                 llvm::Twine(bytes.size()));
-  copyBytes(place->bytes.data(), bytes.data(), bytes.size());
-  interleaveFilled(info, place->key, storage->paramPool->data);
+  place->store(bytes, storage->paramPool->data);
   storage->set->insert(place->key);
   storage->paramsChanged = true;
   return Error::success();
@@ -790,7 +804,6 @@ Error CompiledModel::setRangedWeight(StringRef name, DType dtype,
       info, name, dtype, shape, bytes, storage->paramPool->data, keys);
   if (!written)
     return written.takeError();
-  interleaveFilled(info, keys, storage->paramPool->data);
   for (const std::string &key : keys)
     storage->set->insert(key);
   storage->paramsChanged = true;
@@ -1106,29 +1119,54 @@ Error CompiledModel::loadParams(const WeightSource &given) {
           storedPlace(*e, name, e->dtype, storage->paramPool->data);
       if (!place)
         return place.takeError();
+      if (t->dtype == e->dtype && e->layout == ParamLayout::X8) {
+        // Interleaved on the way from the file's bytes (or, for rows the
+        // file stores reordered, a copy of them put back in order) into
+        // the pool.
+        jobs.push_back([this, &source, name,
+                        place = *place]() -> Expected<Loaded> {
+          std::vector<uint8_t> buffer;
+          llvm::ArrayRef<uint8_t> rows;
+          if (Expected<llvm::ArrayRef<uint8_t>> raw = source.rawBytes(name)) {
+            rows = *raw;
+          } else {
+            llvm::consumeError(raw.takeError());
+            buffer.resize(place.bytes.size());
+            if (Error err = source.readStored(name, buffer))
+              return std::move(err);
+            rows = buffer;
+          }
+          if (rows.size() != place.bytes.size())
+            return fail(source.description() + ": weight '" + name + "' has " +
+                        llvm::Twine(rows.size()) +
+                        " stored bytes, the model needs " +
+                        llvm::Twine(place.bytes.size()));
+          uint64_t nonFinite = place.store(rows, storage->paramPool->data);
+          source.release(name);
+          return Loaded{{place.key}, nonFinite};
+        });
+        continue;
+      }
       if (t->dtype == e->dtype) {
         // Kept as stored: the bytes as the file has them, mapped from it
         // where the pool's layout allows.
-        // x8 params are interleaved in place after: copied, not mapped.
-        jobs.push_back(
-            [&source, &files, name, place = *place, dtype = t->dtype,
-             mappable = e->layout != ParamLayout::X8]() -> Expected<Loaded> {
-              Expected<uint64_t> mapped =
-                  mappable ? files.map(name, place.bytes) : uint64_t(0);
-              if (!mapped)
-                return mapped.takeError();
-              if (!*mapped)
-                if (Error err = source.readStored(name, place.bytes))
-                  return std::move(err);
-              source.release(name);
-              return Loaded{
-                  {place.key}, countNonFinite(dtype, place.bytes), *mapped};
-            });
+        jobs.push_back([&source, &files, name, place = *place,
+                        dtype = t->dtype]() -> Expected<Loaded> {
+          Expected<uint64_t> mapped = files.map(name, place.bytes);
+          if (!mapped)
+            return mapped.takeError();
+          if (!*mapped)
+            if (Error err = source.readStored(name, place.bytes))
+              return std::move(err);
+          source.release(name);
+          return Loaded{
+              {place.key}, countNonFinite(dtype, place.bytes), *mapped};
+        });
         continue;
       }
       // Kept in another type ([precision] weights = "q8_0"...): converted
       // from f32.
-      jobs.push_back([&source, name, place = *place, from = t->dtype,
+      jobs.push_back([this, &source, name, place = *place, from = t->dtype,
                       to = e->dtype]() -> Expected<Loaded> {
         Expected<std::vector<float>> data = source.loadF32(name);
         if (!data)
@@ -1145,7 +1183,7 @@ Error CompiledModel::loadParams(const WeightSource &given) {
           return fail("param '" + name + "': converted to " +
                       llvm::Twine(bytes->size()) + " bytes, expected " +
                       llvm::Twine(place.bytes.size()));
-        copyBytes(place.bytes.data(), bytes->data(), bytes->size());
+        place.store(*bytes, storage->paramPool->data);
         return Loaded{{place.key}, nonFinite};
       });
       continue;
@@ -1194,14 +1232,6 @@ Error CompiledModel::loadParams(const WeightSource &given) {
         });
   }
   std::vector<uint64_t> nonFinite;
-  // x8 params are interleaved where their rows were written, in the job.
-  for (LoadJob &job : jobs)
-    job = [this, job = std::move(job)]() -> Expected<Loaded> {
-      Expected<Loaded> loaded = job();
-      if (loaded)
-        interleaveFilled(info, loaded->keys, storage->paramPool->data);
-      return loaded;
-    };
   Error err = runInParallel(jobs, *storage->set, nonFinite, mappedBytes);
   for (auto [name, count] : llvm::zip(jobNames, nonFinite))
     if (count)
