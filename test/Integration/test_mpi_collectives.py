@@ -120,8 +120,8 @@ def model_case(rlx, seed=7):
                                  **LAYER_SHAPES})
     inputs = {"ids": np.array([[0, 49, 50, 99, 7, 63, 50]], dtype=np.int32),
               "pos": np.arange(7, dtype=np.int32)[None]}
-    mir = rlx_opt(rlx, MODEL.format(layer=layer, head=TIED_HEAD),
-                  "--convert-hir-to-mir=policy=direct")
+    hir = MODEL.format(layer=layer, head=TIED_HEAD.format(v=100), v=100)
+    mir = rlx_opt(rlx, hir, "--convert-hir-to-mir=policy=direct")
     return mir, inputs, params
 
 

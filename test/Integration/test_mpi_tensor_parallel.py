@@ -146,7 +146,7 @@ def test_mpi_model_matches_unsharded(rlx):
     body = LAYER.format(kv=32, kvh=2).split("\n")[1:-3]
     layer = "\n".join(body).replace("%y = hir.llama_decoder_layer %x",
                                     "%y = hir.llama_decoder_layer %h")
-    hir = MODEL.format(layer=layer, head=TIED_HEAD)
+    hir = MODEL.format(layer=layer, head=TIED_HEAD.format(v=100), v=100)
     params = random_params(rng, {"embed": (100, 64), "norm": (64,),
                                  **LAYER_SHAPES})
     inputs = {"ids": np.array([[0, 49, 50, 99, 7, 63, 50]], dtype=np.int32),
@@ -251,6 +251,30 @@ def test_mpi_model_generates_the_single_process_tokens(tmp_path, kind,
     # Every matrix and the vocabulary split; only norms are whole on both.
     ratio = param_bytes(two) / param_bytes(one)
     assert 0.5 <= ratio <= 0.53, (param_bytes(two), param_bytes(one))
+
+
+def test_mpi_odd_vocabulary_is_replicated(tmp_path):
+    """A vocabulary that does not split over the ranks (257 over 2): the
+    embedding and the LM head are whole on every rank, everything else
+    splits, and the logits and tokens are one process's."""
+    from conftest import tokens
+    from test_architectures import make
+    model, _ = make(tmp_path, "llama", seed=6, vocab_size=257)
+    one, logits1, steps1 = run_model(model, tmp_path)
+    two, logits2, steps2 = run_model(model, tmp_path, ranks=2)
+    assert logits1.shape[-1] == 257
+    np.testing.assert_allclose(logits2, logits1, rtol=0,
+                               atol=1e-5 * np.abs(logits1).max())
+    np.testing.assert_allclose(steps2, steps1, rtol=0,
+                               atol=1e-5 * np.abs(steps1).max())
+
+    class Proc:
+        def __init__(self, stdout):
+            self.stdout = stdout
+    assert tokens(Proc(two)) == tokens(Proc(one))
+    # The two vocabulary tables are whole: more than half the weights.
+    ratio = param_bytes(two) / param_bytes(one)
+    assert 0.55 < ratio < 0.95, (param_bytes(two), param_bytes(one))
 
 
 def test_mpi_model_refusals(tmp_path):
@@ -367,7 +391,7 @@ def test_mpi_module_tensor_parallel_flag(rlx):
     body = LAYER.format(kv=32, kvh=2).split("\n")[1:-3]
     layer = "\n".join(body).replace("%y = hir.llama_decoder_layer %x",
                                     "%y = hir.llama_decoder_layer %h")
-    hir = MODEL.format(layer=layer, head=TIED_HEAD)
+    hir = MODEL.format(layer=layer, head=TIED_HEAD.format(v=100), v=100)
     params = random_params(rng, {"embed": (100, 64), "norm": (64,),
                                  **LAYER_SHAPES})
     ids = np.array([[0, 49, 50, 99, 7, 63, 50]], dtype=np.int32)

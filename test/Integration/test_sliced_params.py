@@ -71,7 +71,7 @@ def model_hir(storage=None):
     body = LAYER.format(kv=32, kvh=2).split("\n")[1:-3]
     layer = "\n".join(body).replace("%y = hir.llama_decoder_layer %x",
                                     "%y = hir.llama_decoder_layer %h")
-    hir = MODEL.format(layer=layer, head=TIED_HEAD)
+    hir = MODEL.format(layer=layer, head=TIED_HEAD.format(v=100), v=100)
     if storage:
         # The projection weights kept in their stored type (norms f32).
         hir = re.sub(r'(hir\.param "(?:embed|l0\.(?:q|k|v|o|gate|up|down))")',

@@ -86,42 +86,48 @@ def test_tensor_parallel_layer_matches_unsharded(rlx, kv_heads):
     assert strip[0] == strip[1]
 
 
-MODEL = """func.func @model(%ids: tensor<1x7xi32> {{rlx.name = "ids"}}, %pos: tensor<1x7xi32> {{rlx.name = "pos"}}) -> (tensor<1x7x100xf32> {{rlx.name = "logits"}}) {{
-  %t = hir.param "embed" : tensor<100x64xf32>
-  %h = hir.embed %ids, %t : (tensor<1x7xi32>, tensor<100x64xf32>) -> tensor<1x7x64xf32>
+MODEL = """func.func @model(%ids: tensor<1x7xi32> {{rlx.name = "ids"}}, %pos: tensor<1x7xi32> {{rlx.name = "pos"}}) -> (tensor<1x7x{v}xf32> {{rlx.name = "logits"}}) {{
+  %t = hir.param "embed" : tensor<{v}x64xf32>
+  %h = hir.embed %ids, %t : (tensor<1x7xi32>, tensor<{v}x64xf32>) -> tensor<1x7x64xf32>
 {layer}
   %nf = hir.param "norm" : tensor<64xf32>
   %f = hir.rms_norm %y, %nf {{epsilon = 1.0e-5 : f32}} : (tensor<1x7x64xf32>, tensor<64xf32>) -> tensor<1x7x64xf32>
   {head}
-  return %logits : tensor<1x7x100xf32>
+  return %logits : tensor<1x7x{v}xf32>
 }}
 """
 
-TIED_HEAD = ('%logits = hir.lm_head %f, %t {tied} : (tensor<1x7x64xf32>, '
-             'tensor<100x64xf32>) -> tensor<1x7x100xf32>')
-UNTIED_HEAD = ('%wh = hir.param "lm_head" : tensor<100x64xf32>\n'
+TIED_HEAD = ('%logits = hir.lm_head %f, %t {{tied}} : (tensor<1x7x64xf32>, '
+             'tensor<{v}x64xf32>) -> tensor<1x7x{v}xf32>')
+UNTIED_HEAD = ('%wh = hir.param "lm_head" : tensor<{v}x64xf32>\n'
                '  %logits = hir.lm_head %f, %wh : (tensor<1x7x64xf32>, '
-               'tensor<100x64xf32>) -> tensor<1x7x100xf32>')
+               'tensor<{v}x64xf32>) -> tensor<1x7x{v}xf32>')
 
 
-@pytest.mark.parametrize("tied", [True, False])
-def test_tensor_parallel_model_matches_unsharded(rlx, tied):
+@pytest.mark.parametrize("tied,vocab", [(True, 100), (False, 100),
+                                        (True, 101), (False, 101)])
+def test_tensor_parallel_model_matches_unsharded(rlx, tied, vocab):
+    """The whole model, its vocabulary split over the 2 ranks (100) or, when
+    it does not split (101), replicated: every rank gathers from and
+    multiplies by the whole table, with no collective for either."""
     rng = np.random.default_rng(7)
     # The body of LAYER, reading the embedding %h.
     body = LAYER.format(kv=32, kvh=2).split("\n")[1:-3]
     layer = "\n".join(body).replace("%y = hir.llama_decoder_layer %x",
                                     "%y = hir.llama_decoder_layer %h")
-    hir = MODEL.format(layer=layer, head=TIED_HEAD if tied else UNTIED_HEAD)
-    shapes = {"embed": (100, 64), "l0.input_norm": (64,), "l0.q": (64, 64),
+    head = (TIED_HEAD if tied else UNTIED_HEAD).format(v=vocab)
+    hir = MODEL.format(layer=layer, head=head, v=vocab)
+    shapes = {"embed": (vocab, 64), "l0.input_norm": (64,), "l0.q": (64, 64),
               "l0.k": (32, 64), "l0.v": (32, 64), "l0.o": (64, 64),
               "l0.post_norm": (64,), "l0.gate": (128, 64),
               "l0.up": (128, 64), "l0.down": (64, 128), "norm": (64,)}
     if not tied:
-        shapes["lm_head"] = (100, 64)
+        shapes["lm_head"] = (vocab, 64)
     params = {k: (rng.standard_normal(s) * (0.2 if len(s) == 2 else 1.0)
                   ).astype(np.float32) for k, s in shapes.items()}
     # Ids at both ends of both ranks' vocabulary ranges [0, 50), [50, 100).
-    inputs = {"ids": np.array([[0, 49, 50, 99, 7, 63, 50]], dtype=np.int32),
+    inputs = {"ids": np.array([[0, 49, 50, vocab - 1, 7, 63, 50]],
+                              dtype=np.int32),
               "pos": np.arange(7, dtype=np.int32)[None]}
 
     mir = rlx_opt(rlx, hir, "--convert-hir-to-mir=policy=direct")
@@ -130,7 +136,7 @@ def test_tensor_parallel_model_matches_unsharded(rlx, tied):
 
     emulated = rlx_opt(rlx, mir,
                        "--mir-shard-tensor-parallel=ranks=2 emulate=true")
-    assert emulated.count("mir.gather") == 2
+    assert emulated.count("mir.gather") == (2 if vocab == 100 else 1)
     assert "shard." not in emulated
     actual = rlx.run(emulated, inputs, params)["logits"]
     assert np.abs(expected).max() > 0.1
@@ -139,6 +145,11 @@ def test_tensor_parallel_model_matches_unsharded(rlx, tied):
     for r in (0, 1):
         text = rlx_opt(rlx, mir,
                        f"--mir-shard-tensor-parallel=ranks=2 rank={r}")
+        if vocab == 101:
+            assert text.count("shard.all_reduce") == 2
+            assert "shard.all_gather" not in text
+            assert "tensor<1x7x101xf32>" in text
+            continue
         assert text.count("shard.all_reduce") == 3
         assert text.count("shard.all_gather") == 1
         assert f"size = 50 : i64, start = {50 * r} : i64" in text

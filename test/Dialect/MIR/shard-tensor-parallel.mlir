@@ -215,6 +215,40 @@ func.func @tied_embedding_and_lm_head(%ids: tensor<1x?xi64>) -> tensor<1x?x100xf
 
 // -----
 
+/// A vocabulary that does not split over the ranks (101 rows over 2):
+/// the lookup and the head read the whole table on every rank (replicated,
+/// no collective); the pooler beside them still splits.
+// CHECK-LABEL: func.func @odd_vocabulary_replicated
+// CHECK: %[[T:.*]] = mir.param "embed" : tensor<101x64xf32>
+// CHECK-NOT: mir.slice %[[T]]
+// CHECK: %[[E:.*]] = mir.gather %[[T]], %{{.*}} : (tensor<101x64xf32>, tensor<1x?xi64>) -> tensor<1x?x64xf32>
+// CHECK-NEXT: %[[F:.*]] = mir.rms_norm %[[E]]
+// CHECK-NEXT: %[[L:.*]] = mir.matmul %[[F]], %[[T]] {transpose_rhs} : (tensor<1x?x64xf32>, tensor<101x64xf32>) -> tensor<1x?x101xf32>
+// CHECK: mir.fused_matmul %{{.*}} : (tensor<1x64xf32>, tensor<32x64xf32>, tensor<32xf32>) -> tensor<1x32xf32>
+// CHECK: shard.all_gather
+// CHECK-SAME: tensor<1x32xf32> -> tensor<1x64xf32>
+// CHECK-NOT: shard.
+// CHECK: return %[[L]],
+
+// EMU-LABEL: func.func @odd_vocabulary_replicated
+// EMU: mir.gather %{{.*}} : (tensor<101x64xf32>, tensor<1x?xi64>)
+// EMU-NOT: mir.add
+// EMU: mir.matmul %{{.*}} : (tensor<1x?x64xf32>, tensor<101x64xf32>) -> tensor<1x?x101xf32>
+
+func.func @odd_vocabulary_replicated(%ids: tensor<1x?xi64>, %x: tensor<1x64xf32>) -> (tensor<1x?x101xf32>, tensor<1x64xf32>) {
+  %t = mir.param "embed" : tensor<101x64xf32>
+  %n = mir.param "norm" : tensor<64xf32>
+  %h = mir.gather %t, %ids : (tensor<101x64xf32>, tensor<1x?xi64>) -> tensor<1x?x64xf32>
+  %f = mir.rms_norm %h, %n : (tensor<1x?x64xf32>, tensor<64xf32>) -> tensor<1x?x64xf32>
+  %y = mir.matmul %f, %t {transpose_rhs} : (tensor<1x?x64xf32>, tensor<101x64xf32>) -> tensor<1x?x101xf32>
+  %w = mir.param "pooler.dense" : tensor<64x64xf32>
+  %b = mir.param "pooler.bias" : tensor<64xf32>
+  %p = mir.fused_matmul %x, %w bias(%b) {activation = #mir<activation tanh>, transpose_rhs} : (tensor<1x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<1x64xf32>
+  return %y, %p : tensor<1x?x101xf32>, tensor<1x64xf32>
+}
+
+// -----
+
 /// An untied head with a bias: the rank's weight rows and bias entries.
 // CHECK-LABEL: func.func @biased_lm_head
 // CHECK-DAG: %[[W:.*]] = mir.param "lm_head" : tensor<100x64xf32>

@@ -246,8 +246,11 @@ static FailureOr<MlpPlan> planMlp(Operation *mid, int64_t ranks) {
   return plan;
 }
 
-/// Checks that the embedding table read by `op` splits over `ranks` rows.
-static FailureOr<EmbeddingPlan> planEmbedding(mir::GatherOp op, int64_t ranks) {
+/// Checks that the lookup `op` of a parameter table splits over `ranks`:
+/// none when its vocabulary does not divide by them (every rank keeps the
+/// whole table: a replicated lookup needs no collective).
+static FailureOr<std::optional<EmbeddingPlan>>
+planEmbedding(mir::GatherOp op, int64_t ranks) {
   auto table = cast<RankedTensorType>(op.getTable().getType());
   // Rows of a table kept as stored (f16, bf16, ggml blocks) are whole
   // blocks: the rank's range is a row range like any other.
@@ -259,15 +262,16 @@ static FailureOr<EmbeddingPlan> planEmbedding(mir::GatherOp op, int64_t ranks) {
                         "static 2-D float or stored-weight table");
   int64_t vocab = table.getDimSize(0);
   if (vocab % ranks != 0)
-    return op.emitError() << "tensor parallelism over " << ranks
-                          << " ranks needs the embedding's vocabulary size ("
-                          << vocab << ") divisible by the ranks";
-  return EmbeddingPlan{op, vocab / ranks};
+    return std::optional<EmbeddingPlan>();
+  return std::optional<EmbeddingPlan>(EmbeddingPlan{op, vocab / ranks});
 }
 
 /// Checks that the projection `op` (of a parameter, outside any attention
-/// block or MLP) splits over `ranks` as an LM head.
-static FailureOr<HeadPlan> planHead(Operation *op, int64_t ranks) {
+/// block or MLP) splits over `ranks` as an LM head: none when its vocabulary
+/// does not divide by them (every rank computes every logit: no
+/// collective).
+static FailureOr<std::optional<HeadPlan>> planHead(Operation *op,
+                                                   int64_t ranks) {
   if (!isLinear(op) || hasResidual(op))
     return op->emitError(
         "tensor parallelism does not partition this projection: not part of "
@@ -276,10 +280,8 @@ static FailureOr<HeadPlan> planHead(Operation *op, int64_t ranks) {
   int64_t vocab =
       cast<RankedTensorType>(weightAndBias(op).first.getType()).getDimSize(0);
   if (vocab % ranks != 0)
-    return op->emitError() << "tensor parallelism over " << ranks
-                           << " ranks needs the LM head's vocabulary size ("
-                           << vocab << ") divisible by the ranks";
-  return HeadPlan{op, vocab / ranks};
+    return std::optional<HeadPlan>();
+  return std::optional<HeadPlan>(HeadPlan{op, vocab / ranks});
 }
 
 /// Checks an attention with explicit projections (see CachedAttentionPlan).
@@ -796,10 +798,12 @@ mlir::rlx::shardMIRTensorParallel(Operation *func,
     }
     if (auto gather = dyn_cast<mir::GatherOp>(op)) {
       if (gather.getTable().getDefiningOp<mir::ParamOp>()) {
-        FailureOr<EmbeddingPlan> plan = planEmbedding(gather, options.ranks);
+        FailureOr<std::optional<EmbeddingPlan>> plan =
+            planEmbedding(gather, options.ranks);
         if (failed(plan))
           return WalkResult::interrupt();
-        embeddings.push_back(*plan);
+        if (*plan)
+          embeddings.push_back(**plan);
       }
     }
     return WalkResult::advance();
@@ -819,10 +823,11 @@ mlir::rlx::shardMIRTensorParallel(Operation *func,
       return WalkResult::advance();
     if (!weightAndBias(op).first.getDefiningOp<mir::ParamOp>())
       return WalkResult::advance();
-    FailureOr<HeadPlan> plan = planHead(op, options.ranks);
+    FailureOr<std::optional<HeadPlan>> plan = planHead(op, options.ranks);
     if (failed(plan))
       return WalkResult::interrupt();
-    heads.push_back(*plan);
+    if (*plan)
+      heads.push_back(**plan);
     return WalkResult::advance();
   });
   if (stray.wasInterrupted())
