@@ -249,8 +249,8 @@ static FailureOr<MlpPlan> planMlp(Operation *mid, int64_t ranks) {
 /// Checks that the lookup `op` of a parameter table splits over `ranks`:
 /// none when its vocabulary does not divide by them (every rank keeps the
 /// whole table: a replicated lookup needs no collective).
-static FailureOr<std::optional<EmbeddingPlan>>
-planEmbedding(mir::GatherOp op, int64_t ranks) {
+static FailureOr<std::optional<EmbeddingPlan>> planEmbedding(mir::GatherOp op,
+                                                             int64_t ranks) {
   auto table = cast<RankedTensorType>(op.getTable().getType());
   // Rows of a table kept as stored (f16, bf16, ggml blocks) are whole
   // blocks: the rank's range is a row range like any other.
