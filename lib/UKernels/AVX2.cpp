@@ -17,9 +17,9 @@
 // chunk, int32 accumulators per output over the 256-element block. f16 /
 // bf16: widened to f32 for FMAs.
 //
-// Repacked q4_0 / q8_0 / q4_K (RLX_UK_REPACKED_X8): lanes are 8 output
-// columns, so there are no horizontal sums: 4 x 8 tiles, one convert and
-// FMA per block, row and 8 columns (x8Tile, q4kx8Tile).
+// Repacked q4_0 / q8_0 / q4_K / q6_K (RLX_UK_REPACKED_X8): lanes are 8
+// output columns, so there are no horizontal sums: 4 x 8 tiles, one convert
+// and FMA per block, row and 8 columns (x8Tile, q4kx8Tile, q6kx8Tile).
 //
 // Kernels are MR x NR register tiles over the whole of K, driven panel by
 // panel of activation rows as in AVX512.cpp; with M = 1 each weight byte is
@@ -523,25 +523,176 @@ RLX_UK_AVX2_FN void q4kx8Tile(const MatmulArgs &a, int64_t m, int64_t n) {
     _mm256_storeu_ps(a.y + (m + i) * a.ldy + n, acc[i]);
 }
 
-/// q4kx8Tile<mr> for mr in [1, R].
-template <int R>
-RLX_UK_AVX2_FN void q4kx8Rows(int mr, const MatmulArgs &a, int64_t m,
-                              int64_t n) {
-  if (mr == R)
-    q4kx8Tile<R>(a, m, n);
-  else if constexpr (R > 1)
-    q4kx8Rows<R - 1>(mr, a, m, n);
+/// The 8 lanes' int8 scales of 16-element group g of a repacked q6_K
+/// superblock (see Internal.h), each sign-extended to both int16 halves of
+/// its lane (the vpmaddwd factor of the lane's two int16 sums).
+RLX_UK_AVX2 inline __m256i q6kScalePairs(const uint8_t *sb, int g) {
+  const __m256i v = load256(sb + 1552 + 32 * (g / 4));
+  const char z = char(0x80), o = char(g % 4);
+  const __m256i pick = _mm256_setr_epi8(
+      z, o, z, o, z, char(4 + o), z, char(4 + o), z, char(8 + o), z,
+      char(8 + o), z, char(12 + o), z, char(12 + o), z, o, z, o, z, char(4 + o),
+      z, char(4 + o), z, char(8 + o), z, char(8 + o), z, char(12 + o), z,
+      char(12 + o));
+  return _mm256_srai_epi16(_mm256_shuffle_epi8(v, pick), 8);
 }
 
-/// Drives q4kx8Tile<MR> panel by panel of activation rows (a.N is a
-/// multiple of 8).
-template <int MR> RLX_UK_AVX2_FN void driveQ4Kx8(const MatmulArgs &a) {
+/// One MR x 8 tile of repacked q6_K over all of K. Per 4 elements of the
+/// 8 rows, one code vector (ql nibbles with the qh bit pairs on top, codes
+/// 0..63) times broadcast activation bytes; two such products summed in
+/// int16 (exact: at most 4 * 63 * 128 = 32256; four could overflow), then
+/// vpmaddwd by the lanes' group scales into int32 S1 (at most
+/// 16 * 16 * 63 * 128 * 128 < 2^31). Per block and row one convert and FMA
+/// with d * dx, and one for the codes' offset 32: 32 d times the 16-long sum
+/// of scale[g] * xsum[g] (f32, as the plain kernels do). Several rows sum
+/// it as each pair of group scales is decoded (measured faster for GEMM);
+/// one row (decoding) in a pass of its own after the codes (as fast or
+/// slightly faster there, within the noise of the measurements).
+template <int MR>
+RLX_UK_AVX2_FN void q6kx8Tile(const MatmulArgs &a, int64_t m, int64_t n) {
+  constexpr bool kFused = MR > 1;
+  constexpr int64_t kSuper = 8 * 210;
+  constexpr int kQl = 16, kQh = 1040;
+  const int64_t nb = a.K / 256;
+  const uint8_t *xr[MR];
+  for (int i = 0; i != MR; ++i)
+    xr[i] = a.x + (m + i) * a.xRowBytes;
+  const uint8_t *group = a.w + n * a.wRowBytes;
+  __m256 acc[MR];
+  RLX_UK_UNROLL
+  for (int i = 0; i != MR; ++i)
+    acc[i] = _mm256_setzero_ps();
+  const __m256i low4 = _mm256_set1_epi8(0xf);
+  const __m256i high2 = _mm256_set1_epi8(0x30);
+  const bool prefetch = a.M <= MR;
+  for (int64_t b = 0; b != nb; ++b) {
+    const uint8_t *sb = group + b * kSuper;
+    if (prefetch)
+      for (int l = 0; l < kSuper; l += 64)
+        _mm_prefetch(reinterpret_cast<const char *>(sb + 2 * kSuper + l),
+                     _MM_HINT_T0);
+    __m256i s1[MR];
+    __m256 t[MR];
+    RLX_UK_UNROLL
+    for (int h = 0; h != 2; ++h) {
+      RLX_UK_UNROLL
+      for (int j = 0; j != 4; ++j) {
+        // Elements 128 h + 32 j + [0, 32): groups g and g + 1.
+        const int g = 8 * h + 2 * j;
+        const __m256i sc0 = q6kScalePairs(sb, g);
+        const __m256i sc1 = q6kScalePairs(sb, g + 1);
+        RLX_UK_UNROLL
+        for (int kp = 0; kp != 4; ++kp) {
+          __m256i q[2];
+          RLX_UK_UNROLL
+          for (int u = 0; u != 2; ++u) {
+            const int k = 2 * kp + u;
+            __m256i ql = load256(sb + kQl + 32 * (16 * h + 8 * (j & 1) + k));
+            if (j >= 2)
+              ql = _mm256_srli_epi16(ql, 4);
+            // Bits 2 j, 2 j + 1 of the qh bytes, moved to bits 4, 5.
+            const __m256i qh = load256(sb + kQh + 32 * (8 * h + k));
+            const __m256i hi = j < 2    ? _mm256_slli_epi16(qh, 4 - 2 * j)
+                               : j == 2 ? qh
+                                        : _mm256_srli_epi16(qh, 2);
+            q[u] = _mm256_or_si256(_mm256_and_si256(ql, low4),
+                                   _mm256_and_si256(hi, high2));
+          }
+          const __m256i sc = kp < 2 ? sc0 : sc1;
+          const int xo = 128 * h + 32 * j + 8 * kp;
+          RLX_UK_UNROLL
+          for (int i = 0; i != MR; ++i) {
+            const uint8_t *xq = xr[i] + 256 * b + xo;
+            const __m256i p0 =
+                _mm256_maddubs_epi16(q[0], _mm256_set1_epi32(int(loadU32(xq))));
+            const __m256i p1 = _mm256_maddubs_epi16(
+                q[1], _mm256_set1_epi32(int(loadU32(xq + 4))));
+            const __m256i p = _mm256_madd_epi16(_mm256_add_epi16(p0, p1), sc);
+            s1[i] =
+                h == 0 && j == 0 && kp == 0 ? p : _mm256_add_epi32(s1[i], p);
+            pin(s1[i]);
+          }
+        }
+        // The offset: sum_g scale[g] * xsum[g] per lane and row.
+        if constexpr (kFused) {
+          RLX_UK_UNROLL
+          for (int u = 0; u != 2; ++u) {
+            const __m256 scf =
+                _mm256_cvtepi32_ps(_mm256_srai_epi32(u == 0 ? sc0 : sc1, 16));
+            RLX_UK_UNROLL
+            for (int i = 0; i != MR; ++i) {
+              const __m256 xg = _mm256_set1_ps(
+                  loadF32(xr[i] + a.xsOffset + 64 * b + 4 * (g + u)));
+              t[i] = g + u == 0 ? _mm256_mul_ps(scf, xg)
+                                : _mm256_fmadd_ps(scf, xg, t[i]);
+            }
+          }
+        }
+      }
+    }
+    if constexpr (!kFused) {
+      RLX_UK_UNROLL
+      for (int g = 0; g != 16; ++g) {
+        const __m256 scf =
+            _mm256_cvtepi32_ps(_mm256_srai_epi32(q6kScalePairs(sb, g), 16));
+        RLX_UK_UNROLL
+        for (int i = 0; i != MR; ++i) {
+          const __m256 xg =
+              _mm256_set1_ps(loadF32(xr[i] + a.xsOffset + 64 * b + 4 * g));
+          t[i] =
+              g == 0 ? _mm256_mul_ps(scf, xg) : _mm256_fmadd_ps(scf, xg, t[i]);
+        }
+      }
+    }
+    const __m256 wd =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(sb)));
+    const __m256 wd32 = _mm256_mul_ps(wd, _mm256_set1_ps(32.0f));
+    RLX_UK_UNROLL
+    for (int i = 0; i != MR; ++i) {
+      const __m256 dx = _mm256_set1_ps(loadF32(xr[i] + a.xdOffset + 4 * b));
+      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1[i]), _mm256_mul_ps(wd, dx),
+                               acc[i]);
+      acc[i] = _mm256_fnmadd_ps(wd32, t[i], acc[i]);
+    }
+  }
+  RLX_UK_UNROLL
+  for (int i = 0; i != MR; ++i)
+    _mm256_storeu_ps(a.y + (m + i) * a.ldy + n, acc[i]);
+}
+
+/// The repacked K-quant tiles as policies: Tile::run<MR>(a, m, n).
+struct Q4Kx8 {
+  template <int MR>
+  RLX_UK_AVX2_FN static void run(const MatmulArgs &a, int64_t m, int64_t n) {
+    q4kx8Tile<MR>(a, m, n);
+  }
+};
+struct Q6Kx8 {
+  template <int MR>
+  RLX_UK_AVX2_FN static void run(const MatmulArgs &a, int64_t m, int64_t n) {
+    q6kx8Tile<MR>(a, m, n);
+  }
+};
+
+/// Tile::run<mr> for mr in [1, R].
+template <class Tile, int R>
+RLX_UK_AVX2_FN void kx8Rows(int mr, const MatmulArgs &a, int64_t m, int64_t n) {
+  if (mr == R)
+    Tile::template run<R>(a, m, n);
+  else if constexpr (R > 1)
+    kx8Rows<Tile, R - 1>(mr, a, m, n);
+}
+
+/// Drives Tile::run<MR> (a repacked K-quant tile) panel by panel of
+/// activation rows (a.N is a multiple of 8).
+template <class Tile, int MR>
+RLX_UK_AVX2_FN void driveKx8(const MatmulArgs &a) {
   const int64_t panel = panelRows(a.xRowBytes, MR);
   for (int64_t m0 = 0; m0 < a.M; m0 += panel) {
     const int64_t m1 = std::min(a.M, m0 + panel);
     for (int64_t n = 0; n < a.N; n += 8)
       for (int64_t m = m0; m < m1; m += MR)
-        q4kx8Rows<MR>(int(std::min<int64_t>(MR, m1 - m)), a, m, n);
+        kx8Rows<Tile, MR>(int(std::min<int64_t>(MR, m1 - m)), a, m, n);
   }
 }
 
@@ -719,7 +870,9 @@ MatmulFn rlx::uk::avx2Kernel(int wtype) {
   case RLX_UK_Q8_0 | RLX_UK_REPACKED_X8:
     return driveX8<true, 4>;
   case RLX_UK_Q4_K | RLX_UK_REPACKED_X8:
-    return driveQ4Kx8<4>;
+    return driveKx8<Q4Kx8, 4>;
+  case RLX_UK_Q6_K | RLX_UK_REPACKED_X8:
+    return driveKx8<Q6Kx8, 4>;
   case RLX_UK_Q2_K:
     return drive<KQuantTile<Q2KChunks>, 2, 2>;
   case RLX_UK_Q3_K:

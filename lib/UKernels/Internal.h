@@ -68,7 +68,8 @@ struct TypeInfo {
 
 /// Whether `wtype` is a plain type with a repacked form.
 inline bool hasRepackedForm(int wtype) {
-  return wtype == RLX_UK_Q4_0 || wtype == RLX_UK_Q8_0 || wtype == RLX_UK_Q4_K;
+  return wtype == RLX_UK_Q4_0 || wtype == RLX_UK_Q8_0 || wtype == RLX_UK_Q4_K ||
+         wtype == RLX_UK_Q6_K;
 }
 
 /// The storage of `wtype`, or nullptr if the library does not handle it.
@@ -183,35 +184,57 @@ inline PreparedLayout preparedLayout(PrepKind kind, int64_t k) {
 // Repacked weights (RLX_UK_REPACKED_X8)
 //===----------------------------------------------------------------------===//
 //
-// A group of 8 rows of q4_0, q8_0 or q4_K holds, per block index b, one
-// superblock of the 8 rows' blocks b at byte 8 * blockBytes * b of the
-// group. A block starts with H bytes of f16 scales (H = 2: d; q4_K: H = 4,
-// d and dmin), then blockBytes - H bytes (a multiple of 4: q4_0's 16 code
-// bytes, q8_0's 32, q4_K's 12 scale bytes and 128 code bytes). In the
-// superblock:
+// A group of 8 rows of q4_0, q8_0, q4_K or q6_K holds, per block index b,
+// one superblock of the 8 rows' blocks b at byte 8 * blockBytes * b of the
+// group. A block has H bytes of f16 scales (H = 2: d; q4_K: H = 4, d and
+// dmin), at its start except in q6_K (d in its last 2 bytes), and
+// blockBytes - H bytes of the rest, a multiple of 4 (q4_0's 16 code bytes,
+// q8_0's 32, q4_K's 12 scale bytes and 128 code bytes, q6_K's 128 ql, 64 qh
+// and 16 int8 scale bytes). With i the index of a byte within the rest, in
+// the superblock:
 //
-//   scale field f (bytes 2 f, 2 f + 1) of row r:  16 f + 2 r (+ 1);
-//   byte H + i of row r:  8 H + 32 (i / 4) + 4 r + i % 4.
+//   scale field f (bytes 2 f, 2 f + 1 of the H) of row r:  16 f + 2 r (+ 1);
+//   byte i of the rest of row r:  8 H + 32 (i / 4) + 4 r + i % 4.
 //
 // So each f16 field of the 8 rows is one vpcvtph2ps, and each 32 bytes of
 // the rest hold 4 consecutive bytes of all 8 rows, row r in int32 lane r:
 // one vpmaddubsw of such a code vector with 4 broadcast activation bytes
-// gives partial dot products of 8 output columns, and q4_K's 6-bit scales
-// decode per lane with the shifts and masks of its plain blocks. (q4_0 code
-// byte j holds elements j, low nibble, and j + 16, high nibble; q8_0 byte j
-// is element j; q4_K as in unpackQ4K.) The scalar kernels are the
-// reference; AVX-512 has no kernels of its own for these codes, so the
-// dispatcher runs AVX2's.
+// gives partial dot products of 8 output columns, and the K-quants' scales
+// decode per lane with the shifts and masks of their plain blocks. (q4_0
+// code byte j holds elements j, low nibble, and j + 16, high nibble; q8_0
+// byte j is element j; q4_K as in unpackQ4K.)
+//
+// q6_K's superblock (1680 bytes) is thus: the 8 d at 0; ql 4-byte chunk t
+// (ql[4 t, 4 t + 4), t < 32) of the 8 rows at 16 + 32 t; qh chunk t (t < 16)
+// at 1040 + 32 t; scales chunk t (scales[4 t, 4 t + 4), t < 4) at
+// 1552 + 32 t. Elements 128 h + 32 j + 4 k + (0..3) of the 8 rows (as in
+// unpackQ6K) are then the low (j < 2) or high nibbles of the ql chunk
+// 16 h + 8 (j % 2) + k with bits 2 j, 2 j + 1 of the qh chunk 8 h + k on
+// top, and their 16-element group's scales are byte (2 j + k / 4) % 4 of
+// each lane of scales chunk 2 h + j / 2 (one vpshufb each).
+//
+// The scalar kernels are the reference; AVX-512 has no kernels of its own
+// for these codes, so the dispatcher runs AVX2's.
 
-/// Bytes of f16 scales at the start of a block of repackable `wtype`.
+/// Bytes of f16 scales of a block of repackable `wtype`.
 constexpr int repackedHeader(int wtype) { return wtype == RLX_UK_Q4_K ? 4 : 2; }
 
-/// Where byte `i` of row `r`'s block lies in its superblock, for blocks with
-/// `header` bytes of f16 scales (see above).
-constexpr size_t repackedOffset(int header, int r, int i) {
-  return i < header ? size_t(16 * (i / 2) + 2 * r + i % 2)
-                    : size_t(8 * header + 32 * ((i - header) / 4) + 4 * r +
-                             (i - header) % 4);
+/// Where the f16 scales of a block of repackable `wtype` (of `blockBytes`
+/// bytes) start in the plain block: at its end for q6_K, else at 0.
+constexpr int repackedHeaderAt(int wtype, int blockBytes) {
+  return wtype == RLX_UK_Q6_K ? blockBytes - 2 : 0;
+}
+
+/// Where byte `i` of row `r`'s plain block of repackable `wtype` (of
+/// `blockBytes` bytes) lies in its superblock (see above).
+constexpr size_t repackedOffset(int wtype, int blockBytes, int r, int i) {
+  const int header = repackedHeader(wtype);
+  const int at = repackedHeaderAt(wtype, blockBytes);
+  if (i >= at && i < at + header)
+    return size_t(16 * ((i - at) / 2) + 2 * r + (i - at) % 2);
+  // Index in the rest of the block (the bytes before or after the scales).
+  const int rest = i < at ? i : i - header;
+  return size_t(8 * header + 32 * (rest / 4) + 4 * r + rest % 4);
 }
 
 //===----------------------------------------------------------------------===//

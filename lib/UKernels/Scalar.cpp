@@ -52,6 +52,7 @@ void nibbles(const uint8_t *qs, uint32_t qh, bool fifth, int offset,
 }
 
 struct Q4_0 {
+  static constexpr int kCode = RLX_UK_Q4_0;
   static constexpr int64_t kBytes = 18;
   static void decode(const uint8_t *b, Q32Block &q) {
     q.d = halfToFloat(loadU16(b));
@@ -84,6 +85,7 @@ struct Q5_1 {
   }
 };
 struct Q8_0 {
+  static constexpr int kCode = RLX_UK_Q8_0;
   static constexpr int64_t kBytes = 34;
   static void decode(const uint8_t *b, Q32Block &q) {
     q.d = halfToFloat(loadU16(b));
@@ -140,7 +142,7 @@ template <class F> void q32x8Kernel(const MatmulArgs &a) {
         for (int r = 0; r != 8; ++r) {
           uint8_t blk[F::kBytes];
           for (int i = 0; i != int(F::kBytes); ++i)
-            blk[i] = sb[repackedOffset(2, r, i)];
+            blk[i] = sb[repackedOffset(F::kCode, int(F::kBytes), r, i)];
           Q32Block q;
           F::decode(blk, q);
           for (int64_t i = 0; i != mr; ++i) {
@@ -211,11 +213,12 @@ void kquantKernel(const MatmulArgs &a) {
   }
 }
 
-/// Repacked q4_K (see Internal.h): per group of 8 columns, each block of
-/// each row is gathered back from its superblock and multiplied as
-/// kquantKernel does (bit for bit the same result).
-void q4kx8Kernel(const MatmulArgs &a) {
-  using L = Q4KLayout;
+/// Repacked K-quants (q4_K and q6_K, code `Code`, see Internal.h): per
+/// group of 8 columns, each block of each row is gathered back from its
+/// superblock and multiplied as kquantKernel does (bit for bit the same
+/// result).
+template <class L, void (*Unpack)(const uint8_t *, int, uint8_t *), int Code>
+void kquantx8Kernel(const MatmulArgs &a) {
   const int64_t nb = a.K / 256;
   for (int64_t n0 = 0; n0 < a.N; n0 += 8) {
     const uint8_t *group = a.w + n0 * a.wRowBytes;
@@ -227,12 +230,12 @@ void q4kx8Kernel(const MatmulArgs &a) {
         for (int r = 0; r != 8; ++r) {
           uint8_t blk[L::kBytes];
           for (int i = 0; i != L::kBytes; ++i)
-            blk[i] = sb[repackedOffset(4, r, i)];
+            blk[i] = sb[repackedOffset(Code, L::kBytes, r, i)];
           KScales ks;
           L::scales(blk, ks);
           uint8_t q[256];
           for (int c = 0; c != 8; ++c)
-            unpackQ4K(blk, c, q + 32 * c);
+            Unpack(blk, c, q + 32 * c);
           for (int64_t i = 0; i != mr; ++i)
             acc[i][r] +=
                 kquantBlockDot(a, ks, q, a.x + (m0 + i) * a.xRowBytes, b);
@@ -296,7 +299,9 @@ MatmulFn rlx::uk::scalarKernel(int wtype) {
   case RLX_UK_Q8_0 | RLX_UK_REPACKED_X8:
     return q32x8Kernel<Q8_0>;
   case RLX_UK_Q4_K | RLX_UK_REPACKED_X8:
-    return q4kx8Kernel;
+    return kquantx8Kernel<Q4KLayout, unpackQ4K, RLX_UK_Q4_K>;
+  case RLX_UK_Q6_K | RLX_UK_REPACKED_X8:
+    return kquantx8Kernel<Q6KLayout, unpackQ6K, RLX_UK_Q6_K>;
   case RLX_UK_Q2_K:
     return kquantKernel<Q2KLayout, unpackQ2K>;
   case RLX_UK_Q3_K:

@@ -351,6 +351,7 @@ int rlx_uk_repack(int wtype, int64_t K, const void *w, int64_t n0, int64_t n1,
   if (!w || !out)
     return -1;
   const int bb = int(t->blockBytes), header = repackedHeader(plain);
+  const int at = repackedHeaderAt(plain, bb);
   const int64_t nb = K / t->blockElements;
   const size_t rowBytes = size_t(nb) * size_t(bb);
   for (int64_t g = n0; g != n1; g += 8) {
@@ -358,14 +359,18 @@ int rlx_uk_repack(int wtype, int64_t K, const void *w, int64_t n0, int64_t n1,
     uint8_t *dst = static_cast<uint8_t *>(out) + size_t(g) * rowBytes;
     for (int64_t b = 0; b != nb; ++b) {
       uint8_t *sb = dst + size_t(b) * 8 * size_t(bb);
-      // Whole f16 scale fields and 4-byte code chunks (repackedOffset moves
-      // none apart; every code section is a multiple of 4 bytes).
+      // Whole f16 scale fields and 4-byte chunks of the rest (repackedOffset
+      // moves none apart; the rest, before and after the scales, is a
+      // multiple of 4 bytes).
       for (int r = 0; r != 8; ++r) {
         const uint8_t *blk = src + size_t(r) * rowBytes + size_t(b) * bb;
-        for (int i = 0; i < header; i += 2)
-          std::memcpy(sb + repackedOffset(header, r, i), blk + i, 2);
-        for (int i = header; i < bb; i += 4)
-          std::memcpy(sb + repackedOffset(header, r, i), blk + i, 4);
+        for (int i = at; i < at + header; i += 2)
+          std::memcpy(sb + 16 * ((i - at) / 2) + 2 * r, blk + i, 2);
+        uint8_t *rest = sb + 8 * header + 4 * r;
+        for (int i = 0; i < at; i += 4)
+          std::memcpy(rest + 8 * i, blk + i, 4);
+        for (int i = at + header; i < bb; i += 4)
+          std::memcpy(rest + 8 * (i - header), blk + i, 4);
       }
     }
   }

@@ -273,6 +273,7 @@ void checkShape(int code, const Shape &s, std::mt19937 &rng,
                 0);
   }
 
+  const bool scalarIsa = std::string(rlx_uk_isa()) == "scalar";
   int64_t failures = 0;
   double sumBound = 0, sumExact = 0;
   for (int64_t m = 0; m != M; ++m)
@@ -299,9 +300,12 @@ void checkShape(int code, const Shape &s, std::mt19937 &rng,
                         << ")";
       }
       if (repacked) {
+        // The scalar references add in the plain kernels' order: the same
+        // result, bit for bit.
         const double plain = yPlain[m * ldy + n];
-        if (!(std::fabs(got - plain) <= kRepackTolerance * mag + 1e-30) &&
-            ++failures <= 5)
+        const double tolPlain =
+            scalarIsa ? 0.0 : kRepackTolerance * mag + 1e-30;
+        if (!(std::fabs(got - plain) <= tolPlain) && ++failures <= 5)
           ADD_FAILURE() << "y[" << m << ", " << n << "] = " << got << ", plain "
                         << plain << " (magnitude " << mag << ")";
       }
@@ -368,13 +372,15 @@ TEST_P(UKernelsTest, ThreadsSplitRowsAndColumns) {
 // Repacked weights
 //===----------------------------------------------------------------------===//
 
-const TypeCase kRepackedTypes[] = {
-    {RLX_UK_Q4_0, "q4_0"}, {RLX_UK_Q8_0, "q8_0"}, {RLX_UK_Q4_K, "q4_K"}};
+const TypeCase kRepackedTypes[] = {{RLX_UK_Q4_0, "q4_0"},
+                                   {RLX_UK_Q8_0, "q8_0"},
+                                   {RLX_UK_Q4_K, "q4_K"},
+                                   {RLX_UK_Q6_K, "q6_K"}};
 
 using UKernelsRepackedTest = UKernelsTest;
 
 /// Repacked weights give the plain type's products: M = 1, 3, 17, 64, 160;
-/// K = 32, 96, 4096 (q4_K: 256, 512, 4096); N = 8, 16, 40; plus, for the
+/// K = 32, 96, 4096 (K-quants: 256, 512, 4096); N = 8, 16, 40; plus, for the
 /// 32-element types, rows of more than 2048 blocks (split along K by the
 /// AVX2 driver).
 TEST_P(UKernelsRepackedTest, MatchesPlain) {
@@ -445,15 +451,19 @@ INSTANTIATE_TEST_SUITE_P(Repacked, UKernelsRepackedTest,
 /// rows: per block b, a superblock of 8 * blockBytes bytes at
 /// 8 * blockBytes * b of the group, with row r's f16 scale field f at
 /// 16 f + 2 r and, after the H bytes of scale fields (q4_K: 4, else 2), its
-/// byte H + j at 8 H + 32 (j / 4) + 4 r + j % 4. Repacking two ranges equals
-/// one call, and rows outside the range are not written.
+/// byte H + j at 8 H + 32 (j / 4) + 4 r + j % 4; q6_K's d (its last 2
+/// bytes) at 2 r and its byte j < 208 at 16 + 32 (j / 4) + 4 r + j % 4.
+/// Repacking two ranges equals one call, and rows outside the range are not
+/// written.
 TEST(UKernelsRepack, LayoutAndRanges) {
   std::mt19937 rng(11);
   for (const TypeCase &t : kRepackedTypes) {
-    const int64_t N = 24, K = t.code == RLX_UK_Q4_K ? 512 : 96;
+    const bool kquant = rlx_uk_block_elements(t.code) == 256;
+    const int64_t N = 24, K = kquant ? 512 : 96;
     const int64_t bb = t.code == RLX_UK_Q4_0   ? 18
                        : t.code == RLX_UK_Q8_0 ? 34
-                                               : 144;
+                       : t.code == RLX_UK_Q4_K ? 144
+                                               : 210;
     const int64_t nb = K / rlx_uk_block_elements(t.code);
     const int64_t h = t.code == RLX_UK_Q4_K ? 4 : 2;
     const size_t rowBytes = rlx_uk_weight_row_bytes(t.code, K);
@@ -475,9 +485,11 @@ TEST(UKernelsRepack, LayoutAndRanges) {
         for (int64_t i = 0; i != bb; ++i) {
           const uint8_t *sb = one.data() + (n / 8) * 8 * rowBytes + b * 8 * bb;
           const int64_t r = n % 8;
-          const int64_t at =
-              i < h ? 16 * (i / 2) + 2 * r + i % 2
-                    : 8 * h + 32 * ((i - h) / 4) + 4 * r + (i - h) % 4;
+          int64_t at = i < h ? 16 * (i / 2) + 2 * r + i % 2
+                             : 8 * h + 32 * ((i - h) / 4) + 4 * r + (i - h) % 4;
+          if (t.code == RLX_UK_Q6_K)
+            at = i >= 208 ? 2 * r + (i - 208)
+                          : 16 + 32 * (i / 4) + 4 * r + i % 4;
           ASSERT_EQ(sb[at], w[n * rowBytes + b * bb + i])
               << t.name << " row " << n << " block " << b << " byte " << i;
         }
@@ -495,7 +507,8 @@ TEST(UKernelsRepack, RejectsInvalidArguments) {
   EXPECT_EQ(rlx_uk_supports(RLX_UK_Q8_0 | RLX_UK_REPACKED_X8), 1);
   EXPECT_EQ(rlx_uk_supports(RLX_UK_F16 | RLX_UK_REPACKED_X8), 0);
   EXPECT_EQ(rlx_uk_supports(RLX_UK_Q4_K | RLX_UK_REPACKED_X8), 1);
-  EXPECT_EQ(rlx_uk_supports(RLX_UK_Q6_K | RLX_UK_REPACKED_X8), 0);
+  EXPECT_EQ(rlx_uk_supports(RLX_UK_Q6_K | RLX_UK_REPACKED_X8), 1);
+  EXPECT_EQ(rlx_uk_supports(RLX_UK_Q5_K | RLX_UK_REPACKED_X8), 0);
   EXPECT_EQ(rlx_uk_supports(RLX_UK_REPACKED_X8), 0);
   EXPECT_EQ(rlx_uk_block_elements(q4r), 32);
   EXPECT_EQ(rlx_uk_prepared_row_bytes(q4r, K),
@@ -507,7 +520,8 @@ TEST(UKernelsRepack, RejectsInvalidArguments) {
   EXPECT_EQ(rlx_uk_repack(RLX_UK_F16 | RLX_UK_REPACKED_X8, K, w.data(), 0, 8,
                           out.data()),
             -1);
-  EXPECT_EQ(rlx_uk_repack(RLX_UK_Q6_K, 256, w.data(), 0, 8, out.data()), -1);
+  EXPECT_EQ(rlx_uk_repack(RLX_UK_Q5_K, 256, w.data(), 0, 8, out.data()), -1);
+  EXPECT_EQ(rlx_uk_repack(RLX_UK_Q6_K, 64, w.data(), 0, 8, out.data()), -1);
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_K, 64, w.data(), 0, 8, out.data()), -1);
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_0, 48, w.data(), 0, 8, out.data()), -1);
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_0, K, w.data(), 4, 8, out.data()), -1);
@@ -520,6 +534,9 @@ TEST(UKernelsRepack, RejectsInvalidArguments) {
   std::fill(std::begin(y), std::end(y), 5.0f);
   EXPECT_EQ(rlx_uk_matmul(q4r, prep, 1, K, out.data(), 4, 16, y, 16), -1);
   EXPECT_EQ(rlx_uk_matmul(q4r, prep, 1, K, out.data(), 0, 12, y, 16), -1);
+  EXPECT_EQ(rlx_uk_matmul(RLX_UK_Q6_K | RLX_UK_REPACKED_X8, prep, 1, 256,
+                          out.data(), 4, 8, y, 16),
+            -1);
   EXPECT_EQ(rlx_uk_matmul(RLX_UK_F16 | RLX_UK_REPACKED_X8, prep, 1, K,
                           out.data(), 0, 8, y, 16),
             -1);
