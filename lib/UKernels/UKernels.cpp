@@ -206,6 +206,28 @@ bool validK(const TypeInfo *t, int64_t K) {
   return t && K >= 0 && K % t->blockElements == 0;
 }
 
+/// Moves row `r`'s plain block `blk` of repackable type `plain` (`bb` bytes)
+/// into its superblock `sb` (Repack) or back: whole f16 scale fields and
+/// 4-byte chunks of the rest (repackedOffset moves none apart; the rest,
+/// before and after the scales, is a multiple of 4 bytes).
+template <bool Repack, typename Super, typename Block>
+void moveBlock(int plain, int bb, int r, Super *sb, Block *blk) {
+  auto move = [](Super *repacked, Block *block, size_t n) {
+    if constexpr (Repack)
+      std::memcpy(repacked, block, n);
+    else
+      std::memcpy(block, repacked, n);
+  };
+  const int header = repackedHeader(plain), at = repackedHeaderAt(plain, bb);
+  for (int i = at; i < at + header; i += 2)
+    move(sb + 16 * ((i - at) / 2) + 2 * r, blk + i, 2);
+  Super *rest = sb + 8 * header + 4 * r;
+  for (int i = 0; i < at; i += 4)
+    move(rest + 8 * i, blk + i, 4);
+  for (int i = at + header; i < bb; i += 4)
+    move(rest + 8 * (i - header), blk + i, 4);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -350,29 +372,41 @@ int rlx_uk_repack(int wtype, int64_t K, const void *w, int64_t n0, int64_t n1,
     return 0;
   if (!w || !out)
     return -1;
-  const int bb = int(t->blockBytes), header = repackedHeader(plain);
-  const int at = repackedHeaderAt(plain, bb);
+  const int bb = int(t->blockBytes);
   const int64_t nb = K / t->blockElements;
   const size_t rowBytes = size_t(nb) * size_t(bb);
   for (int64_t g = n0; g != n1; g += 8) {
     const uint8_t *src = static_cast<const uint8_t *>(w) + size_t(g) * rowBytes;
     uint8_t *dst = static_cast<uint8_t *>(out) + size_t(g) * rowBytes;
-    for (int64_t b = 0; b != nb; ++b) {
-      uint8_t *sb = dst + size_t(b) * 8 * size_t(bb);
-      // Whole f16 scale fields and 4-byte chunks of the rest (repackedOffset
-      // moves none apart; the rest, before and after the scales, is a
-      // multiple of 4 bytes).
-      for (int r = 0; r != 8; ++r) {
-        const uint8_t *blk = src + size_t(r) * rowBytes + size_t(b) * bb;
-        for (int i = at; i < at + header; i += 2)
-          std::memcpy(sb + 16 * ((i - at) / 2) + 2 * r, blk + i, 2);
-        uint8_t *rest = sb + 8 * header + 4 * r;
-        for (int i = 0; i < at; i += 4)
-          std::memcpy(rest + 8 * i, blk + i, 4);
-        for (int i = at + header; i < bb; i += 4)
-          std::memcpy(rest + 8 * (i - header), blk + i, 4);
-      }
-    }
+    for (int64_t b = 0; b != nb; ++b)
+      for (int r = 0; r != 8; ++r)
+        moveBlock<true>(plain, bb, r, dst + size_t(b) * 8 * size_t(bb),
+                        src + size_t(r) * rowBytes + size_t(b) * bb);
+  }
+  return 0;
+}
+
+int rlx_uk_unpack(int wtype, int64_t K, const void *w, int64_t n0, int64_t n1,
+                  void *out) {
+  const int plain = wtype & ~RLX_UK_REPACKED_X8;
+  const TypeInfo *t = typeInfo(plain);
+  if (!hasRepackedForm(plain) || !validK(t, K) || n0 < 0 || n1 < n0)
+    return -1;
+  if (n1 == n0 || K == 0)
+    return 0;
+  if (!w || !out)
+    return -1;
+  const int bb = int(t->blockBytes);
+  const int64_t nb = K / t->blockElements;
+  const size_t rowBytes = size_t(nb) * size_t(bb);
+  for (int64_t n = n0; n != n1; ++n) {
+    const uint8_t *group =
+        static_cast<const uint8_t *>(w) + size_t(n / 8) * 8 * rowBytes;
+    uint8_t *row = static_cast<uint8_t *>(out) + size_t(n - n0) * rowBytes;
+    for (int64_t b = 0; b != nb; ++b)
+      moveBlock<false>(plain, bb, int(n % 8),
+                       group + size_t(b) * 8 * size_t(bb),
+                       row + size_t(b) * bb);
   }
   return 0;
 }

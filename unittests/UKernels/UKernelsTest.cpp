@@ -480,6 +480,19 @@ TEST(UKernelsRepack, LayoutAndRanges) {
       ASSERT_EQ(two[i], 0xcd) << t.name << " byte " << i;
     ASSERT_EQ(rlx_uk_repack(t.code, K, w.data(), 0, 8, two.data()), 0);
     EXPECT_EQ(one, two) << t.name;
+    // rlx_uk_unpack puts any rows back: all of them, and rows [3, 13)
+    // (across a group boundary), written from `out` on.
+    std::vector<uint8_t> back(w.size(), 0xcd);
+    ASSERT_EQ(rlx_uk_unpack(t.code | RLX_UK_REPACKED_X8, K, one.data(), 0, N,
+                            back.data()),
+              0);
+    EXPECT_EQ(back, w) << t.name;
+    std::fill(back.begin(), back.end(), 0xcd);
+    ASSERT_EQ(rlx_uk_unpack(t.code, K, one.data(), 3, 13, back.data()), 0);
+    EXPECT_TRUE(std::equal(back.begin(), back.begin() + 10 * rowBytes,
+                           w.begin() + 3 * rowBytes))
+        << t.name;
+    EXPECT_EQ(back[10 * rowBytes], 0xcd) << t.name;
     for (int64_t n = 0; n != N; ++n)
       for (int64_t b = 0; b != nb; ++b)
         for (int64_t i = 0; i != bb; ++i) {
@@ -528,6 +541,11 @@ TEST(UKernelsRepack, RejectsInvalidArguments) {
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_0, K, w.data(), 0, 12, out.data()), -1);
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_0, K, w.data(), 8, 0, out.data()), -1);
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_0, K, w.data(), -8, 8, out.data()), -1);
+  EXPECT_EQ(rlx_uk_unpack(RLX_UK_F16, K, w.data(), 0, 1, out.data()), -1);
+  EXPECT_EQ(rlx_uk_unpack(RLX_UK_Q5_K, 256, w.data(), 0, 1, out.data()), -1);
+  EXPECT_EQ(rlx_uk_unpack(RLX_UK_Q4_0, 48, w.data(), 0, 1, out.data()), -1);
+  EXPECT_EQ(rlx_uk_unpack(RLX_UK_Q4_0, K, w.data(), 3, 2, out.data()), -1);
+  EXPECT_EQ(rlx_uk_unpack(RLX_UK_Q4_0, K, w.data(), -1, 2, out.data()), -1);
   for (uint8_t b : out)
     ASSERT_EQ(b, 0xcd);
   // Repacked products need whole groups of 8 columns; nothing is written.

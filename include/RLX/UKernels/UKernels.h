@@ -143,6 +143,15 @@ int rlx_uk_matmul(int wtype, const void *prepared, int64_t M, int64_t K,
 int rlx_uk_repack(int wtype, int64_t K, const void *w, int64_t n0, int64_t n1,
                   void *out);
 
+/// The inverse of rlx_uk_repack for rows [n0, n1) (any rows): writes them in
+/// their plain form one after the other at `out` (row n0 at out), from the
+/// repacked weights `w` (the whole table: row n in the group at
+/// w + (n / 8) * 8 * rlx_uk_weight_row_bytes(wtype, K)). For a gather of
+/// rows from a table the matmuls read repacked (a tied embedding). Returns
+/// 0, or -1 (nothing written) as rlx_uk_repack.
+int rlx_uk_unpack(int wtype, int64_t K, const void *w, int64_t n0, int64_t n1,
+                  void *out);
+
 /// Selects the instruction set the kernels use:
 ///   - "avx512": AVX-512 F, BW, VL, DQ and VNNI, with vdpbf16ps for bf16
 ///     weights where AVX512_BF16 is present (the default where present);
