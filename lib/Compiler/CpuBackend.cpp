@@ -402,7 +402,7 @@ Error detail::compileLIRToLibrary(LIRModule &lir, StringRef prefix,
   // which a library does not link.
   for (auto f : lir.module->getOps<mlir::LLVM::LLVMFuncOp>())
     if (f.isExternal() && (f.getName().starts_with("rlx_uk_") ||
-                           f.getName() == "rlx_dequantize_rows"))
+                           f.getName().starts_with("rlx_dequantize_")))
       return fail("AOT: the model keeps weights as stored (f16, bf16 or ggml "
                   "blocks), which libraries do not read yet (the JIT does); "
                   "keep them f32 ([precision] weights = \"f32\", no "

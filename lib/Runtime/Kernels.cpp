@@ -13,6 +13,7 @@
 #include "RLX/Weights/Tensor.h"
 #include "llvm/ADT/STLExtras.h"
 #include <cstring>
+#include <vector>
 
 using namespace rlx;
 
@@ -36,6 +37,25 @@ extern "C" int rlx_dequantize_rows(int ggmlType, const void *src, int64_t rows,
       return -1;
     }
   }
+  return 0;
+}
+
+extern "C" int rlx_dequantize_x8_rows(int ggmlType, const void *table,
+                                      int64_t row, int64_t rows, int64_t k,
+                                      float *dst, int64_t ldDst) {
+  size_t bytes = rlx_uk_weight_row_bytes(ggmlType, k);
+  if (!bytes || row < 0 || rows < 0 ||
+      !rlx_uk_supports(ggmlType | RLX_UK_REPACKED_X8))
+    return -1;
+  // A row at a time, put back in its plain form and dequantized.
+  thread_local std::vector<uint8_t> plain;
+  plain.resize(bytes);
+  for (int64_t r = 0; r < rows; ++r)
+    if (rlx_uk_unpack(ggmlType, k, table, row + r, row + r + 1, plain.data()) !=
+            0 ||
+        rlx_dequantize_rows(ggmlType, plain.data(), 1, k, dst + r * ldDst,
+                            ldDst) != 0)
+      return -1;
   return 0;
 }
 
@@ -74,6 +94,8 @@ extern "C" void rlx_for_each_kernel_symbol(void (*add)(const char *, void *,
                                            void *user) {
   add("rlx_dequantize_rows", reinterpret_cast<void *>(&rlx_dequantize_rows),
       user);
+  add("rlx_dequantize_x8_rows",
+      reinterpret_cast<void *>(&rlx_dequantize_x8_rows), user);
   add("rlx_uk_prepare", reinterpret_cast<void *>(&rlx_uk_prepare), user);
   add("rlx_uk_matmul", reinterpret_cast<void *>(&rlx_uk_matmul), user);
   add("rlx_all_reduce_f32", reinterpret_cast<void *>(&rlx_all_reduce_f32),

@@ -275,12 +275,12 @@ llvm::Expected<Manifest> Manifest::fromJSON(llvm::StringRef text,
       if (ok && !oneRange)
         for (int64_t s : e.sourceSizes)
           ok &= s % 16 == 0;
-      // x8: a q4_0, q8_0 or q4_K [N, K] param, N (and each source's or range's
-      // rows) a multiple of 8, concatenated along N.
+      // x8: a q4_0, q8_0, q4_K or q6_K [N, K] param, N (and each source's or
+      // range's rows) a multiple of 8, concatenated along N.
       if (parsed == ParamLayout::X8) {
         ok = e.kind == IOKind::Param &&
              (e.dtype == DType::Q4_0 || e.dtype == DType::Q8_0 ||
-              e.dtype == DType::Q4_K) &&
+              e.dtype == DType::Q4_K || e.dtype == DType::Q6_K) &&
              e.shape.size() == 2 && e.shape[0] % 8 == 0 &&
              (e.sources.empty() || e.concatAxis == 0);
         for (int64_t s : e.sourceSizes)

@@ -237,7 +237,7 @@ struct CPUPipelineOptions : public TargetPipelineOptions<CPUPipelineOptions> {
   Option<::rlx::WeightRepack> repackWeights{
       *this, "repack-weights",
       llvm::cl::desc(
-          "How q4_0, q8_0 and q4_K GEMM weights are kept (default: the "
+          "How q4_0, q8_0, q4_K and q6_K GEMM weights are kept (default: the "
           "profile's [backend.cpu] repack_weights)"),
       llvm::cl::values(
           clEnumValN(::rlx::WeightRepack::Auto, "auto",

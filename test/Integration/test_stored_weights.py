@@ -470,6 +470,57 @@ def test_llama_gguf_weights_interleaved(quantized_models, tmp_path, name, isa):
     assert runs["x8"][0] == greedy
 
 
+@pytest.fixture(scope="module")
+def tied_models(tmp_path_factory):
+    """LLaMA GGUFs in q4_0 and q8_0 whose LM head is the token embedding."""
+    import sys
+    from conftest import ROOT
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    out = tmp_path_factory.mktemp("tied")
+    for name in ("q4_0", "q8_0"):
+        subprocess.run([sys.executable,
+                        str(ROOT / "scripts" / "make_tiny_models.py"),
+                        str(out), "--kind", "llama", "--name",
+                        f"llama-{name}", "--seed", "12", "--tied", "--gguf",
+                        "--gguf-type", name],
+                       check=True, capture_output=True)
+    return out
+
+
+@pytest.mark.parametrize("isa", isas())
+@pytest.mark.parametrize("name", ["q4_0", "q8_0"])
+def test_tied_embedding_interleaved(tied_models, tmp_path, name, isa):
+    """A tied embedding, the table the prompt's ids gather and the LM head's
+    weight, is kept x8 too: the gather finds each row in its group of 8
+    (rlx_dequantize_x8_rows). The same tokens and logits as the stored
+    layout's run, and PyTorch's on the dequantized weights."""
+    import torch
+    runs = run_repacked(tied_models / f"llama-{name}.gguf", tmp_path, isa)
+    x8 = re.findall(r'lir.io param "([^"]+)".*#lir.layout<x8>', runs["x8"][2])
+    assert "model.embed_tokens.weight" in x8, sorted(set(x8))
+    model = dequantized_reference(tied_models / f"llama-{name}", name)
+    ref, greedy = torch_reference(model)
+    tolerance = MODEL_TYPES[name]
+    err = scale_err(runs["x8"][1], ref)
+    assert err < tolerance, f"{name}: logits off by {err:.3g}"
+    # Greedy ids equal PyTorch's up to its first near-tie: a step whose
+    # top-2 logits are closer than the 8-bit activations' tolerance (this
+    # q4_0 model has one at step 1: 0.5% of the logits' scale).
+    with torch.no_grad():
+        out = model.generate(torch.tensor([PROMPT]), max_new_tokens=6,
+                             do_sample=False, output_scores=True,
+                             return_dict_in_generate=True)
+    decisive = 0
+    for scores in out.scores:
+        top = torch.topk(scores[0], 2).values
+        if float(top[0] - top[1]) < 2 * tolerance * max(1.0, float(top[0])):
+            break
+        decisive += 1
+    assert decisive >= 1
+    assert runs["x8"][0][:decisive] == greedy[:decisive]
+
+
 def test_aot_refuses_stored(tmp_path):
     """An AOT library does not link the micro-kernels yet: a clear error
     before anything is written, not a library that fails to load."""

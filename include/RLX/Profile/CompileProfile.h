@@ -112,7 +112,7 @@ struct CompileProfile {
     bool unfuseRegions = false;
     /// `gemm`: GEMM implementation.
     GemmStrategy gemm = GemmStrategy::Auto;
-    /// `repack_weights`: how q4_0, q8_0 and q4_K GEMM weights are kept.
+    /// `repack_weights`: how q4_0, q8_0, q4_K and q6_K GEMM weights are kept.
     WeightRepack repackWeights = WeightRepack::Auto;
     /// `threads`: worker threads; 0 means all cores.
     unsigned threads = 0;

@@ -29,6 +29,13 @@ extern "C" {
 int rlx_dequantize_rows(int ggmlType, const void *src, int64_t rows, int64_t k,
                         float *dst, int64_t ldDst);
 
+/// rlx_dequantize_rows for rows [row, row + rows) of a table whose groups of 8
+/// rows are interleaved (rlx_uk_repack; ggml types with a repacked form):
+/// `table` is its first row's group, the rows are found in theirs. Returns 0,
+/// or -1 (nothing written) for a type without a repacked form or a bad row.
+int rlx_dequantize_x8_rows(int ggmlType, const void *table, int64_t row,
+                           int64_t rows, int64_t k, float *dst, int64_t ldDst);
+
 /// The JIT symbols of this header and of RLX/UKernels/UKernels.h, for a
 /// symbol map: calls `add(name, address)` for each; on x86-64 also
 /// `__truncsfbf2` (compiler-rt's f32 to bf16 rounding, which LLVM calls on

@@ -61,7 +61,7 @@ enum class WeightPrecision { Stored, F32, BF16, F16, Q8_0, Q4_0 };
 /// `Auto` the generated kernel wherever the weight can be packed.
 enum class GemmStrategy { Auto, Blas, Generated };
 
-/// How the CPU keeps q4_0, q8_0 and q4_K weights that only matmuls read
+/// How the CPU keeps q4_0, q8_0, q4_K and q6_K weights that only matmuls read
 /// (`[backend.cpu] repack_weights`): `None` as the file stores them (mapped
 /// from it), `X8` with each group of 8 rows interleaved (ParamLayout::X8:
 /// the micro-kernels' faster GEMM, copied at load), `Auto` X8 where the
@@ -96,7 +96,8 @@ enum class ParamLayout : uint8_t {
   /// A `[N, K]` f32 matrix as N/16 panels of `[K][16]`: element (r, c) at
   /// ((r / 16) * K + c) * 16 + r % 16 (the generated GEMM's B operand).
   NK16 = 1,
-  /// A `[N, K]` q4_0, q8_0 or q4_K matrix with each group of 8 rows interleaved
+  /// A `[N, K]` q4_0, q8_0, q4_K or q6_K matrix with each group of 8 rows
+  /// interleaved
   /// block by block (rlx_uk_repack: the same bytes, permuted within the
   /// group), read by the micro-kernels with RLX_UK_REPACKED_X8.
   X8 = 2,

@@ -673,9 +673,10 @@ LogicalResult mlir::rlx::emitDequantizeKernel(KernelEmitter &e, Operation *op,
       !leadingDim(out))
     return op->emitOpError("the CPU back end dequantizes ggml blocks into "
                            "contiguous f32 rows only");
-  if (table.packed)
+  if (table.packed &&
+      (!isa<mir::GatherOp>(op) || !rlx_uk_supports(wtype | RLX_UK_REPACKED_X8)))
     return op->emitOpError("reads a weight stored x8 (lir-pack-params), which "
-                           "only the micro-kernel matmuls read");
+                           "only the micro-kernel matmuls and gathers read");
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   auto c64 = [&](int64_t v) { return e.constant(v, i64); };
   Value src = e.pointer(table.memref), dst = e.pointer(out);
@@ -702,7 +703,19 @@ LogicalResult mlir::rlx::emitDequantizeKernel(KernelEmitter &e, Operation *op,
         e.reinterpret(ids, MemRefType::get({count}, idTy.getElementType()));
     e.parallelFor(count, [&](Value i) {
       Value id = memref::LoadOp::create(b, loc, flatIds, i);
-      dequantizeRows(e.tableRow(id, rows), i, c64(1));
+      Value row = e.tableRow(id, rows);
+      if (!table.packed) {
+        dequantizeRows(row, i, c64(1));
+        return;
+      }
+      // An x8 table (a tied LM head's): the runtime finds the row in its
+      // group of 8.
+      Value to = e.offsetPointer(
+          dst, arith::MulIOp::create(b, loc, i, e.index(ld)), b.getF32Type());
+      callRoutine(e, "rlx_dequantize_x8_rows",
+                  {e.constant(wtype, i32), src,
+                   arith::IndexCastOp::create(b, loc, i64, row), c64(1), c64(k),
+                   to, c64(ld)});
     });
     return success();
   }

@@ -2,7 +2,7 @@
 // RUN: rlx-opt %s -split-input-file --lir-pack-params | FileCheck %s --check-prefix=DEFAULT
 // RUN: rlx-opt %s -split-input-file --lir-pack-params="nk16=false x8=true" | FileCheck %s --check-prefix=X8ONLY
 
-/// With x8, lir-pack-params interleaves a q4_0, q8_0 or q4_K param by groups of 8
+/// With x8, lir-pack-params interleaves a q4_0, q8_0, q4_K or q6_K param by groups of 8
 /// rows when every kernel that reads it reads it as the transposed
 /// right-hand side of a matmul with N a multiple of 8 (a derived param
 /// concatenated along N: every source too). Without it (the default) no
@@ -15,6 +15,7 @@
 // CHECK: lir.io param "b" %{{.*}} : memref<32x64xbf16>
 // CHECK: lir.io param "f" %{{.*}} {layout = #lir.layout<nk16>} : memref<32x64xf32>
 // CHECK: lir.io param "k4" %{{.*}} {layout = #lir.layout<x8>} : memref<8x256x!mir.quant<q4_K>>
+// CHECK: lir.io param "k6" %{{.*}} {layout = #lir.layout<x8>} : memref<8x256x!mir.quant<q6_K>>
 // DEFAULT-LABEL: lir.entry @interleaves
 // DEFAULT-NOT: layout<x8>
 // DEFAULT: lir.io param "f" %{{.*}} {layout = #lir.layout<nk16>}
@@ -34,6 +35,8 @@ lir.entry @interleaves arena_size = 32768, param_size = 32768, alignment = 64 {
   %k4 = lir.view params[16768] : memref<8x256x!mir.quant<q4_K>>
   %x2 = lir.view arena[20480] : memref<2x256xf32>
   %y5 = lir.view arena[22528] : memref<2x8xf32>
+  %k6 = lir.view params[18432] : memref<8x256x!mir.quant<q6_K>>
+  %y6 = lir.view arena[22592] : memref<2x8xf32>
   lir.io input "x" %x : memref<12x64xf32>
   lir.io param "q" %q : memref<32x64x!mir.quant<q4_0>>
   lir.io param "qkv" %qkv {sources = ["wq", "wk"], concat_axis = 0 : i64, source_sizes = array<i64: 16, 32>} : memref<48x64x!mir.quant<q8_0>>
@@ -41,6 +44,7 @@ lir.entry @interleaves arena_size = 32768, param_size = 32768, alignment = 64 {
   lir.io param "f" %f : memref<32x64xf32>
   lir.io param "k4" %k4 : memref<8x256x!mir.quant<q4_K>>
   lir.io input "x2" %x2 : memref<2x256xf32>
+  lir.io param "k6" %k6 : memref<8x256x!mir.quant<q6_K>>
   lir.kernel "q4_0" ins(%x, %q : memref<12x64xf32>, memref<32x64x!mir.quant<q4_0>>) outs(%y : memref<12x32xf32>) {
   ^bb0(%t: tensor<12x64xf32>, %s: tensor<32x64x!mir.quant<q4_0>>):
     %r = mir.matmul %t, %s {transpose_rhs} : (tensor<12x64xf32>, tensor<32x64x!mir.quant<q4_0>>) -> tensor<12x32xf32>
@@ -71,14 +75,48 @@ lir.entry @interleaves arena_size = 32768, param_size = 32768, alignment = 64 {
   }
   lir.io output "y4" %y4 : memref<12x32xf32>
   lir.io output "y5" %y5 : memref<2x8xf32>
+  lir.kernel "q6_K" ins(%x2, %k6 : memref<2x256xf32>, memref<8x256x!mir.quant<q6_K>>) outs(%y6 : memref<2x8xf32>) {
+  ^bb0(%t: tensor<2x256xf32>, %s: tensor<8x256x!mir.quant<q6_K>>):
+    %r = mir.matmul %t, %s {transpose_rhs} : (tensor<2x256xf32>, tensor<8x256x!mir.quant<q6_K>>) -> tensor<2x8xf32>
+    lir.yield %r : tensor<2x8xf32>
+  }
+  lir.io output "y6" %y6 : memref<2x8xf32>
 }
 
 // -----
 
-/// N = 12 is not a multiple of 8; a q8_0 table also read by an embedding
-/// gather (tied LM head) keeps the stored rows the gather dequantizes; a
-/// source of 4 rows splits a group of 8; a q6_K weight has no x8 form; a
-/// param no kernel reads stays as it is.
+/// A q8_0 table read by an embedding gather and the LM head (tied): the
+/// gather finds each row in its group of 8 (rlx_dequantize_x8_rows).
+// CHECK-LABEL: lir.entry @tied_embedding
+// CHECK: lir.io param "emb" %{{.*}} {layout = #lir.layout<x8>} : memref<16x256x!mir.quant<q8_0>>
+// DEFAULT-LABEL: lir.entry @tied_embedding
+// DEFAULT-NOT: layout
+lir.entry @tied_embedding arena_size = 32768, param_size = 32768, alignment = 64 {
+  %ids = lir.view arena[0] : memref<4xi32>
+  %e = lir.view params[0] : memref<16x256x!mir.quant<q8_0>>
+  %g = lir.view arena[64] : memref<4x256xf32>
+  %z = lir.view arena[4160] : memref<4x16xf32>
+  lir.io input "ids" %ids : memref<4xi32>
+  lir.io param "emb" %e : memref<16x256x!mir.quant<q8_0>>
+  lir.kernel "gather" ins(%e, %ids : memref<16x256x!mir.quant<q8_0>>, memref<4xi32>) outs(%g : memref<4x256xf32>) {
+  ^bb0(%t: tensor<16x256x!mir.quant<q8_0>>, %i: tensor<4xi32>):
+    %q = mir.gather %t, %i : (tensor<16x256x!mir.quant<q8_0>>, tensor<4xi32>) -> tensor<4x256xf32>
+    lir.yield %q : tensor<4x256xf32>
+  }
+  lir.kernel "lm_head" ins(%g, %e : memref<4x256xf32>, memref<16x256x!mir.quant<q8_0>>) outs(%z : memref<4x16xf32>) {
+  ^bb0(%t: tensor<4x256xf32>, %s: tensor<16x256x!mir.quant<q8_0>>):
+    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<4x256xf32>, tensor<16x256x!mir.quant<q8_0>>) -> tensor<4x16xf32>
+    lir.yield %q : tensor<4x16xf32>
+  }
+  lir.io output "z" %z : memref<4x16xf32>
+}
+
+// -----
+
+/// N = 12 is not a multiple of 8; a q8_0 table that a kernel dequantizes
+/// whole (mir.dequantize) keeps its stored rows; a source of 4 rows splits a
+/// group of 8; a q5_K weight has no x8 form; a param no kernel reads stays
+/// as it is.
 // CHECK-LABEL: lir.entry @negative_interleaves
 // CHECK-NOT: layout
 lir.entry @negative_interleaves arena_size = 32768, param_size = 32768, alignment = 64 {
@@ -87,29 +125,30 @@ lir.entry @negative_interleaves arena_size = 32768, param_size = 32768, alignmen
   %w = lir.view params[0] : memref<12x256x!mir.quant<q4_0>>
   %e = lir.view params[2048] : memref<16x256x!mir.quant<q8_0>>
   %d = lir.view params[8192] : memref<16x256x!mir.quant<q4_0>>
-  %k = lir.view params[12288] : memref<8x256x!mir.quant<q6_K>>
+  %k = lir.view params[12288] : memref<8x256x!mir.quant<q5_K>>
   %u = lir.view params[14336] : memref<8x256x!mir.quant<q4_0>>
   %y = lir.view arena[4160] : memref<4x12xf32>
   %g = lir.view arena[4416] : memref<4x256xf32>
   %z = lir.view arena[8512] : memref<4x16xf32>
   %v = lir.view arena[8768] : memref<4x16xf32>
   %kk = lir.view arena[9024] : memref<4x8xf32>
+  %w16 = lir.view arena[9152] : memref<16x256xf32>
   lir.io input "x" %x : memref<4x256xf32>
   lir.io input "ids" %ids : memref<4xi32>
   lir.io param "w" %w : memref<12x256x!mir.quant<q4_0>>
   lir.io param "emb" %e : memref<16x256x!mir.quant<q8_0>>
   lir.io param "d" %d {sources = ["a", "b"], concat_axis = 0 : i64, source_sizes = array<i64: 4, 12>} : memref<16x256x!mir.quant<q4_0>>
-  lir.io param "k" %k : memref<8x256x!mir.quant<q6_K>>
+  lir.io param "k" %k : memref<8x256x!mir.quant<q5_K>>
   lir.io param "unused" %u : memref<8x256x!mir.quant<q4_0>>
   lir.kernel "matmul" ins(%x, %w : memref<4x256xf32>, memref<12x256x!mir.quant<q4_0>>) outs(%y : memref<4x12xf32>) {
   ^bb0(%t: tensor<4x256xf32>, %s: tensor<12x256x!mir.quant<q4_0>>):
     %q = mir.matmul %t, %s {transpose_rhs} : (tensor<4x256xf32>, tensor<12x256x!mir.quant<q4_0>>) -> tensor<4x12xf32>
     lir.yield %q : tensor<4x12xf32>
   }
-  lir.kernel "gather" ins(%e, %ids : memref<16x256x!mir.quant<q8_0>>, memref<4xi32>) outs(%g : memref<4x256xf32>) {
-  ^bb0(%t: tensor<16x256x!mir.quant<q8_0>>, %i: tensor<4xi32>):
-    %q = mir.gather %t, %i : (tensor<16x256x!mir.quant<q8_0>>, tensor<4xi32>) -> tensor<4x256xf32>
-    lir.yield %q : tensor<4x256xf32>
+  lir.kernel "dequantize" ins(%e : memref<16x256x!mir.quant<q8_0>>) outs(%w16 : memref<16x256xf32>) {
+  ^bb0(%t: tensor<16x256x!mir.quant<q8_0>>):
+    %q = mir.dequantize %t : (tensor<16x256x!mir.quant<q8_0>>) -> tensor<16x256xf32>
+    lir.yield %q : tensor<16x256xf32>
   }
   lir.kernel "lm_head" ins(%g, %e : memref<4x256xf32>, memref<16x256x!mir.quant<q8_0>>) outs(%z : memref<4x16xf32>) {
   ^bb0(%t: tensor<4x256xf32>, %s: tensor<16x256x!mir.quant<q8_0>>):
@@ -121,9 +160,9 @@ lir.entry @negative_interleaves arena_size = 32768, param_size = 32768, alignmen
     %q = mir.matmul %t, %s {transpose_rhs} : (tensor<4x256xf32>, tensor<16x256x!mir.quant<q4_0>>) -> tensor<4x16xf32>
     lir.yield %q : tensor<4x16xf32>
   }
-  lir.kernel "q6_K" ins(%x, %k : memref<4x256xf32>, memref<8x256x!mir.quant<q6_K>>) outs(%kk : memref<4x8xf32>) {
-  ^bb0(%t: tensor<4x256xf32>, %s: tensor<8x256x!mir.quant<q6_K>>):
-    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<4x256xf32>, tensor<8x256x!mir.quant<q6_K>>) -> tensor<4x8xf32>
+  lir.kernel "q5_K" ins(%x, %k : memref<4x256xf32>, memref<8x256x!mir.quant<q5_K>>) outs(%kk : memref<4x8xf32>) {
+  ^bb0(%t: tensor<4x256xf32>, %s: tensor<8x256x!mir.quant<q5_K>>):
+    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<4x256xf32>, tensor<8x256x!mir.quant<q5_K>>) -> tensor<4x8xf32>
     lir.yield %q : tensor<4x8xf32>
   }
   lir.io output "y" %y : memref<4x12xf32>

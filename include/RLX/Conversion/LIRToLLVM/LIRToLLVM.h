@@ -22,12 +22,12 @@ struct CPUCodegenOptions {
   ::rlx::GemmStrategy gemm = ::rlx::GemmStrategy::Auto;
   /// The generated GEMM's base register tile.
   lir::GemmTile tile;
-  /// Store q4_0, q8_0 and q4_K GEMM weights x8 (lir-pack-params x8).
+  /// Store q4_0, q8_0, q4_K and q6_K GEMM weights x8 (lir-pack-params x8).
   bool repackX8 = false;
 };
 
-/// Whether `[backend.cpu] repack_weights = choice` stores q4_0, q8_0 and q4_K
-/// GEMM weights x8 on this machine: `auto` where the micro-kernels run on
+/// Whether `[backend.cpu] repack_weights = choice` stores q4_0, q8_0, q4_K and
+/// q6_K GEMM weights x8 on this machine: `auto` where the micro-kernels run on
 /// AVX2 (rlx_uk_isa), where the interleaved GEMM measured faster.
 bool resolveWeightRepack(::rlx::WeightRepack choice);
 

@@ -374,25 +374,27 @@ LogicalResult IOOp::verify() {
       return emitOpError("layout nk16 needs an f32 [N, K] param with N (and "
                          "every concatenated source's N) a multiple of 16");
   }
-  // lir_io_c7: the x8 layout is for q4_0, q8_0 and q4_K [N, K] params with
-  // N (and
-  // every concatenated source's N) a multiple of 8, concatenated along N.
+  // lir_io_c7: the x8 layout is for q4_0, q8_0, q4_K and q6_K [N, K] params
+  // with N (and every concatenated source's N) a multiple of 8, concatenated
+  // along N.
   if (getLayout() && *getLayout() == ParamLayout::X8) {
     auto ty = cast<MemRefType>(getView().getType());
     auto quant = dyn_cast<mir::QuantType>(ty.getElementType());
     bool ok = getKind() == IOKind::Param && ty.getRank() == 2 && quant &&
               (quant.getKind() == mir::QuantKind::Q4_0 ||
                quant.getKind() == mir::QuantKind::Q8_0 ||
-               quant.getKind() == mir::QuantKind::Q4_K) &&
+               quant.getKind() == mir::QuantKind::Q4_K ||
+               quant.getKind() == mir::QuantKind::Q6_K) &&
               ty.getDimSize(0) % 8 == 0;
     if (ok && getSources())
       ok =
           *getConcatAxis() == 0 && getSourceSizes() &&
           llvm::all_of(*getSourceSizes(), [](int64_t s) { return s % 8 == 0; });
     if (!ok)
-      return emitOpError("layout x8 needs a q4_0, q8_0 or q4_K [N, K] param "
-                         "with N (and every source's N, concatenated along "
-                         "N) a multiple of 8");
+      return emitOpError(
+          "layout x8 needs a q4_0, q8_0, q4_K or q6_K [N, K] param "
+          "with N (and every source's N, concatenated along "
+          "N) a multiple of 8");
   }
   // lir_io_c4: index bounds are for integer inputs.
   if (getIndexBound() &&

@@ -7,9 +7,10 @@
 //
 // lir-pack-params: a weight that only the right-hand side of transposed f32
 // matmuls reads is stored as nk16 panels (the generated GEMM's operand); with
-// `x8`, a q4_0, q8_0 or q4_K weight that only such matmuls read has each group
-// of 8 rows interleaved (the micro-kernels' repacked form). The runtime writes
-// these layouts when it loads the parameter.
+// `x8`, a q4_0, q8_0, q4_K or q6_K weight that only such matmuls and embedding
+// gathers read (a tied LM head) has each group of 8 rows interleaved (the
+// micro-kernels' repacked form). The runtime writes these layouts when it
+// loads the parameter.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,18 +55,36 @@ static bool isTransposedRhsOnly(KernelOp kernel, unsigned operand) {
   return kernel.getOuts().size() == 1;
 }
 
-/// A q4_0, q8_0 or q4_K element type: the types with an x8 form.
+/// A q4_0, q8_0, q4_K or q6_K element type: the types with an x8 form.
 static bool hasX8Form(Type element) {
   auto quant = dyn_cast<mir::QuantType>(element);
   return quant && (quant.getKind() == mir::QuantKind::Q4_0 ||
                    quant.getKind() == mir::QuantKind::Q8_0 ||
-                   quant.getKind() == mir::QuantKind::Q4_K);
+                   quant.getKind() == mir::QuantKind::Q4_K ||
+                   quant.getKind() == mir::QuantKind::Q6_K);
+}
+
+/// Whether operand `operand` of `kernel` is only the table of an embedding
+/// gather (rows along axis 0, dequantized one by one: the runtime finds a row
+/// of an x8 table in its group).
+static bool isGatheredTableOnly(KernelOp kernel, unsigned operand) {
+  if (operand != 0)
+    return false;
+  auto gather = dyn_cast_or_null<mir::GatherOp>(kernel.getComputeOp());
+  if (!gather || gather.getAxis() != 0)
+    return false;
+  Block &body = kernel.getBody().front();
+  return body.getNumArguments() >= 1 &&
+         gather.getTable() == body.getArgument(0) &&
+         gather.getIndices() != body.getArgument(0) &&
+         kernel.getOuts().size() == 1;
 }
 
 bool mlir::rlx::lir::isInterleavableWeight(KernelOp kernel, unsigned operand) {
-  if (!isTransposedRhsOnly(kernel, operand))
+  if (!isTransposedRhsOnly(kernel, operand) &&
+      !isGatheredTableOnly(kernel, operand))
     return false;
-  auto wTy = cast<MemRefType>(kernel.getIns()[1].getType());
+  auto wTy = cast<MemRefType>(kernel.getIns()[operand].getType());
   return hasX8Form(wTy.getElementType()) && wTy.getRank() == 2 &&
          wTy.getLayout().isIdentity() && wTy.getDimSize(0) % 8 == 0;
 }

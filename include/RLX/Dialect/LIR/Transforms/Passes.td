@@ -44,19 +44,21 @@ def LIRPackParamsPass : Pass<"lir-pack-params", "ModuleOp"> {
     only; run it after `lir-plan-arena`, before `lir-fuse-glu-gemm` and
     `lir-select-strategy`.
 
-    With `x8`, a q4_0, q8_0 or q4_K param that only such matmuls read (`[N, K]`,
-    N a multiple of 8; sources concatenated along N, each a multiple of 8)
-    gets `layout = #lir.layout<x8>`: the runtime interleaves each group of 8
-    rows block by block when it loads it (`rlx_uk_repack`), and the
-    micro-kernels read it with lanes along output columns. Such a param is
-    then copied at load rather than mapped from the file. A weight shared
-    with an embedding gather (tied embeddings) keeps its stored layout.
+    With `x8`, a q4_0, q8_0, q4_K or q6_K param that only such matmuls and
+    embedding gathers read (`[N, K]`, N a multiple of 8; sources concatenated
+    along N, each a multiple of 8) gets `layout = #lir.layout<x8>`: the
+    runtime interleaves each group of 8 rows block by block when it loads it
+    (`rlx_uk_repack`), and the micro-kernels read it with lanes along output
+    columns. Such a param is then copied at load rather than mapped from the
+    file. A tied embedding is x8 too: its gather finds each row in its group
+    (`rlx_dequantize_x8_rows`).
   }];
   let options = [
     Option<"nk16", "nk16", "bool", /*default=*/"true",
            "Pack f32 GEMM weights as nk16 panels">,
     Option<"x8", "x8", "bool", /*default=*/"false",
-           "Interleave q4_0, q8_0 and q4_K GEMM weights by groups of 8 rows">
+           "Interleave q4_0, q8_0, q4_K and q6_K GEMM weights by groups of 8 "
+           "rows">
   ];
 }
 

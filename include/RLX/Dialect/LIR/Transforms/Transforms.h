@@ -88,18 +88,20 @@ LogicalResult planEntryArena(EntryOp entry, const ArenaPlanOptions &options,
 /// parameter pool agree on the layout.
 bool isPackableGemmWeight(KernelOp kernel, unsigned operand);
 
-/// Whether the micro-kernel matmul reading operand `operand` of `kernel`
-/// reads it interleaved (layout x8): a q4_0, q8_0 or q4_K `[N, K]` weight, N a
-/// multiple of 8, that is only the right-hand side of a transposed matmul (or
-/// fused matmul). Only properties of the weight and the op decide.
+/// Whether the kernel reading operand `operand` of `kernel` (a micro-kernel
+/// matmul or a dequantizing gather) reads it interleaved (layout x8): a q4_0,
+/// q8_0, q4_K or q6_K `[N, K]` weight, N a multiple of 8, that is only the
+/// right-hand side of a transposed matmul (or fused matmul) or only the table
+/// of an axis-0 gather (a tied embedding: the runtime dequantizes its rows from
+/// their groups). Only properties of the weight and the op decide.
 bool isInterleavableWeight(KernelOp kernel, unsigned operand);
 
 /// With `nk16`, sets `layout = #lir.layout<nk16>` on every f32 param of
 /// `entry` that some kernel reads and every reader accepts packed
 /// (isPackableGemmWeight; no view aliases it; a derived param concatenated
 /// along N with every source a multiple of 16). With `x8`, sets
-/// `layout = #lir.layout<x8>` on every q4_0, q8_0 or q4_K param that every
-/// reader accepts interleaved (isInterleavableWeight; no alias; sources
+/// `layout = #lir.layout<x8>` on every q4_0, q8_0, q4_K or q6_K param that
+/// every reader accepts interleaved (isInterleavableWeight; no alias; sources
 /// concatenated along N, each a multiple of 8).
 void packGemmParams(EntryOp entry, bool nk16 = true, bool x8 = false);
 
