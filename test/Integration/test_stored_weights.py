@@ -669,8 +669,8 @@ def test_llama_q4_k_m_from_llama_cpp(q4_k_m_model, tmp_path):
 
 @pytest.mark.parametrize("isa", isas())
 def test_q4_k_m_interleaved(q4_k_m_model, tmp_path, isa):
-    """llama.cpp's Q4_K_M file with its q4_K matrices x8-interleaved at load
-    (the q6_K ones stay stored): the stored layout's greedy ids on the same
+    """llama.cpp's Q4_K_M file with its q4_K and q6_K matrices x8-interleaved
+    at load: the stored layout's greedy ids on the same
     ISA, logits within its tolerance of PyTorch's. (Greedy ids equal to
     PyTorch's are test_llama_q4_k_m_from_llama_cpp's: with 8-bit activations
     this model has near-ties that the scalar kernels' summation order
