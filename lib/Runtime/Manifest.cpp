@@ -8,6 +8,8 @@
 #include "RLX/Runtime/Manifest.h"
 #include "RLX/Runtime/Tensor.h"
 #include "RLX/Support/CheckedSize.h"
+#include "RLX/UKernels/UKernels.h"
+#include "RLX/Weights/GGUF.h"
 #include "RLX/Weights/JSON.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
@@ -278,9 +280,9 @@ llvm::Expected<Manifest> Manifest::fromJSON(llvm::StringRef text,
       // x8: a q4_0, q8_0, q4_K or q6_K [N, K] param, N (and each source's or
       // range's rows) a multiple of 8, concatenated along N.
       if (parsed == ParamLayout::X8) {
-        ok = e.kind == IOKind::Param &&
-             (e.dtype == DType::Q4_0 || e.dtype == DType::Q8_0 ||
-              e.dtype == DType::Q4_K || e.dtype == DType::Q6_K) &&
+        std::optional<uint32_t> ggml = ggmlTypeOf(e.dtype);
+        ok = e.kind == IOKind::Param && ggml &&
+             rlx_uk_supports(static_cast<int>(*ggml) | RLX_UK_REPACKED_X8) &&
              e.shape.size() == 2 && e.shape[0] % 8 == 0 &&
              (e.sources.empty() || e.concatAxis == 0);
         for (int64_t s : e.sourceSizes)

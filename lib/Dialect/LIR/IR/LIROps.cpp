@@ -309,6 +309,14 @@ LogicalResult ViewOp::verify() {
 // IOOp
 //===----------------------------------------------------------------------===//
 
+bool mlir::rlx::lir::hasX8Form(Type t) {
+  auto quant = dyn_cast<mir::QuantType>(t);
+  return quant && (quant.getKind() == mir::QuantKind::Q4_0 ||
+                   quant.getKind() == mir::QuantKind::Q8_0 ||
+                   quant.getKind() == mir::QuantKind::Q4_K ||
+                   quant.getKind() == mir::QuantKind::Q6_K);
+}
+
 LogicalResult IOOp::verify() {
   // lir_io_c1: the view is a lir.view in the right space (or, for inputs
   // and outputs, an unplanned arena buffer).
@@ -379,13 +387,8 @@ LogicalResult IOOp::verify() {
   // along N.
   if (getLayout() && *getLayout() == ParamLayout::X8) {
     auto ty = cast<MemRefType>(getView().getType());
-    auto quant = dyn_cast<mir::QuantType>(ty.getElementType());
-    bool ok = getKind() == IOKind::Param && ty.getRank() == 2 && quant &&
-              (quant.getKind() == mir::QuantKind::Q4_0 ||
-               quant.getKind() == mir::QuantKind::Q8_0 ||
-               quant.getKind() == mir::QuantKind::Q4_K ||
-               quant.getKind() == mir::QuantKind::Q6_K) &&
-              ty.getDimSize(0) % 8 == 0;
+    bool ok = getKind() == IOKind::Param && ty.getRank() == 2 &&
+              hasX8Form(ty.getElementType()) && ty.getDimSize(0) % 8 == 0;
     if (ok && getSources())
       ok =
           *getConcatAxis() == 0 && getSourceSizes() &&

@@ -55,15 +55,6 @@ static bool isTransposedRhsOnly(KernelOp kernel, unsigned operand) {
   return kernel.getOuts().size() == 1;
 }
 
-/// A q4_0, q8_0, q4_K or q6_K element type: the types with an x8 form.
-static bool hasX8Form(Type element) {
-  auto quant = dyn_cast<mir::QuantType>(element);
-  return quant && (quant.getKind() == mir::QuantKind::Q4_0 ||
-                   quant.getKind() == mir::QuantKind::Q8_0 ||
-                   quant.getKind() == mir::QuantKind::Q4_K ||
-                   quant.getKind() == mir::QuantKind::Q6_K);
-}
-
 /// Whether operand `operand` of `kernel` is only the table of an embedding
 /// gather (rows along axis 0, dequantized one by one: the runtime finds a row
 /// of an x8 table in its group).

@@ -31,6 +31,11 @@ inline int64_t getElementBytes(Type t) {
     return 1;
   return std::max<int64_t>(1, (t.getIntOrFloatBitWidth() + 7) / 8);
 }
+
+/// Whether element type `t` has an x8 layout (#lir.layout<x8>): q4_0, q8_0,
+/// q4_K and q6_K, the ggml types the micro-kernels read repacked
+/// (rlx_uk_supports with RLX_UK_REPACKED_X8).
+bool hasX8Form(Type t);
 } // namespace mlir::rlx::lir
 
 #define GET_OP_CLASSES
