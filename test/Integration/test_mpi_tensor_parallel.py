@@ -203,6 +203,24 @@ def run_model(model, tmp, ranks=1, extra=(), expect_fail=False):
             np.load(tmp / f"{tag}-steps.npy"))
 
 
+def assert_same_generation(one, two):
+    """Runs `one` (1 process) and `two` (2 ranks) of run_model: the prompt
+    logits and every step's logits within 1e-5 of their scale, the same
+    greedy ids. Returns those ids."""
+    from types import SimpleNamespace
+    from conftest import tokens
+    _, logits1, steps1 = one
+    _, logits2, steps2 = two
+    np.testing.assert_allclose(logits2, logits1, rtol=0,
+                               atol=1e-5 * np.abs(logits1).max())
+    assert steps2.shape == steps1.shape
+    np.testing.assert_allclose(steps2, steps1, rtol=0,
+                               atol=1e-5 * np.abs(steps1).max())
+    ids = tokens(SimpleNamespace(stdout=one[0]))
+    assert tokens(SimpleNamespace(stdout=two[0])) == ids
+    return ids
+
+
 def param_bytes(stdout):
     """The parameter bytes of the prompt graph rlx-run --model compiled."""
     m = re.search(r"compiled the prompt graph .*params (\d+) bytes", stdout)
@@ -229,23 +247,13 @@ def test_mpi_model_generates_the_single_process_tokens(tmp_path, kind,
     """Prefill and KV-cache decode on 2 ranks: the prompt logits and every
     step's logits equal one process's within 1e-5 of their scale, the
     greedy ids are the same, and each rank holds about half the weights."""
-    from conftest import tokens
     from test_architectures import make
     model, _ = make(tmp_path, kind, seed=5, **overrides)
-    one, logits1, steps1 = run_model(model, tmp_path, extra=extra)
-    two, logits2, steps2 = run_model(model, tmp_path, ranks=2, extra=extra)
-    scale = np.abs(logits1).max()
-    assert scale > 0.1
-    np.testing.assert_allclose(logits2, logits1, rtol=0, atol=1e-5 * scale)
-    assert steps2.shape == steps1.shape
-    np.testing.assert_allclose(steps2, steps1, rtol=0,
-                               atol=1e-5 * np.abs(steps1).max())
-
-    class Proc:
-        def __init__(self, stdout):
-            self.stdout = stdout
-    assert tokens(Proc(two)) == tokens(Proc(one))
-    assert len(tokens(Proc(one))) == 6
+    first = run_model(model, tmp_path, extra=extra)
+    second = run_model(model, tmp_path, ranks=2, extra=extra)
+    one, two = first[0], second[0]
+    assert np.abs(first[1]).max() > 0.1
+    assert len(assert_same_generation(first, second)) == 6
     assert "tensor parallel 2 ranks (MPI)" in two, two
     assert "tensor parallel" not in one, one
     # Every matrix and the vocabulary split; only norms are whole on both.
@@ -257,21 +265,13 @@ def test_mpi_odd_vocabulary_is_replicated(tmp_path):
     """A vocabulary that does not split over the ranks (257 over 2): the
     embedding and the LM head are whole on every rank, everything else
     splits, and the logits and tokens are one process's."""
-    from conftest import tokens
     from test_architectures import make
     model, _ = make(tmp_path, "llama", seed=6, vocab_size=257)
-    one, logits1, steps1 = run_model(model, tmp_path)
-    two, logits2, steps2 = run_model(model, tmp_path, ranks=2)
-    assert logits1.shape[-1] == 257
-    np.testing.assert_allclose(logits2, logits1, rtol=0,
-                               atol=1e-5 * np.abs(logits1).max())
-    np.testing.assert_allclose(steps2, steps1, rtol=0,
-                               atol=1e-5 * np.abs(steps1).max())
-
-    class Proc:
-        def __init__(self, stdout):
-            self.stdout = stdout
-    assert tokens(Proc(two)) == tokens(Proc(one))
+    first = run_model(model, tmp_path)
+    second = run_model(model, tmp_path, ranks=2)
+    one, two = first[0], second[0]
+    assert first[1].shape[-1] == 257
+    assert_same_generation(first, second)
     # The two vocabulary tables are whole: more than half the weights.
     ratio = param_bytes(two) / param_bytes(one)
     assert 0.55 < ratio < 0.95, (param_bytes(two), param_bytes(one))
