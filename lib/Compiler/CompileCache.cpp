@@ -31,7 +31,7 @@ using llvm::Error;
 using llvm::StringRef;
 
 /// The entry layout; a change makes every older entry a mismatch.
-static constexpr uint32_t kFormatVersion = 1;
+static constexpr uint32_t kFormatVersion = 2;
 static constexpr char kMagic[8] = {'R', 'L', 'X', 'C', 'A', 'C', 'H', 'E'};
 /// magic, format, reserved, meta length, object length, SHA-256.
 static constexpr size_t kHeaderBytes = 8 + 4 + 4 + 8 + 8 + 32;
@@ -184,11 +184,14 @@ static json::Value metadataJSON(const CacheEntry &e) {
       {"rlx", getRLXVersion()},
       {"llvm", LLVM_VERSION_STRING},
       {"manifest", e.manifest.toJSON()},
-      {"build", json::Object{{"source_shapes", std::move(shapes)},
-                             {"profile_presets", json::Array(b.profilePresets)},
-                             {"profile_toml", b.profileToml},
-                             {"fused_ops", b.fusedOps},
-                             {"kernels", std::move(kernels)}}},
+      {"build",
+       json::Object{{"source_shapes", std::move(shapes)},
+                    {"profile_presets", json::Array(b.profilePresets)},
+                    {"profile_toml", b.profileToml},
+                    {"profile_nearest", b.profileNearest},
+                    {"profile_differences", json::Array(b.profileDifferences)},
+                    {"fused_ops", b.fusedOps},
+                    {"kernels", std::move(kernels)}}},
       {"stats", json::Object{{"arena_bytes", bytes(s.arenaBytes)},
                              {"naive_bytes", bytes(s.naiveBytes)},
                              {"peak_live_bytes", bytes(s.peakLiveBytes)},
@@ -289,11 +292,15 @@ static bool readBuildInfo(const json::Object &b, BuildInfo &info,
   }
   auto presets = r.strings(b, "profile_presets");
   auto toml = r.string(b, "profile_toml");
+  auto nearest = r.string(b, "profile_nearest");
+  auto differences = r.strings(b, "profile_differences");
   auto fused = r.string(b, "fused_ops");
-  if (!presets || !toml || !fused)
+  if (!presets || !toml || !nearest || !differences || !fused)
     return false;
   info.profilePresets = *presets;
   info.profileToml = *toml;
+  info.profileNearest = *nearest;
+  info.profileDifferences = *differences;
   info.fusedOps = *fused;
   return true;
 }

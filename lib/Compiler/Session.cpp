@@ -672,6 +672,9 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
         build.sourceShapes.emplace_back(e.name, e.shape);
   build.profilePresets = profilePresets(options.profile);
   build.profileToml = options.profile.toToml();
+  CompileProfile::NearestPreset nearest = options.profile.nearestPreset();
+  build.profileNearest = nearest.name;
+  build.profileDifferences = nearest.differences;
   build.fusedOps = stats.fusedOps;
   build.kernels = kernelInfos(entry);
   int64_t naive = 0;

@@ -48,13 +48,13 @@ ModelExecutionConfig ModelExecutionConfig::of(const BuiltModel &built,
   c.component.variant = variant;
   c.component.dispatch = p.backend.cpu.gemm;
   c.component.mode = p.execution.mode;
-  // The first preset the profile equals (several share their settings).
-  c.component.profileKey = "custom";
-  for (llvm::StringRef name : CompileProfile::presetNames())
-    if (CompileProfile::preset(name) == p) {
-      c.component.profileKey = name.str();
-      break;
-    }
+  // The first preset the profile equals (several share their settings),
+  // else the nearest one and what differs from it.
+  CompileProfile::NearestPreset nearest = p.nearestPreset();
+  c.component.profileKey = nearest.name;
+  if (!nearest.differences.empty())
+    c.component.profileKey = "custom (" + nearest.name + " with " +
+                             llvm::join(nearest.differences, ", ") + ")";
   c.component.weights = p.precision.weights;
   c.component.kvCache = p.precision.kvCache;
   c.component.composition = shortHash(built.mlir);

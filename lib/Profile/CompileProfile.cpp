@@ -849,3 +849,52 @@ std::optional<CompileProfile> CompileProfile::preset(StringRef name) {
 }
 
 ArrayRef<StringRef> CompileProfile::presetNames() { return presetNameTable; }
+
+/// toToml()'s key lines as `section.key = value`.
+static std::vector<std::string> qualifiedKeys(const std::string &toml) {
+  std::vector<std::string> keys;
+  SmallVector<StringRef> lines;
+  StringRef(toml).split(lines, '\n', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  StringRef section;
+  for (StringRef line : lines) {
+    if (line.starts_with("[")) {
+      section = line.trim("[]");
+      continue;
+    }
+    keys.push_back((section + "." + line).str());
+  }
+  return keys;
+}
+
+std::vector<std::string>
+CompileProfile::differencesFrom(const CompileProfile &other) const {
+  std::vector<std::string> mine = qualifiedKeys(toToml());
+  std::vector<std::string> theirs = qualifiedKeys(other.toToml());
+  std::vector<std::string> out;
+  for (const std::string &key : mine)
+    if (!llvm::is_contained(theirs, key))
+      out.push_back(key);
+  // Keys toToml() prints only when set ([parallel] tensor above 1,
+  // execution.memory_budget_mb) and that only `other` has: their default.
+  for (const std::string &key : theirs) {
+    StringRef name = StringRef(key).split(" = ").first;
+    if (llvm::none_of(mine, [&](const std::string &m) {
+          return StringRef(m).split(" = ").first == name;
+        }))
+      out.push_back((name + " = (unset)").str());
+  }
+  return out;
+}
+
+CompileProfile::NearestPreset CompileProfile::nearestPreset() const {
+  NearestPreset best;
+  bool found = false;
+  for (StringRef name : presetNames()) {
+    std::vector<std::string> diff = differencesFrom(*preset(name));
+    if (!found || diff.size() < best.differences.size()) {
+      best = {name.str(), std::move(diff)};
+      found = true;
+    }
+  }
+  return best;
+}

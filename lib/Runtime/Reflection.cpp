@@ -181,6 +181,8 @@ json::Value ModelReflection::toJSON() const {
                    {"list", std::move(kernels)}};
   root["profile"] =
       json::Object{{"presets", json::Array(build->profilePresets)},
+                   {"nearest_preset", build->profileNearest},
+                   {"differences", json::Array(build->profileDifferences)},
                    {"toml", build->profileToml}};
   return root;
 }
@@ -238,7 +240,12 @@ void ModelReflection::print(llvm::raw_ostream &os) const {
   for (const std::string &op : order)
     os << "  " << op << ": " << byOp[op] << "\n";
   if (build->profilePresets.empty()) {
-    os << "profile: custom (equals no preset)\n";
+    os << "profile: custom";
+    if (!build->profileNearest.empty()) {
+      os << ": preset " << build->profileNearest << " with ";
+      llvm::interleave(build->profileDifferences, os, ", ");
+    }
+    os << "\n";
     return;
   }
   os << "profile: preset ";

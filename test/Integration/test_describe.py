@@ -62,7 +62,15 @@ def check_common(d, model):
     kernels = d["kernels"]
     assert kernels["count"] == len(kernels["list"]) > 0
     assert all(k["name"] and k["op"].startswith("mir.") for k in kernels["list"])
-    assert d["profile"]["presets"] and d["profile"]["toml"].startswith("[fusion]")
+    profile = d["profile"]
+    assert profile["toml"].startswith("[fusion]")
+    # A profile names the presets it equals, else the nearest preset and the
+    # keys that differ from it.
+    if profile["presets"]:
+        assert profile["nearest_preset"] == profile["presets"][0]
+        assert profile["differences"] == []
+    else:
+        assert profile["nearest_preset"] and profile["differences"]
     assert d["shapes"] == "symbolic"
     return {b["prefix"]: b for b in blocks}
 
@@ -85,6 +93,17 @@ def test_describe_llama(models):
     assert blocks["model.layers.0."]["bytes"] == blocks["model.layers.1."]["bytes"]
     ops = {k["op"] for k in d["kernels"]["list"]}
     assert "mir.attention" in ops
+    # rlx-run keeps the file's precision unless told otherwise: the prefill
+    # preset with stored weights.
+    assert d["profile"]["presets"] == []
+    assert d["profile"]["nearest_preset"] == "llama32_prefill"
+    assert d["profile"]["differences"] == ['precision.weights = "stored"']
+    assert d["execution"]["component"]["profile_key"] == (
+        'custom (llama32_prefill with precision.weights = "stored")')
+    f32 = describe(models / "llama", "--prompt-ids", "2,11,3",
+                   "--weights-as", "f32")
+    assert f32["profile"]["presets"][0] == "llama32_prefill"
+    assert f32["execution"]["component"]["profile_key"] == "llama32_prefill"
 
 
 def test_describe_bert(models):

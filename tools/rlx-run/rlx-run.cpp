@@ -100,13 +100,15 @@ static cl::opt<uint64_t> seed("seed", cl::desc("Sampling seed"), cl::init(0),
 static cl::opt<WeightPrecision> weightsAs(
     "weights-as",
     cl::desc("Precision of the weight matrices in the kernels (the "
-             "profile's [precision] weights):"),
-    cl::init(WeightPrecision::F32),
+             "profile's [precision] weights; default: the profile's when "
+             "--profile or --preset is given, else stored):"),
+    cl::init(WeightPrecision::Stored),
     cl::values(clEnumValN(WeightPrecision::F32, "f32",
-                          "widen every weight to f32 at load (default)"),
+                          "widen every weight to f32 at load"),
                clEnumValN(WeightPrecision::Stored, "stored",
                           "keep matrices as the file stores them (f16, bf16, "
-                          "ggml blocks) down to the kernels"),
+                          "ggml blocks) down to the kernels: a q4_0 file "
+                          "stays q4_0 in memory"),
                clEnumValN(WeightPrecision::BF16, "bf16",
                           "convert matrices to bf16 at load"),
                clEnumValN(WeightPrecision::F16, "f16",
@@ -491,13 +493,17 @@ int main(int argc, char **argv) {
     m.image = imagePath;
     m.quiet = quiet;
     m.allowUnusedWeights = allowUnusedWeights;
-    if (weightsAs.getNumOccurrences())
+    m.profileGiven =
+        !profilePath.empty() || !presetName.empty() || !policy.empty();
+    // Without a profile a model runs in the precision its file stores (a
+    // quantized GGUF is not widened to f32); a profile's [precision] weights
+    // decides otherwise, and --weights-as over both.
+    if (weightsAs.getNumOccurrences() ||
+        (profilePath.empty() && presetName.empty()))
       m.weights = weightsAs;
     if (kvCacheAs.getNumOccurrences())
       m.kvCache = kvCacheAs;
     m.compile = options;
-    m.profileGiven =
-        !profilePath.empty() || !presetName.empty() || !policy.empty();
     m.describe = describeAs;
     m.precompile = precompile;
     m.follower = follower;

@@ -725,3 +725,41 @@ TEST(CompileProfileTest, ErrorEchoesHugeKeysAndValuesTruncated) {
 }
 
 } // namespace
+
+TEST(CompileProfileTest, DifferencesFromNameEachChangedKey) {
+  CompileProfile base = CompileProfile::llama32Decode();
+  EXPECT_TRUE(base.differencesFrom(base).empty());
+  CompileProfile p = base;
+  p.precision.weights = WeightPrecision::Stored;
+  p.backend.cpu.threads = 3;
+  EXPECT_EQ(p.differencesFrom(base),
+            (std::vector<std::string>{"precision.weights = \"stored\"",
+                                      "backend.cpu.threads = 3"}));
+  // Keys printed only when set: the other profile's value is named unset.
+  CompileProfile budget = base;
+  budget.execution.memoryBudgetMB = 512;
+  budget.parallel.tensor = 2;
+  EXPECT_EQ(budget.differencesFrom(base),
+            (std::vector<std::string>{"execution.memory_budget_mb = 512",
+                                      "parallel.tensor = 2"}));
+  EXPECT_EQ(base.differencesFrom(budget),
+            (std::vector<std::string>{"execution.memory_budget_mb = (unset)",
+                                      "parallel.tensor = (unset)"}));
+}
+
+TEST(CompileProfileTest, NearestPreset) {
+  // A preset is its own nearest, with no differences (the first of the
+  // presets that share its settings).
+  for (llvm::StringRef name : CompileProfile::presetNames()) {
+    CompileProfile::NearestPreset n =
+        CompileProfile::preset(name)->nearestPreset();
+    EXPECT_TRUE(n.differences.empty()) << name.str();
+    EXPECT_EQ(*CompileProfile::preset(n.name), *CompileProfile::preset(name));
+  }
+  CompileProfile p = CompileProfile::llama32Decode();
+  p.precision.weights = WeightPrecision::Stored;
+  CompileProfile::NearestPreset n = p.nearestPreset();
+  EXPECT_EQ(n.name, "llama32_decode");
+  EXPECT_EQ(n.differences,
+            std::vector<std::string>{"precision.weights = \"stored\""});
+}

@@ -39,7 +39,7 @@ struct ModelComponent {
   /// When its graphs compile ([execution] mode).
   ExecutionMode mode = ExecutionMode::Lazy;
   /// The first preset the profile equals (several share settings), else
-  /// "custom".
+  /// "custom (<nearest preset> with <section.key = value>, ...)".
   std::string profileKey;
   /// [precision] weights and kv_cache.
   WeightPrecision weights = WeightPrecision::F32;

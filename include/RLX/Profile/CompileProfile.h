@@ -26,6 +26,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace rlx {
 
@@ -305,6 +306,19 @@ struct CompileProfile {
 
   /// The snake_case names preset() accepts, in declaration order.
   static llvm::ArrayRef<llvm::StringRef> presetNames();
+
+  /// The keys whose values differ from `other`'s, each as `section.key =
+  /// value` with this profile's value, in toToml() order.
+  std::vector<std::string> differencesFrom(const CompileProfile &other) const;
+
+  /// The preset this profile differs from in the fewest keys (the first in
+  /// presetNames() order among ties) and those keys (none when it equals
+  /// the preset).
+  struct NearestPreset {
+    std::string name;
+    std::vector<std::string> differences;
+  };
+  NearestPreset nearestPreset() const;
 };
 
 } // namespace rlx

@@ -58,6 +58,10 @@ struct BuildInfo {
   /// as TOML.
   std::vector<std::string> profilePresets;
   std::string profileToml;
+  /// The preset the profile differs from in the fewest keys, and those keys
+  /// as `section.key = value` (empty when it equals the preset).
+  std::string profileNearest;
+  std::vector<std::string> profileDifferences;
   /// Fused-op histogram of the MIR that was planned (CompileStats::fusedOps).
   std::string fusedOps;
   /// The kernels in program order.
@@ -104,7 +108,8 @@ struct ModelReflection {
   /// "pool_bytes", "blocks": [{"prefix", "count", "dtypes", "bytes"}]},
   /// "arena": {"bytes", "alignment"}, "kernels": {"count", "fused_ops",
   /// "list": [{"name", "op", "strategy", "library"}]} or null, "profile":
-  /// {"presets": [names the profile equals], "toml"} or null}.
+  /// {"presets": [names the profile equals], "nearest_preset", "differences":
+  /// [its keys that differ], "toml"} or null}.
   llvm::json::Value toJSON() const;
   /// The same for people, one section per line group.
   void print(llvm::raw_ostream &os) const;
