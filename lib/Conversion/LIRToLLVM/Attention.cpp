@@ -9,7 +9,9 @@
 // style) over blocks of 16 keys: the keys are transposed per KV head so a
 // block's scores are one vector per query row, and a tile of query rows
 // sharing a KV head keeps its running maximum, normalizer and head_dim-wide
-// accumulators in registers; no [q_len, kv_len] score matrix is stored. Head
+// accumulators in registers; no [q_len, kv_len] score matrix is stored. A
+// graph with one query per head (a decode step) skips the transposition: each
+// key row is read once for its tile of heads and dotted with every query. Head
 // dims that are not a multiple of 16 use a per-key form of the same
 // algorithm.
 // mir.rope computes cos/sin once per token (libm accuracy) and rotates every
@@ -170,6 +172,10 @@ struct BlockedAttention {
   int64_t rowsPerTile, headsPerTile, queriesPerTile;
   MaskKind kind;
   float scale, softcap;
+  /// One query per head (a decode step): a key is read once per tile of
+  /// heads, so the scores are dot products with the key rows as stored; the
+  /// transposed copy would be written and read once for nothing.
+  bool direct = false;
 
   static constexpr int64_t kBlock = 16;
   VectorType vecTy() { return VectorType::get({kBlock}, b.getF32Type()); }
@@ -265,17 +271,21 @@ struct BlockedAttention {
     Value negInf = splat(f32(-std::numeric_limits<float>::infinity()));
     SmallVector<Value> next(state);
     SmallVector<Value> probs;
+    SmallVector<Value> direct = directScores(bi, kvh, rows, j0, count);
     for (auto [r, row] : llvm::enumerate(rows)) {
       // Scores of this row against the block.
-      Value qCol0 = mul(row.head, idx(hd));
-      Value s = splat(f32(0));
-      for (int64_t d = 0; d < hd; ++d) {
-        Value qd = memref::LoadOp::create(
-            b, loc, q, ValueRange{bi, row.query, add(qCol0, idx(d))});
-        Value kd = vector::LoadOp::create(
-            b, loc, vecTy(), kt,
-            ValueRange{add(ktBase, add(idx(d * tkPad), j0))});
-        s = vector::FMAOp::create(b, loc, splat(qd), kd, s);
+      Value s = direct.empty() ? Value() : direct[r];
+      if (!s) {
+        Value qCol0 = mul(row.head, idx(hd));
+        s = splat(f32(0));
+        for (int64_t d = 0; d < hd; ++d) {
+          Value qd = memref::LoadOp::create(
+              b, loc, q, ValueRange{bi, row.query, add(qCol0, idx(d))});
+          Value kd = vector::LoadOp::create(
+              b, loc, vecTy(), kt,
+              ValueRange{add(ktBase, add(idx(d * tkPad), j0))});
+          s = vector::FMAOp::create(b, loc, splat(qd), kd, s);
+        }
       }
       s = arith::MulFOp::create(b, loc, s, splat(f32(scale)));
       if (softcap > 0) {
@@ -338,6 +348,36 @@ struct BlockedAttention {
     return next;
   }
 
+  /// With `direct`, each row's scores against the `count` keys at j0 as one
+  /// 16-lane vector (lanes past `count` are 0, masked by the caller): every
+  /// key row is loaded once for the tile and dotted with each row's query
+  /// (a reassociated sum: a tree, not a chain of hd adds). Empty otherwise.
+  SmallVector<Value> directScores(Value bi, Value kvh, ArrayRef<Row> rows,
+                                  Value j0, int64_t count) {
+    if (!direct)
+      return {};
+    Value col0 = mul(kvh, idx(hd));
+    SmallVector<Value> queries;
+    for (const Row &row : rows)
+      queries.push_back(loadF32(
+          b, loc, q, ValueRange{bi, row.query, mul(row.head, idx(hd))}, hd));
+    SmallVector<SmallVector<Value>> lanes(rows.size(),
+                                          SmallVector<Value>(kBlock, f32(0)));
+    for (int64_t jj = 0; jj < count; ++jj) {
+      Value key =
+          loadF32(b, loc, k, ValueRange{bi, add(j0, idx(jj)), col0}, hd);
+      for (size_t r = 0; r < rows.size(); ++r)
+        lanes[r][jj] = vector::ReductionOp::create(
+            b, loc, vector::CombiningKind::ADD,
+            arith::MulFOp::create(b, loc, queries[r], key),
+            arith::FastMathFlags::reassoc);
+    }
+    SmallVector<Value> out;
+    for (ArrayRef<Value> l : lanes)
+      out.push_back(vector::FromElementsOp::create(b, loc, vecTy(), l));
+    return out;
+  }
+
   /// The key mask's lanes for the 16 keys at j0 (past the end: hidden).
   Value keptKeys(Value bi, Value j0) {
     Type mt = cast<MemRefType>(mask.getType()).getElementType();
@@ -367,7 +407,8 @@ struct BlockedAttention {
   }
 
   void emit() {
-    transposeKeys();
+    if (!direct)
+      transposeKeys();
     int64_t tilesPerGroup = group / headsPerTile;
     int64_t queryTiles = (tq + queriesPerTile - 1) / queriesPerTile;
     int64_t items = batch * kvHeads * tilesPerGroup * queryTiles;
@@ -536,7 +577,9 @@ LogicalResult mlir::rlx::emitAttentionKernel(KernelEmitter &e, Operation *o,
       break;
     }
   a.queriesPerTile = std::max<int64_t>(1, a.rowsPerTile / a.headsPerTile);
-  a.kt = e.scratch(a.batch * a.kvHeads * hd * a.tkPad);
+  a.direct = a.tq == 1;
+  if (!a.direct)
+    a.kt = e.scratch(a.batch * a.kvHeads * hd * a.tkPad);
   a.emit();
   return success();
 }

@@ -131,3 +131,51 @@ lir.entry @packed_gemms arena_size = 32768, param_size = 32768, alignment = 64 {
   }
   lir.io output "o" %o : memref<1x12x32xf32>
 }
+
+// -----
+
+/// Attention with one query per head (a decode step) dots each key row as
+/// stored with the queries of its tile (reassociated sums); more queries per
+/// head transpose the keys into the scratch buffer first.
+
+// CHECK-LABEL: func.func private @decode_attention_k0_attention
+// CHECK-NOT:     __rlx_scratch
+// CHECK:         vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<16xf32> into f32
+// CHECK-NOT:     __rlx_scratch
+// CHECK:       // -----
+lir.entry @decode_attention arena_size = 8192, param_size = 0, alignment = 64 {
+  %q = lir.view arena[0] : memref<1x1x64xf32>
+  %k = lir.view arena[256] : memref<1x20x32xf32>
+  %v = lir.view arena[2816] : memref<1x20x32xf32>
+  %o = lir.view arena[5376] : memref<1x1x64xf32>
+  lir.io input "q" %q : memref<1x1x64xf32>
+  lir.io input "k" %k : memref<1x20x32xf32>
+  lir.io input "v" %v : memref<1x20x32xf32>
+  lir.kernel "attention" ins(%q, %k, %v : memref<1x1x64xf32>, memref<1x20x32xf32>, memref<1x20x32xf32>) outs(%o : memref<1x1x64xf32>) {
+  ^bb0(%a: tensor<1x1x64xf32>, %b: tensor<1x20x32xf32>, %c: tensor<1x20x32xf32>):
+    %r = mir.attention %a, %b, %c {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32, mask_kind = #mir<mask causal>} : (tensor<1x1x64xf32>, tensor<1x20x32xf32>, tensor<1x20x32xf32>) -> tensor<1x1x64xf32>
+    lir.yield %r : tensor<1x1x64xf32>
+  }
+  lir.io output "o" %o : memref<1x1x64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func private @prefill_attention_k0_attention
+// CHECK:         __rlx_scratch
+// CHECK-NOT:     fastmath<reassoc>
+lir.entry @prefill_attention arena_size = 8192, param_size = 0, alignment = 64 {
+  %q = lir.view arena[0] : memref<1x3x64xf32>
+  %k = lir.view arena[256] : memref<1x20x32xf32>
+  %v = lir.view arena[2816] : memref<1x20x32xf32>
+  %o = lir.view arena[5376] : memref<1x3x64xf32>
+  lir.io input "q" %q : memref<1x3x64xf32>
+  lir.io input "k" %k : memref<1x20x32xf32>
+  lir.io input "v" %v : memref<1x20x32xf32>
+  lir.kernel "attention" ins(%q, %k, %v : memref<1x3x64xf32>, memref<1x20x32xf32>, memref<1x20x32xf32>) outs(%o : memref<1x3x64xf32>) {
+  ^bb0(%a: tensor<1x3x64xf32>, %b: tensor<1x20x32xf32>, %c: tensor<1x20x32xf32>):
+    %r = mir.attention %a, %b, %c {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32, mask_kind = #mir<mask causal>} : (tensor<1x3x64xf32>, tensor<1x20x32xf32>, tensor<1x20x32xf32>) -> tensor<1x3x64xf32>
+    lir.yield %r : tensor<1x3x64xf32>
+  }
+  lir.io output "o" %o : memref<1x3x64xf32>
+}
