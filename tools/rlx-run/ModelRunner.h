@@ -51,6 +51,9 @@ struct ModelRunOptions {
   /// `--weights-as`: keep matrices as the file stores them, widen them to
   /// f32, or convert them to bf16/f16/q8_0/q4_0 at load.
   std::optional<WeightPrecision> weights;
+  /// --weights-as was given (not its default): models whose recipe has no
+  /// weight precision refuse it.
+  bool weightsGiven = false;
   /// `--kv-cache`: the element type of the decode graphs' KV cache.
   std::optional<ComputePrecision> kvCache;
   /// Compile the prefill graph (a decoder's) or the encoder (BERT) for the

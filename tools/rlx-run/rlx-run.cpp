@@ -501,6 +501,7 @@ int main(int argc, char **argv) {
     if (weightsAs.getNumOccurrences() ||
         (profilePath.empty() && presetName.empty()))
       m.weights = weightsAs;
+    m.weightsGiven = weightsAs.getNumOccurrences() > 0;
     if (kvCacheAs.getNumOccurrences())
       m.kvCache = kvCacheAs;
     m.compile = options;
