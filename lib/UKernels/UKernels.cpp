@@ -361,20 +361,46 @@ int rlx_uk_matmul(int wtype, const void *prepared, int64_t M, int64_t K,
   return 0;
 }
 
-int rlx_uk_repack(int wtype, int64_t K, const void *w, int64_t n0, int64_t n1,
-                  void *out) {
-  const int plain = wtype & ~RLX_UK_REPACKED_X8;
-  const TypeInfo *t = typeInfo(plain);
-  if (!hasRepackedForm(plain) || !validK(t, K) || n0 < 0 || n1 < n0 ||
-      n0 % 8 != 0 || n1 % 8 != 0)
+namespace {
+/// The rows rlx_uk_repack and rlx_uk_unpack move, once their arguments are
+/// checked.
+struct RowMove {
+  int plain = 0;       ///< The type without RLX_UK_REPACKED_X8.
+  int blockBytes = 0;  ///< Bytes of one storage block.
+  int64_t blocks = 0;  ///< Blocks per row.
+  size_t rowBytes = 0; ///< Bytes of one stored row.
+};
+} // namespace
+
+/// Checks the arguments both directions share (a type with an x8 form, a
+/// valid K, 0 <= n0 <= n1, and with `groups`, n0 and n1 on groups of 8):
+/// -1 for bad ones, 0 when there is nothing to move, 1 with `m` filled.
+static int checkRowMove(int wtype, int64_t K, const void *w, int64_t n0,
+                        int64_t n1, const void *out, bool groups, RowMove &m) {
+  m.plain = wtype & ~RLX_UK_REPACKED_X8;
+  const TypeInfo *t = typeInfo(m.plain);
+  if (!hasRepackedForm(m.plain) || !validK(t, K) || n0 < 0 || n1 < n0 ||
+      (groups && (n0 % 8 != 0 || n1 % 8 != 0)))
     return -1;
   if (n1 == n0 || K == 0)
     return 0;
   if (!w || !out)
     return -1;
-  const int bb = int(t->blockBytes);
-  const int64_t nb = K / t->blockElements;
-  const size_t rowBytes = size_t(nb) * size_t(bb);
+  m.blockBytes = int(t->blockBytes);
+  m.blocks = K / t->blockElements;
+  m.rowBytes = size_t(m.blocks) * size_t(m.blockBytes);
+  return 1;
+}
+
+int rlx_uk_repack(int wtype, int64_t K, const void *w, int64_t n0, int64_t n1,
+                  void *out) {
+  RowMove m;
+  if (int c = checkRowMove(wtype, K, w, n0, n1, out, /*groups=*/true, m);
+      c != 1)
+    return c;
+  const int plain = m.plain, bb = m.blockBytes;
+  const int64_t nb = m.blocks;
+  const size_t rowBytes = m.rowBytes;
   for (int64_t g = n0; g != n1; g += 8) {
     const uint8_t *src = static_cast<const uint8_t *>(w) + size_t(g) * rowBytes;
     uint8_t *dst = static_cast<uint8_t *>(out) + size_t(g) * rowBytes;
@@ -388,17 +414,13 @@ int rlx_uk_repack(int wtype, int64_t K, const void *w, int64_t n0, int64_t n1,
 
 int rlx_uk_unpack(int wtype, int64_t K, const void *w, int64_t n0, int64_t n1,
                   void *out) {
-  const int plain = wtype & ~RLX_UK_REPACKED_X8;
-  const TypeInfo *t = typeInfo(plain);
-  if (!hasRepackedForm(plain) || !validK(t, K) || n0 < 0 || n1 < n0)
-    return -1;
-  if (n1 == n0 || K == 0)
-    return 0;
-  if (!w || !out)
-    return -1;
-  const int bb = int(t->blockBytes);
-  const int64_t nb = K / t->blockElements;
-  const size_t rowBytes = size_t(nb) * size_t(bb);
+  RowMove m;
+  if (int c = checkRowMove(wtype, K, w, n0, n1, out, /*groups=*/false, m);
+      c != 1)
+    return c;
+  const int plain = m.plain, bb = m.blockBytes;
+  const int64_t nb = m.blocks;
+  const size_t rowBytes = m.rowBytes;
   for (int64_t n = n0; n != n1; ++n) {
     const uint8_t *group =
         static_cast<const uint8_t *>(w) + size_t(n / 8) * 8 * rowBytes;
