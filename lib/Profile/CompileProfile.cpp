@@ -866,16 +866,17 @@ static std::vector<std::string> qualifiedKeys(const std::string &toml) {
   return keys;
 }
 
-std::vector<std::string>
-CompileProfile::differencesFrom(const CompileProfile &other) const {
-  std::vector<std::string> mine = qualifiedKeys(toToml());
-  std::vector<std::string> theirs = qualifiedKeys(other.toToml());
+/// The keys of `mine` that differ from `theirs` (qualifiedKeys of two
+/// profiles).
+static std::vector<std::string>
+keyDifferences(const std::vector<std::string> &mine,
+               const std::vector<std::string> &theirs) {
   std::vector<std::string> out;
   for (const std::string &key : mine)
     if (!llvm::is_contained(theirs, key))
       out.push_back(key);
   // Keys toToml() prints only when set ([parallel] tensor above 1,
-  // execution.memory_budget_mb) and that only `other` has: their default.
+  // execution.memory_budget_mb) and that only `theirs` has: their default.
   for (const std::string &key : theirs) {
     StringRef name = StringRef(key).split(" = ").first;
     if (llvm::none_of(mine, [&](const std::string &m) {
@@ -886,11 +887,18 @@ CompileProfile::differencesFrom(const CompileProfile &other) const {
   return out;
 }
 
+std::vector<std::string>
+CompileProfile::differencesFrom(const CompileProfile &other) const {
+  return keyDifferences(qualifiedKeys(toToml()), qualifiedKeys(other.toToml()));
+}
+
 CompileProfile::NearestPreset CompileProfile::nearestPreset() const {
+  std::vector<std::string> mine = qualifiedKeys(toToml());
   NearestPreset best;
   bool found = false;
   for (StringRef name : presetNames()) {
-    std::vector<std::string> diff = differencesFrom(*preset(name));
+    std::vector<std::string> diff =
+        keyDifferences(mine, qualifiedKeys(preset(name)->toToml()));
     if (!found || diff.size() < best.differences.size()) {
       best = {name.str(), std::move(diff)};
       found = true;

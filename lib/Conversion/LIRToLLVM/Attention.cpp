@@ -253,7 +253,6 @@ struct BlockedAttention {
   SmallVector<Value> block(Value bi, Value kvh, ArrayRef<Row> rows, Value j0,
                            int64_t count, ValueRange state, Value kept) {
     int64_t hv = hd / kBlock, per = 2 + hv;
-    Value ktBase = mul(add(mul(bi, idx(kvHeads)), kvh), idx(hd * tkPad));
     SmallVector<int32_t> iota(kBlock);
     for (int64_t i = 0; i < kBlock; ++i)
       iota[i] = i;
@@ -271,22 +270,11 @@ struct BlockedAttention {
     Value negInf = splat(f32(-std::numeric_limits<float>::infinity()));
     SmallVector<Value> next(state);
     SmallVector<Value> probs;
-    SmallVector<Value> direct = directScores(bi, kvh, rows, j0, count);
+    // Scores of each row against the block.
+    SmallVector<Value> scores = direct ? directScores(bi, kvh, rows, j0, count)
+                                       : transposedScores(bi, kvh, rows, j0);
     for (auto [r, row] : llvm::enumerate(rows)) {
-      // Scores of this row against the block.
-      Value s = direct.empty() ? Value() : direct[r];
-      if (!s) {
-        Value qCol0 = mul(row.head, idx(hd));
-        s = splat(f32(0));
-        for (int64_t d = 0; d < hd; ++d) {
-          Value qd = memref::LoadOp::create(
-              b, loc, q, ValueRange{bi, row.query, add(qCol0, idx(d))});
-          Value kd = vector::LoadOp::create(
-              b, loc, vecTy(), kt,
-              ValueRange{add(ktBase, add(idx(d * tkPad), j0))});
-          s = vector::FMAOp::create(b, loc, splat(qd), kd, s);
-        }
-      }
+      Value s = scores[r];
       s = arith::MulFOp::create(b, loc, s, splat(f32(scale)));
       if (softcap > 0) {
         Value cap = splat(f32(softcap));
@@ -348,14 +336,35 @@ struct BlockedAttention {
     return next;
   }
 
-  /// With `direct`, each row's scores against the `count` keys at j0 as one
-  /// 16-lane vector (lanes past `count` are 0, masked by the caller): every
-  /// key row is loaded once for the tile and dotted with each row's query
-  /// (a reassociated sum: a tree, not a chain of hd adds). Empty otherwise.
+  /// Each row's scores against the 16 keys at j0 from the transposed keys
+  /// (transposeKeys; lanes past the end read its zero padding).
+  SmallVector<Value> transposedScores(Value bi, Value kvh, ArrayRef<Row> rows,
+                                      Value j0) {
+    Value ktBase = mul(add(mul(bi, idx(kvHeads)), kvh), idx(hd * tkPad));
+    SmallVector<Value> out;
+    for (const Row &row : rows) {
+      Value qCol0 = mul(row.head, idx(hd));
+      Value s = splat(f32(0));
+      for (int64_t d = 0; d < hd; ++d) {
+        Value qd = memref::LoadOp::create(
+            b, loc, q, ValueRange{bi, row.query, add(qCol0, idx(d))});
+        Value kd = vector::LoadOp::create(
+            b, loc, vecTy(), kt,
+            ValueRange{add(ktBase, add(idx(d * tkPad), j0))});
+        s = vector::FMAOp::create(b, loc, splat(qd), kd, s);
+      }
+      out.push_back(s);
+    }
+    return out;
+  }
+
+  /// Each row's scores against the `count` keys at j0 from the keys as
+  /// stored (`direct`), one 16-lane vector per row (lanes past `count` are
+  /// 0, masked by the caller): every key row is loaded once for the tile
+  /// and dotted with each row's query (a reassociated sum: a tree, not a
+  /// chain of hd adds).
   SmallVector<Value> directScores(Value bi, Value kvh, ArrayRef<Row> rows,
                                   Value j0, int64_t count) {
-    if (!direct)
-      return {};
     Value col0 = mul(kvh, idx(hd));
     SmallVector<Value> queries;
     for (const Row &row : rows)
