@@ -641,7 +641,8 @@ void python::registerProfile(nb::module_ &m) {
             "GEMM implementation: 'auto', 'blas' or 'generated'.");
   enumField(cpu, "repack_weights", &CP::CpuBackendProfile::repackWeights,
             stringifyWeightRepack, symbolizeWeightRepack,
-            "How q4_0, q8_0, q4_K and q6_K matmul weights are kept: 'none' as "
+            "How q4_0, q8_0, q4_K, q6_K, f16 and bf16 matmul weights are kept: "
+            "'none' as "
             "stored (mapped), 'x8' interleaved by groups of 8 rows at load, "
             "'auto' x8 where the micro-kernels run on AVX2.");
   valueSemantics(cpu);

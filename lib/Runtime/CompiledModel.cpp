@@ -297,11 +297,11 @@ static uint64_t rowBytes(DType dtype, int64_t columns) {
 
 /// Writes `rows`, whole rows of param `e`'s stored type (the bytes as the
 /// file has them), at row `row0` of `e` in the pool: copied, or for an x8
-/// param (q4_0, q8_0, q4_K or q6_K `[N, K]`; row0 and the row count multiples
-/// of 8, as lir-pack-params checked) interleaved as the micro-kernels read it
-/// on the way (rlx_uk_repack), so that the pool is written once. Returns
-/// the non-finite values of `rows`, counted a chunk at a time while it is
-/// in cache.
+/// param (q4_0, q8_0, q4_K, q6_K, f16 or bf16 `[N, K]`; row0 and the row count
+/// multiples of 8, as lir-pack-params checked) interleaved as the micro-kernels
+/// read it on the way (rlx_uk_repack), so that the pool is written once.
+/// Returns the non-finite values of `rows`, counted a chunk at a time while it
+/// is in cache.
 static uint64_t storeRows(const ManifestEntry &e, int64_t row0,
                           llvm::ArrayRef<uint8_t> rows, uint8_t *pool) {
   uint64_t rowSize = rowBytes(e.dtype, e.shape.back());
@@ -562,7 +562,7 @@ static std::optional<uint64_t> copyPlaceDirectly(const WeightPlace &place,
     return countNonFinite(dtype, {rows, static_cast<size_t>(chunk)});
   }
   if (e.layout == ParamLayout::X8) {
-    // Whole rows: quantized matrices concatenate and slice along N.
+    // Whole rows: x8 matrices concatenate and slice along N.
     assert(axis == 0 && outer == 1 && "x8 params are matrices split by rows");
     return storeRows(e, place.before,
                      all.slice(elementBytes(dtype, place.start * inner), chunk),

@@ -69,7 +69,7 @@ struct TypeInfo {
 /// Whether `wtype` is a plain type with a repacked form.
 inline bool hasRepackedForm(int wtype) {
   return wtype == RLX_UK_Q4_0 || wtype == RLX_UK_Q8_0 || wtype == RLX_UK_Q4_K ||
-         wtype == RLX_UK_Q6_K;
+         wtype == RLX_UK_Q6_K || wtype == RLX_UK_F16 || wtype == RLX_UK_BF16;
 }
 
 /// The storage of `wtype`, or nullptr if the library does not handle it.
@@ -213,6 +213,14 @@ inline PreparedLayout preparedLayout(PrepKind kind, int64_t k) {
 // top, and their 16-element group's scales are byte (2 j + k / 4) % 4 of
 // each lane of scales chunk 2 h + j / 2 (one vpshufb each).
 //
+// f16 and bf16 (blocks of one 2-byte element) pair the elements along K
+// instead: the 32 bytes at 32 p of a group hold elements 2 p and 2 p + 1 of
+// the 8 rows, row r in 4-byte lane r (element 2 p in its low half); for an
+// odd K, the last element of the 8 rows follows as 8 halves (row r at
+// 16 (K - 1) + 2 r). So one 32-byte load gives 8 output columns' pairs:
+// vdpbf16ps's operand layout, a shift and a mask (bf16) or two vcvtph2ps
+// (f16) away from f32.
+//
 // The scalar kernels are the reference; AVX-512 has no kernels of its own
 // for these codes, so the dispatcher runs AVX2's.
 
@@ -223,6 +231,14 @@ constexpr int repackedHeader(int wtype) { return wtype == RLX_UK_Q4_K ? 4 : 2; }
 /// bytes) start in the plain block: at its end for q6_K, else at 0.
 constexpr int repackedHeaderAt(int wtype, int blockBytes) {
   return wtype == RLX_UK_Q6_K ? blockBytes - 2 : 0;
+}
+
+/// Where element `k` of row `r` of a repacked f16 or bf16 group of rows of
+/// `K` elements lies in the group (see above).
+constexpr size_t repackedFloatOffset(int64_t K, int r, int64_t k) {
+  const int64_t even = K - K % 2;
+  return k < even ? size_t(32 * (k / 2) + 4 * r + 2 * (k % 2))
+                  : size_t(16 * even + 2 * r);
 }
 
 /// Where byte `i` of row `r`'s plain block of repackable `wtype` (of

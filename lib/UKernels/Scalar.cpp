@@ -280,6 +280,32 @@ template <bool Half> void floatKernel(const MatmulArgs &a) {
   }
 }
 
+/// Repacked f16 / bf16 (see Internal.h): floatKernel's sums, in its order,
+/// with each weight read from its place in the group: its result bit for
+/// bit.
+template <bool Half> void floatx8Kernel(const MatmulArgs &a) {
+  constexpr int kLanes = 16;
+  for (int64_t n = 0; n != a.N; ++n) {
+    const uint8_t *group = a.w + (n / 8) * 8 * a.wRowBytes;
+    const int r = int(n % 8);
+    for (int64_t m = 0; m != a.M; ++m) {
+      const uint8_t *xr = a.x + m * a.xRowBytes;
+      float lanes[kLanes] = {};
+      for (int64_t k = 0; k != a.K; ++k) {
+        const uint16_t wh = loadU16(group + repackedFloatOffset(a.K, r, k));
+        const float wv = Half ? halfToFloat(wh) : bf16ToFloat(wh);
+        const float xv =
+            Half ? loadF32(xr + 4 * k) : bf16ToFloat(loadU16(xr + 2 * k));
+        lanes[k % kLanes] += wv * xv;
+      }
+      float sum = 0;
+      for (float l : lanes)
+        sum += l;
+      a.y[m * a.ldy + n] = sum;
+    }
+  }
+}
+
 } // namespace
 
 MatmulFn rlx::uk::scalarKernel(int wtype) {
@@ -302,6 +328,10 @@ MatmulFn rlx::uk::scalarKernel(int wtype) {
     return kquantx8Kernel<Q4KLayout, unpackQ4K, RLX_UK_Q4_K>;
   case RLX_UK_Q6_K | RLX_UK_REPACKED_X8:
     return kquantx8Kernel<Q6KLayout, unpackQ6K, RLX_UK_Q6_K>;
+  case RLX_UK_F16 | RLX_UK_REPACKED_X8:
+    return floatx8Kernel<true>;
+  case RLX_UK_BF16 | RLX_UK_REPACKED_X8:
+    return floatx8Kernel<false>;
   case RLX_UK_Q2_K:
     return kquantKernel<Q2KLayout, unpackQ2K>;
   case RLX_UK_Q3_K:

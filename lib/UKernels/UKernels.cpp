@@ -228,6 +228,24 @@ void moveBlock(int plain, int bb, int r, Super *sb, Block *blk) {
     move(rest + 8 * (i - header), blk + i, 4);
 }
 
+/// Moves row `r` (of `K` 2-byte elements, at `row`) of an f16 or bf16 group
+/// into the group (Repack) or back: 4-byte pairs, then an odd K's last
+/// element (see repackedFloatOffset).
+template <bool Repack, typename Group, typename Row>
+void moveFloatRow(int64_t K, int r, Group *group, Row *row) {
+  auto move = [](Group *repacked, Row *plain, size_t n) {
+    if constexpr (Repack)
+      std::memcpy(repacked, plain, n);
+    else
+      std::memcpy(plain, repacked, n);
+  };
+  const int64_t even = K - K % 2;
+  for (int64_t k = 0; k != even; k += 2)
+    move(group + repackedFloatOffset(K, r, k), row + 2 * k, 4);
+  if (even != K)
+    move(group + repackedFloatOffset(K, r, even), row + 2 * even, 2);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -404,6 +422,11 @@ int rlx_uk_repack(int wtype, int64_t K, const void *w, int64_t n0, int64_t n1,
   for (int64_t g = n0; g != n1; g += 8) {
     const uint8_t *src = static_cast<const uint8_t *>(w) + size_t(g) * rowBytes;
     uint8_t *dst = static_cast<uint8_t *>(out) + size_t(g) * rowBytes;
+    if (bb == 2) {
+      for (int r = 0; r != 8; ++r)
+        moveFloatRow<true>(K, r, dst, src + size_t(r) * rowBytes);
+      continue;
+    }
     for (int64_t b = 0; b != nb; ++b)
       for (int r = 0; r != 8; ++r)
         moveBlock<true>(plain, bb, r, dst + size_t(b) * 8 * size_t(bb),
@@ -425,6 +448,10 @@ int rlx_uk_unpack(int wtype, int64_t K, const void *w, int64_t n0, int64_t n1,
     const uint8_t *group =
         static_cast<const uint8_t *>(w) + size_t(n / 8) * 8 * rowBytes;
     uint8_t *row = static_cast<uint8_t *>(out) + size_t(n - n0) * rowBytes;
+    if (bb == 2) {
+      moveFloatRow<false>(K, int(n % 8), group, row);
+      continue;
+    }
     for (int64_t b = 0; b != nb; ++b)
       moveBlock<false>(plain, bb, int(n % 8),
                        group + size_t(b) * 8 * size_t(bb),

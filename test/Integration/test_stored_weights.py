@@ -456,10 +456,11 @@ def run_repacked(gguf_path, tmp_path, isa, min_x8=4):
 
 
 @pytest.mark.parametrize("isa", isas())
-@pytest.mark.parametrize("name", ["q4_0", "q8_0"])
+@pytest.mark.parametrize("name", ["q4_0", "q8_0", "f16", "bf16"])
 def test_llama_gguf_weights_interleaved(quantized_models, tmp_path, name, isa):
     """[backend.cpu] repack_weights = "x8": the q4_0 / q8_0 matrices are
-    interleaved by groups of 8 rows at load (layout x8 in the LIR), on every
+    interleaved by groups of 8 rows at load (f16 / bf16 by pairs of
+    elements; layout x8 in the LIR), on every
     micro-kernel ISA. The prompt's logits match the stored layout's run and
     PyTorch's on the dequantized weights, with the same greedy ids."""
     runs = run_repacked(quantized_models / f"llama-{name}.gguf", tmp_path, isa)

@@ -17,9 +17,9 @@
 // of the repetitions. Not a test: run it on a quiet machine.
 //
 // With --repacked, instead: for the types with a repacked form (q4_0, q8_0,
-// q4_K, q6_K), the plain and the repacked (RLX_UK_REPACKED_X8) weights side by
-// side, one thread, calls alternated: GEMV hot and cold in GB/s, GEMM in
-// GOP/s, and repacked / plain.
+// q4_K, q6_K, f16, bf16), the plain and the repacked (RLX_UK_REPACKED_X8)
+// weights side by side, one thread, calls alternated: GEMV hot and cold in
+// GB/s, GEMM in GOP/s, and repacked / plain.
 //
 //===----------------------------------------------------------------------===//
 

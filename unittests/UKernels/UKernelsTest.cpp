@@ -303,8 +303,13 @@ void checkShape(int code, const Shape &s, std::mt19937 &rng,
         // The scalar references add in the plain kernels' order: the same
         // result, bit for bit.
         const double plain = yPlain[m * ldy + n];
+        // f16 / bf16 add f32 products in another order (no exact block
+        // sums): the kernels' f32 allowance.
+        const bool floats = rlx_uk_block_elements(code) == 1;
         const double tolPlain =
-            scalarIsa ? 0.0 : kRepackTolerance * mag + 1e-30;
+            scalarIsa
+                ? 0.0
+                : (floats ? kF32Tolerance : kRepackTolerance) * mag + 1e-30;
         if (!(std::fabs(got - plain) <= tolPlain) && ++failures <= 5)
           ADD_FAILURE() << "y[" << m << ", " << n << "] = " << got << ", plain "
                         << plain << " (magnitude " << mag << ")";
@@ -372,28 +377,33 @@ TEST_P(UKernelsTest, ThreadsSplitRowsAndColumns) {
 // Repacked weights
 //===----------------------------------------------------------------------===//
 
-const TypeCase kRepackedTypes[] = {{RLX_UK_Q4_0, "q4_0"},
-                                   {RLX_UK_Q8_0, "q8_0"},
-                                   {RLX_UK_Q4_K, "q4_K"},
-                                   {RLX_UK_Q6_K, "q6_K"}};
+const TypeCase kRepackedTypes[] = {
+    {RLX_UK_Q4_0, "q4_0"}, {RLX_UK_Q8_0, "q8_0"}, {RLX_UK_Q4_K, "q4_K"},
+    {RLX_UK_Q6_K, "q6_K"}, {RLX_UK_F16, "f16"},   {RLX_UK_BF16, "bf16"}};
 
 using UKernelsRepackedTest = UKernelsTest;
 
 /// Repacked weights give the plain type's products: M = 1, 3, 17, 64, 160;
-/// K = 32, 96, 4096 (K-quants: 256, 512, 4096); N = 8, 16, 40; plus, for the
-/// 32-element types, rows of more than 2048 blocks (split along K by the
-/// AVX2 driver).
+/// K = 32, 96, 4096 (K-quants: 256, 512, 4096; f16 / bf16: 1, 7, 96, 4096,
+/// odd lengths ending in a lone element); N = 8, 16, 40 (and 56: a decode
+/// sweep of 4 groups ending in 3); plus, for the 32-element types, rows of
+/// more than 2048 blocks (split along K by the AVX2 driver).
 TEST_P(UKernelsRepackedTest, MatchesPlain) {
   const TypeCase t = std::get<0>(GetParam());
   std::mt19937 rng(4321 + t.code);
-  const bool kquant = rlx_uk_block_elements(t.code) == 256;
+  const int64_t blockElements = rlx_uk_block_elements(t.code);
+  std::vector<int64_t> ks = {32, 96, 4096};
+  if (blockElements == 256)
+    ks = {256, 512, 4096};
+  if (blockElements == 1)
+    ks = {1, 7, 96, 4096};
   std::vector<Shape> shapes;
-  for (int64_t K : kquant ? std::vector<int64_t>{256, 512, 4096}
-                          : std::vector<int64_t>{32, 96, 4096})
+  for (int64_t K : ks)
     for (int64_t M : {1, 3, 17, 64, 160})
-      for (int64_t N : {8, 16, 40})
-        shapes.push_back({M, N, K});
-  if (!kquant)
+      for (int64_t N : {8, 16, 40, 56})
+        if (N != 56 || blockElements == 1)
+          shapes.push_back({M, N, K});
+  if (blockElements == 32)
     shapes.push_back({5, 16, 32 * 2051});
   for (const Shape &s : shapes) {
     checkShape(t.code, s, rng, /*repacked=*/true);
@@ -459,6 +469,8 @@ TEST(UKernelsRepack, LayoutAndRanges) {
   std::mt19937 rng(11);
   for (const TypeCase &t : kRepackedTypes) {
     const bool kquant = rlx_uk_block_elements(t.code) == 256;
+    if (rlx_uk_block_elements(t.code) == 1)
+      continue; // UKernelsRepack.FloatLayout
     const int64_t N = 24, K = kquant ? 512 : 96;
     const int64_t bb = t.code == RLX_UK_Q4_0   ? 18
                        : t.code == RLX_UK_Q8_0 ? 34
@@ -509,6 +521,48 @@ TEST(UKernelsRepack, LayoutAndRanges) {
   }
 }
 
+/// f16 / bf16 groups pair elements along K: element k of row r at
+/// 32 (k / 2) + 4 r + 2 (k % 2) of its group, an odd K's last element at
+/// 16 (K - 1) + 2 r. Ranges repack and unpack as for the block types.
+TEST(UKernelsRepack, FloatLayout) {
+  std::mt19937 rng(12);
+  for (int code : {RLX_UK_F16, RLX_UK_BF16})
+    for (int64_t K : {1, 6, 33}) {
+      SCOPED_TRACE("type " + std::to_string(code) + " K=" + std::to_string(K));
+      const int64_t N = 24;
+      const size_t rowBytes = rlx_uk_weight_row_bytes(code, K);
+      ASSERT_EQ(rowBytes, size_t(2 * K));
+      std::vector<uint8_t> w = randomWeights(code, N, K, rng);
+      std::vector<uint8_t> one(w.size(), 0xcd), two(w.size(), 0xcd);
+      ASSERT_EQ(rlx_uk_repack(code, K, w.data(), 0, N, one.data()), 0);
+      ASSERT_EQ(rlx_uk_repack(code, K, w.data(), 16, N, two.data()), 0);
+      for (size_t i = 0; i != 16 * rowBytes; ++i)
+        ASSERT_EQ(two[i], 0xcd) << "byte " << i;
+      ASSERT_EQ(rlx_uk_repack(code, K, w.data(), 0, 16, two.data()), 0);
+      EXPECT_EQ(one, two);
+      for (int64_t n = 0; n != N; ++n)
+        for (int64_t k = 0; k != K; ++k) {
+          const int64_t r = n % 8;
+          const int64_t at = k < K - K % 2 ? 32 * (k / 2) + 4 * r + 2 * (k % 2)
+                                           : 16 * (K - 1) + 2 * r;
+          const uint8_t *group = one.data() + (n / 8) * 8 * rowBytes;
+          ASSERT_EQ(group[at], w[n * rowBytes + 2 * k]) << n << ", " << k;
+          ASSERT_EQ(group[at + 1], w[n * rowBytes + 2 * k + 1])
+              << n << ", " << k;
+        }
+      std::vector<uint8_t> back(w.size(), 0xcd);
+      ASSERT_EQ(rlx_uk_unpack(code | RLX_UK_REPACKED_X8, K, one.data(), 0, N,
+                              back.data()),
+                0);
+      EXPECT_EQ(back, w);
+      std::fill(back.begin(), back.end(), 0xcd);
+      ASSERT_EQ(rlx_uk_unpack(code, K, one.data(), 5, 11, back.data()), 0);
+      EXPECT_TRUE(std::equal(back.begin(), back.begin() + 6 * rowBytes,
+                             w.begin() + 5 * rowBytes));
+      EXPECT_EQ(back[6 * rowBytes], 0xcd);
+    }
+}
+
 TEST(UKernelsRepack, RejectsInvalidArguments) {
   const int64_t K = 64;
   std::vector<uint8_t> w(16 * rlx_uk_weight_row_bytes(RLX_UK_Q8_0, K));
@@ -518,7 +572,9 @@ TEST(UKernelsRepack, RejectsInvalidArguments) {
   const int q4r = RLX_UK_Q4_0 | RLX_UK_REPACKED_X8;
   EXPECT_EQ(rlx_uk_supports(q4r), 1);
   EXPECT_EQ(rlx_uk_supports(RLX_UK_Q8_0 | RLX_UK_REPACKED_X8), 1);
-  EXPECT_EQ(rlx_uk_supports(RLX_UK_F16 | RLX_UK_REPACKED_X8), 0);
+  EXPECT_EQ(rlx_uk_supports(RLX_UK_F16 | RLX_UK_REPACKED_X8), 1);
+  EXPECT_EQ(rlx_uk_supports(RLX_UK_BF16 | RLX_UK_REPACKED_X8), 1);
+  EXPECT_EQ(rlx_uk_supports(RLX_UK_Q4_1 | RLX_UK_REPACKED_X8), 0);
   EXPECT_EQ(rlx_uk_supports(RLX_UK_Q4_K | RLX_UK_REPACKED_X8), 1);
   EXPECT_EQ(rlx_uk_supports(RLX_UK_Q6_K | RLX_UK_REPACKED_X8), 1);
   EXPECT_EQ(rlx_uk_supports(RLX_UK_Q5_K | RLX_UK_REPACKED_X8), 0);
@@ -529,10 +585,11 @@ TEST(UKernelsRepack, RejectsInvalidArguments) {
   EXPECT_EQ(rlx_uk_prepared_bytes(q4r, 3, K),
             rlx_uk_prepared_bytes(RLX_UK_Q4_0, 3, K));
   // Bad types, K, ranges.
-  EXPECT_EQ(rlx_uk_repack(RLX_UK_F16, K, w.data(), 0, 8, out.data()), -1);
-  EXPECT_EQ(rlx_uk_repack(RLX_UK_F16 | RLX_UK_REPACKED_X8, K, w.data(), 0, 8,
+  EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_1, K, w.data(), 0, 8, out.data()), -1);
+  EXPECT_EQ(rlx_uk_repack(RLX_UK_Q5_0 | RLX_UK_REPACKED_X8, K, w.data(), 0, 8,
                           out.data()),
             -1);
+  EXPECT_EQ(rlx_uk_repack(RLX_UK_BF16, K, w.data(), 0, 12, out.data()), -1);
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q5_K, 256, w.data(), 0, 8, out.data()), -1);
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q6_K, 64, w.data(), 0, 8, out.data()), -1);
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_K, 64, w.data(), 0, 8, out.data()), -1);
@@ -541,7 +598,7 @@ TEST(UKernelsRepack, RejectsInvalidArguments) {
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_0, K, w.data(), 0, 12, out.data()), -1);
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_0, K, w.data(), 8, 0, out.data()), -1);
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_0, K, w.data(), -8, 8, out.data()), -1);
-  EXPECT_EQ(rlx_uk_unpack(RLX_UK_F16, K, w.data(), 0, 1, out.data()), -1);
+  EXPECT_EQ(rlx_uk_unpack(RLX_UK_Q5_1, K, w.data(), 0, 1, out.data()), -1);
   EXPECT_EQ(rlx_uk_unpack(RLX_UK_Q5_K, 256, w.data(), 0, 1, out.data()), -1);
   EXPECT_EQ(rlx_uk_unpack(RLX_UK_Q4_0, 48, w.data(), 0, 1, out.data()), -1);
   EXPECT_EQ(rlx_uk_unpack(RLX_UK_Q4_0, K, w.data(), 3, 2, out.data()), -1);
@@ -556,6 +613,9 @@ TEST(UKernelsRepack, RejectsInvalidArguments) {
                           out.data(), 4, 8, y, 16),
             -1);
   EXPECT_EQ(rlx_uk_matmul(RLX_UK_F16 | RLX_UK_REPACKED_X8, prep, 1, K,
+                          out.data(), 0, 12, y, 16),
+            -1);
+  EXPECT_EQ(rlx_uk_matmul(RLX_UK_Q5_0 | RLX_UK_REPACKED_X8, prep, 1, K,
                           out.data(), 0, 8, y, 16),
             -1);
   for (float v : y)

@@ -69,8 +69,8 @@ struct KernelView {
   /// from another, e.g. a slice, keeps the buffer and moves the offset).
   int64_t offset = 0;
   SmallVector<int64_t> shape, strides;
-  /// CPU: the buffer is a weight stored nk16 (f32) or x8 (q4_0, q8_0, q4_K)
-  /// (lir-pack-params).
+  /// CPU: the buffer is a weight stored nk16 (f32) or x8 (q4_0, q8_0, q4_K,
+  /// q6_K, f16, bf16) (lir-pack-params).
   bool packed = false;
   /// CPU: the view as a memref of its own (strided layout), when derived.
   Value memref;

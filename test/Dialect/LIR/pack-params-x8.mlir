@@ -2,7 +2,7 @@
 // RUN: rlx-opt %s -split-input-file --lir-pack-params | FileCheck %s --check-prefix=DEFAULT
 // RUN: rlx-opt %s -split-input-file --lir-pack-params="nk16=false x8=true" | FileCheck %s --check-prefix=X8ONLY
 
-/// With x8, lir-pack-params interleaves a q4_0, q8_0, q4_K or q6_K param by groups of 8
+/// With x8, lir-pack-params interleaves a q4_0, q8_0, q4_K, q6_K, f16 or bf16 param by groups of 8
 /// rows when every kernel that reads it reads it as the transposed
 /// right-hand side of a matmul with N a multiple of 8 (a derived param
 /// concatenated along N: every source too). Without it (the default) no
@@ -11,8 +11,8 @@
 // CHECK-LABEL: lir.entry @interleaves
 // CHECK: lir.io param "q" %{{.*}} {layout = #lir.layout<x8>} : memref<32x64x!mir.quant<q4_0>>
 // CHECK: lir.io param "qkv" %{{.*}} {concat_axis = 0 : i64, layout = #lir.layout<x8>, {{.*}}} : memref<48x64x!mir.quant<q8_0>>
-/// bf16 has no x8 form; f32 takes nk16 as before.
-// CHECK: lir.io param "b" %{{.*}} : memref<32x64xbf16>
+/// bf16 (and f16) interleave by pairs of elements; f32 takes nk16 as before.
+// CHECK: lir.io param "b" %{{.*}} {layout = #lir.layout<x8>} : memref<32x64xbf16>
 // CHECK: lir.io param "f" %{{.*}} {layout = #lir.layout<nk16>} : memref<32x64xf32>
 // CHECK: lir.io param "k4" %{{.*}} {layout = #lir.layout<x8>} : memref<8x256x!mir.quant<q4_K>>
 // CHECK: lir.io param "k6" %{{.*}} {layout = #lir.layout<x8>} : memref<8x256x!mir.quant<q6_K>>
@@ -108,6 +108,35 @@ lir.entry @tied_embedding arena_size = 32768, param_size = 32768, alignment = 64
     %q = mir.matmul %t, %s {transpose_rhs} : (tensor<4x256xf32>, tensor<16x256x!mir.quant<q8_0>>) -> tensor<4x16xf32>
     lir.yield %q : tensor<4x16xf32>
   }
+  lir.io output "z" %z : memref<4x16xf32>
+}
+
+// -----
+
+/// A tied bf16 table stays as stored: the shared kernel layer's gather
+/// copies bf16 rows as they are, so the LM head reads it plain too.
+// CHECK-LABEL: lir.entry @tied_bf16_embedding
+// CHECK-NOT: layout
+lir.entry @tied_bf16_embedding arena_size = 32768, param_size = 32768, alignment = 64 {
+  %ids = lir.view arena[0] : memref<4xi32>
+  %e = lir.view params[0] : memref<16x256xbf16>
+  %g = lir.view arena[64] : memref<4x256xbf16>
+  %x = lir.view arena[2112] : memref<4x256xf32>
+  %z = lir.view arena[6208] : memref<4x16xf32>
+  lir.io input "ids" %ids : memref<4xi32>
+  lir.io param "emb" %e : memref<16x256xbf16>
+  lir.io input "x" %x : memref<4x256xf32>
+  lir.kernel "gather" ins(%e, %ids : memref<16x256xbf16>, memref<4xi32>) outs(%g : memref<4x256xbf16>) {
+  ^bb0(%t: tensor<16x256xbf16>, %i: tensor<4xi32>):
+    %q = mir.gather %t, %i : (tensor<16x256xbf16>, tensor<4xi32>) -> tensor<4x256xbf16>
+    lir.yield %q : tensor<4x256xbf16>
+  }
+  lir.kernel "lm_head" ins(%x, %e : memref<4x256xf32>, memref<16x256xbf16>) outs(%z : memref<4x16xf32>) {
+  ^bb0(%t: tensor<4x256xf32>, %s: tensor<16x256xbf16>):
+    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<4x256xf32>, tensor<16x256xbf16>) -> tensor<4x16xf32>
+    lir.yield %q : tensor<4x16xf32>
+  }
+  lir.io output "g" %g : memref<4x256xbf16>
   lir.io output "z" %z : memref<4x16xf32>
 }
 

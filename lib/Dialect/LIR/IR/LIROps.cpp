@@ -310,6 +310,8 @@ LogicalResult ViewOp::verify() {
 //===----------------------------------------------------------------------===//
 
 bool mlir::rlx::lir::hasX8Form(Type t) {
+  if (t.isF16() || t.isBF16())
+    return true;
   auto quant = dyn_cast<mir::QuantType>(t);
   return quant && (quant.getKind() == mir::QuantKind::Q4_0 ||
                    quant.getKind() == mir::QuantKind::Q8_0 ||
@@ -382,9 +384,9 @@ LogicalResult IOOp::verify() {
       return emitOpError("layout nk16 needs an f32 [N, K] param with N (and "
                          "every concatenated source's N) a multiple of 16");
   }
-  // lir_io_c7: the x8 layout is for q4_0, q8_0, q4_K and q6_K [N, K] params
-  // with N (and every concatenated source's N) a multiple of 8, concatenated
-  // along N.
+  // lir_io_c7: the x8 layout is for q4_0, q8_0, q4_K, q6_K, f16 and bf16 [N, K]
+  // params with N (and every concatenated source's N) a multiple of 8,
+  // concatenated along N.
   if (getLayout() && *getLayout() == ParamLayout::X8) {
     auto ty = cast<MemRefType>(getView().getType());
     bool ok = getKind() == IOKind::Param && ty.getRank() == 2 &&
@@ -395,7 +397,7 @@ LogicalResult IOOp::verify() {
           llvm::all_of(*getSourceSizes(), [](int64_t s) { return s % 8 == 0; });
     if (!ok)
       return emitOpError(
-          "layout x8 needs a q4_0, q8_0, q4_K or q6_K [N, K] param "
+          "layout x8 needs a q4_0, q8_0, q4_K, q6_K, f16 or bf16 [N, K] param "
           "with N (and every source's N, concatenated along "
           "N) a multiple of 8");
   }

@@ -7,9 +7,9 @@
 //
 // lir-pack-params: a weight that only the right-hand side of transposed f32
 // matmuls reads is stored as nk16 panels (the generated GEMM's operand); with
-// `x8`, a q4_0, q8_0, q4_K or q6_K weight that only such matmuls and embedding
-// gathers read (a tied LM head) has each group of 8 rows interleaved (the
-// micro-kernels' repacked form). The runtime writes these layouts when it
+// `x8`, a q4_0, q8_0, q4_K, q6_K, f16 or bf16 weight that only such matmuls and
+// embedding gathers read (a tied LM head) has each group of 8 rows interleaved
+// (the micro-kernels' repacked form). The runtime writes these layouts when it
 // loads the parameter.
 //
 //===----------------------------------------------------------------------===//
@@ -62,7 +62,10 @@ static bool isGatheredTableOnly(KernelOp kernel, unsigned operand) {
   if (operand != 0)
     return false;
   auto gather = dyn_cast_or_null<mir::GatherOp>(kernel.getComputeOp());
-  if (!gather || gather.getAxis() != 0)
+  // Only a gather of ggml blocks is the target's (rlx_dequantize_x8_rows);
+  // the shared kernel layer copies f16 / bf16 rows as stored.
+  if (!gather || gather.getAxis() != 0 ||
+      !isa<mir::QuantType>(gather.getTable().getType().getElementType()))
     return false;
   Block &body = kernel.getBody().front();
   return body.getNumArguments() >= 1 &&
@@ -125,11 +128,11 @@ void mlir::rlx::lir::packGemmParams(EntryOp entry, bool nk16, bool x8) {
     if (io.getKind() != IOKind::Param)
       continue;
     auto ty = cast<MemRefType>(io.getView().getType());
-    bool quantized = hasX8Form(ty.getElementType());
-    if (quantized ? !x8 : !nk16)
+    bool interleaved = hasX8Form(ty.getElementType());
+    if (interleaved ? !x8 : !nk16)
       continue;
-    ParamLayout layout = quantized ? ParamLayout::X8 : ParamLayout::NK16;
-    int64_t group = quantized ? 8 : 16;
+    ParamLayout layout = interleaved ? ParamLayout::X8 : ParamLayout::NK16;
+    int64_t group = interleaved ? 8 : 16;
     bool ok = true;
     if (io.getSources()) {
       // Derived params concatenated along N pack source by source; so do
@@ -139,7 +142,8 @@ void mlir::rlx::lir::packGemmParams(EntryOp entry, bool nk16, bool x8) {
       auto sizes = io.getSourceSizes();
       ok = io.getConcatAxis() && *io.getConcatAxis() == 0 && sizes &&
            llvm::all_of(*sizes, [&](int64_t s) { return s % group == 0; });
-      ok |= !quantized && io.getSourceStarts() && io.getSources()->size() == 1;
+      ok |=
+          !interleaved && io.getSourceStarts() && io.getSources()->size() == 1;
     }
     candidates[io.getView()] = ok;
     layoutOf[io.getView()] = layout;

@@ -44,21 +44,23 @@ def LIRPackParamsPass : Pass<"lir-pack-params", "ModuleOp"> {
     only; run it after `lir-plan-arena`, before `lir-fuse-glu-gemm` and
     `lir-select-strategy`.
 
-    With `x8`, a q4_0, q8_0, q4_K or q6_K param that only such matmuls and
-    embedding gathers read (`[N, K]`, N a multiple of 8; sources concatenated
-    along N, each a multiple of 8) gets `layout = #lir.layout<x8>`: the
-    runtime interleaves each group of 8 rows block by block when it loads it
+    With `x8`, a q4_0, q8_0, q4_K, q6_K, f16 or bf16 param that only such
+    matmuls and embedding gathers read (`[N, K]`, N a multiple of 8; sources
+    concatenated along N, each a multiple of 8) gets
+    `layout = #lir.layout<x8>`: the runtime interleaves each group of 8 rows
+    block by block (f16 / bf16: pair by pair of elements) when it loads it
     (`rlx_uk_repack`), and the micro-kernels read it with lanes along output
     columns. Such a param is then copied at load rather than mapped from the
-    file. A tied embedding is x8 too: its gather finds each row in its group
+    file. A tied ggml-block embedding is x8 too (an f16 / bf16 one stays as
+    stored, its gather a plain copy): its gather finds each row in its group
     (`rlx_dequantize_x8_rows`).
   }];
   let options = [
     Option<"nk16", "nk16", "bool", /*default=*/"true",
            "Pack f32 GEMM weights as nk16 panels">,
     Option<"x8", "x8", "bool", /*default=*/"false",
-           "Interleave q4_0, q8_0, q4_K and q6_K GEMM weights by groups of 8 "
-           "rows">
+           "Interleave q4_0, q8_0, q4_K, q6_K, f16 and bf16 GEMM weights "
+           "by groups of 8 rows">
   ];
 }
 
