@@ -21,7 +21,7 @@
 // output columns, so there are no horizontal sums: 4 x 8 tiles, one convert
 // and FMA per block, row and 8 columns (x8Tile, q4kx8Tile, q6kx8Tile).
 // Repacked f16 / bf16: pairs of elements of 8 columns per 32-byte load,
-// activation pairs broadcast (BF16x8Tile, F16x8Tile).
+// widened to f32 pairs, activation pairs broadcast (PairX8Tile).
 //
 // Kernels are MR x NR register tiles over the whole of K, driven panel by
 // panel of activation rows as in AVX512.cpp; with M = 1 each weight byte is
@@ -857,79 +857,21 @@ template <bool Half> struct FloatTile {
 // Repacked f16 and bf16 (RLX_UK_REPACKED_X8)
 //===----------------------------------------------------------------------===//
 
-/// One MR x (8 NG) tile of repacked bf16 over all of K: per pair of
-/// elements, one 32-byte load per group of 8 columns gives their pairs
-/// (see Internal.h), split by a shift (even elements) and a mask (odd ones)
-/// into f32; each activation row's pair is one broadcast, split the same
-/// way. Two FMAs per pair, row and group; the lanes are the output columns.
-struct BF16x8Tile {
-  template <int MR, int NG>
-  RLX_UK_AVX2_FN static void run(const MatmulArgs &a, int64_t m, int64_t n) {
-    const int64_t even = a.K - a.K % 2;
-    const uint8_t *g[NG], *xr[MR];
-    for (int j = 0; j != NG; ++j)
-      g[j] = a.w + (n + 8 * j) * a.wRowBytes;
-    for (int i = 0; i != MR; ++i)
-      xr[i] = a.x + (m + i) * a.xRowBytes;
-    __m256 acc[MR][NG];
-    RLX_UK_UNROLL
-    for (int i = 0; i != MR; ++i)
-      RLX_UK_UNROLL
-    for (int j = 0; j != NG; ++j)
-      acc[i][j] = _mm256_setzero_ps();
-    const __m256i high = _mm256_set1_epi32(int(0xffff0000u));
-    // Decoding (one row tile) streams the weights once: fetch the next
-    // column tile's groups ahead.
-    const size_t prefetch = a.M <= MR ? 8 * NG * a.wRowBytes : 0;
-    for (int64_t k = 0; k != even; k += 2) {
-      __m256 we[NG], wo[NG];
-      RLX_UK_UNROLL
-      for (int j = 0; j != NG; ++j) {
-        const uint8_t *p = g[j] + 16 * k;
-        if (prefetch && k % 4 == 0)
-          _mm_prefetch(reinterpret_cast<const char *>(p + prefetch),
-                       _MM_HINT_T0);
-        const __m256i v = load256(p);
-        we[j] = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
-        wo[j] = _mm256_castsi256_ps(_mm256_and_si256(v, high));
-      }
-      RLX_UK_UNROLL
-      for (int i = 0; i != MR; ++i) {
-        const __m256i v = _mm256_set1_epi32(int(loadU32(xr[i] + 2 * k)));
-        const __m256 xe = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
-        const __m256 xo = _mm256_castsi256_ps(_mm256_and_si256(v, high));
-        RLX_UK_UNROLL
-        for (int j = 0; j != NG; ++j) {
-          acc[i][j] = _mm256_fmadd_ps(xe, we[j], acc[i][j]);
-          acc[i][j] = _mm256_fmadd_ps(xo, wo[j], acc[i][j]);
-        }
-      }
-    }
-    if (even != a.K) {
-      // An odd K's last element of the 8 rows: 8 halves.
-      RLX_UK_UNROLL
-      for (int j = 0; j != NG; ++j) {
-        const __m256 w = widenBF16(g[j] + 16 * even);
-        RLX_UK_UNROLL
-        for (int i = 0; i != MR; ++i)
-          acc[i][j] = _mm256_fmadd_ps(
-              _mm256_set1_ps(bf16ToFloat(loadU16(xr[i] + 2 * even))), w,
-              acc[i][j]);
-      }
-    }
-    RLX_UK_UNROLL
-    for (int i = 0; i != MR; ++i)
-      RLX_UK_UNROLL
-    for (int j = 0; j != NG; ++j)
-      _mm256_storeu_ps(a.y + (m + i) * a.ldy + n + 8 * j, acc[i][j]);
-  }
-};
+/// Eight f32 lanes from 8 f16 (`Half`) or bf16 values at `p`.
+template <bool Half> RLX_UK_AVX2 inline __m256 widen8(const uint8_t *p) {
+  if constexpr (Half)
+    return _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+  else
+    return widenBF16(p);
+}
 
-/// One MR x (8 NG) tile of repacked f16 over all of K: per pair of
-/// elements and group, two vcvtph2ps give columns 0..3 and 4..7 as (even,
-/// odd) f32 pairs, multiplied by the row's broadcast activation pair into
-/// pair accumulators, summed pairwise at the end (vhaddps).
-struct F16x8Tile {
+/// One MR x (8 NG) tile of repacked f16 (`Half`) or bf16 over all of K: per
+/// pair of elements and group, two widenings give columns 0..3 and 4..7 as
+/// (even, odd) f32 pairs, multiplied by the row's broadcast activation pair
+/// (f32: f16's activations, or bf16 values held as f32) into pair
+/// accumulators, summed pairwise at the end (vhaddps).
+template <bool Half> struct PairX8Tile {
   template <int MR, int NG>
   RLX_UK_AVX2_FN static void run(const MatmulArgs &a, int64_t m, int64_t n) {
     const int64_t even = a.K - a.K % 2;
@@ -944,6 +886,8 @@ struct F16x8Tile {
       RLX_UK_UNROLL
     for (int j = 0; j != NG; ++j)
       lo[i][j] = hi[i][j] = _mm256_setzero_ps();
+    // Decoding (one row tile) streams the weights once: fetch the next
+    // column tile's groups ahead.
     const size_t prefetch = a.M <= MR ? 8 * NG * a.wRowBytes : 0;
     for (int64_t k = 0; k != even; k += 2) {
       __m256 wl[NG], wh[NG];
@@ -953,10 +897,8 @@ struct F16x8Tile {
         if (prefetch && k % 4 == 0)
           _mm_prefetch(reinterpret_cast<const char *>(p + prefetch),
                        _MM_HINT_T0);
-        wl[j] = _mm256_cvtph_ps(
-            _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
-        wh[j] = _mm256_cvtph_ps(
-            _mm_loadu_si128(reinterpret_cast<const __m128i *>(p + 16)));
+        wl[j] = widen8<Half>(p);
+        wh[j] = widen8<Half>(p + 16);
       }
       RLX_UK_UNROLL
       for (int i = 0; i != MR; ++i) {
@@ -971,11 +913,9 @@ struct F16x8Tile {
     }
     RLX_UK_UNROLL
     for (int j = 0; j != NG; ++j) {
+      // An odd K's last element of the 8 rows: 8 halves.
       const __m256 last =
-          even != a.K
-              ? _mm256_cvtph_ps(_mm_loadu_si128(
-                    reinterpret_cast<const __m128i *>(g[j] + 16 * even)))
-              : _mm256_setzero_ps();
+          even != a.K ? widen8<Half>(g[j] + 16 * even) : _mm256_setzero_ps();
       RLX_UK_UNROLL
       for (int i = 0; i != MR; ++i) {
         // Lanes c0 c1 c4 c5 | c2 c3 c6 c7, then in column order.
@@ -1051,9 +991,9 @@ MatmulFn rlx::uk::avx2Kernel(int wtype) {
   case RLX_UK_Q6_K | RLX_UK_REPACKED_X8:
     return driveKx8<Q6Kx8, 4>;
   case RLX_UK_F16 | RLX_UK_REPACKED_X8:
-    return driveFloatX8<F16x8Tile, 6, 1>;
+    return driveFloatX8<PairX8Tile<true>, 6, 1>;
   case RLX_UK_BF16 | RLX_UK_REPACKED_X8:
-    return driveFloatX8<BF16x8Tile, 4, 2>;
+    return driveFloatX8<PairX8Tile<false>, 6, 1>;
   case RLX_UK_Q2_K:
     return drive<KQuantTile<Q2KChunks>, 2, 2>;
   case RLX_UK_Q3_K:

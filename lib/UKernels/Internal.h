@@ -55,6 +55,8 @@ enum class PrepKind {
   Q8x256,
   /// bf16 values.
   BF16,
+  /// bf16 values widened to f32 (repacked bf16: broadcast as f32 pairs).
+  BF16AsF32,
   /// f32 values.
   F32,
 };
@@ -76,7 +78,11 @@ inline bool hasRepackedForm(int wtype) {
 /// Repacked codes have the storage of their plain type.
 inline const TypeInfo *typeInfo(int wtype) {
   if (wtype & RLX_UK_REPACKED_X8) {
+    // Repacked bf16 takes the same bf16 activations as f32.
+    static constexpr TypeInfo kBF16x8{1, 2, PrepKind::BF16AsF32};
     const int plain = wtype & ~RLX_UK_REPACKED_X8;
+    if (plain == RLX_UK_BF16)
+      return &kBF16x8;
     return hasRepackedForm(plain) ? typeInfo(plain) : nullptr;
   }
   static constexpr TypeInfo kF16{1, 2, PrepKind::F32};
@@ -135,6 +141,7 @@ inline const TypeInfo *typeInfo(int wtype) {
 ///   Q8x256: int8 q[K] at 0, float d[K / 256] at dOffset, float
 ///           xsum[K / 16] at sumOffset (d times the sum of each 16 q);
 ///   BF16:   uint16 bf16[K] at 0;
+///   BF16AsF32: float x[K] at 0, each a bf16 value;
 ///   F32:    float x[K] at 0.
 /// Every part starts on a 64-byte boundary; rowBytes is a multiple of 64.
 struct PreparedLayout {
@@ -173,6 +180,7 @@ inline PreparedLayout preparedLayout(PrepKind kind, int64_t k) {
   case PrepKind::BF16:
     l.rowBytes = alignTo64(2 * K);
     break;
+  case PrepKind::BF16AsF32:
   case PrepKind::F32:
     l.rowBytes = alignTo64(4 * K);
     break;

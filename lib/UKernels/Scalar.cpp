@@ -281,8 +281,8 @@ template <bool Half> void floatKernel(const MatmulArgs &a) {
 }
 
 /// Repacked f16 / bf16 (see Internal.h): floatKernel's sums, in its order,
-/// with each weight read from its place in the group: its result bit for
-/// bit.
+/// with each weight read from its place in the group (and bf16 activations
+/// as the f32 they were prepared as): its result bit for bit.
 template <bool Half> void floatx8Kernel(const MatmulArgs &a) {
   constexpr int kLanes = 16;
   for (int64_t n = 0; n != a.N; ++n) {
@@ -294,9 +294,7 @@ template <bool Half> void floatx8Kernel(const MatmulArgs &a) {
       for (int64_t k = 0; k != a.K; ++k) {
         const uint16_t wh = loadU16(group + repackedFloatOffset(a.K, r, k));
         const float wv = Half ? halfToFloat(wh) : bf16ToFloat(wh);
-        const float xv =
-            Half ? loadF32(xr + 4 * k) : bf16ToFloat(loadU16(xr + 2 * k));
-        lanes[k % kLanes] += wv * xv;
+        lanes[k % kLanes] += wv * loadF32(xr + 4 * k);
       }
       float sum = 0;
       for (float l : lanes)

@@ -304,6 +304,12 @@ int rlx_uk_prepare(int wtype, const float *x, int64_t ldx, int64_t m0,
     case PrepKind::BF16:
       prepareBF16(xr, K, row);
       break;
+    case PrepKind::BF16AsF32:
+      for (int64_t k = 0; k != K; ++k) {
+        const float v = bf16ToFloat(floatToBF16(xr[k]));
+        std::memcpy(row + 4 * k, &v, 4);
+      }
+      break;
     case PrepKind::F32:
       std::memcpy(row, xr, size_t(K) * 4);
       break;
@@ -335,6 +341,7 @@ int rlx_uk_prepared_to_f32(int wtype, const void *prepared, int64_t m,
     for (int64_t k = 0; k != K; ++k)
       out[k] = bf16ToFloat(loadU16(row + 2 * k));
     break;
+  case PrepKind::BF16AsF32:
   case PrepKind::F32:
     std::memcpy(out, row, size_t(K) * 4);
     break;

@@ -250,10 +250,22 @@ void checkShape(int code, const Shape &s, std::mt19937 &rng,
   if (repacked) {
     ASSERT_EQ(N % 8, 0);
     const int rcode = code | RLX_UK_REPACKED_X8;
-    // The prepared rows do not depend on the flag.
-    std::vector<uint8_t> prepR(prepared.size() - 1);
+    // The prepared rows do not depend on the flag (repacked bf16: the same
+    // values, held as f32).
+    std::vector<uint8_t> prepR(rlx_uk_prepared_bytes(rcode, M, K));
     ASSERT_EQ(rlx_uk_prepare(rcode, x.data(), ldx, 0, M, K, prepR.data()), 0);
-    ASSERT_EQ(std::memcmp(prepR.data(), prep, prepR.size()), 0);
+    if (code == RLX_UK_BF16) {
+      ASSERT_EQ(prepR.size(), size_t(M) * rlx_uk_prepared_row_bytes(rcode, K));
+      std::vector<float> back(K);
+      for (int64_t m = 0; m != M; ++m) {
+        ASSERT_EQ(
+            rlx_uk_prepared_to_f32(rcode, prepR.data(), m, K, back.data()), 0);
+        ASSERT_EQ(std::memcmp(back.data(), xh.data() + m * K, 4 * K), 0);
+      }
+    } else {
+      ASSERT_EQ(prepR.size(), prepared.size() - 1);
+      ASSERT_EQ(std::memcmp(prepR.data(), prep, prepR.size()), 0);
+    }
     yPlain.assign(M * ldy, std::nanf(""));
     ASSERT_EQ(
         rlx_uk_matmul(code, prep, M, K, w.data(), 0, N, yPlain.data(), ldy), 0);
@@ -261,7 +273,7 @@ void checkShape(int code, const Shape &s, std::mt19937 &rng,
     const int64_t g = N / 8;
     const int64_t cuts[] = {0, 8 * (g / 3), 8 * (2 * g / 3), N};
     for (int c = 0; c != 3; ++c)
-      ASSERT_EQ(rlx_uk_matmul(rcode, prep, M, K, wr.data(), cuts[c],
+      ASSERT_EQ(rlx_uk_matmul(rcode, prepR.data(), M, K, wr.data(), cuts[c],
                               cuts[c + 1], y.data(), ldy),
                 0);
   } else {

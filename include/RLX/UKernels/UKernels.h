@@ -66,8 +66,9 @@ enum {
 /// bf16, pairs of elements) are interleaved so that vector lanes run along
 /// output columns (llama.cpp's block_q4_0x8 idea). The same bytes, permuted
 /// within each group: the row stride, weight_row_bytes and the prepared
-/// activations are those of the plain type, and every function here accepts
-/// the flagged code. The byte layout is private to the library.
+/// activations are those of the plain type (repacked bf16: the same bf16
+/// values, held as f32), and every function here accepts the flagged code.
+/// The byte layout is private to the library.
 enum { RLX_UK_REPACKED_X8 = 0x100 };
 
 /// 1 if rlx_uk_matmul handles weights of type `wtype` (on every instruction
