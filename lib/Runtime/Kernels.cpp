@@ -97,6 +97,7 @@ extern "C" void rlx_for_each_kernel_symbol(void (*add)(const char *, void *,
   add("rlx_dequantize_x8_rows",
       reinterpret_cast<void *>(&rlx_dequantize_x8_rows), user);
   add("rlx_uk_prepare", reinterpret_cast<void *>(&rlx_uk_prepare), user);
+  add("rlx_uk_unpack", reinterpret_cast<void *>(&rlx_uk_unpack), user);
   add("rlx_uk_matmul", reinterpret_cast<void *>(&rlx_uk_matmul), user);
   add("rlx_all_reduce_f32", reinterpret_cast<void *>(&rlx_all_reduce_f32),
       user);

@@ -473,13 +473,14 @@ def test_llama_gguf_weights_interleaved(quantized_models, tmp_path, name, isa):
 
 @pytest.fixture(scope="module")
 def tied_models(tmp_path_factory):
-    """LLaMA GGUFs in q4_0 and q8_0 whose LM head is the token embedding."""
+    """LLaMA GGUFs in q4_0, q8_0 and bf16 whose LM head is the token
+    embedding."""
     import sys
     from conftest import ROOT
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     out = tmp_path_factory.mktemp("tied")
-    for name in ("q4_0", "q8_0"):
+    for name in ("q4_0", "q8_0", "bf16"):
         subprocess.run([sys.executable,
                         str(ROOT / "scripts" / "make_tiny_models.py"),
                         str(out), "--kind", "llama", "--name",
@@ -490,11 +491,11 @@ def tied_models(tmp_path_factory):
 
 
 @pytest.mark.parametrize("isa", isas())
-@pytest.mark.parametrize("name", ["q4_0", "q8_0"])
+@pytest.mark.parametrize("name", ["q4_0", "q8_0", "bf16"])
 def test_tied_embedding_interleaved(tied_models, tmp_path, name, isa):
     """A tied embedding, the table the prompt's ids gather and the LM head's
     weight, is kept x8 too: the gather finds each row in its group of 8
-    (rlx_dequantize_x8_rows). The same tokens and logits as the stored
+    (rlx_dequantize_x8_rows; bf16 rows put back as stored by rlx_uk_unpack). The same tokens and logits as the stored
     layout's run, and PyTorch's on the dequantized weights."""
     import torch
     runs = run_repacked(tied_models / f"llama-{name}.gguf", tmp_path, isa)

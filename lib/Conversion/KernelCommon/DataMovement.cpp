@@ -395,7 +395,10 @@ LogicalResult mlir::rlx::emitKernelOp(KernelBuilder &k, Operation *op,
   const KernelView &out = outputs[0];
   if (isa<lir::AllReduceOp, lir::AllGatherOp>(op))
     return k.emitCollective(op, ins, out);
-  if (isTargetKernelOp(op))
+  // A table the target stores in its own layout (the CPU's x8) is read by
+  // the target's gather.
+  if (isTargetKernelOp(op) ||
+      (isa<mir::GatherOp>(op) && !ins[0].isScalar() && ins[0].packed))
     return k.emitTargetKernel(op, ins, out);
   if (isa<mir::GatherOp, mir::ConcatOp, mir::SliceOp, mir::TransposeOp,
           mir::ReshapeOp, mir::IotaOp, mir::BroadcastOp, mir::TileOp,

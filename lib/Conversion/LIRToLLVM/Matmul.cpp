@@ -660,6 +660,47 @@ static LogicalResult emitUkernelMatmul(KernelEmitter &e, Operation *op,
   return success();
 }
 
+/// A gather of rows from an f16 / bf16 table stored x8 (a tied LM head's),
+/// into rows of the table's type: each row put back in its stored form by
+/// rlx_uk_unpack, one call per index (negative from the end, clamped into
+/// the table).
+static LogicalResult emitFloatX8Gather(KernelEmitter &e, Operation *op,
+                                       ArrayRef<KernelInput> ins, Value out,
+                                       int wtype) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  auto gather = dyn_cast<mir::GatherOp>(op);
+  auto outTy = cast<MemRefType>(out.getType());
+  const KernelInput &table = ins[0];
+  int64_t k = outTy.getShape().back();
+  if (!gather || gather.getAxis() != 0 ||
+      outTy.getElementType() != table.stored || !rowsCollapse(out) ||
+      leadingDim(out) != k || !rlx_uk_supports(wtype | RLX_UK_REPACKED_X8))
+    return op->emitOpError("reads an f16 / bf16 weight stored x8 "
+                           "(lir-pack-params), which only the micro-kernel "
+                           "matmuls and whole-row gathers into contiguous "
+                           "rows of its type read");
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Value ids = ins[1].memref;
+  auto idTy = cast<MemRefType>(ids.getType());
+  int64_t rows = gather.getTable().getType().getDimSize(0);
+  int64_t count = idTy.getNumElements();
+  Value flatIds =
+      e.reinterpret(ids, MemRefType::get({count}, idTy.getElementType()));
+  Value src = e.pointer(table.memref), dst = e.pointer(out);
+  e.parallelFor(count, [&](Value i) {
+    Value id = memref::LoadOp::create(b, loc, flatIds, i);
+    Value row = arith::IndexCastOp::create(b, loc, i64, e.tableRow(id, rows));
+    Value next = arith::AddIOp::create(b, loc, row, e.constant(1, i64));
+    Value to = e.offsetPointer(
+        dst, arith::MulIOp::create(b, loc, i, e.index(k)), table.stored);
+    callRoutine(e, "rlx_uk_unpack",
+                {e.constant(wtype | RLX_UK_REPACKED_X8, i32),
+                 e.constant(k, i64), src, row, next, to});
+  });
+  return success();
+}
+
 LogicalResult mlir::rlx::emitDequantizeKernel(KernelEmitter &e, Operation *op,
                                               ArrayRef<KernelInput> ins,
                                               Value out) {
@@ -669,6 +710,9 @@ LogicalResult mlir::rlx::emitDequantizeKernel(KernelEmitter &e, Operation *op,
   int wtype = ukernelType(table.stored);
   auto outTy = cast<MemRefType>(out.getType());
   int64_t k = outTy.getShape().back();
+  if (table.packed && table.stored &&
+      (table.stored.isF16() || table.stored.isBF16()))
+    return emitFloatX8Gather(e, op, ins, out, wtype);
   if (wtype < 0 || !outTy.getElementType().isF32() || !rowsCollapse(out) ||
       !leadingDim(out))
     return op->emitOpError("the CPU back end dequantizes ggml blocks into "

@@ -113,10 +113,10 @@ lir.entry @tied_embedding arena_size = 32768, param_size = 32768, alignment = 64
 
 // -----
 
-/// A tied bf16 table stays as stored: the shared kernel layer's gather
-/// copies bf16 rows as they are, so the LM head reads it plain too.
+/// A tied bf16 table is x8 too: a kernel that only gathers its rows into
+/// bf16 rows puts each back as stored (rlx_uk_unpack).
 // CHECK-LABEL: lir.entry @tied_bf16_embedding
-// CHECK-NOT: layout
+// CHECK: lir.io param "emb" %{{.*}} {layout = #lir.layout<x8>} : memref<16x256xbf16>
 lir.entry @tied_bf16_embedding arena_size = 32768, param_size = 32768, alignment = 64 {
   %ids = lir.view arena[0] : memref<4xi32>
   %e = lir.view params[0] : memref<16x256xbf16>
@@ -130,6 +130,36 @@ lir.entry @tied_bf16_embedding arena_size = 32768, param_size = 32768, alignment
   ^bb0(%t: tensor<16x256xbf16>, %i: tensor<4xi32>):
     %q = mir.gather %t, %i : (tensor<16x256xbf16>, tensor<4xi32>) -> tensor<4x256xbf16>
     lir.yield %q : tensor<4x256xbf16>
+  }
+  lir.kernel "lm_head" ins(%x, %e : memref<4x256xf32>, memref<16x256xbf16>) outs(%z : memref<4x16xf32>) {
+  ^bb0(%t: tensor<4x256xf32>, %s: tensor<16x256xbf16>):
+    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<4x256xf32>, tensor<16x256xbf16>) -> tensor<4x16xf32>
+    lir.yield %q : tensor<4x16xf32>
+  }
+  lir.io output "g" %g : memref<4x256xbf16>
+  lir.io output "z" %z : memref<4x16xf32>
+}
+
+// -----
+
+/// A bf16 gather fused with other work in its kernel reads the table as the
+/// shared kernel layer does (rows as stored): the table stays as it is.
+// CHECK-LABEL: lir.entry @fused_bf16_gather
+// CHECK-NOT: layout
+lir.entry @fused_bf16_gather arena_size = 32768, param_size = 32768, alignment = 64 {
+  %ids = lir.view arena[0] : memref<4xi32>
+  %e = lir.view params[0] : memref<16x256xbf16>
+  %g = lir.view arena[64] : memref<4x256xbf16>
+  %x = lir.view arena[2112] : memref<4x256xf32>
+  %z = lir.view arena[6208] : memref<4x16xf32>
+  lir.io input "ids" %ids : memref<4xi32>
+  lir.io param "emb" %e : memref<16x256xbf16>
+  lir.io input "x" %x : memref<4x256xf32>
+  lir.kernel "gather" ins(%e, %ids : memref<16x256xbf16>, memref<4xi32>) outs(%g : memref<4x256xbf16>) {
+  ^bb0(%t: tensor<16x256xbf16>, %i: tensor<4xi32>):
+    %q = mir.gather %t, %i : (tensor<16x256xbf16>, tensor<4xi32>) -> tensor<4x256xbf16>
+    %d = mir.add %q, %q : (tensor<4x256xbf16>, tensor<4x256xbf16>) -> tensor<4x256xbf16>
+    lir.yield %d : tensor<4x256xbf16>
   }
   lir.kernel "lm_head" ins(%x, %e : memref<4x256xf32>, memref<16x256xbf16>) outs(%z : memref<4x16xf32>) {
   ^bb0(%t: tensor<4x256xf32>, %s: tensor<16x256xbf16>):

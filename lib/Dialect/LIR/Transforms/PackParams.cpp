@@ -62,10 +62,15 @@ static bool isGatheredTableOnly(KernelOp kernel, unsigned operand) {
   if (operand != 0)
     return false;
   auto gather = dyn_cast_or_null<mir::GatherOp>(kernel.getComputeOp());
-  // Only a gather of ggml blocks is the target's (rlx_dequantize_x8_rows);
-  // the shared kernel layer copies f16 / bf16 rows as stored.
-  if (!gather || gather.getAxis() != 0 ||
-      !isa<mir::QuantType>(gather.getTable().getType().getElementType()))
+  if (!gather || gather.getAxis() != 0)
+    return false;
+  // ggml blocks are dequantized row by row (rlx_dequantize_x8_rows); f16 /
+  // bf16 rows are put back as stored (rlx_uk_unpack), by a kernel that is
+  // the gather alone.
+  Type table = gather.getTable().getType().getElementType();
+  if (!isa<mir::QuantType>(table) &&
+      (gather.getType().getElementType() != table ||
+       !llvm::hasSingleElement(kernel.getBody().front().without_terminator())))
     return false;
   Block &body = kernel.getBody().front();
   return body.getNumArguments() >= 1 &&

@@ -51,9 +51,9 @@ def LIRPackParamsPass : Pass<"lir-pack-params", "ModuleOp"> {
     block by block (f16 / bf16: pair by pair of elements) when it loads it
     (`rlx_uk_repack`), and the micro-kernels read it with lanes along output
     columns. Such a param is then copied at load rather than mapped from the
-    file. A tied ggml-block embedding is x8 too (an f16 / bf16 one stays as
-    stored, its gather a plain copy): its gather finds each row in its group
-    (`rlx_dequantize_x8_rows`).
+    file. A tied embedding is x8 too: its gather finds each row in its group
+    (`rlx_dequantize_x8_rows`; an f16 / bf16 table's gather, a kernel of its
+    own, puts each row back as stored with `rlx_uk_unpack`).
   }];
   let options = [
     Option<"nk16", "nk16", "bool", /*default=*/"true",
