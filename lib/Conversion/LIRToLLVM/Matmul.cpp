@@ -660,6 +660,23 @@ static LogicalResult emitUkernelMatmul(KernelEmitter &e, Operation *op,
   return success();
 }
 
+/// Calls `body(i, row)` in parallel for each index i of `gather`'s `ids`,
+/// with `row` the table row it names (negative from the end, clamped into
+/// the table).
+static void forEachGatheredRow(KernelEmitter &e, mir::GatherOp gather,
+                               Value ids,
+                               function_ref<void(Value i, Value row)> body) {
+  auto idTy = cast<MemRefType>(ids.getType());
+  int64_t rows = gather.getTable().getType().getDimSize(0);
+  int64_t count = idTy.getNumElements();
+  Value flatIds =
+      e.reinterpret(ids, MemRefType::get({count}, idTy.getElementType()));
+  e.parallelFor(count, [&](Value i) {
+    Value id = memref::LoadOp::create(e.b, e.loc, flatIds, i);
+    body(i, e.tableRow(id, rows));
+  });
+}
+
 /// A gather of rows from an f16 / bf16 table stored x8 (a tied LM head's),
 /// into rows of the table's type: each row put back in its stored form by
 /// rlx_uk_unpack, one call per index (negative from the end, clamped into
@@ -681,16 +698,9 @@ static LogicalResult emitFloatX8Gather(KernelEmitter &e, Operation *op,
                            "matmuls and whole-row gathers into contiguous "
                            "rows of its type read");
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  Value ids = ins[1].memref;
-  auto idTy = cast<MemRefType>(ids.getType());
-  int64_t rows = gather.getTable().getType().getDimSize(0);
-  int64_t count = idTy.getNumElements();
-  Value flatIds =
-      e.reinterpret(ids, MemRefType::get({count}, idTy.getElementType()));
   Value src = e.pointer(table.memref), dst = e.pointer(out);
-  e.parallelFor(count, [&](Value i) {
-    Value id = memref::LoadOp::create(b, loc, flatIds, i);
-    Value row = arith::IndexCastOp::create(b, loc, i64, e.tableRow(id, rows));
+  forEachGatheredRow(e, gather, ins[1].memref, [&](Value i, Value index) {
+    Value row = arith::IndexCastOp::create(b, loc, i64, index);
     Value next = arith::AddIOp::create(b, loc, row, e.constant(1, i64));
     Value to = e.offsetPointer(
         dst, arith::MulIOp::create(b, loc, i, e.index(k)), table.stored);
@@ -738,16 +748,7 @@ LogicalResult mlir::rlx::emitDequantizeKernel(KernelEmitter &e, Operation *op,
                 {e.constant(wtype, i32), from, count, c64(k), to, c64(ld)});
   };
   if (auto gather = dyn_cast<mir::GatherOp>(op)) {
-    // One row per index (negative from the end), clamped into the table.
-    Value ids = ins[1].memref;
-    auto idTy = cast<MemRefType>(ids.getType());
-    int64_t rows = gather.getTable().getType().getDimSize(0);
-    int64_t count = idTy.getNumElements();
-    Value flatIds =
-        e.reinterpret(ids, MemRefType::get({count}, idTy.getElementType()));
-    e.parallelFor(count, [&](Value i) {
-      Value id = memref::LoadOp::create(b, loc, flatIds, i);
-      Value row = e.tableRow(id, rows);
+    forEachGatheredRow(e, gather, ins[1].memref, [&](Value i, Value row) {
       if (!table.packed) {
         dequantizeRows(row, i, c64(1));
         return;
