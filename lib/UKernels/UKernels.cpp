@@ -246,6 +246,21 @@ void moveFloatRow(int64_t K, int r, Group *group, Row *row) {
     move(group + repackedFloatOffset(K, r, even), row + 2 * even, 2);
 }
 
+/// Moves row `r` (at `row`) of a group of 8 rows of repackable type `plain`
+/// (`bb`-byte blocks, `nb` per row of `K` elements) into the group (Repack)
+/// or back: pair by pair for f16 / bf16, block by block otherwise.
+template <bool Repack, typename Group, typename Row>
+void moveRow(int plain, int bb, int64_t nb, int64_t K, int r, Group *group,
+             Row *row) {
+  if (bb == 2) {
+    moveFloatRow<Repack>(K, r, group, row);
+    return;
+  }
+  for (int64_t b = 0; b != nb; ++b)
+    moveBlock<Repack>(plain, bb, r, group + size_t(b) * 8 * size_t(bb),
+                      row + size_t(b) * bb);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -423,21 +438,13 @@ int rlx_uk_repack(int wtype, int64_t K, const void *w, int64_t n0, int64_t n1,
   if (int c = checkRowMove(wtype, K, w, n0, n1, out, /*groups=*/true, m);
       c != 1)
     return c;
-  const int plain = m.plain, bb = m.blockBytes;
-  const int64_t nb = m.blocks;
-  const size_t rowBytes = m.rowBytes;
   for (int64_t g = n0; g != n1; g += 8) {
-    const uint8_t *src = static_cast<const uint8_t *>(w) + size_t(g) * rowBytes;
-    uint8_t *dst = static_cast<uint8_t *>(out) + size_t(g) * rowBytes;
-    if (bb == 2) {
-      for (int r = 0; r != 8; ++r)
-        moveFloatRow<true>(K, r, dst, src + size_t(r) * rowBytes);
-      continue;
-    }
-    for (int64_t b = 0; b != nb; ++b)
-      for (int r = 0; r != 8; ++r)
-        moveBlock<true>(plain, bb, r, dst + size_t(b) * 8 * size_t(bb),
-                        src + size_t(r) * rowBytes + size_t(b) * bb);
+    const uint8_t *src =
+        static_cast<const uint8_t *>(w) + size_t(g) * m.rowBytes;
+    uint8_t *dst = static_cast<uint8_t *>(out) + size_t(g) * m.rowBytes;
+    for (int r = 0; r != 8; ++r)
+      moveRow<true>(m.plain, m.blockBytes, m.blocks, K, r, dst,
+                    src + size_t(r) * m.rowBytes);
   }
   return 0;
 }
@@ -448,21 +455,11 @@ int rlx_uk_unpack(int wtype, int64_t K, const void *w, int64_t n0, int64_t n1,
   if (int c = checkRowMove(wtype, K, w, n0, n1, out, /*groups=*/false, m);
       c != 1)
     return c;
-  const int plain = m.plain, bb = m.blockBytes;
-  const int64_t nb = m.blocks;
-  const size_t rowBytes = m.rowBytes;
   for (int64_t n = n0; n != n1; ++n) {
     const uint8_t *group =
-        static_cast<const uint8_t *>(w) + size_t(n / 8) * 8 * rowBytes;
-    uint8_t *row = static_cast<uint8_t *>(out) + size_t(n - n0) * rowBytes;
-    if (bb == 2) {
-      moveFloatRow<false>(K, int(n % 8), group, row);
-      continue;
-    }
-    for (int64_t b = 0; b != nb; ++b)
-      moveBlock<false>(plain, bb, int(n % 8),
-                       group + size_t(b) * 8 * size_t(bb),
-                       row + size_t(b) * bb);
+        static_cast<const uint8_t *>(w) + size_t(n / 8) * 8 * m.rowBytes;
+    uint8_t *row = static_cast<uint8_t *>(out) + size_t(n - n0) * m.rowBytes;
+    moveRow<false>(m.plain, m.blockBytes, m.blocks, K, int(n % 8), group, row);
   }
   return 0;
 }
