@@ -1551,12 +1551,17 @@ static void registerDecoderRecipes(nb::module_ &m) {
           "present_v.N.")
       .def(
           "profile",
-          [](DF &r, nb::handle p) -> DF & { return r.profile(toProfile(p)); },
-          "profile"_a, ref,
-          nb::sig("def profile(self, profile: CompileProfile | str) -> "
-                  "DecoderFlow"),
-          "The compile profile of the prefill and decode graphs (default: "
-          "the\nllama32_prefill / llama32_decode presets).")
+          [](DF &r, nb::handle p, nb::handle decode) -> DF & {
+            if (decode.is_none())
+              return r.profile(toProfile(p));
+            return r.profile(toProfile(p), toProfile(decode));
+          },
+          "profile"_a, "decode"_a = nb::none(), ref,
+          nb::sig("def profile(self, profile: CompileProfile | str, decode: "
+                  "CompileProfile | str | None = None) -> DecoderFlow"),
+          "The compile profile of the prefill and decode graphs, or of the\n"
+          "prefill graph when `decode` gives the decode graph's (default:\n"
+          "the llama32_prefill / llama32_decode presets).")
       .def(
           "weight_precision",
           [](DF &r, const std::string &w) -> DF & {

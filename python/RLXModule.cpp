@@ -23,6 +23,7 @@
 #include "llvm/Support/Path.h"
 #include <cstring>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -679,21 +680,26 @@ void python::registerProfile(nb::module_ &m) {
       .def_rw("backend", &CP::backend, "`[backend]`.")
       .def_static(
           "from_toml",
-          [](const std::string &text, const std::string &fileName) {
-            return unwrap(CP::fromTomlString(text, fileName));
+          [](const std::string &text, const std::string &fileName,
+             std::optional<CP> base) {
+            return unwrap(
+                CP::fromTomlString(text, fileName, base.value_or(CP())));
           },
-          "text"_a, "file_name"_a = "<string>",
-          "Parses TOML text. Errors raise rlx.RLXError with one line per\n"
-          "problem, each `<file_name>:<line>:<column>: <message>`.")
+          "text"_a, "file_name"_a = "<string>", "base"_a = nb::none(),
+          "Parses TOML text over `base` (default: the default profile): the\n"
+          "keys it does not set keep base's values. Errors raise\n"
+          "rlx.RLXError with one line per problem, each\n"
+          "`<file_name>:<line>:<column>: <message>`.")
       .def_static(
           "from_file",
-          [](nb::handle path) {
-            return unwrap(CP::fromTomlFile(pathString(path)));
+          [](nb::handle path, std::optional<CP> base) {
+            return unwrap(
+                CP::fromTomlFile(pathString(path), base.value_or(CP())));
           },
-          "path"_a,
-          nb::sig("def from_file(path: str | os.PathLike[str]) -> "
-                  "CompileProfile"),
-          "Reads a `*.rlx.toml` file (errors as from_toml).")
+          "path"_a, "base"_a = nb::none(),
+          nb::sig("def from_file(path: str | os.PathLike[str], base: "
+                  "CompileProfile | None = None) -> CompileProfile"),
+          "Reads a `*.rlx.toml` file over `base` (as from_toml).")
       .def_static("preset", &presetOrRaise, "name"_a,
                   "The preset called `name` ('llama32_prefill', "
                   "'llama32_decode',\n'encoder', ...; see presets()). "

@@ -399,6 +399,11 @@ Expected<Qwen3NextFlow> Qwen3NextFlow::fromModelDir(StringRef dir) {
   return Qwen3NextFlow(std::move(*cfg));
 }
 
+Qwen3NextFlow &Qwen3NextFlow::profile(CompileProfile p) {
+  userProfile = std::move(p);
+  return *this;
+}
+
 ModelFlow Qwen3NextFlow::flow(int64_t tokens, int64_t past, bool masked) const {
   Qwen3NextConfig c = cfg;
   const TransformerConfig &b = c.base;
@@ -406,7 +411,7 @@ ModelFlow Qwen3NextFlow::flow(int64_t tokens, int64_t past, bool masked) const {
   bool stateful = past >= 0;
   int64_t conv = 2 * c.keyHeads * c.keyDim + c.valueHeads * c.valueDim;
   ModelFlow f(stateful ? b.modelType + "_decode" : b.modelType);
-  f.profilePrefill();
+  f.profile(userProfile.value_or(CompileProfile::llama32Prefill()));
   f.input("tokens", {1, tokens}, DType::I32)
       .input("positions", {1, tokens}, DType::I32);
   if (stateful && masked)

@@ -567,7 +567,15 @@ DecoderLayerSpec DecoderFlow::layerSpec(unsigned i) const {
 }
 
 DecoderFlow &DecoderFlow::profile(CompileProfile p) {
+  userDecodeProfile = p;
   userProfile = std::move(p);
+  return *this;
+}
+
+DecoderFlow &DecoderFlow::profile(CompileProfile prefill,
+                                  CompileProfile decode) {
+  userProfile = std::move(prefill);
+  userDecodeProfile = std::move(decode);
   return *this;
 }
 
@@ -593,9 +601,10 @@ FlowRequest DecoderFlow::request() const {
   r.graph = kind;
   r.lastTokenLogits = lastOnly;
   bool decode = kind == DecoderGraph::Decode;
-  r.profile = userProfile ? *userProfile
-              : decode    ? CompileProfile::llama32Decode()
-                          : CompileProfile::llama32Prefill();
+  if (decode)
+    r.profile = userDecodeProfile.value_or(CompileProfile::llama32Decode());
+  else
+    r.profile = userProfile.value_or(CompileProfile::llama32Prefill());
   if (weights)
     r.profile.precision.weights = *weights;
   if (kvCache)

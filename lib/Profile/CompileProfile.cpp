@@ -611,8 +611,9 @@ void ProfileReader::read(const toml::table &root, CompileProfile &profile) {
              });
 }
 
-Expected<CompileProfile> CompileProfile::fromTomlString(StringRef text,
-                                                        StringRef fileName) {
+Expected<CompileProfile>
+CompileProfile::fromTomlString(StringRef text, StringRef fileName,
+                               const CompileProfile &base) {
   toml::parse_result result =
       toml::parse(std::string_view(text.data(), text.size()),
                   std::string_view(fileName.data(), fileName.size()));
@@ -635,19 +636,29 @@ Expected<CompileProfile> CompileProfile::fromTomlString(StringRef text,
     reader.error(parseError.source().begin, message);
     return reader.takeError();
   }
-  CompileProfile profile;
+  CompileProfile profile = base;
   reader.read(result.table(), profile);
   if (Error err = reader.takeError())
     return std::move(err);
   return profile;
 }
 
+Expected<CompileProfile> CompileProfile::fromTomlString(StringRef text,
+                                                        StringRef fileName) {
+  return fromTomlString(text, fileName, CompileProfile());
+}
+
 Expected<CompileProfile> CompileProfile::fromTomlFile(StringRef path) {
+  return fromTomlFile(path, CompileProfile());
+}
+
+Expected<CompileProfile>
+CompileProfile::fromTomlFile(StringRef path, const CompileProfile &base) {
   Expected<std::unique_ptr<MemoryBuffer>> buffer = readRegularFile(
       path, /*requiresNullTerminator=*/true, "cannot read file");
   if (!buffer)
     return buffer.takeError();
-  return fromTomlString((*buffer)->getBuffer(), path);
+  return fromTomlString((*buffer)->getBuffer(), path, base);
 }
 
 //===----------------------------------------------------------------------===//

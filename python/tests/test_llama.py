@@ -95,6 +95,26 @@ def test_hooks(llama, reference):
         rlx.Llama32Flow.from_model_dir(llama).layer(broken).build(weights)
 
 
+def test_profile_per_graph(llama):
+    # A profile text read over each graph's preset keeps what it does not
+    # set: the decode graph stays fusable.
+    text = "[backend.cpu]\nthreads = 1\n"
+    prefill = rlx.CompileProfile.from_toml(
+        text, base=rlx.CompileProfile.preset("llama32_prefill"))
+    decode = rlx.CompileProfile.from_toml(
+        text, base=rlx.CompileProfile.preset("llama32_decode"))
+    assert decode.fusion.policy == "fusable"
+    assert decode.backend.cpu.threads == prefill.backend.cpu.threads == 1
+    assert rlx.CompileProfile.from_toml(text).fusion.policy == "direct"
+    cfg = rlx.load_config(llama)
+    recipe = rlx.decoder_flow_for(cfg).profile(prefill, decode=decode)
+    assert recipe.flow().compile_profile == prefill
+    assert recipe.for_decode().flow().compile_profile == decode
+    # One profile is both graphs'.
+    recipe = rlx.decoder_flow_for(cfg).profile(prefill)
+    assert recipe.for_decode().flow().compile_profile == prefill
+
+
 def test_recipe_errors(llama, tmp_path):
     with pytest.raises(rlx.RLXError, match="config.json"):
         rlx.Llama32Flow.from_model_dir(tmp_path)

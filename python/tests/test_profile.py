@@ -82,6 +82,13 @@ def test_from_file(tmp_path):
         rlx.CompileProfile.from_file(bad)
     with pytest.raises(rlx.RLXError, match="cannot read file"):
         rlx.CompileProfile.from_file(tmp_path / "missing.rlx.toml")
+    # Over a base, the keys the file does not set keep the base's.
+    threads = tmp_path / "threads.rlx.toml"
+    threads.write_text("[backend.cpu]\nthreads = 2\n")
+    decode = rlx.CompileProfile.preset("llama32_decode")
+    got = rlx.CompileProfile.from_file(threads, base=decode)
+    assert got.fusion.policy == "fusable" and got.backend.cpu.threads == 2
+    assert rlx.CompileProfile.from_file(threads).fusion.policy == "direct"
     # A .toml path works wherever a profile is taken.
     flow = rlx.ModelFlow("m").profile(
         str(ROOT / "examples" / "profiles" / "bert-encoder.rlx.toml")

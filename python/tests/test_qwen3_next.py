@@ -181,6 +181,37 @@ def test_rlx_run_generates(tmp_path, kind):
     assert got == ref
 
 
+def test_rlx_run_profile(tmp_path):
+    # A --profile file applies over the recipe's profile (its decode
+    # buckets size the steps: the same ids); Qwen3-Next keeps its weights
+    # and states in f32, so a profile asking for another precision is
+    # refused by name, not dropped.
+    import subprocess
+    path, _ = make(tmp_path, seed=3)
+    exe = os.path.join(os.path.dirname(rlx.__file__), "..", "..", "bin", "rlx-run")
+    if not os.path.exists(exe):
+        pytest.skip("rlx-run not next to the Python package")
+    base = [exe, "--model", str(path), "--prompt-ids", "1,2,3,4,5",
+            "--max-new-tokens", "6", "--no-cache"]
+
+    def ids(*extra, ok=True):
+        proc = subprocess.run(base + list(extra), capture_output=True, text=True)
+        assert (proc.returncode == 0) == ok, proc.stderr
+        if not ok:
+            return proc.stderr
+        line = next(l for l in proc.stdout.splitlines()
+                    if l.startswith("generated ids:"))
+        return line.split(":")[1].split()
+
+    buckets = tmp_path / "buckets.rlx.toml"
+    buckets.write_text("[execution]\ndecode_buckets = [64]\n")
+    assert ids("--profile", str(buckets)) == ids()
+    bad = tmp_path / "bf16.rlx.toml"
+    bad.write_text('[precision]\nweights = "bf16"\n')
+    assert '[precision] weights = "bf16" is implemented for the decoder ' \
+        "recipes" in ids("--profile", str(bad), ok=False)
+
+
 @pytest.mark.skipif("qwen3_5" not in KINDS, reason="transformers has no Qwen3_5ForCausalLM")
 def test_qwen3_5_mrope_on_text(tmp_path):
     # Qwen3.5's multimodal RoPE keys: text positions are the same on the

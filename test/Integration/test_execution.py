@@ -130,3 +130,71 @@ def test_describe_shows_the_execution_config(llama, tmp_path):
     assert other["execution"]["fingerprint"] != e["fingerprint"]
     text = rlx_run("--model", llama, "--describe", "--no-cache").stdout
     assert re.search(r"^execution: prefill graph, mode lazy, gemm auto", text, re.M)
+
+
+def test_profile_file_keeps_each_graphs_own(llama, tmp_path):
+    """--profile with --model is read over each graph's own profile: a file
+    that sets only a back-end key keeps the decode graph's fusable policy
+    and the weights as the file stores them (it once compiled the decode
+    graph with the prompt graph's preset and widened a GGUF to f32: 5x
+    slower decode). The keys it sets still apply, and a recipe that fixes
+    its precision refuses a profile that asks for another one."""
+    subprocess.run([sys.executable,
+                    str(ROOT / "scripts" / "make_tiny_models.py"),
+                    str(tmp_path), "--kind", "llama", "--name", "q8",
+                    "--gguf", "--gguf-type", "q8_0"], check=True,
+                   capture_output=True)
+    gguf = tmp_path / "q8.gguf"
+
+    def run(name, *extra):
+        dump = tmp_path / f"dump-{name}"
+        proc = rlx_run("--model", gguf, *PROMPT, "--no-cache", "--dump-ir",
+                       dump, *extra)
+        params = int(re.search(r"params (\d+) bytes", proc.stdout).group(1))
+        # The dump holds the last graph compiled: a decode step.
+        decode = (dump / "03-mir-fused.mlir").read_text()
+        assert "past_k" in (dump / "00-input.mlir").read_text()
+        return tokens(proc), params, decode
+
+    plain = run("plain")
+    threads = profile(tmp_path, "threads", "[backend.cpu]\nthreads = 1\n")
+    assert run("threads", "--profile", threads) == plain
+    # What the file sets applies: the direct policy in the decode graph
+    # (its fusions round otherwise: the tokens of a random model may part),
+    # f32 weights (4x the q8_0 bytes).
+    direct = profile(tmp_path, "direct", '[fusion]\npolicy = "direct"\n')
+    got = run("direct", "--profile", direct)
+    assert got[1] == plain[1] and got[2] != plain[2]
+    f32 = profile(tmp_path, "f32", '[precision]\nweights = "f32"\n')
+    got = run("f32", "--profile", f32)
+    assert got[1] > 3 * plain[1] and got[2] != plain[2]
+    # A preset is taken whole: llama32_prefill widens the weights to f32.
+    got = run("preset", "--preset", "llama32_prefill")
+    assert got[1] > 3 * plain[1]
+    # --policy over the file's other keys.
+    got = run("policy", "--profile", threads, "--policy", "direct")
+    assert got[1] == plain[1] and got[2] == run("direct2", "--profile",
+                                                 direct)[2]
+
+
+def test_encoder_refuses_a_profile_precision(tmp_path):
+    """BERT keeps its weights in f32 and has no KV cache: a profile's
+    [precision] weights or kv_cache is refused by name, not dropped; the
+    file's other keys apply."""
+    subprocess.run([sys.executable,
+                    str(ROOT / "scripts" / "make_tiny_models.py"),
+                    str(tmp_path), "--kind", "bert"], check=True,
+                   capture_output=True)
+    bert = tmp_path / "bert"
+    ids = ["--prompt-ids", "5,17,42", "--no-cache"]
+    for key, value, message in [
+            ("weights", "bf16", '[precision] weights = "bf16" is implemented '
+             "for the decoder recipes"),
+            ("kv_cache", "f16", '[precision] kv_cache = "f16" is implemented '
+             "for the decoder recipes")]:
+        bad = profile(tmp_path, key, f'[precision]\n{key} = "{value}"\n')
+        proc = rlx_run("--model", bert, *ids, "--profile", bad, ok=False)
+        assert message in proc.stderr, proc.stderr
+    ok = profile(tmp_path, "ok", '[precision]\nweights = "f32"\n'
+                 "[backend.cpu]\nthreads = 1\n")
+    rlx_run("--model", bert, *ids, "--profile", ok)

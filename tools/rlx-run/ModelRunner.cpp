@@ -112,15 +112,62 @@ static Error loadAndRun(CompiledModel &model, const WeightSource &weights,
   return reportOutputs(o, *out);
 }
 
-/// The profile an encoder compiles with: the one given, else the recipe's
-/// with the options' `[parallel]` (--tensor-parallel).
-static CompileProfile encoderProfile(const BuiltModel &built,
-                                     const ModelRunOptions &o) {
-  if (o.profileGiven)
-    return o.compile.profile;
-  CompileProfile profile = built.profile;
-  profile.parallel = o.compile.profile.parallel;
+/// The profile a graph compiles with, `base` being the one it compiles with
+/// when no profile is given: a --profile file is read over `base` (the keys
+/// it does not set keep the graph's values), a --preset replaces it, and
+/// --policy has the last word on the fusion policy. `[parallel]` is the
+/// options' (the file's or --tensor-parallel).
+static Expected<CompileProfile> profileOver(const ModelRunOptions &o,
+                                            CompileProfile base) {
+  if (o.presetGiven)
+    return o.compile.profile; // The preset, all of it.
+  if (!o.profileFile.empty()) {
+    Expected<CompileProfile> file =
+        CompileProfile::fromTomlFile(o.profileFile, base);
+    if (!file)
+      return file.takeError();
+    base = std::move(*file);
+  }
+  if (o.policy)
+    base.fusion.policy = *o.policy;
+  base.parallel = o.compile.profile.parallel;
+  return base;
+}
+
+/// The profile of a recipe that fixes its precision (an encoder's,
+/// Qwen3-Next's), `base` being the recipe's own, under the options' profile
+/// (profileOver): one that asks for another precision is refused by name.
+static Expected<CompileProfile>
+fixedPrecisionProfile(const ModelRunOptions &o, const CompileProfile &base) {
+  Expected<CompileProfile> profile = profileOver(o, base);
+  if (!profile)
+    return profile.takeError();
+  const CompileProfile::PrecisionProfile &want = profile->precision;
+  const CompileProfile::PrecisionProfile &have = base.precision;
+  if (want.weights != have.weights)
+    return fail("[precision] weights = \"" +
+                stringifyWeightPrecision(want.weights) +
+                "\" is implemented for the decoder recipes (llama, qwen3, "
+                "gemma, ...); this model keeps its weights in " +
+                stringifyWeightPrecision(have.weights));
+  if (want.kvCache != have.kvCache)
+    return fail("[precision] kv_cache = \"" +
+                stringifyComputePrecision(want.kvCache) +
+                "\" is implemented for the decoder recipes (llama, qwen3, "
+                "gemma, ...); this model keeps " +
+                stringifyComputePrecision(have.kvCache) + " keys and values");
   return profile;
+}
+
+/// Sets the profile an encoder compiles with (fixedPrecisionProfile over
+/// the recipe's).
+static Error setEncoderProfile(CompileOptions &c, const BuiltModel &built,
+                               const ModelRunOptions &o) {
+  Expected<CompileProfile> profile = fixedPrecisionProfile(o, built.profile);
+  if (!profile)
+    return profile.takeError();
+  c.profile = std::move(*profile);
+  return Error::success();
 }
 
 static Error runEncoder(Session &session, LoadedModel &m,
@@ -139,7 +186,8 @@ static Error runEncoder(Session &session, LoadedModel &m,
   printWarnings(built->warnings);
   int64_t t = o.prompt.size();
   CompileOptions c = o.compile;
-  c.profile = encoderProfile(*built, o);
+  if (Error err = setEncoderProfile(c, *built, o))
+    return err;
   for (const char *in :
        {"input_ids", "attention_mask", "position_ids", "token_type_ids"})
     c.inputShapes[in] = {1, t};
@@ -196,7 +244,8 @@ static Error runVision(Session &session, LoadedModel &m,
     return built.takeError();
   printWarnings(built->warnings);
   CompileOptions c = o.compile;
-  c.profile = encoderProfile(*built, o);
+  if (Error err = setEncoderProfile(c, *built, o))
+    return err;
   c.inputShapes["pixel_values"] = {shape.begin(), shape.end()};
   Expected<CompiledModel> model = session.compileString(built->mlir, c);
   if (!model)
@@ -289,8 +338,21 @@ static Expected<DecoderFlow> decoderRecipe(const TransformerConfig &config,
   Expected<DecoderFlow> recipe = decoderFlowFor(config);
   if (!recipe)
     return recipe.takeError();
-  if (o.profileGiven)
-    recipe->profile(o.compile.profile);
+  if (o.profileGiven) {
+    // Without a profile the weights stay as the file stores them: a profile
+    // that does not set them keeps that too.
+    CompileProfile prefill = CompileProfile::llama32Prefill();
+    CompileProfile decode = CompileProfile::llama32Decode();
+    prefill.precision.weights = decode.precision.weights =
+        WeightPrecision::Stored;
+    Expected<CompileProfile> p = profileOver(o, std::move(prefill));
+    if (!p)
+      return p.takeError();
+    Expected<CompileProfile> d = profileOver(o, std::move(decode));
+    if (!d)
+      return d.takeError();
+    recipe->profile(std::move(*p), std::move(*d));
+  }
   if (o.weights)
     recipe->weightPrecision(*o.weights);
   if (o.kvCache)
@@ -310,6 +372,11 @@ static Error runQwen3Next(Session &session, LoadedModel &m,
   Expected<Qwen3NextFlow> recipe = Qwen3NextFlow::fromModelDir(o.model);
   if (!recipe)
     return recipe.takeError();
+  Expected<CompileProfile> profile =
+      fixedPrecisionProfile(o, CompileProfile::llama32Prefill());
+  if (!profile)
+    return profile.takeError();
+  recipe->profile(std::move(*profile));
   Expected<std::unique_ptr<Qwen3NextGenerator>> gen =
       Qwen3NextGenerator::create(session, std::move(*recipe), *m.weights,
                                  o.compile);
@@ -618,7 +685,8 @@ static Error describeModel(Session &session, const ModelRunOptions &o) {
     built = recipe.build(*m->weights);
     if (!built)
       return built.takeError();
-    c.profile = encoderProfile(*built, o);
+    if (Error err = setEncoderProfile(c, *built, o))
+      return err;
     auto [h, w] = recipe.image();
     c.inputShapes["pixel_values"] = {1, m->config.numChannels, h, w};
     t = (h / m->config.patchSize) * (w / m->config.patchSize) + 1 +
@@ -629,7 +697,8 @@ static Error describeModel(Session &session, const ModelRunOptions &o) {
     built = recipe.build(*m->weights);
     if (!built)
       return built.takeError();
-    c.profile = encoderProfile(*built, o);
+    if (Error err = setEncoderProfile(c, *built, o))
+      return err;
     for (const char *in :
          {"input_ids", "attention_mask", "position_ids", "token_type_ids"})
       c.inputShapes[in] = {1, t};

@@ -47,7 +47,17 @@ struct ModelRunOptions {
   /// an error.
   bool allowUnusedWeights = false;
   CompileOptions compile;
+  /// --profile, --preset or --policy was given; compile.profile holds them
+  /// over the defaults.
   bool profileGiven = false;
+  /// `--profile`: read again over each graph's own profile (the decode
+  /// graph's preset, an encoder recipe's), so that the keys the file does
+  /// not set keep that graph's values.
+  std::string profileFile;
+  /// `--preset`: every graph compiles with that preset, whole.
+  bool presetGiven = false;
+  /// `--policy`: the last word on every graph's fusion policy.
+  std::optional<FusionPolicy> policy;
   /// `--weights-as`: keep matrices as the file stores them, widen them to
   /// f32, or convert them to bf16/f16/q8_0/q4_0 at load.
   std::optional<WeightPrecision> weights;

@@ -100,8 +100,8 @@ static cl::opt<uint64_t> seed("seed", cl::desc("Sampling seed"), cl::init(0),
 static cl::opt<WeightPrecision> weightsAs(
     "weights-as",
     cl::desc("Precision of the weight matrices in the kernels (the "
-             "profile's [precision] weights; default: the profile's when "
-             "--profile or --preset is given, else stored):"),
+             "profile's [precision] weights; default: the --profile "
+             "file's when it sets it, a --preset's, else stored):"),
     cl::init(WeightPrecision::Stored),
     cl::values(clEnumValN(WeightPrecision::F32, "f32",
                           "widen every weight to f32 at load"),
@@ -157,7 +157,10 @@ static cl::opt<std::string> dumpIR("dump-ir",
                                    cl::desc("Write every stage's IR to a dir"),
                                    cl::cat(category));
 static cl::opt<std::string>
-    profilePath("profile", cl::desc("Compile profile (*.rlx.toml)"),
+    profilePath("profile",
+                cl::desc("Compile profile (*.rlx.toml); with --model, the keys "
+                         "it does not set keep each graph's own (the prompt "
+                         "and decode presets, an encoder recipe's)"),
                 cl::cat(category));
 static cl::opt<std::string>
     presetName("preset", cl::desc("Compile profile preset (e.g. encoder)"),
@@ -495,6 +498,10 @@ int main(int argc, char **argv) {
     m.allowUnusedWeights = allowUnusedWeights;
     m.profileGiven =
         !profilePath.empty() || !presetName.empty() || !policy.empty();
+    m.profileFile = profilePath;
+    m.presetGiven = !presetName.empty();
+    if (!policy.empty())
+      m.policy = options.profile.fusion.policy;
     // Without a profile a model runs in the precision its file stores (a
     // quantized GGUF is not widened to f32); a profile's [precision] weights
     // decides otherwise, and --weights-as over both.

@@ -396,6 +396,45 @@ TEST(CompileProfileTest, ParallelTensor) {
             std::string::npos);
 }
 
+TEST(CompileProfileTest, ReadOverBase) {
+  // The keys the text sets replace the base's; the others keep it.
+  CompileProfile base = nonDefaultProfile();
+  llvm::Expected<CompileProfile> p = CompileProfile::fromTomlString(
+      "[backend.cpu]\nthreads = 3\n", "<string>", base);
+  ASSERT_TRUE(static_cast<bool>(p)) << llvm::toString(p.takeError());
+  CompileProfile want = base;
+  want.backend.cpu.threads = 3;
+  EXPECT_EQ(*p, want);
+  // The decode preset's fusable policy survives a file that does not set
+  // it, and is replaced by one that does.
+  p = CompileProfile::fromTomlString("[precision]\nweights = \"q8_0\"\n",
+                                     "<string>",
+                                     CompileProfile::llama32Decode());
+  ASSERT_TRUE(static_cast<bool>(p)) << llvm::toString(p.takeError());
+  EXPECT_EQ(p->fusion.policy, FusionPolicy::Fusable);
+  EXPECT_EQ(p->precision.weights, WeightPrecision::Q8_0);
+  p = CompileProfile::fromTomlString("[fusion]\npolicy = \"direct\"\n",
+                                     "<string>",
+                                     CompileProfile::llama32Decode());
+  ASSERT_TRUE(static_cast<bool>(p)) << llvm::toString(p.takeError());
+  EXPECT_EQ(p->fusion.policy, FusionPolicy::Direct);
+  // Lists are replaced whole, not appended to.
+  ASSERT_FALSE(base.fusion.disable.empty());
+  ASSERT_FALSE(base.execution.decodeBuckets.empty());
+  p = CompileProfile::fromTomlString(
+      "[fusion]\ndisable = []\n[execution]\ndecode_buckets = [64]\n",
+      "<string>", base);
+  ASSERT_TRUE(static_cast<bool>(p)) << llvm::toString(p.takeError());
+  EXPECT_TRUE(p->fusion.disable.empty());
+  EXPECT_EQ(p->execution.decodeBuckets, (llvm::SmallVector<int64_t>{64}));
+  // Errors are the same over any base.
+  p = CompileProfile::fromTomlString("[fusion]\npolicy = \"eager\"\n",
+                                     "<string>", base);
+  ASSERT_FALSE(static_cast<bool>(p));
+  EXPECT_NE(llvm::toString(p.takeError()).find("'fusion.policy'"),
+            std::string::npos);
+}
+
 TEST(CompileProfileTest, ToTomlRoundTripsNonDefaults) {
   CompileProfile profile = nonDefaultProfile();
   std::string text = profile.toToml();

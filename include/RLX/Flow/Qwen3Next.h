@@ -19,6 +19,7 @@
 #include "RLX/Flow/Generate.h"
 #include "RLX/Flow/ModelFlow.h"
 #include <map>
+#include <optional>
 
 namespace rlx {
 
@@ -57,6 +58,9 @@ public:
   static llvm::Expected<Qwen3NextFlow> fromModelDir(llvm::StringRef dir);
 
   const Qwen3NextConfig &config() const { return cfg; }
+  /// The compile profile of the graphs (default: the llama32Prefill preset).
+  /// Its `[execution] decode_buckets` size the generator's decode steps.
+  Qwen3NextFlow &profile(CompileProfile p);
   /// The graph for `tokens` new tokens: the prompt graph when `past` < 0,
   /// else a decode graph after `past` tokens. `masked`: a one-token decode
   /// step over a past bucket whose attention sees the keys input `kv_mask`
@@ -69,6 +73,7 @@ public:
 
 private:
   Qwen3NextConfig cfg;
+  std::optional<CompileProfile> userProfile;
 };
 
 /// Generates with a Qwen3-Next model: the prompt graph, then one-token

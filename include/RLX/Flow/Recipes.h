@@ -254,6 +254,9 @@ public:
   /// The compile profile of the flows (default: the llama32Prefill or
   /// llama32Decode preset, as the graph is).
   DecoderFlow &profile(CompileProfile p);
+  /// The prompt graph's and the decode graph's profiles apart (a profile
+  /// file read over each graph's preset, say).
+  DecoderFlow &profile(CompileProfile prefill, CompileProfile decode);
   /// `[precision] weights` of the flows: Stored keeps matrices stored in
   /// f16, bf16 or ggml blocks so down to the kernels (default: the
   /// profile's, F32 in the presets).
@@ -287,7 +290,7 @@ private:
   std::string family;
   DecoderGraph kind = DecoderGraph::Prefill;
   bool lastOnly = false;
-  std::optional<CompileProfile> userProfile;
+  std::optional<CompileProfile> userProfile, userDecodeProfile;
   std::optional<WeightPrecision> weights;
   std::optional<ComputePrecision> kvCache;
   std::optional<int64_t> tensorRanks;

@@ -223,10 +223,17 @@ struct CompileProfile {
   /// source order, each `<fileName>:<line>:<column>: <message>`.
   static llvm::Expected<CompileProfile>
   fromTomlString(llvm::StringRef text, llvm::StringRef fileName = "<string>");
+  /// The same over `base`: keys the text does not set keep `base`'s values
+  /// (a graph's preset, say).
+  static llvm::Expected<CompileProfile>
+  fromTomlString(llvm::StringRef text, llvm::StringRef fileName,
+                 const CompileProfile &base);
 
-  /// Read and parse a `*.rlx.toml` file. A file that cannot be read gives
-  /// `<path>: cannot read file: <reason>`.
+  /// Read and parse a `*.rlx.toml` file, over `base` when given. A file that
+  /// cannot be read gives `<path>: cannot read file: <reason>`.
   static llvm::Expected<CompileProfile> fromTomlFile(llvm::StringRef path);
+  static llvm::Expected<CompileProfile>
+  fromTomlFile(llvm::StringRef path, const CompileProfile &base);
 
   /// Print every key in TOML; fromTomlString() reads it back to an equal
   /// profile.
