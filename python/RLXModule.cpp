@@ -640,12 +640,13 @@ void python::registerProfile(nb::module_ &m) {
   enumField(cpu, "gemm", &CP::CpuBackendProfile::gemm, stringifyGemmStrategy,
             symbolizeGemmStrategy,
             "GEMM implementation: 'auto', 'blas' or 'generated'.");
-  enumField(cpu, "repack_weights", &CP::CpuBackendProfile::repackWeights,
-            stringifyWeightRepack, symbolizeWeightRepack,
-            "How q4_0, q8_0, q4_K, q6_K, f16 and bf16 matmul weights are kept: "
-            "'none' as "
-            "stored (mapped), 'x8' interleaved by groups of 8 rows at load, "
-            "'auto' x8 where the micro-kernels run on AVX2.");
+  enumField(
+      cpu, "repack_weights", &CP::CpuBackendProfile::repackWeights,
+      stringifyWeightRepack, symbolizeWeightRepack,
+      "How q4_0, q8_0, q4_K, q5_K, q6_K, f16 and bf16 matmul weights are kept: "
+      "'none' as "
+      "stored (mapped), 'x8' interleaved by groups of 8 rows at load, "
+      "'auto' x8 where the micro-kernels run on AVX2.");
   valueSemantics(cpu);
 
   nb::class_<CP::SpirvBackendProfile> spirv(profile, "SpirvBackendProfile",

@@ -297,11 +297,11 @@ static uint64_t rowBytes(DType dtype, int64_t columns) {
 
 /// Writes `rows`, whole rows of param `e`'s stored type (the bytes as the
 /// file has them), at row `row0` of `e` in the pool: copied, or for an x8
-/// param (q4_0, q8_0, q4_K, q6_K, f16 or bf16 `[N, K]`; row0 and the row count
-/// multiples of 8, as lir-pack-params checked) interleaved as the micro-kernels
-/// read it on the way (rlx_uk_repack), so that the pool is written once.
-/// Returns the non-finite values of `rows`, counted a chunk at a time while it
-/// is in cache.
+/// param (q4_0, q8_0, q4_K, q5_K, q6_K, f16 or bf16 `[N, K]`; row0 and the row
+/// count multiples of 8, as lir-pack-params checked) interleaved as the
+/// micro-kernels read it on the way (rlx_uk_repack), so that the pool is
+/// written once. Returns the non-finite values of `rows`, counted a chunk at a
+/// time while it is in cache.
 static uint64_t storeRows(const ManifestEntry &e, int64_t row0,
                           llvm::ArrayRef<uint8_t> rows, uint8_t *pool) {
   uint64_t rowSize = rowBytes(e.dtype, e.shape.back());

@@ -277,8 +277,8 @@ llvm::Expected<Manifest> Manifest::fromJSON(llvm::StringRef text,
       if (ok && !oneRange)
         for (int64_t s : e.sourceSizes)
           ok &= s % 16 == 0;
-      // x8: a q4_0, q8_0, q4_K, q6_K, f16 or bf16 [N, K] param, N (and each
-      // source's or range's rows) a multiple of 8, concatenated along N.
+      // x8: a q4_0, q8_0, q4_K, q5_K, q6_K, f16 or bf16 [N, K] param, N (and
+      // each source's or range's rows) a multiple of 8, concatenated along N.
       if (parsed == ParamLayout::X8) {
         std::optional<uint32_t> ggml = ggmlTypeOf(e.dtype);
         ok = e.kind == IOKind::Param && ggml &&

@@ -236,9 +236,10 @@ struct CPUPipelineOptions : public TargetPipelineOptions<CPUPipelineOptions> {
                      "the generated register-tiled GEMM"))};
   Option<::rlx::WeightRepack> repackWeights{
       *this, "repack-weights",
-      llvm::cl::desc("How q4_0, q8_0, q4_K, q6_K, f16 and bf16 GEMM weights "
-                     "are kept (default: the "
-                     "profile's [backend.cpu] repack_weights)"),
+      llvm::cl::desc(
+          "How q4_0, q8_0, q4_K, q5_K, q6_K, f16 and bf16 GEMM weights "
+          "are kept (default: the "
+          "profile's [backend.cpu] repack_weights)"),
       llvm::cl::values(
           clEnumValN(::rlx::WeightRepack::Auto, "auto",
                      "x8 where the micro-kernels run on AVX2"),

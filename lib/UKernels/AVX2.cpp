@@ -19,7 +19,7 @@
 //
 // Repacked q4_0 / q8_0 / q4_K / q6_K (RLX_UK_REPACKED_X8): lanes are 8
 // output columns, so there are no horizontal sums: 4 x 8 tiles, one convert
-// and FMA per block, row and 8 columns (x8Tile, q4kx8Tile, q6kx8Tile).
+// and FMA per block, row and 8 columns (x8Tile, qkx8Tile, q6kx8Tile).
 // Repacked f16 / bf16: pairs of elements of 8 columns per 32-byte load,
 // widened to f32 pairs, activation pairs broadcast (PairX8Tile).
 //
@@ -439,15 +439,21 @@ RLX_UK_AVX2 inline __m256i q4kScale(const uint8_t *sb, int c, bool mins) {
                        _mm256_set1_epi32(0x30)));
 }
 
-/// One MR x 8 tile of repacked q4_K over all of K: per 32-element chunk,
-/// 8 code vectors (one nibble of 4 code bytes of the 8 rows) times
-/// broadcast activation bytes summed in int16 (exact: at most
-/// 8 * 2 * 15 * 128 = 30720), vpmaddwd by the lanes' chunk scales into
+/// One MR x 8 tile of repacked q4_K (Q5 false) or q5_K (true) over all of
+/// K: per 32-element chunk c, 8 code vectors (one nibble of 4 code bytes of
+/// the 8 rows; q5_K: with bit c of the matching 4 qh bytes on top, as bit
+/// 4) times broadcast activation bytes summed in int16 (exact: at most
+/// 8 * 2 * 15 * 128 = 30720 for q4_K; q5_K sums 4 vectors at a time,
+/// 4 * 2 * 31 * 128 = 31744), vpmaddwd by the lanes' chunk scales into
 /// int32 S1; per block and row one convert and FMA with d * dx, and the
 /// minimums' sum over chunks of mn_j * (xsum[2j] + xsum[2j+1]) times dmin.
-template <int MR>
-RLX_UK_AVX2_FN void q4kx8Tile(const MatmulArgs &a, int64_t m, int64_t n) {
-  constexpr int64_t kSuper = 8 * 144;
+/// (The superblock, see Internal.h: scale words at 32, 64, 96; q4_K's
+/// codes at 128; q5_K's qh at 128 and codes at 384.)
+template <int MR, bool Q5>
+RLX_UK_AVX2_FN void qkx8Tile(const MatmulArgs &a, int64_t m, int64_t n) {
+  constexpr int64_t kSuper = 8 * (Q5 ? 176 : 144);
+  constexpr int kQs = Q5 ? 384 : 128, kQh = 128;
+  constexpr int kRun = Q5 ? 4 : 8; // Code vectors summed in int16.
   const int64_t nb = a.K / 256;
   const uint8_t *xr[MR];
   for (int i = 0; i != MR; ++i)
@@ -458,6 +464,7 @@ RLX_UK_AVX2_FN void q4kx8Tile(const MatmulArgs &a, int64_t m, int64_t n) {
   for (int i = 0; i != MR; ++i)
     acc[i] = _mm256_setzero_ps();
   const __m256i low4 = _mm256_set1_epi8(0xf);
+  const __m256i bit4 = _mm256_set1_epi8(0x10);
   const bool prefetch = a.M <= MR;
   for (int64_t b = 0; b != nb; ++b) {
     const uint8_t *sb = group + b * kSuper;
@@ -468,29 +475,41 @@ RLX_UK_AVX2_FN void q4kx8Tile(const MatmulArgs &a, int64_t m, int64_t n) {
     __m256i s1[MR];
     RLX_UK_UNROLL
     for (int c = 0; c != 8; ++c) {
-      __m256i s[MR];
-      RLX_UK_UNROLL
-      for (int k = 0; k != 8; ++k) {
-        __m256i q = load256(sb + 128 + 32 * (8 * (c / 2) + k));
-        if (c & 1)
-          q = _mm256_srli_epi16(q, 4);
-        q = _mm256_and_si256(q, low4);
-        RLX_UK_UNROLL
-        for (int i = 0; i != MR; ++i) {
-          const __m256i bx =
-              _mm256_set1_epi32(int(loadU32(xr[i] + 256 * b + 32 * c + 4 * k)));
-          const __m256i p = _mm256_maddubs_epi16(q, bx);
-          s[i] = k == 0 ? p : _mm256_add_epi16(s[i], p);
-          pin(s[i]);
-        }
-      }
       const __m256i sc32 = q4kScale(sb, c, false);
       const __m256i sc = _mm256_or_si256(sc32, _mm256_slli_epi32(sc32, 16));
       RLX_UK_UNROLL
-      for (int i = 0; i != MR; ++i) {
-        const __m256i p = _mm256_madd_epi16(s[i], sc);
-        s1[i] = c == 0 ? p : _mm256_add_epi32(s1[i], p);
-        pin(s1[i]);
+      for (int k0 = 0; k0 != 8; k0 += kRun) {
+        __m256i s[MR];
+        RLX_UK_UNROLL
+        for (int k = k0; k != k0 + kRun; ++k) {
+          __m256i q = load256(sb + kQs + 32 * (8 * (c / 2) + k));
+          if (c & 1)
+            q = _mm256_srli_epi16(q, 4);
+          q = _mm256_and_si256(q, low4);
+          if constexpr (Q5) {
+            // Bit c of each qh byte to bit 4 (16-bit shifts by at most 4
+            // move no other byte's bit there).
+            const __m256i qh = load256(sb + kQh + 32 * k);
+            const __m256i hi = c < 4    ? _mm256_slli_epi16(qh, 4 - c)
+                               : c == 4 ? qh
+                                        : _mm256_srli_epi16(qh, c - 4);
+            q = _mm256_or_si256(q, _mm256_and_si256(hi, bit4));
+          }
+          RLX_UK_UNROLL
+          for (int i = 0; i != MR; ++i) {
+            const __m256i bx = _mm256_set1_epi32(
+                int(loadU32(xr[i] + 256 * b + 32 * c + 4 * k)));
+            const __m256i p = _mm256_maddubs_epi16(q, bx);
+            s[i] = k == k0 ? p : _mm256_add_epi16(s[i], p);
+            pin(s[i]);
+          }
+        }
+        RLX_UK_UNROLL
+        for (int i = 0; i != MR; ++i) {
+          const __m256i p = _mm256_madd_epi16(s[i], sc);
+          s1[i] = c == 0 && k0 == 0 ? p : _mm256_add_epi32(s1[i], p);
+          pin(s1[i]);
+        }
       }
     }
     const __m256 wd =
@@ -663,10 +682,10 @@ RLX_UK_AVX2_FN void q6kx8Tile(const MatmulArgs &a, int64_t m, int64_t n) {
 }
 
 /// The repacked K-quant tiles as policies: Tile::run<MR>(a, m, n).
-struct Q4Kx8 {
+template <bool Q5> struct QKx8 {
   template <int MR>
   RLX_UK_AVX2_FN static void run(const MatmulArgs &a, int64_t m, int64_t n) {
-    q4kx8Tile<MR>(a, m, n);
+    qkx8Tile<MR, Q5>(a, m, n);
   }
 };
 struct Q6Kx8 {
@@ -987,7 +1006,9 @@ MatmulFn rlx::uk::avx2Kernel(int wtype) {
   case RLX_UK_Q8_0 | RLX_UK_REPACKED_X8:
     return driveX8<true, 4>;
   case RLX_UK_Q4_K | RLX_UK_REPACKED_X8:
-    return driveKx8<Q4Kx8, 4>;
+    return driveKx8<QKx8<false>, 4>;
+  case RLX_UK_Q5_K | RLX_UK_REPACKED_X8:
+    return driveKx8<QKx8<true>, 4>;
   case RLX_UK_Q6_K | RLX_UK_REPACKED_X8:
     return driveKx8<Q6Kx8, 4>;
   case RLX_UK_F16 | RLX_UK_REPACKED_X8:

@@ -71,7 +71,8 @@ struct TypeInfo {
 /// Whether `wtype` is a plain type with a repacked form.
 inline bool hasRepackedForm(int wtype) {
   return wtype == RLX_UK_Q4_0 || wtype == RLX_UK_Q8_0 || wtype == RLX_UK_Q4_K ||
-         wtype == RLX_UK_Q6_K || wtype == RLX_UK_F16 || wtype == RLX_UK_BF16;
+         wtype == RLX_UK_Q5_K || wtype == RLX_UK_Q6_K || wtype == RLX_UK_F16 ||
+         wtype == RLX_UK_BF16;
 }
 
 /// The storage of `wtype`, or nullptr if the library does not handle it.
@@ -192,14 +193,14 @@ inline PreparedLayout preparedLayout(PrepKind kind, int64_t k) {
 // Repacked weights (RLX_UK_REPACKED_X8)
 //===----------------------------------------------------------------------===//
 //
-// A group of 8 rows of q4_0, q8_0, q4_K or q6_K holds, per block index b,
-// one superblock of the 8 rows' blocks b at byte 8 * blockBytes * b of the
-// group. A block has H bytes of f16 scales (H = 2: d; q4_K: H = 4, d and
-// dmin), at its start except in q6_K (d in its last 2 bytes), and
+// A group of 8 rows of q4_0, q8_0, q4_K, q5_K or q6_K holds, per block index
+// b, one superblock of the 8 rows' blocks b at byte 8 * blockBytes * b of the
+// group. A block has H bytes of f16 scales (H = 2: d; q4_K, q5_K: H = 4, d
+// and dmin), at its start except in q6_K (d in its last 2 bytes), and
 // blockBytes - H bytes of the rest, a multiple of 4 (q4_0's 16 code bytes,
-// q8_0's 32, q4_K's 12 scale bytes and 128 code bytes, q6_K's 128 ql, 64 qh
-// and 16 int8 scale bytes). With i the index of a byte within the rest, in
-// the superblock:
+// q8_0's 32, q4_K's 12 scale bytes and 128 code bytes, q5_K's 12 scale
+// bytes, 32 qh and 128 code bytes, q6_K's 128 ql, 64 qh and 16 int8 scale
+// bytes). With i the index of a byte within the rest, in the superblock:
 //
 //   scale field f (bytes 2 f, 2 f + 1 of the H) of row r:  16 f + 2 r (+ 1);
 //   byte i of the rest of row r:  8 H + 32 (i / 4) + 4 r + i % 4.
@@ -211,6 +212,12 @@ inline PreparedLayout preparedLayout(PrepKind kind, int64_t k) {
 // decode per lane with the shifts and masks of their plain blocks. (q4_0
 // code byte j holds elements j, low nibble, and j + 16, high nibble; q8_0
 // byte j is element j; q4_K as in unpackQ4K.)
+//
+// q5_K's superblock (1408 bytes) is thus q4_K's (1152 bytes: the 8 d at 0,
+// dmin at 16, scale chunks at 32, 64, 96, code chunk t at 128 + 32 t) with
+// the 4-byte qh chunks k < 8 of the 8 rows at 128 + 32 k and the code chunks
+// moved to 384 + 32 t: bit c of the qh chunk k is bit 4 of elements
+// 32 c + 4 k + (0..3).
 //
 // q6_K's superblock (1680 bytes) is thus: the 8 d at 0; ql 4-byte chunk t
 // (ql[4 t, 4 t + 4), t < 32) of the 8 rows at 16 + 32 t; qh chunk t (t < 16)
@@ -233,7 +240,9 @@ inline PreparedLayout preparedLayout(PrepKind kind, int64_t k) {
 // for these codes, so the dispatcher runs AVX2's.
 
 /// Bytes of f16 scales of a block of repackable `wtype`.
-constexpr int repackedHeader(int wtype) { return wtype == RLX_UK_Q4_K ? 4 : 2; }
+constexpr int repackedHeader(int wtype) {
+  return wtype == RLX_UK_Q4_K || wtype == RLX_UK_Q5_K ? 4 : 2;
+}
 
 /// Where the f16 scales of a block of repackable `wtype` (of `blockBytes`
 /// bytes) start in the plain block: at its end for q6_K, else at 0.

@@ -213,7 +213,7 @@ void kquantKernel(const MatmulArgs &a) {
   }
 }
 
-/// Repacked K-quants (q4_K and q6_K, code `Code`, see Internal.h): per
+/// Repacked K-quants (q4_K, q5_K and q6_K, code `Code`, see Internal.h): per
 /// group of 8 columns, each block of each row is gathered back from its
 /// superblock and multiplied as kquantKernel does (bit for bit the same
 /// result).
@@ -324,6 +324,8 @@ MatmulFn rlx::uk::scalarKernel(int wtype) {
     return q32x8Kernel<Q8_0>;
   case RLX_UK_Q4_K | RLX_UK_REPACKED_X8:
     return kquantx8Kernel<Q4KLayout, unpackQ4K, RLX_UK_Q4_K>;
+  case RLX_UK_Q5_K | RLX_UK_REPACKED_X8:
+    return kquantx8Kernel<Q5KLayout, unpackQ5K, RLX_UK_Q5_K>;
   case RLX_UK_Q6_K | RLX_UK_REPACKED_X8:
     return kquantx8Kernel<Q6KLayout, unpackQ6K, RLX_UK_Q6_K>;
   case RLX_UK_F16 | RLX_UK_REPACKED_X8:

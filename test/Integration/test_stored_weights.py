@@ -598,6 +598,21 @@ def q4_k_m_model(tmp_path_factory):
     types in the file): a random LLaMA with rows of 256 and 512 so that
     llama.cpp's Q4_K_M recipe uses q4_K and q6_K, quantized by
     llama_model_quantize from an f32 GGUF."""
+    return llama_cpp_quantized(tmp_path_factory, "q4_K_M",
+                               15)  # LLAMA_FTYPE_MOSTLY_Q4_K_M
+
+
+@pytest.fixture(scope="module")
+def q5_k_m_model(tmp_path_factory):
+    """The same model as q4_k_m_model in llama.cpp's Q5_K_M (q5_K and
+    q6_K)."""
+    return llama_cpp_quantized(tmp_path_factory, "q5_K_M",
+                               17)  # LLAMA_FTYPE_MOSTLY_Q5_K_M
+
+
+def llama_cpp_quantized(tmp_path_factory, name, ftype):
+    """(HF model with the file's dequantized weights, GGUF path, ggml types
+    in the file) of the random LLaMA quantized by llama.cpp to `ftype`."""
     torch = pytest.importorskip("torch")
     llama_cpp = pytest.importorskip("llama_cpp")
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -605,7 +620,7 @@ def q4_k_m_model(tmp_path_factory):
     from conftest import ROOT
     sys.path.insert(0, str(ROOT / "scripts"))
     import make_tiny_models
-    out = tmp_path_factory.mktemp("q4km")
+    out = tmp_path_factory.mktemp(name)
     cfg = LlamaConfig(vocab_size=256, hidden_size=256, intermediate_size=512,
                       num_hidden_layers=2, num_attention_heads=4,
                       num_key_value_heads=2, head_dim=64, rms_norm_eps=1e-5,
@@ -616,9 +631,9 @@ def q4_k_m_model(tmp_path_factory):
     make_tiny_models.randomize(model, 5)
     f32 = out / "f32.gguf"
     make_tiny_models.write_gguf(model, str(f32))
-    q = out / "q4_K_M.gguf"
+    q = out / f"{name}.gguf"
     params = llama_cpp.llama_model_quantize_default_params()
-    params.ftype = 15  # LLAMA_FTYPE_MOSTLY_Q4_K_M
+    params.ftype = ftype
     params.nthread = 2
     assert llama_cpp.llama_model_quantize(str(f32).encode(), str(q).encode(),
                                           params) == 0
@@ -681,6 +696,28 @@ def test_q4_k_m_interleaved(q4_k_m_model, tmp_path, isa):
     runs = run_repacked(path, tmp_path, isa, min_x8=2)
     ref, _ = torch_reference(model)
     assert scale_err(runs["x8"][1], ref) < 3e-2
+
+
+@pytest.mark.parametrize("isa", isas())
+def test_q5_k_m_from_llama_cpp(q5_k_m_model, tmp_path, isa):
+    """llama.cpp's Q5_K_M file (q5_K and q6_K blocks) kept as stored, plain
+    and x8-interleaved (q5_K has an x8 form): PyTorch's greedy ids on the
+    file's dequantized weights, logits within the 8-bit activation
+    rounding's 3e-2; widened to f32 within 1e-4."""
+    model, path, types = q5_k_m_model
+    assert {"q5_K", "q6_K"} <= set(types.values()), types
+    ref, greedy = torch_reference(model)
+    runs = run_repacked(path, tmp_path, isa, min_x8=2)
+    x8 = re.findall(r'lir.io param "([^"]+)".*#lir.layout<x8>.*q5_K',
+                    runs["x8"][2])
+    assert x8, "no q5_K param interleaved"
+    for layout in ("none", "x8"):
+        assert scale_err(runs[layout][1], ref) < 3e-2, layout
+        assert runs[layout][0] == greedy, layout
+    if isa == isas()[0]:
+        tokens, got, _ = run_model(path, tmp_path, "f32")
+        assert scale_err(got, ref) < 1e-4
+        assert tokens == greedy
 
 
 def test_q4_k_m_logits_against_llama_cpp(q4_k_m_model, tmp_path):

@@ -389,9 +389,10 @@ TEST_P(UKernelsTest, ThreadsSplitRowsAndColumns) {
 // Repacked weights
 //===----------------------------------------------------------------------===//
 
-const TypeCase kRepackedTypes[] = {
-    {RLX_UK_Q4_0, "q4_0"}, {RLX_UK_Q8_0, "q8_0"}, {RLX_UK_Q4_K, "q4_K"},
-    {RLX_UK_Q6_K, "q6_K"}, {RLX_UK_F16, "f16"},   {RLX_UK_BF16, "bf16"}};
+const TypeCase kRepackedTypes[] = {{RLX_UK_Q4_0, "q4_0"}, {RLX_UK_Q8_0, "q8_0"},
+                                   {RLX_UK_Q4_K, "q4_K"}, {RLX_UK_Q5_K, "q5_K"},
+                                   {RLX_UK_Q6_K, "q6_K"}, {RLX_UK_F16, "f16"},
+                                   {RLX_UK_BF16, "bf16"}};
 
 using UKernelsRepackedTest = UKernelsTest;
 
@@ -451,6 +452,47 @@ TEST_P(UKernelsRepackedTest, ThreadsSplitColumns) {
   EXPECT_EQ(y1, y2);
 }
 
+/// The largest sums the K-quant tiles hold in int16: every code at its
+/// maximum (all code, qh and scale bytes 0xff), activations at +-127 after
+/// rounding. The repacked product must equal the scalar plain kernel's
+/// (exact integer block sums), so an int16 run too long to be exact fails.
+TEST_P(UKernelsRepackedTest, SaturatedCodes) {
+  const TypeCase t = std::get<0>(GetParam());
+  if (rlx_uk_block_elements(t.code) != 256)
+    GTEST_SKIP() << "the int16 sums are the K-quant tiles'";
+  const int rcode = t.code | RLX_UK_REPACKED_X8;
+  const int64_t M = 3, N = 16, K = 512;
+  const size_t rowBytes = rlx_uk_weight_row_bytes(t.code, K);
+  const size_t blockBytes = rowBytes / (K / 256);
+  std::vector<uint8_t> w(N * rowBytes, 0xff);
+  for (size_t blk = 0; blk != w.size() / blockBytes; ++blk) {
+    uint8_t *p = w.data() + blk * blockBytes;
+    if (t.code == RLX_UK_Q6_K) {
+      putF16(p + 208, 1e-3f);
+    } else {
+      putF16(p, 1e-3f);
+      putF16(p + 2, 0.0f);
+    }
+  }
+  std::vector<float> x(M * K);
+  for (int64_t m = 0; m != M; ++m)
+    for (int64_t k = 0; k != K; ++k)
+      x[m * K + k] = m == 1 ? -1.0f : 1.0f + float(m) * float(k % 2);
+  std::vector<uint8_t> p(rlx_uk_prepared_bytes(rcode, M, K));
+  ASSERT_EQ(rlx_uk_prepare(rcode, x.data(), K, 0, M, K, p.data()), 0);
+  std::vector<uint8_t> wr(w.size());
+  ASSERT_EQ(rlx_uk_repack(t.code, K, w.data(), 0, N, wr.data()), 0);
+  std::vector<float> got(M * N), want(M * N);
+  ASSERT_EQ(
+      rlx_uk_matmul(rcode, p.data(), M, K, wr.data(), 0, N, got.data(), N), 0);
+  ASSERT_EQ(rlx_uk_select_isa("scalar"), 0);
+  ASSERT_EQ(
+      rlx_uk_matmul(t.code, p.data(), M, K, w.data(), 0, N, want.data(), N), 0);
+  for (int64_t i = 0; i != M * N; ++i)
+    ASSERT_NEAR(got[i], want[i], 1e-5 * std::fabs(want[i]))
+        << t.name << " " << isa << " output " << i;
+}
+
 std::string caseName(
     const ::testing::TestParamInfo<std::tuple<TypeCase, const char *>> &info) {
   std::string name =
@@ -472,7 +514,8 @@ INSTANTIATE_TEST_SUITE_P(Repacked, UKernelsRepackedTest,
 /// The repacked layout is the documented permutation of each group of 8
 /// rows: per block b, a superblock of 8 * blockBytes bytes at
 /// 8 * blockBytes * b of the group, with row r's f16 scale field f at
-/// 16 f + 2 r and, after the H bytes of scale fields (q4_K: 4, else 2), its
+/// 16 f + 2 r and, after the H bytes of scale fields (q4_K, q5_K: 4, else
+/// 2), its
 /// byte H + j at 8 H + 32 (j / 4) + 4 r + j % 4; q6_K's d (its last 2
 /// bytes) at 2 r and its byte j < 208 at 16 + 32 (j / 4) + 4 r + j % 4.
 /// Repacking two ranges equals one call, and rows outside the range are not
@@ -487,9 +530,10 @@ TEST(UKernelsRepack, LayoutAndRanges) {
     const int64_t bb = t.code == RLX_UK_Q4_0   ? 18
                        : t.code == RLX_UK_Q8_0 ? 34
                        : t.code == RLX_UK_Q4_K ? 144
+                       : t.code == RLX_UK_Q5_K ? 176
                                                : 210;
     const int64_t nb = K / rlx_uk_block_elements(t.code);
-    const int64_t h = t.code == RLX_UK_Q4_K ? 4 : 2;
+    const int64_t h = t.code == RLX_UK_Q4_K || t.code == RLX_UK_Q5_K ? 4 : 2;
     const size_t rowBytes = rlx_uk_weight_row_bytes(t.code, K);
     ASSERT_EQ(rlx_uk_weight_row_bytes(t.code | RLX_UK_REPACKED_X8, K),
               rowBytes);
@@ -589,7 +633,8 @@ TEST(UKernelsRepack, RejectsInvalidArguments) {
   EXPECT_EQ(rlx_uk_supports(RLX_UK_Q4_1 | RLX_UK_REPACKED_X8), 0);
   EXPECT_EQ(rlx_uk_supports(RLX_UK_Q4_K | RLX_UK_REPACKED_X8), 1);
   EXPECT_EQ(rlx_uk_supports(RLX_UK_Q6_K | RLX_UK_REPACKED_X8), 1);
-  EXPECT_EQ(rlx_uk_supports(RLX_UK_Q5_K | RLX_UK_REPACKED_X8), 0);
+  EXPECT_EQ(rlx_uk_supports(RLX_UK_Q5_K | RLX_UK_REPACKED_X8), 1);
+  EXPECT_EQ(rlx_uk_supports(RLX_UK_Q3_K | RLX_UK_REPACKED_X8), 0);
   EXPECT_EQ(rlx_uk_supports(RLX_UK_REPACKED_X8), 0);
   EXPECT_EQ(rlx_uk_block_elements(q4r), 32);
   EXPECT_EQ(rlx_uk_prepared_row_bytes(q4r, K),
@@ -602,7 +647,8 @@ TEST(UKernelsRepack, RejectsInvalidArguments) {
                           out.data()),
             -1);
   EXPECT_EQ(rlx_uk_repack(RLX_UK_BF16, K, w.data(), 0, 12, out.data()), -1);
-  EXPECT_EQ(rlx_uk_repack(RLX_UK_Q5_K, 256, w.data(), 0, 8, out.data()), -1);
+  EXPECT_EQ(rlx_uk_repack(RLX_UK_Q3_K, 256, w.data(), 0, 8, out.data()), -1);
+  EXPECT_EQ(rlx_uk_repack(RLX_UK_Q5_K, 64, w.data(), 0, 8, out.data()), -1);
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q6_K, 64, w.data(), 0, 8, out.data()), -1);
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_K, 64, w.data(), 0, 8, out.data()), -1);
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_0, 48, w.data(), 0, 8, out.data()), -1);
@@ -611,7 +657,7 @@ TEST(UKernelsRepack, RejectsInvalidArguments) {
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_0, K, w.data(), 8, 0, out.data()), -1);
   EXPECT_EQ(rlx_uk_repack(RLX_UK_Q4_0, K, w.data(), -8, 8, out.data()), -1);
   EXPECT_EQ(rlx_uk_unpack(RLX_UK_Q5_1, K, w.data(), 0, 1, out.data()), -1);
-  EXPECT_EQ(rlx_uk_unpack(RLX_UK_Q5_K, 256, w.data(), 0, 1, out.data()), -1);
+  EXPECT_EQ(rlx_uk_unpack(RLX_UK_Q3_K, 256, w.data(), 0, 1, out.data()), -1);
   EXPECT_EQ(rlx_uk_unpack(RLX_UK_Q4_0, 48, w.data(), 0, 1, out.data()), -1);
   EXPECT_EQ(rlx_uk_unpack(RLX_UK_Q4_0, K, w.data(), 3, 2, out.data()), -1);
   EXPECT_EQ(rlx_uk_unpack(RLX_UK_Q4_0, K, w.data(), -1, 2, out.data()), -1);

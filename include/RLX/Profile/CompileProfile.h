@@ -113,8 +113,8 @@ struct CompileProfile {
     bool unfuseRegions = false;
     /// `gemm`: GEMM implementation.
     GemmStrategy gemm = GemmStrategy::Auto;
-    /// `repack_weights`: how q4_0, q8_0, q4_K, q6_K, f16 and bf16 GEMM weights
-    /// are kept.
+    /// `repack_weights`: how q4_0, q8_0, q4_K, q5_K, q6_K, f16 and bf16 GEMM
+    /// weights are kept.
     WeightRepack repackWeights = WeightRepack::Auto;
     /// `threads`: worker threads; 0 means all cores.
     unsigned threads = 0;

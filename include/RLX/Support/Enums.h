@@ -61,8 +61,8 @@ enum class WeightPrecision { Stored, F32, BF16, F16, Q8_0, Q4_0 };
 /// `Auto` the generated kernel wherever the weight can be packed.
 enum class GemmStrategy { Auto, Blas, Generated };
 
-/// How the CPU keeps q4_0, q8_0, q4_K, q6_K, f16 and bf16 weights that only
-/// matmuls read
+/// How the CPU keeps q4_0, q8_0, q4_K, q5_K, q6_K, f16 and bf16 weights that
+/// only matmuls read
 /// (`[backend.cpu] repack_weights`): `None` as the file stores them (mapped
 /// from it), `X8` with each group of 8 rows interleaved (ParamLayout::X8:
 /// the micro-kernels' faster GEMM, copied at load), `Auto` X8 where the

@@ -60,8 +60,8 @@ enum {
 };
 
 /// Flag OR'd into a weight type code (RLX_UK_Q4_0, RLX_UK_Q8_0, RLX_UK_Q4_K,
-/// RLX_UK_Q6_K, RLX_UK_F16 or RLX_UK_BF16) for weights repacked by
-/// rlx_uk_repack: in each group of 8 rows (rows 8 i to 8 i + 7, the group at
+/// RLX_UK_Q5_K, RLX_UK_Q6_K, RLX_UK_F16 or RLX_UK_BF16) for weights repacked
+/// by rlx_uk_repack: in each group of 8 rows (rows 8 i to 8 i + 7, the group at
 /// the byte offset of its first row) the blocks of the 8 rows (for f16 and
 /// bf16, pairs of elements) are interleaved so that vector lanes run along
 /// output columns (llama.cpp's block_q4_0x8 idea). The same bytes, permuted

@@ -269,7 +269,7 @@ lir.entry @io_c5_layout_shape arena_size = 0, param_size = 4096, alignment = 64 
 
 lir.entry @io_c7_x8_f32 arena_size = 0, param_size = 4096, alignment = 64 {
   %w = lir.view params[0] : memref<16x16xf32>
-  // expected-error @+1 {{layout x8 needs a q4_0, q8_0, q4_K, q6_K, f16 or bf16 [N, K] param with N (and every source's N, concatenated along N) a multiple of 8}}
+  // expected-error @+1 {{layout x8 needs a q4_0, q8_0, q4_K, q5_K, q6_K, f16 or bf16 [N, K] param with N (and every source's N, concatenated along N) a multiple of 8}}
   lir.io param "w" %w {layout = #lir.layout<x8>} : memref<16x16xf32>
 }
 
@@ -277,7 +277,7 @@ lir.entry @io_c7_x8_f32 arena_size = 0, param_size = 4096, alignment = 64 {
 
 lir.entry @io_c7_x8_rows arena_size = 0, param_size = 4096, alignment = 64 {
   %w = lir.view params[0] : memref<12x64x!mir.quant<q4_0>>
-  // expected-error @+1 {{layout x8 needs a q4_0, q8_0, q4_K, q6_K, f16 or bf16 [N, K] param}}
+  // expected-error @+1 {{layout x8 needs a q4_0, q8_0, q4_K, q5_K, q6_K, f16 or bf16 [N, K] param}}
   lir.io param "w" %w {layout = #lir.layout<x8>} : memref<12x64x!mir.quant<q4_0>>
 }
 
@@ -285,16 +285,16 @@ lir.entry @io_c7_x8_rows arena_size = 0, param_size = 4096, alignment = 64 {
 
 lir.entry @io_c7_x8_sources arena_size = 0, param_size = 4096, alignment = 64 {
   %w = lir.view params[0] : memref<16x64x!mir.quant<q8_0>>
-  // expected-error @+1 {{layout x8 needs a q4_0, q8_0, q4_K, q6_K, f16 or bf16 [N, K] param}}
+  // expected-error @+1 {{layout x8 needs a q4_0, q8_0, q4_K, q5_K, q6_K, f16 or bf16 [N, K] param}}
   lir.io param "w" %w {layout = #lir.layout<x8>, sources = ["a", "b"], concat_axis = 0 : i64, source_sizes = array<i64: 4, 12>} : memref<16x64x!mir.quant<q8_0>>
 }
 
 // -----
 
-lir.entry @io_c7_x8_q5_K arena_size = 0, param_size = 4096, alignment = 64 {
-  %w = lir.view params[0] : memref<8x256x!mir.quant<q5_K>>
-  // expected-error @+1 {{layout x8 needs a q4_0, q8_0, q4_K, q6_K, f16 or bf16 [N, K] param}}
-  lir.io param "w" %w {layout = #lir.layout<x8>} : memref<8x256x!mir.quant<q5_K>>
+lir.entry @io_c7_x8_q3_K arena_size = 0, param_size = 4096, alignment = 64 {
+  %w = lir.view params[0] : memref<8x256x!mir.quant<q3_K>>
+  // expected-error @+1 {{layout x8 needs a q4_0, q8_0, q4_K, q5_K, q6_K, f16 or bf16 [N, K] param}}
+  lir.io param "w" %w {layout = #lir.layout<x8>} : memref<8x256x!mir.quant<q3_K>>
 }
 
 // -----

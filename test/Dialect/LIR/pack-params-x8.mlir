@@ -2,7 +2,7 @@
 // RUN: rlx-opt %s -split-input-file --lir-pack-params | FileCheck %s --check-prefix=DEFAULT
 // RUN: rlx-opt %s -split-input-file --lir-pack-params="nk16=false x8=true" | FileCheck %s --check-prefix=X8ONLY
 
-/// With x8, lir-pack-params interleaves a q4_0, q8_0, q4_K, q6_K, f16 or bf16 param by groups of 8
+/// With x8, lir-pack-params interleaves a q4_0, q8_0, q4_K, q5_K, q6_K, f16 or bf16 param by groups of 8
 /// rows when every kernel that reads it reads it as the transposed
 /// right-hand side of a matmul with N a multiple of 8 (a derived param
 /// concatenated along N: every source too). Without it (the default) no
@@ -81,6 +81,38 @@ lir.entry @interleaves arena_size = 32768, param_size = 32768, alignment = 64 {
     lir.yield %r : tensor<2x8xf32>
   }
   lir.io output "y6" %y6 : memref<2x8xf32>
+}
+
+// -----
+
+/// q5_K (a Q5_K_M file's matrices) interleaves; q3_K has no x8 form.
+// CHECK-LABEL: lir.entry @k_quants
+// CHECK: lir.io param "k5" %{{.*}} {layout = #lir.layout<x8>} : memref<8x256x!mir.quant<q5_K>>
+// CHECK: lir.io param "k3" %{{.*}} : memref<8x256x!mir.quant<q3_K>>
+// CHECK-NOT: layout
+// DEFAULT-LABEL: lir.entry @k_quants
+// DEFAULT-NOT: layout
+lir.entry @k_quants arena_size = 32768, param_size = 32768, alignment = 64 {
+  %x = lir.view arena[0] : memref<2x256xf32>
+  %k5 = lir.view params[0] : memref<8x256x!mir.quant<q5_K>>
+  %k3 = lir.view params[1408] : memref<8x256x!mir.quant<q3_K>>
+  %y5 = lir.view arena[2048] : memref<2x8xf32>
+  %y3 = lir.view arena[2112] : memref<2x8xf32>
+  lir.io input "x" %x : memref<2x256xf32>
+  lir.io param "k5" %k5 : memref<8x256x!mir.quant<q5_K>>
+  lir.io param "k3" %k3 : memref<8x256x!mir.quant<q3_K>>
+  lir.kernel "q5_K" ins(%x, %k5 : memref<2x256xf32>, memref<8x256x!mir.quant<q5_K>>) outs(%y5 : memref<2x8xf32>) {
+  ^bb0(%t: tensor<2x256xf32>, %s: tensor<8x256x!mir.quant<q5_K>>):
+    %r = mir.matmul %t, %s {transpose_rhs} : (tensor<2x256xf32>, tensor<8x256x!mir.quant<q5_K>>) -> tensor<2x8xf32>
+    lir.yield %r : tensor<2x8xf32>
+  }
+  lir.kernel "q3_K" ins(%x, %k3 : memref<2x256xf32>, memref<8x256x!mir.quant<q3_K>>) outs(%y3 : memref<2x8xf32>) {
+  ^bb0(%t: tensor<2x256xf32>, %s: tensor<8x256x!mir.quant<q3_K>>):
+    %r = mir.matmul %t, %s {transpose_rhs} : (tensor<2x256xf32>, tensor<8x256x!mir.quant<q3_K>>) -> tensor<2x8xf32>
+    lir.yield %r : tensor<2x8xf32>
+  }
+  lir.io output "y5" %y5 : memref<2x8xf32>
+  lir.io output "y3" %y3 : memref<2x8xf32>
 }
 
 // -----
@@ -174,7 +206,7 @@ lir.entry @fused_bf16_gather arena_size = 32768, param_size = 32768, alignment =
 
 /// N = 12 is not a multiple of 8; a q8_0 table that a kernel dequantizes
 /// whole (mir.dequantize) keeps its stored rows; a source of 4 rows splits a
-/// group of 8; a q5_K weight has no x8 form; a param no kernel reads stays
+/// group of 8; a q3_K weight has no x8 form; a param no kernel reads stays
 /// as it is.
 // CHECK-LABEL: lir.entry @negative_interleaves
 // CHECK-NOT: layout
@@ -184,7 +216,7 @@ lir.entry @negative_interleaves arena_size = 32768, param_size = 32768, alignmen
   %w = lir.view params[0] : memref<12x256x!mir.quant<q4_0>>
   %e = lir.view params[2048] : memref<16x256x!mir.quant<q8_0>>
   %d = lir.view params[8192] : memref<16x256x!mir.quant<q4_0>>
-  %k = lir.view params[12288] : memref<8x256x!mir.quant<q5_K>>
+  %k = lir.view params[12288] : memref<8x256x!mir.quant<q3_K>>
   %u = lir.view params[14336] : memref<8x256x!mir.quant<q4_0>>
   %y = lir.view arena[4160] : memref<4x12xf32>
   %g = lir.view arena[4416] : memref<4x256xf32>
@@ -197,7 +229,7 @@ lir.entry @negative_interleaves arena_size = 32768, param_size = 32768, alignmen
   lir.io param "w" %w : memref<12x256x!mir.quant<q4_0>>
   lir.io param "emb" %e : memref<16x256x!mir.quant<q8_0>>
   lir.io param "d" %d {sources = ["a", "b"], concat_axis = 0 : i64, source_sizes = array<i64: 4, 12>} : memref<16x256x!mir.quant<q4_0>>
-  lir.io param "k" %k : memref<8x256x!mir.quant<q5_K>>
+  lir.io param "k" %k : memref<8x256x!mir.quant<q3_K>>
   lir.io param "unused" %u : memref<8x256x!mir.quant<q4_0>>
   lir.kernel "matmul" ins(%x, %w : memref<4x256xf32>, memref<12x256x!mir.quant<q4_0>>) outs(%y : memref<4x12xf32>) {
   ^bb0(%t: tensor<4x256xf32>, %s: tensor<12x256x!mir.quant<q4_0>>):
@@ -219,9 +251,9 @@ lir.entry @negative_interleaves arena_size = 32768, param_size = 32768, alignmen
     %q = mir.matmul %t, %s {transpose_rhs} : (tensor<4x256xf32>, tensor<16x256x!mir.quant<q4_0>>) -> tensor<4x16xf32>
     lir.yield %q : tensor<4x16xf32>
   }
-  lir.kernel "q5_K" ins(%x, %k : memref<4x256xf32>, memref<8x256x!mir.quant<q5_K>>) outs(%kk : memref<4x8xf32>) {
-  ^bb0(%t: tensor<4x256xf32>, %s: tensor<8x256x!mir.quant<q5_K>>):
-    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<4x256xf32>, tensor<8x256x!mir.quant<q5_K>>) -> tensor<4x8xf32>
+  lir.kernel "q3_K" ins(%x, %k : memref<4x256xf32>, memref<8x256x!mir.quant<q3_K>>) outs(%kk : memref<4x8xf32>) {
+  ^bb0(%t: tensor<4x256xf32>, %s: tensor<8x256x!mir.quant<q3_K>>):
+    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<4x256xf32>, tensor<8x256x!mir.quant<q3_K>>) -> tensor<4x8xf32>
     lir.yield %q : tensor<4x8xf32>
   }
   lir.io output "y" %y : memref<4x12xf32>

@@ -22,7 +22,8 @@ struct CPUCodegenOptions {
   ::rlx::GemmStrategy gemm = ::rlx::GemmStrategy::Auto;
   /// The generated GEMM's base register tile.
   lir::GemmTile tile;
-  /// Store q4_0, q8_0, q4_K and q6_K GEMM weights x8 (lir-pack-params x8).
+  /// Store q4_0, q8_0, q4_K, q5_K, q6_K, f16 and bf16 GEMM weights x8
+  /// (lir-pack-params x8).
   bool repackX8 = false;
 };
 

@@ -316,6 +316,7 @@ bool mlir::rlx::lir::hasX8Form(Type t) {
   return quant && (quant.getKind() == mir::QuantKind::Q4_0 ||
                    quant.getKind() == mir::QuantKind::Q8_0 ||
                    quant.getKind() == mir::QuantKind::Q4_K ||
+                   quant.getKind() == mir::QuantKind::Q5_K ||
                    quant.getKind() == mir::QuantKind::Q6_K);
 }
 
@@ -384,8 +385,8 @@ LogicalResult IOOp::verify() {
       return emitOpError("layout nk16 needs an f32 [N, K] param with N (and "
                          "every concatenated source's N) a multiple of 16");
   }
-  // lir_io_c7: the x8 layout is for q4_0, q8_0, q4_K, q6_K, f16 and bf16 [N, K]
-  // params with N (and every concatenated source's N) a multiple of 8,
+  // lir_io_c7: the x8 layout is for q4_0, q8_0, q4_K, q5_K, q6_K, f16 and bf16
+  // [N, K] params with N (and every concatenated source's N) a multiple of 8,
   // concatenated along N.
   if (getLayout() && *getLayout() == ParamLayout::X8) {
     auto ty = cast<MemRefType>(getView().getType());
@@ -396,10 +397,10 @@ LogicalResult IOOp::verify() {
           *getConcatAxis() == 0 && getSourceSizes() &&
           llvm::all_of(*getSourceSizes(), [](int64_t s) { return s % 8 == 0; });
     if (!ok)
-      return emitOpError(
-          "layout x8 needs a q4_0, q8_0, q4_K, q6_K, f16 or bf16 [N, K] param "
-          "with N (and every source's N, concatenated along "
-          "N) a multiple of 8");
+      return emitOpError("layout x8 needs a q4_0, q8_0, q4_K, q5_K, q6_K, f16 "
+                         "or bf16 [N, K] param "
+                         "with N (and every source's N, concatenated along "
+                         "N) a multiple of 8");
   }
   // lir_io_c4: index bounds are for integer inputs.
   if (getIndexBound() &&

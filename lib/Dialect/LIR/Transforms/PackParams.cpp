@@ -7,10 +7,10 @@
 //
 // lir-pack-params: a weight that only the right-hand side of transposed f32
 // matmuls reads is stored as nk16 panels (the generated GEMM's operand); with
-// `x8`, a q4_0, q8_0, q4_K, q6_K, f16 or bf16 weight that only such matmuls and
-// embedding gathers read (a tied LM head) has each group of 8 rows interleaved
-// (the micro-kernels' repacked form). The runtime writes these layouts when it
-// loads the parameter.
+// `x8`, a q4_0, q8_0, q4_K, q5_K, q6_K, f16 or bf16 weight that only such
+// matmuls and embedding gathers read (a tied LM head) has each group of 8 rows
+// interleaved (the micro-kernels' repacked form). The runtime writes these
+// layouts when it loads the parameter.
 //
 //===----------------------------------------------------------------------===//
 

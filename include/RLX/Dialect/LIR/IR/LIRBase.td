@@ -71,7 +71,7 @@ def LIR_ParamLayout : I32Enum<"ParamLayout", "how a parameter is stored", [
     // A [N, K] f32 matrix as N/16 panels of [K][16] (the generated GEMM's
     // weight operand), packed when the parameter is loaded.
     I32EnumCase<"NK16", 1, "nk16">,
-    // A [N, K] q4_0, q8_0, q4_K, q6_K, f16 or bf16 matrix with each group of 8 rows
+    // A [N, K] q4_0, q8_0, q4_K, q5_K, q6_K, f16 or bf16 matrix with each group of 8 rows
     // interleaved block by block (the micro-kernels' repacked form: the same
     // bytes, permuted within each group), repacked when the parameter is
     // loaded.

@@ -33,7 +33,7 @@ inline int64_t getElementBytes(Type t) {
 }
 
 /// Whether element type `t` has an x8 layout (#lir.layout<x8>): q4_0, q8_0,
-/// q4_K and q6_K, the ggml types the micro-kernels read repacked
+/// q4_K, q5_K, q6_K, f16 and bf16, the types the micro-kernels read repacked
 /// (rlx_uk_supports with RLX_UK_REPACKED_X8).
 bool hasX8Form(Type t);
 } // namespace mlir::rlx::lir

@@ -44,7 +44,7 @@ def LIRPackParamsPass : Pass<"lir-pack-params", "ModuleOp"> {
     only; run it after `lir-plan-arena`, before `lir-fuse-glu-gemm` and
     `lir-select-strategy`.
 
-    With `x8`, a q4_0, q8_0, q4_K, q6_K, f16 or bf16 param that only such
+    With `x8`, a q4_0, q8_0, q4_K, q5_K, q6_K, f16 or bf16 param that only such
     matmuls and embedding gathers read (`[N, K]`, N a multiple of 8; sources
     concatenated along N, each a multiple of 8) gets
     `layout = #lir.layout<x8>`: the runtime interleaves each group of 8 rows
@@ -59,7 +59,7 @@ def LIRPackParamsPass : Pass<"lir-pack-params", "ModuleOp"> {
     Option<"nk16", "nk16", "bool", /*default=*/"true",
            "Pack f32 GEMM weights as nk16 panels">,
     Option<"x8", "x8", "bool", /*default=*/"false",
-           "Interleave q4_0, q8_0, q4_K, q6_K, f16 and bf16 GEMM weights "
+           "Interleave q4_0, q8_0, q4_K, q5_K, q6_K, f16 and bf16 GEMM weights "
            "by groups of 8 rows">
   ];
 }

@@ -100,8 +100,8 @@ bool isInterleavableWeight(KernelOp kernel, unsigned operand);
 /// `entry` that some kernel reads and every reader accepts packed
 /// (isPackableGemmWeight; no view aliases it; a derived param concatenated
 /// along N with every source a multiple of 16). With `x8`, sets
-/// `layout = #lir.layout<x8>` on every q4_0, q8_0, q4_K, q6_K, f16 or bf16
-/// param that every reader accepts interleaved (isInterleavableWeight; no
+/// `layout = #lir.layout<x8>` on every q4_0, q8_0, q4_K, q5_K, q6_K, f16 or
+/// bf16 param that every reader accepts interleaved (isInterleavableWeight; no
 /// alias; sources concatenated along N, each a multiple of 8).
 void packGemmParams(EntryOp entry, bool nk16 = true, bool x8 = false);
 
