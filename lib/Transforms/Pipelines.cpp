@@ -121,6 +121,7 @@ mlir::rlx::getCPUCodegenOptions(const ::rlx::CompileProfile &profile) {
   CPUCodegenOptions o;
   o.gemm = profile.backend.cpu.gemm;
   o.repackX8 = resolveWeightRepack(profile.backend.cpu.repackWeights);
+  o.tile = hostGemmTile();
   return o;
 }
 
@@ -246,18 +247,18 @@ struct CPUPipelineOptions : public TargetPipelineOptions<CPUPipelineOptions> {
           clEnumValN(::rlx::WeightRepack::None, "none", "as stored"),
           clEnumValN(::rlx::WeightRepack::X8, "x8",
                      "groups of 8 rows interleaved"))};
-  Option<int64_t> gemmMr{*this, "gemm-mr",
-                         llvm::cl::desc("Rows of the generated GEMM's "
-                                        "register tile"),
-                         llvm::cl::init(8)};
-  Option<int64_t> gemmNv{*this, "gemm-nv",
-                         llvm::cl::desc("16-lane column vectors of the "
-                                        "generated GEMM's register tile"),
-                         llvm::cl::init(2)};
+  Option<int64_t> gemmMr{
+      *this, "gemm-mr",
+      llvm::cl::desc("Rows of the generated GEMM's register tile (default: "
+                     "this machine's, 8 with AVX-512, else 6)")};
+  Option<int64_t> gemmNv{
+      *this, "gemm-nv",
+      llvm::cl::desc("16-lane column vectors of the generated GEMM's "
+                     "register tile (default: this machine's, 2 with "
+                     "AVX-512, else 1)")};
   Option<int64_t> gemmKc{*this, "gemm-kc",
                          llvm::cl::desc("K block of the generated GEMM (0: "
-                                        "all of K)"),
-                         llvm::cl::init(256)};
+                                        "all of K; default 256)")};
 };
 
 struct GPUPipelineOptions : public TargetPipelineOptions<GPUPipelineOptions> {
@@ -335,7 +336,12 @@ void mlir::rlx::registerRLXPipelines() {
           codegen.gemm = options.gemm;
         if (options.repackWeights.hasValue())
           codegen.repackX8 = resolveWeightRepack(options.repackWeights);
-        codegen.tile = {options.gemmMr, options.gemmNv, options.gemmKc};
+        if (options.gemmMr.hasValue())
+          codegen.tile.mr = options.gemmMr;
+        if (options.gemmNv.hasValue())
+          codegen.tile.nv = options.gemmNv;
+        if (options.gemmKc.hasValue())
+          codegen.tile.kc = options.gemmKc;
         std::string error;
         if (failed(buildCPUPipeline(pm, *profile, options.frontend(), codegen,
                                     &error)))

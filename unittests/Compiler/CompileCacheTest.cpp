@@ -19,6 +19,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
 #include "gtest/gtest.h"
 #include <cmath>
 
@@ -195,6 +196,27 @@ TEST_F(CompileCacheTest, IRDumpsBypassTheCache) {
   compileAndRun(session, o, 3);
   EXPECT_TRUE(entries().empty());
   EXPECT_TRUE(llvm::sys::fs::exists(dump + "/00-input.mlir"));
+}
+
+/// The generated GEMM's register tile is the host's (the JIT compiles for
+/// it): 8 rows x 2 16-lane vectors with AVX-512, 6 x 1 on AVX2 (16 ymm
+/// registers). 16 rows: two whole row tiles and a remainder, checked
+/// against the naive loop.
+TEST_F(CompileCacheTest, GemmTileFitsTheHost) {
+  Session session;
+  CompileOptions o = options(16);
+  llvm::SmallString<128> dump(dir);
+  llvm::sys::path::append(dump, "ir");
+  o.dumpDir = std::string(dump);
+  compileAndRun(session, o, 16);
+  auto lir = llvm::MemoryBuffer::getFile(dump + "/05-lir-decided.mlir");
+  ASSERT_TRUE(bool(lir));
+  std::string want = llvm::sys::getHostCPUFeatures().lookup("avx512f")
+                         ? "gemm_generated, tile = [8, 2, 64]"
+                         : "gemm_generated, tile = [6, 1, 64]";
+  EXPECT_NE((*lir)->getBuffer().find(want), llvm::StringRef::npos)
+      << want << " in\n"
+      << (*lir)->getBuffer().str();
 }
 
 TEST_F(CompileCacheTest, MemoryBudgetAppliesToCachedModels) {

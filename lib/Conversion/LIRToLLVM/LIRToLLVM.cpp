@@ -48,6 +48,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
 
 namespace mlir::rlx {
 #define GEN_PASS_DEF_CONVERTLIRTOLOOPSPASS
@@ -500,6 +501,12 @@ struct RLXExpandBF16Pass
 };
 
 } // namespace
+
+lir::GemmTile mlir::rlx::hostGemmTile() {
+  if (llvm::sys::getHostCPUFeatures().lookup("avx512f"))
+    return {8, 2, 256};
+  return {6, 1, 256};
+}
 
 bool mlir::rlx::resolveWeightRepack(::rlx::WeightRepack choice) {
   if (choice == ::rlx::WeightRepack::Auto)

@@ -20,12 +20,19 @@ namespace rlx {
 struct CPUCodegenOptions {
   /// `gemm`: blas keeps every weight row major and calls cblas_sgemm.
   ::rlx::GemmStrategy gemm = ::rlx::GemmStrategy::Auto;
-  /// The generated GEMM's base register tile.
+  /// The generated GEMM's base register tile (getCPUCodegenOptions:
+  /// hostGemmTile()).
   lir::GemmTile tile;
   /// Store q4_0, q8_0, q4_K, q5_K, q6_K, f16 and bf16 GEMM weights x8
   /// (lir-pack-params x8).
   bool repackX8 = false;
 };
+
+/// The generated GEMM's base register tile for this machine's vectors (the
+/// JIT compiles for the host): 8 rows x 2 16-lane vectors with AVX-512 (16
+/// of its 32 zmm registers accumulate), else 6 x 1 (12 of AVX2's 16 ymm;
+/// the 8 x 2 tile spills there: 53-62 against 113-133 GFLOP/s on Zen 3).
+lir::GemmTile hostGemmTile();
 
 /// Whether `[backend.cpu] repack_weights = choice` stores q4_0, q8_0, q4_K and
 /// q6_K GEMM weights x8 on this machine: `auto` where the micro-kernels run on
