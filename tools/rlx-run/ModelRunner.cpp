@@ -301,7 +301,7 @@ static Expected<Context> chooseContext(const TransformerConfig &c,
   ctx.tokens = ctx.limit = c.maxPositions;
   ctx.why = positions;
   ComputePrecision kv = o.kvCache ? *o.kvCache
-                        : o.profileGiven
+                        : o.profileGiven()
                             ? o.compile.profile.precision.kvCache
                             : CompileProfile::llama32Decode().precision.kvCache;
   std::optional<uint64_t> perToken = kvCacheBytesPerToken(c, kv);
@@ -338,7 +338,7 @@ static Expected<DecoderFlow> decoderRecipe(const TransformerConfig &config,
   Expected<DecoderFlow> recipe = decoderFlowFor(config);
   if (!recipe)
     return recipe.takeError();
-  if (o.profileGiven) {
+  if (o.profileGiven()) {
     // Without a profile the weights stay as the file stores them: a profile
     // that does not set them keeps that too.
     CompileProfile prefill = CompileProfile::llama32Prefill();

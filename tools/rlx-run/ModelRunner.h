@@ -47,9 +47,6 @@ struct ModelRunOptions {
   /// an error.
   bool allowUnusedWeights = false;
   CompileOptions compile;
-  /// --profile, --preset or --policy was given; compile.profile holds them
-  /// over the defaults.
-  bool profileGiven = false;
   /// `--profile`: read again over each graph's own profile (the decode
   /// graph's preset, an encoder recipe's), so that the keys the file does
   /// not set keep that graph's values.
@@ -58,6 +55,11 @@ struct ModelRunOptions {
   bool presetGiven = false;
   /// `--policy`: the last word on every graph's fusion policy.
   std::optional<FusionPolicy> policy;
+  /// --profile, --preset or --policy was given; compile.profile holds them
+  /// over the defaults.
+  bool profileGiven() const {
+    return !profileFile.empty() || presetGiven || policy.has_value();
+  }
   /// `--weights-as`: keep matrices as the file stores them, widen them to
   /// f32, or convert them to bf16/f16/q8_0/q4_0 at load.
   std::optional<WeightPrecision> weights;

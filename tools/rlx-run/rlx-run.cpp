@@ -496,8 +496,6 @@ int main(int argc, char **argv) {
     m.image = imagePath;
     m.quiet = quiet;
     m.allowUnusedWeights = allowUnusedWeights;
-    m.profileGiven =
-        !profilePath.empty() || !presetName.empty() || !policy.empty();
     m.profileFile = profilePath;
     m.presetGiven = !presetName.empty();
     if (!policy.empty())

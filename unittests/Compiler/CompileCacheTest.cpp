@@ -41,6 +41,13 @@ protected:
     return o;
   }
 
+  /// The IR dump directory of a test, beside the cache.
+  std::string dumpDir() const {
+    llvm::SmallString<128> dump(dir);
+    llvm::sys::path::append(dump, "ir");
+    return std::string(dump);
+  }
+
   std::vector<std::string> entries() const {
     std::vector<std::string> out;
     std::error_code ec;
@@ -190,12 +197,10 @@ TEST_F(CompileCacheTest, UnusableDirectoryCompilesWithAWarning) {
 TEST_F(CompileCacheTest, IRDumpsBypassTheCache) {
   Session session;
   CompileOptions o = options(3);
-  llvm::SmallString<128> dump(dir);
-  llvm::sys::path::append(dump, "ir");
-  o.dumpDir = std::string(dump);
+  o.dumpDir = dumpDir();
   compileAndRun(session, o, 3);
   EXPECT_TRUE(entries().empty());
-  EXPECT_TRUE(llvm::sys::fs::exists(dump + "/00-input.mlir"));
+  EXPECT_TRUE(llvm::sys::fs::exists(o.dumpDir + "/00-input.mlir"));
 }
 
 /// The generated GEMM's register tile is the host's (the JIT compiles for
@@ -205,11 +210,9 @@ TEST_F(CompileCacheTest, IRDumpsBypassTheCache) {
 TEST_F(CompileCacheTest, GemmTileFitsTheHost) {
   Session session;
   CompileOptions o = options(16);
-  llvm::SmallString<128> dump(dir);
-  llvm::sys::path::append(dump, "ir");
-  o.dumpDir = std::string(dump);
+  o.dumpDir = dumpDir();
   compileAndRun(session, o, 16);
-  auto lir = llvm::MemoryBuffer::getFile(dump + "/05-lir-decided.mlir");
+  auto lir = llvm::MemoryBuffer::getFile(o.dumpDir + "/05-lir-decided.mlir");
   ASSERT_TRUE(bool(lir));
   std::string want = llvm::sys::getHostCPUFeatures().lookup("avx512f")
                          ? "gemm_generated, tile = [8, 2, 64]"
