@@ -702,6 +702,9 @@ namespace {
 struct GemmShape {
   std::string name;
   int64_t m, n, k;
+  /// RLX computes SwiGLU(A W^T) (the fused gate/up GEMM of a LLaMA MLP,
+  /// n = 2 x the intermediate size); OpenBLAS the GEMM alone.
+  bool glu = false;
 };
 } // namespace
 
@@ -717,6 +720,7 @@ static std::vector<GemmShape> gemmShapes() {
     s.push_back({"llama qkv " + t, m, qkv, l.hidden});
     s.push_back({"llama o " + t, m, l.hidden, l.hidden});
     s.push_back({"llama gate+up " + t, m, 2 * l.inter, l.hidden});
+    s.push_back({"llama gate+up+swiglu " + t, m, 2 * l.inter, l.hidden, true});
     s.push_back({"llama down " + t, m, l.hidden, l.inter});
   }
   s.push_back({"bert qkv T=128", 128, 3 * b.hidden, b.hidden});
@@ -905,12 +909,17 @@ static Error benchGemms(Report &report, unsigned reps) {
     else
       c.flops = 2.0 * g.m * g.n * g.k;
     std::string a = tensorTy({g.m, g.k}), w = tensorTy({g.n, g.k}),
-                y = tensorTy({g.m, g.n});
+                y = tensorTy({g.m, g.n}), h = tensorTy({g.m, g.n / 2});
+    std::string out = g.glu ? h : y;
     std::string mlir =
-        "func.func @gemm(%x: " + a + " {rlx.name = \"x\"}) -> (" + y +
+        "func.func @gemm(%x: " + a + " {rlx.name = \"x\"}) -> (" + out +
         " {rlx.name = \"y\"}) {\n  %w = mir.param \"w\" : " + w +
         "\n  %y = mir.matmul %x, %w {transpose_rhs} : (" + a + ", " + w +
-        ") -> " + y + "\n  return %y : " + y + "\n}\n";
+        ") -> " + y + "\n";
+    if (g.glu)
+      mlir += "  %h = mir.fused_glu %y : (" + y + ") -> " + h + "\n";
+    mlir += "  return %" + std::string(g.glu ? "h" : "y") + " : " + out +
+            "\n}\n";
     RandomWeights weights;
     weights.add("w", {g.n, g.k}, 0.02f);
     TensorMap_t inputs;
@@ -938,7 +947,8 @@ static Error benchGemms(Report &report, unsigned reps) {
   }
   report.notes.push_back(
       "GEMM: rlx times a compiled model run (input and output copies "
-      "included); OpenBLAS times cblas_sgemm alone. 'env' is OpenBLAS with "
+      "included); OpenBLAS times cblas_sgemm alone (for '+swiglu', RLX's "
+      "fused GEMM and SwiGLU against OpenBLAS's GEMM without it). 'env' is OpenBLAS with "
       "this environment's OPENBLAS_CORETYPE, 'native' a subprocess without "
       "it (OpenBLAS picks its kernel for the CPU), 'CORETYPE=Haswell' a "
       "subprocess forcing the AVX2 kernel.");

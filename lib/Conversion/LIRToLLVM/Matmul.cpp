@@ -138,9 +138,15 @@ struct PackedGemm {
   Value c;  // [M, N]
   Value bias, residual;
   Activation act = Activation::None;
-  /// GLU epilogue: C holds [gate | up] (partial sums only) and the kernel
-  /// writes glu[m, j] = act(gate[m, j]) * up[m, j] for j < n / 2.
+  /// GLU epilogue: C holds [gate | up] and the kernel writes
+  /// glu[m, j] = act(gate[m, j]) * up[m, j] for j < n / 2. With an even `nv`
+  /// a register tile holds nv / 2 gate and the matching up vectors and
+  /// applies the GLU in registers (C keeps partial sums only); with nv = 1
+  /// (a tile too small to hold both: AVX2's 16 registers) the gate strip and
+  /// the up strip are computed in turn and the GLU reads them back while they
+  /// are in cache.
   Value glu;
+  bool gluInRegisters() const { return glu && nv % 2 == 0; }
 
   /// Rows of A per block (its packed K block stays in L2).
   static constexpr int64_t kRowBlock = 256;
@@ -238,7 +244,7 @@ struct PackedGemm {
 
     // Store: the epilogue on the last K block, the partial sums otherwise.
     auto storeAll = [&](bool epilogue) {
-      if (glu && epilogue) {
+      if (gluInRegisters() && epilogue) {
         int64_t half = vecs / 2;
         for (int64_t i = 0; i < rows; ++i)
           for (int64_t v = 0; v < half; ++v) {
@@ -269,7 +275,8 @@ struct PackedGemm {
           vector::StoreOp::create(b, loc, x, c, ValueRange{rowIdx[i], cols[v]});
         }
     };
-    bool plain = !bias && !residual && act == Activation::None && !glu;
+    bool plain = !bias && !residual &&
+                 (glu ? !gluInRegisters() : act == Activation::None);
     if (plain || kc >= k) {
       storeAll(!plain);
       return;
@@ -286,17 +293,9 @@ struct PackedGemm {
         });
   }
 
-  /// The row tiles [mbLo, mbHi) (and the tail tile when `withTail`) of the
-  /// column block at n0 (`vecs` vectors wide; with a GLU, the gate columns
-  /// there and the matching up columns), K block by K block.
-  void columnBlock(Value n0, int64_t vecs, Value mbLo, Value mbHi,
-                   Value withTail) {
-    SmallVector<Value> cols;
-    for (int64_t v = 0; v < vecs; ++v)
-      cols.push_back(add(n0, idx(16 * v)));
-    if (glu)
-      for (int64_t v = 0; v < vecs; ++v)
-        cols.push_back(add(n0, idx(n / 2 + 16 * v)));
+  /// The row tiles [mbLo, mbHi) (and the tail tile when `withTail`) over the
+  /// 16-column vectors at `cols`, K block by K block.
+  void tiles(ArrayRef<Value> cols, Value mbLo, Value mbHi, Value withTail) {
     int64_t mFull = m / mr, mTail = m % mr;
     auto kLoop = scf::ForOp::create(b, loc, idx(0), idx(k), idx(kc));
     OpBuilder::InsertionGuard guard(b);
@@ -323,6 +322,54 @@ struct PackedGemm {
         scf::YieldOp::create(b, loc);
       });
     }
+  }
+
+  /// glu[r, j] = act(gate[r, j]) * up[r, j] over the rows of the tiles
+  /// [mbLo, mbHi) (and the tail when `withTail`), for the `vecs` gate vectors
+  /// at n0: the strips C holds once their tiles are done.
+  void gluStrip(Value n0, int64_t vecs, Value mbLo, Value mbHi,
+                Value withTail) {
+    auto vecTy = VectorType::get({16}, b.getF32Type());
+    Value r1 = arith::SelectOp::create(b, loc, withTail, idx(m),
+                                       mul(mbHi, idx(mr)));
+    auto loop = scf::ForOp::create(b, loc, mul(mbLo, idx(mr)), r1, idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value r = loop.getInductionVar();
+    for (int64_t v = 0; v < vecs; ++v) {
+      Value col = add(n0, idx(16 * v));
+      Value gate = vector::LoadOp::create(b, loc, vecTy, c, ValueRange{r, col});
+      Value up = vector::LoadOp::create(b, loc, vecTy, c,
+                                        ValueRange{r, add(col, idx(n / 2))});
+      Value x = arith::MulFOp::create(b, loc, e.activation(act, gate), up);
+      vector::StoreOp::create(b, loc, x, glu, ValueRange{r, col});
+    }
+  }
+
+  /// The column block whose first (gate) column is n0, `vecs` vectors wide:
+  /// its tiles, and with a GLU the matching up columns and the GLU.
+  void columnBlock(Value n0, int64_t vecs, Value mbLo, Value mbHi,
+                   Value withTail) {
+    auto columns = [&](Value first, int64_t count) {
+      SmallVector<Value> cols;
+      for (int64_t v = 0; v < count; ++v)
+        cols.push_back(add(first, idx(16 * v)));
+      return cols;
+    };
+    SmallVector<Value> gate = columns(n0, vecs);
+    if (!glu)
+      return tiles(gate, mbLo, mbHi, withTail);
+    SmallVector<Value> up = columns(add(n0, idx(n / 2)), vecs);
+    if (gluInRegisters()) {
+      gate.append(up);
+      return tiles(gate, mbLo, mbHi, withTail);
+    }
+    // One vector per tile: the gate strip, the up strip, then the GLU.
+    for (int64_t v = 0; v < vecs; ++v) {
+      tiles(gate[v], mbLo, mbHi, withTail);
+      tiles(up[v], mbLo, mbHi, withTail);
+    }
+    gluStrip(n0, vecs, mbLo, mbHi, withTail);
   }
 
   void emit() {
@@ -352,7 +399,9 @@ struct PackedGemm {
     // Column blocks of nv vectors, grouped into chunks; with many rows, also
     // blocks of rows whose packed A stays in L2. Threads claim (row block,
     // column chunk) pairs.
-    int64_t nr = 16 * nv, cols = glu ? n / 2 : n;
+    // With a GLU a block is gate columns (their up columns come with them).
+    int64_t gateVecs = gluInRegisters() ? nv / 2 : nv;
+    int64_t nr = 16 * gateVecs, cols = glu ? n / 2 : n;
     int64_t blocks = cols / nr, tailVecs = (cols % nr) / 16;
     int64_t perChunk = std::max<int64_t>(1, (blocks + 63) / 64);
     int64_t fullChunks = (blocks + perChunk - 1) / perChunk;
@@ -375,8 +424,8 @@ struct PackedGemm {
         auto loop = scf::ForOp::create(b, loc, lo, hi, idx(1));
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(loop.getBody());
-        columnBlock(mul(loop.getInductionVar(), idx(nr)), nv, mbLo, mbHi,
-                    withTail);
+        columnBlock(mul(loop.getInductionVar(), idx(nr)), gateVecs, mbLo,
+                    mbHi, withTail);
       };
       if (!tailVecs) {
         body();

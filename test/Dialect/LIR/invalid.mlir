@@ -335,6 +335,11 @@ func.func private @config_c1_tile_on_default() attributes {c = #lir.config<defau
 
 // -----
 
+// expected-error @+1 {{a glu_gemm tile holds 1 or an even number of column vectors (gate and up in pairs), not 3}}
+func.func private @config_c3_glu_odd_vectors() attributes {c = #lir.config<glu_gemm, tile = [4, 3, 64]>}
+
+// -----
+
 lir.entry @collective_c1_group arena_size = 256, param_size = 0, alignment = 64 {
   %x = lir.view arena[0] : memref<4xf32>
   %y = lir.view arena[64] : memref<4xf32>

@@ -1,18 +1,25 @@
 // RUN: rlx-opt %s -split-input-file --lir-select-strategy | FileCheck %s
 // RUN: rlx-opt %s -split-input-file --lir-select-strategy="gemm-mr=4 gemm-nv=4 gemm-kc=0" | FileCheck %s --check-prefix=TILE
+// RUN: rlx-opt %s -split-input-file --lir-select-strategy="gemm-mr=6 gemm-nv=1" | FileCheck %s --check-prefix=ONE
+// RUN: rlx-opt %s -split-input-file --lir-select-strategy="gemm-mr=4 gemm-nv=3" | FileCheck %s --check-prefix=ODD
 
 /// lir-select-strategy: a matmul over an nk16 weight gets the generated
 /// GEMM and its register tile (prefill: the options, K block capped at K;
 /// decode-like M <= mr: one row tile, four vectors, K whole); a glu_gemm
-/// kernel gets its tile with gate and up sharing the vectors; a matmul over
+/// kernel gets its tile with an even vector count (gate and up in pairs) or
+/// one (gate and up strips in turn); a matmul over
 /// a row-major weight calls BLAS; other kernels are left alone.
 
 // CHECK-LABEL: lir.entry @strategies
 // CHECK: lir.kernel "prefill" {{.*}}config = #lir.config<gemm_generated, tile = [8, 2, 64]>
 // TILE: lir.kernel "prefill" {{.*}}config = #lir.config<gemm_generated, tile = [4, 4, 64]>
 // CHECK: lir.kernel "decode" {{.*}}config = #lir.config<gemm_generated, tile = [1, 4, 64]>
-// CHECK: lir.kernel "glu" {{.*}}config = #lir.config<glu_gemm, tile = [8, 1, 64]>
-// TILE: lir.kernel "glu" {{.*}}config = #lir.config<glu_gemm, tile = [4, 2, 64]>
+// CHECK: lir.kernel "glu" {{.*}}config = #lir.config<glu_gemm, tile = [8, 2, 64]>
+// TILE: lir.kernel "glu" {{.*}}config = #lir.config<glu_gemm, tile = [4, 4, 64]>
+// ONE: lir.kernel "prefill" {{.*}}config = #lir.config<gemm_generated, tile = [6, 1, 64]>
+// ONE: lir.kernel "glu" {{.*}}config = #lir.config<glu_gemm, tile = [6, 1, 64]>
+// ODD: lir.kernel "prefill" {{.*}}config = #lir.config<gemm_generated, tile = [4, 3, 64]>
+// ODD: lir.kernel "glu" {{.*}}config = #lir.config<glu_gemm, tile = [4, 2, 64]>
 // CHECK: lir.kernel "blas" {{.*}}config = #lir.config<gemm_blas>
 // CHECK: lir.kernel "exp"
 // CHECK-NOT: config

@@ -71,6 +71,12 @@ LoweringConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "a " << stringifyKernelStrategy(strategy)
                        << " kernel needs tile = [rows > 0, column vectors > "
                           "0, K block >= 0]";
+  // lir_config_c3: a GLU tile pairs gate and up vectors, or takes one.
+  if (strategy == KernelStrategy::GluGemm && !tile.empty() && tile[1] > 1 &&
+      tile[1] % 2)
+    return emitError() << "a glu_gemm tile holds 1 or an even number of "
+                          "column vectors (gate and up in pairs), not "
+                       << tile[1];
   if (!gemm && !tile.empty())
     return emitError() << "tile sizes are only for generated GEMMs";
   // lir_config_c2: a workgroup has three positive sizes.

@@ -41,12 +41,13 @@ SmallVector<int64_t, 3> mlir::rlx::lir::selectGemmTile(int64_t m, int64_t k,
   if (m <= mr) {
     // Decode-like: one row tile, A read in place, each weight streamed once.
     mr = m;
-    nv = std::max<int64_t>(nv, glu ? 2 : 4);
+    nv = std::max<int64_t>(nv, 4);
     kc = k;
-  } else if (glu) {
-    // Gate and up vectors share the register tile.
-    nv = std::max<int64_t>(1, nv / 2);
   }
+  // A GLU tile holds gate and up vectors in pairs, or (one vector) the gate
+  // and up strips in turn.
+  if (glu && nv > 1)
+    nv -= nv % 2;
   return {mr, nv, kc};
 }
 

@@ -93,7 +93,9 @@ def LIR_KernelStrategy : I32Enum<"KernelStrategy",
     // cblas_sgemm (CPU).
     I32EnumCase<"GemmBlas", 2, "gemm_blas">,
     // A generated GEMM whose epilogue applies the GLU of the kernel's second
-    // op (lir-fuse-glu-gemm; CPU); `tile` as for gemm_generated.
+    // op (lir-fuse-glu-gemm; CPU); `tile` as for gemm_generated, with an even
+    // vector count (gate and up vectors in pairs, the GLU in registers) or
+    // one (the gate and up strips in turn, the GLU read back from cache).
     I32EnumCase<"GluGemm", 3, "glu_gemm">,
     // The runtime's micro-kernels for a weight kept as stored (f16, bf16,
     // ggml blocks): activations prepared once (rounded to 8 bits per block

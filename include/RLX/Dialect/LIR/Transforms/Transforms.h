@@ -130,9 +130,10 @@ struct GemmTile {
   int64_t mr = 8, nv = 2, kc = 256;
 };
 
-/// The tile [mr, nv, kc] of a generated GEMM of M rows and depth K (`glu`:
-/// gate and up vectors share it): decode-like GEMMs (M <= mr) take one row
-/// tile, stream each weight once and keep K whole.
+/// The tile [mr, nv, kc] of a generated GEMM of M rows and depth K:
+/// decode-like GEMMs (M <= mr) take one row tile, stream each weight once and
+/// keep K whole. A GLU GEMM's (`glu`) nv is even (gate and up vectors in
+/// pairs, the GLU applied in registers) or 1 (gate and up strips in turn).
 SmallVector<int64_t, 3> selectGemmTile(int64_t m, int64_t k, bool glu,
                                        const GemmTile &base);
 
