@@ -911,15 +911,15 @@ static Error benchGemms(Report &report, unsigned reps) {
     std::string a = tensorTy({g.m, g.k}), w = tensorTy({g.n, g.k}),
                 y = tensorTy({g.m, g.n}), h = tensorTy({g.m, g.n / 2});
     std::string out = g.glu ? h : y;
-    std::string mlir =
-        "func.func @gemm(%x: " + a + " {rlx.name = \"x\"}) -> (" + out +
-        " {rlx.name = \"y\"}) {\n  %w = mir.param \"w\" : " + w +
-        "\n  %y = mir.matmul %x, %w {transpose_rhs} : (" + a + ", " + w +
-        ") -> " + y + "\n";
+    std::string mlir = "func.func @gemm(%x: " + a +
+                       " {rlx.name = \"x\"}) -> (" + out +
+                       " {rlx.name = \"y\"}) {\n  %w = mir.param \"w\" : " + w +
+                       "\n  %y = mir.matmul %x, %w {transpose_rhs} : (" + a +
+                       ", " + w + ") -> " + y + "\n";
     if (g.glu)
       mlir += "  %h = mir.fused_glu %y : (" + y + ") -> " + h + "\n";
-    mlir += "  return %" + std::string(g.glu ? "h" : "y") + " : " + out +
-            "\n}\n";
+    mlir +=
+        "  return %" + std::string(g.glu ? "h" : "y") + " : " + out + "\n}\n";
     RandomWeights weights;
     weights.add("w", {g.n, g.k}, 0.02f);
     TensorMap_t inputs;
@@ -948,7 +948,8 @@ static Error benchGemms(Report &report, unsigned reps) {
   report.notes.push_back(
       "GEMM: rlx times a compiled model run (input and output copies "
       "included); OpenBLAS times cblas_sgemm alone (for '+swiglu', RLX's "
-      "fused GEMM and SwiGLU against OpenBLAS's GEMM without it). 'env' is OpenBLAS with "
+      "fused GEMM and SwiGLU against OpenBLAS's GEMM without it). 'env' is "
+      "OpenBLAS with "
       "this environment's OPENBLAS_CORETYPE, 'native' a subprocess without "
       "it (OpenBLAS picks its kernel for the CPU), 'CORETYPE=Haswell' a "
       "subprocess forcing the AVX2 kernel.");
