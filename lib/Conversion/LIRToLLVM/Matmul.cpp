@@ -330,8 +330,8 @@ struct PackedGemm {
   void gluStrip(Value n0, int64_t vecs, Value mbLo, Value mbHi,
                 Value withTail) {
     auto vecTy = VectorType::get({16}, b.getF32Type());
-    Value r1 = arith::SelectOp::create(b, loc, withTail, idx(m),
-                                       mul(mbHi, idx(mr)));
+    Value r1 =
+        arith::SelectOp::create(b, loc, withTail, idx(m), mul(mbHi, idx(mr)));
     auto loop = scf::ForOp::create(b, loc, mul(mbLo, idx(mr)), r1, idx(1));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -424,8 +424,8 @@ struct PackedGemm {
         auto loop = scf::ForOp::create(b, loc, lo, hi, idx(1));
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(loop.getBody());
-        columnBlock(mul(loop.getInductionVar(), idx(nr)), gateVecs, mbLo,
-                    mbHi, withTail);
+        columnBlock(mul(loop.getInductionVar(), idx(nr)), gateVecs, mbLo, mbHi,
+                    withTail);
       };
       if (!tailVecs) {
         body();
