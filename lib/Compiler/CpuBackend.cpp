@@ -89,12 +89,15 @@ static bool envFlag(const char *name) {
 }
 
 /// The symbols generated code calls that the process provides: OpenBLAS's
-/// sgemm, the micro-kernels and the runtime routines.
+/// sgemm and sgemv, the micro-kernels and the runtime routines.
 static llvm::orc::SymbolMap
 runtimeSymbols(llvm::orc::MangleAndInterner interner) {
   llvm::orc::SymbolMap map;
   map[interner("cblas_sgemm")] = {
       llvm::orc::ExecutorAddr::fromPtr(&cblas_sgemm),
+      llvm::JITSymbolFlags::Exported};
+  map[interner("cblas_sgemv")] = {
+      llvm::orc::ExecutorAddr::fromPtr(&cblas_sgemv),
       llvm::JITSymbolFlags::Exported};
   struct Adder {
     llvm::orc::MangleAndInterner &interner;

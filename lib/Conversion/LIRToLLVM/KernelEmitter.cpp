@@ -391,6 +391,22 @@ void KernelEmitter::sgemmPtr(bool transA, bool transB, int64_t m, Value n,
                                   i(ldb), constant(beta, f32), c, i(ldc)});
 }
 
+void KernelEmitter::sgemvPtr(Value m, int64_t k, Value a, int64_t lda, Value x,
+                             float beta, Value y) {
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
+  auto type = b.getFunctionType(
+      {i32, i32, i32, i32, f32, ptr, i32, ptr, i32, f32, ptr, i32}, {});
+  func::FuncOp f = declareFunction("cblas_sgemv", type);
+  auto i = [&](int64_t v) { return constant(v, i32); };
+  // CBLAS enums: RowMajor = 101, NoTrans = 111.
+  func::CallOp::create(b, loc, f,
+                       ValueRange{i(101), i(111),
+                                  arith::IndexCastOp::create(b, loc, i32, m),
+                                  i(k), constant(1.0, f32), a, i(lda), x, i(1),
+                                  constant(beta, f32), y, i(1)});
+}
+
 //===----------------------------------------------------------------------===//
 // The kernel layer's primitives
 //===----------------------------------------------------------------------===//

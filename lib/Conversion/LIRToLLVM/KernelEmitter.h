@@ -166,6 +166,10 @@ public:
   void sgemmPtr(bool transA, bool transB, int64_t m, Value n, int64_t k,
                 Value a, int64_t lda, Value bm, int64_t ldb, float beta,
                 Value c, int64_t ldc);
+  /// Calls cblas_sgemv (row major, no transpose): y = A x + beta * y for
+  /// A [m, k] with leading dimension lda and a dynamic m (index).
+  void sgemvPtr(Value m, int64_t k, Value a, int64_t lda, Value x, float beta,
+                Value y);
   /// A memref of `type` over the same storage as `memref` (offset 0).
   Value reinterpret(Value memref, MemRefType type);
 

@@ -600,6 +600,17 @@ static LogicalResult emitBlasMatmul(KernelEmitter &e, Operation *op, Value lhs,
     // Columns split between threads, in multiples of 16.
     parallelRanges(e, n, 256, 8, 16, [&](Value n0, Value n1) {
       Value nc = arith::SubIOp::create(b, loc, n1, n0);
+      if (rows == 1 && transB) {
+        // One row against a [N, K] weight (the LM head over a tied
+        // embedding): sgemv streams the weight; OpenBLAS's sgemm with M = 1
+        // reads it at a quarter of the rate.
+        e.sgemvPtr(
+            nc, k,
+            e.offsetPointer(bm, arith::MulIOp::create(b, loc, n0, e.index(ldb)),
+                            f32),
+            ldb, a, beta, e.offsetPointer(c, n0, f32));
+        return;
+      }
       Value bOff =
           transB ? arith::MulIOp::create(b, loc, n0, e.index(ldb)).getResult()
                  : n0;

@@ -76,6 +76,44 @@ lir.entry @forward arena_size = 1536, param_size = 3200, alignment = 64 {
 
 // -----
 
+/// One row against a [N, K] weight left row-major (a tied LM head: the
+/// embedding gather reads the same table) calls cblas_sgemv on each
+/// thread's slice of the weight's rows (OpenBLAS's sgemm with M = 1 reads
+/// the weight at a quarter of sgemv's rate). Two rows stay a GEMM.
+
+// CHECK-LABEL: func.func private @lm_head_k0_matmul
+// CHECK: call @cblas_sgemv({{.*}}) : (i32, i32, i32, i32, f32, !llvm.ptr, i32, !llvm.ptr, i32, f32, !llvm.ptr, i32) -> ()
+// CHECK-NOT: cblas_sgemm
+// CHECK-LABEL: func.func private @lm_head_k1_matmul
+// CHECK: call @cblas_sgemm
+// CHECK-NOT: cblas_sgemv
+lir.entry @lm_head arena_size = 4096, param_size = 3200, alignment = 64 {
+  %x = lir.view arena[0] : memref<1x1x20xf32>
+  %r = lir.view arena[128] : memref<1x1x40xf32>
+  %x2 = lir.view arena[512] : memref<2x20xf32>
+  %w = lir.view params[0] : memref<40x20xf32>
+  %y = lir.view arena[1024] : memref<1x1x40xf32>
+  %y2 = lir.view arena[2048] : memref<2x40xf32>
+  lir.io input "x" %x : memref<1x1x20xf32>
+  lir.io input "r" %r : memref<1x1x40xf32>
+  lir.io input "x2" %x2 : memref<2x20xf32>
+  lir.io param "w" %w : memref<40x20xf32>
+  lir.kernel "matmul" ins(%x, %w, %r : memref<1x1x20xf32>, memref<40x20xf32>, memref<1x1x40xf32>) outs(%y : memref<1x1x40xf32>) {
+  ^bb0(%t: tensor<1x1x20xf32>, %u: tensor<40x20xf32>, %v: tensor<1x1x40xf32>):
+    %o = mir.fused_matmul %t, %u residual(%v) {transpose_rhs} : (tensor<1x1x20xf32>, tensor<40x20xf32>, tensor<1x1x40xf32>) -> tensor<1x1x40xf32>
+    lir.yield %o : tensor<1x1x40xf32>
+  }
+  lir.kernel "matmul" ins(%x2, %w : memref<2x20xf32>, memref<40x20xf32>) outs(%y2 : memref<2x40xf32>) {
+  ^bb0(%t: tensor<2x20xf32>, %u: tensor<40x20xf32>):
+    %o = mir.matmul %t, %u {transpose_rhs} : (tensor<2x20xf32>, tensor<40x20xf32>) -> tensor<2x40xf32>
+    lir.yield %o : tensor<2x40xf32>
+  }
+  lir.io output "y" %y : memref<1x1x40xf32>
+  lir.io output "y2" %y2 : memref<2x40xf32>
+}
+
+// -----
+
 /// The decisions made on LIR are followed: a weight stored nk16
 /// (lir-pack-params) is multiplied by the generated GEMM with the tile of its
 /// `config` (lir-select-strategy): A is packed into the shared scratch

@@ -1,4 +1,4 @@
-"""The generated GEMM's register tiles against NumPy.
+"""The CPU's GEMM paths against NumPy.
 
 lir-select-strategy picks the host's tile (6 x 1 vectors on AVX2, 8 x 2 with
 AVX-512), so a model run exercises one shape only. These tests hand
@@ -92,3 +92,34 @@ def test_glu_gemm_tiles(rlx, m, tile, act, inplace):
     # the kernel's scratch: with pairs in registers it keeps partial sums
     # only.)
     assert_close(out["h"], h, 1e-4, 1e-4)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 5])
+@pytest.mark.parametrize("residual", [False, True])
+def test_row_major_weight(rlx, rows, residual):
+    """A weight lir-pack-params leaves row-major (N = 40 is no multiple of
+    16) is multiplied by BLAS: cblas_sgemv for one row (the tied LM head's
+    case), cblas_sgemm for more; a residual is added."""
+    k, n = 300, 40
+    rng = np.random.default_rng(rows)
+    x = rng.standard_normal((1, rows, k)).astype(np.float32)
+    w = (rng.standard_normal((n, k)) * 0.1).astype(np.float32)
+    r = rng.standard_normal((1, rows, n)).astype(np.float32)
+    X, W, Y = f"tensor<1x{rows}x{k}xf32>", f"tensor<{n}x{k}xf32>", \
+        f"tensor<1x{rows}x{n}xf32>"
+    if residual:
+        body = (f"%y = mir.fused_matmul %x, %w residual(%r) {{transpose_rhs}} "
+                f": ({X}, {W}, {Y}) -> {Y}")
+    else:
+        body = f"%y = mir.matmul %x, %w {{transpose_rhs}} : ({X}, {W}) -> {Y}"
+    mlir = f"""func.func @f(%x: {X} {{rlx.name = "x"}}, %r: {Y} {{rlx.name = "r"}}) -> ({Y} {{rlx.name = "y"}}) {{
+  %w = mir.param "w" : {W}
+  {body}
+  return %y : {Y}
+}}
+"""
+    out = rlx.run(mlir, {"x": x, "r": r}, params={"w": w})["y"]
+    want = x.astype(np.float64) @ w.T.astype(np.float64)
+    if residual:
+        want = want + r
+    assert_close(out, want, 1e-5, 1e-5)
