@@ -179,8 +179,8 @@ def test_profile_file_keeps_each_graphs_own(llama, tmp_path):
 
 def test_encoder_refuses_a_profile_precision(tmp_path):
     """BERT keeps its weights in f32 and has no KV cache: a profile's
-    [precision] weights or kv_cache is refused by name, not dropped; the
-    file's other keys apply."""
+    [precision] weights or kv_cache, or [execution] decode_buckets, is
+    refused by name, not dropped; the file's other keys apply."""
     subprocess.run([sys.executable,
                     str(ROOT / "scripts" / "make_tiny_models.py"),
                     str(tmp_path), "--kind", "bert"], check=True,
@@ -195,6 +195,11 @@ def test_encoder_refuses_a_profile_precision(tmp_path):
         bad = profile(tmp_path, key, f'[precision]\n{key} = "{value}"\n')
         proc = rlx_run("--model", bert, *ids, "--profile", bad, ok=False)
         assert message in proc.stderr, proc.stderr
+    # Decode buckets: an encoder decodes nothing.
+    bad = profile(tmp_path, "buckets", "[execution]\ndecode_buckets = [8, 16]\n")
+    proc = rlx_run("--model", bert, *ids, "--profile", bad, ok=False)
+    assert "[execution] decode_buckets sizes the KV-cache decode graphs" \
+        in proc.stderr, proc.stderr
     ok = profile(tmp_path, "ok", '[precision]\nweights = "f32"\n'
                  "[backend.cpu]\nthreads = 1\n")
     rlx_run("--model", bert, *ids, "--profile", ok)

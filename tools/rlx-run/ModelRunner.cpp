@@ -160,12 +160,17 @@ fixedPrecisionProfile(const ModelRunOptions &o, const CompileProfile &base) {
 }
 
 /// Sets the profile an encoder compiles with (fixedPrecisionProfile over
-/// the recipe's).
+/// the recipe's). An encoder compiles one graph per input and decodes
+/// nothing: decode buckets are refused by name.
 static Error setEncoderProfile(CompileOptions &c, const BuiltModel &built,
                                const ModelRunOptions &o) {
   Expected<CompileProfile> profile = fixedPrecisionProfile(o, built.profile);
   if (!profile)
     return profile.takeError();
+  if (profile->execution.decodeBuckets != built.profile.execution.decodeBuckets)
+    return fail("[execution] decode_buckets sizes the KV-cache decode graphs "
+                "of the decoder recipes (llama, qwen3, gemma, ...); this "
+                "model is an encoder, compiled once for its input");
   c.profile = std::move(*profile);
   return Error::success();
 }
