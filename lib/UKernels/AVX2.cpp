@@ -422,15 +422,31 @@ template <bool Q8, int MR> RLX_UK_AVX2_FN void driveX8(const MatmulArgs &a) {
   }
 }
 
+/// Offsets in a repacked superblock (row 0's bytes) of the parts of the plain
+/// block, from Internal.h's repackedOffset: the q4_K / q5_K scale words
+/// (plain bytes 4, 8 and 12: the same in both), q4_K's codes (16), q5_K's qh
+/// (16) and codes (48); q6_K's ql (0), qh (128) and scales (192).
+constexpr int kKScaleWords[3] = {int(repackedOffset(RLX_UK_Q4_K, 144, 0, 4)),
+                                 int(repackedOffset(RLX_UK_Q4_K, 144, 0, 8)),
+                                 int(repackedOffset(RLX_UK_Q4_K, 144, 0, 12))};
+static_assert(repackedOffset(RLX_UK_Q5_K, 176, 0, 4) == kKScaleWords[0],
+              "q4_K and q5_K keep their scale words in the same place");
+constexpr int kQ4KCodes = int(repackedOffset(RLX_UK_Q4_K, 144, 0, 16));
+constexpr int kQ5KQh = int(repackedOffset(RLX_UK_Q5_K, 176, 0, 16));
+constexpr int kQ5KCodes = int(repackedOffset(RLX_UK_Q5_K, 176, 0, 48));
+constexpr int kQ6KQl = int(repackedOffset(RLX_UK_Q6_K, 210, 0, 0));
+constexpr int kQ6KQh = int(repackedOffset(RLX_UK_Q6_K, 210, 0, 128));
+constexpr int kQ6KScales = int(repackedOffset(RLX_UK_Q6_K, 210, 0, 192));
+
 /// The 8 lanes' 6-bit scale (`mins` false) or minimum (true) of 32-element
 /// chunk c of a repacked q4_K superblock, as int32 lanes: decodeScaleMin6
 /// per lane on the scale words u0, u1, u2 (rows in lanes, see Internal.h).
 RLX_UK_AVX2 inline __m256i q4kScale(const uint8_t *sb, int c, bool mins) {
-  const __m256i u01 = load256(sb + (mins ? 64 : 32));
+  const __m256i u01 = load256(sb + kKScaleWords[mins ? 1 : 0]);
   if (c < 4)
     return _mm256_and_si256(_mm256_srli_epi32(u01, 8 * c),
                             _mm256_set1_epi32(0x3f));
-  const __m256i u2 = load256(sb + 96);
+  const __m256i u2 = load256(sb + kKScaleWords[2]);
   const int sh = 8 * (c - 4);
   return _mm256_or_si256(
       _mm256_and_si256(_mm256_srli_epi32(u2, sh + (mins ? 4 : 0)),
@@ -447,12 +463,12 @@ RLX_UK_AVX2 inline __m256i q4kScale(const uint8_t *sb, int c, bool mins) {
 /// 4 * 2 * 31 * 128 = 31744), vpmaddwd by the lanes' chunk scales into
 /// int32 S1; per block and row one convert and FMA with d * dx, and the
 /// minimums' sum over chunks of mn_j * (xsum[2j] + xsum[2j+1]) times dmin.
-/// (The superblock, see Internal.h: scale words at 32, 64, 96; q4_K's
-/// codes at 128; q5_K's qh at 128 and codes at 384.)
+/// (The superblock, see Internal.h: kKScaleWords, kQ4KCodes, kQ5KQh,
+/// kQ5KCodes.)
 template <int MR, bool Q5>
 RLX_UK_AVX2_FN void qkx8Tile(const MatmulArgs &a, int64_t m, int64_t n) {
   constexpr int64_t kSuper = 8 * (Q5 ? 176 : 144);
-  constexpr int kQs = Q5 ? 384 : 128, kQh = 128;
+  constexpr int kQs = Q5 ? kQ5KCodes : kQ4KCodes, kQh = kQ5KQh;
   constexpr int kRun = Q5 ? 4 : 8; // Code vectors summed in int16.
   const int64_t nb = a.K / 256;
   const uint8_t *xr[MR];
@@ -548,7 +564,7 @@ RLX_UK_AVX2_FN void qkx8Tile(const MatmulArgs &a, int64_t m, int64_t n) {
 /// superblock (see Internal.h), each sign-extended to both int16 halves of
 /// its lane (the vpmaddwd factor of the lane's two int16 sums).
 RLX_UK_AVX2 inline __m256i q6kScalePairs(const uint8_t *sb, int g) {
-  const __m256i v = load256(sb + 1552 + 32 * (g / 4));
+  const __m256i v = load256(sb + kQ6KScales + 32 * (g / 4));
   const char z = char(0x80), o = char(g % 4);
   const __m256i pick = _mm256_setr_epi8(
       z, o, z, o, z, char(4 + o), z, char(4 + o), z, char(8 + o), z,
@@ -573,7 +589,7 @@ template <int MR>
 RLX_UK_AVX2_FN void q6kx8Tile(const MatmulArgs &a, int64_t m, int64_t n) {
   constexpr bool kFused = MR > 1;
   constexpr int64_t kSuper = 8 * 210;
-  constexpr int kQl = 16, kQh = 1040;
+  constexpr int kQl = kQ6KQl, kQh = kQ6KQh;
   const int64_t nb = a.K / 256;
   const uint8_t *xr[MR];
   for (int i = 0; i != MR; ++i)
