@@ -531,13 +531,10 @@ static nb::dict profileDict(const CompileProfile &p) {
 }
 
 static CompileProfile presetOrRaise(const std::string &name) {
-  if (std::optional<CompileProfile> p = CompileProfile::preset(name))
-    return *p;
-  std::string known;
-  for (llvm::StringRef n : CompileProfile::presetNames())
-    known += (known.empty() ? "" : ", ") + n.str();
-  throw nb::value_error(
-      ("unknown profile preset '" + name + "' (known: " + known + ")").c_str());
+  llvm::Expected<CompileProfile> p = CompileProfile::presetOrError(name);
+  if (!p)
+    throw nb::value_error(llvm::toString(p.takeError()).c_str());
+  return std::move(*p);
 }
 
 CompileProfile python::toProfile(nb::handle value) {

@@ -861,6 +861,16 @@ std::optional<CompileProfile> CompileProfile::preset(StringRef name) {
 
 ArrayRef<StringRef> CompileProfile::presetNames() { return presetNameTable; }
 
+Expected<CompileProfile> CompileProfile::presetOrError(StringRef name) {
+  if (std::optional<CompileProfile> p = preset(name))
+    return std::move(*p);
+  std::string names;
+  for (StringRef known : presetNames())
+    names += (names.empty() ? "" : ", ") + known.str();
+  return llvm::createStringError("unknown preset '" + name.str() +
+                                 "' (expected one of " + names + ")");
+}
+
 /// toToml()'s key lines as `section.key = value`.
 static std::vector<std::string> qualifiedKeys(const std::string &toml) {
   std::vector<std::string> keys;

@@ -172,14 +172,12 @@ mlir::rlx::resolveCompileProfile(StringRef profileFile, StringRef preset,
   if (!profileFile.empty())
     return ::rlx::CompileProfile::fromTomlFile(profileFile);
   if (!preset.empty()) {
-    if (std::optional<::rlx::CompileProfile> p =
-            ::rlx::CompileProfile::preset(preset))
-      return *p;
-    std::string names;
-    for (StringRef name : ::rlx::CompileProfile::presetNames())
-      names += (names.empty() ? "" : ", ") + name.str();
-    return llvm::createStringError(pipeline + ": unknown preset '" + preset +
-                                   "' (expected one of " + names + ")");
+    llvm::Expected<::rlx::CompileProfile> p =
+        ::rlx::CompileProfile::presetOrError(preset);
+    if (!p)
+      return llvm::createStringError(pipeline + ": " +
+                                     llvm::toString(p.takeError()));
+    return std::move(*p);
   }
   if (!getDefaultCompileProfilePath().empty())
     return ::rlx::CompileProfile::fromTomlFile(getDefaultCompileProfilePath());

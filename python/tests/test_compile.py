@@ -152,7 +152,7 @@ def test_compile_errors():
         session.compile(HIR, entry="nope", input_shapes={"x": [1, 3, 4]})
     with pytest.raises(rlx.RLXError, match="no-such.mlir"):
         session.compile("no-such.mlir")
-    with pytest.raises(ValueError, match="unknown profile preset"):
+    with pytest.raises(ValueError, match="unknown preset"):
         session.compile(HIR, profile="nope")
     with pytest.raises(TypeError):
         session.compile(42)

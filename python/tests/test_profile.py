@@ -17,7 +17,7 @@ def test_presets():
     assert rlx.CompileProfile.preset("llama32_decode").fusion.policy == "fusable"
     assert rlx.CompileProfile.preset("llama32_prefill") == rlx.CompileProfile()
     with pytest.raises(
-        ValueError, match=r"unknown profile preset 'nope' \(known: llama32_prefill"
+        ValueError, match=r"unknown preset 'nope' \(expected one of llama32_prefill"
     ):
         rlx.CompileProfile.preset("nope")
 

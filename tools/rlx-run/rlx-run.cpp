@@ -355,14 +355,10 @@ int main(int argc, char **argv) {
       return fail(profile.takeError());
     options.profile = *profile;
   } else if (!presetName.empty()) {
-    auto profile = CompileProfile::preset(presetName);
-    if (!profile) {
-      std::string names;
-      for (llvm::StringRef name : CompileProfile::presetNames())
-        names += (names.empty() ? "" : ", ") + name.str();
-      return fail("unknown preset '" + presetName + "' (expected one of " +
-                  names + ")");
-    }
+    llvm::Expected<CompileProfile> profile =
+        CompileProfile::presetOrError(presetName);
+    if (!profile)
+      return fail(profile.takeError());
     options.profile = *profile;
   }
   if (!policy.empty()) {

@@ -498,6 +498,21 @@ TEST(CompileProfileTest, PresetLookupByName) {
     EXPECT_TRUE(CompileProfile::preset(name).has_value()) << name.str();
   EXPECT_FALSE(CompileProfile::preset("llama32Prefill"));
   EXPECT_FALSE(CompileProfile::preset("llama32-prefill"));
+  // presetOrError: the profile, or an error listing every name.
+  llvm::Expected<CompileProfile> found =
+      CompileProfile::presetOrError("gemma_decode");
+  ASSERT_TRUE(bool(found)) << llvm::toString(found.takeError());
+  EXPECT_EQ(*found, CompileProfile::gemmaDecode());
+  llvm::Expected<CompileProfile> missing =
+      CompileProfile::presetOrError("llama32-prefill");
+  ASSERT_FALSE(bool(missing));
+  std::string message = llvm::toString(missing.takeError());
+  EXPECT_EQ(message.find("unknown preset 'llama32-prefill' (expected one of "
+                         "llama32_prefill, llama32_decode, "),
+            0u)
+      << message;
+  for (StringRef name : names)
+    EXPECT_NE(message.find(name.str()), std::string::npos) << name.str();
   EXPECT_FALSE(CompileProfile::preset(""));
 }
 

@@ -315,6 +315,10 @@ struct CompileProfile {
   /// The snake_case names preset() accepts, in declaration order.
   static llvm::ArrayRef<llvm::StringRef> presetNames();
 
+  /// preset(name), or the error "unknown preset 'name' (expected one of
+  /// <presetNames()>)".
+  static llvm::Expected<CompileProfile> presetOrError(llvm::StringRef name);
+
   /// The keys whose values differ from `other`'s, each as `section.key =
   /// value` with this profile's value, in toToml() order.
   std::vector<std::string> differencesFrom(const CompileProfile &other) const;

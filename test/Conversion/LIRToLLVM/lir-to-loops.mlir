@@ -172,13 +172,18 @@ lir.entry @packed_gemms arena_size = 32768, param_size = 32768, alignment = 64 {
 
 // -----
 
-/// Attention with one query per head (a decode step) dots each key row as
-/// stored with the queries of its tile (reassociated sums); more queries per
+/// Attention with one query per head (a decode step) multiplies each key
+/// row as stored with the queries of its tile, and a block's 16 products
+/// reduce together in a shuffle tree (halves of the lanes per key, 16 -> 8
+/// -> 4 -> 2 -> 1) instead of one horizontal sum each; more queries per
 /// head transpose the keys into the scratch buffer first.
 
 // CHECK-LABEL: func.func private @decode_attention_k0_attention
 // CHECK-NOT:     __rlx_scratch
-// CHECK:         vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<16xf32> into f32
+// CHECK-NOT:     fastmath<reassoc>
+// CHECK:         vector.shuffle %{{.*}}, %{{.*}} [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31] : vector<16xf32>, vector<16xf32>
+// CHECK:         vector.shuffle %{{.*}}, %{{.*}} [2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31] : vector<16xf32>, vector<16xf32>
+// CHECK:         vector.shuffle %{{.*}}, %{{.*}} [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31] : vector<16xf32>, vector<16xf32>
 // CHECK-NOT:     __rlx_scratch
 // CHECK:       // -----
 lir.entry @decode_attention arena_size = 8192, param_size = 0, alignment = 64 {
