@@ -422,6 +422,13 @@ template <bool Q8, int MR> RLX_UK_AVX2_FN void driveX8(const MatmulArgs &a) {
   }
 }
 
+/// `v`'s 16-bit lanes shifted left by `s` bits (right by -s): moves a bit
+/// field of each byte to other bits of it (the caller masks off what crosses
+/// into the neighbouring byte).
+RLX_UK_AVX2 inline __m256i shift16(__m256i v, int s) {
+  return s > 0 ? _mm256_slli_epi16(v, s) : s < 0 ? _mm256_srli_epi16(v, -s) : v;
+}
+
 /// Offsets in a repacked superblock (row 0's bytes) of the parts of the plain
 /// block, from Internal.h's repackedOffset: the q4_K / q5_K scale words
 /// (plain bytes 4, 8 and 12: the same in both), q4_K's codes (16), q5_K's qh
@@ -506,10 +513,7 @@ RLX_UK_AVX2_FN void qkx8Tile(const MatmulArgs &a, int64_t m, int64_t n) {
             // Bit c of each qh byte to bit 4 (16-bit shifts by at most 4
             // move no other byte's bit there).
             const __m256i qh = load256(sb + kQh + 32 * k);
-            const __m256i hi = c < 4    ? _mm256_slli_epi16(qh, 4 - c)
-                               : c == 4 ? qh
-                                        : _mm256_srli_epi16(qh, c - 4);
-            q = _mm256_or_si256(q, _mm256_and_si256(hi, bit4));
+            q = _mm256_or_si256(q, _mm256_and_si256(shift16(qh, 4 - c), bit4));
           }
           RLX_UK_UNROLL
           for (int i = 0; i != MR; ++i) {
@@ -629,11 +633,9 @@ RLX_UK_AVX2_FN void q6kx8Tile(const MatmulArgs &a, int64_t m, int64_t n) {
               ql = _mm256_srli_epi16(ql, 4);
             // Bits 2 j, 2 j + 1 of the qh bytes, moved to bits 4, 5.
             const __m256i qh = load256(sb + kQh + 32 * (8 * h + k));
-            const __m256i hi = j < 2    ? _mm256_slli_epi16(qh, 4 - 2 * j)
-                               : j == 2 ? qh
-                                        : _mm256_srli_epi16(qh, 2);
-            q[u] = _mm256_or_si256(_mm256_and_si256(ql, low4),
-                                   _mm256_and_si256(hi, high2));
+            q[u] = _mm256_or_si256(
+                _mm256_and_si256(ql, low4),
+                _mm256_and_si256(shift16(qh, 4 - 2 * j), high2));
           }
           const __m256i sc = kp < 2 ? sc0 : sc1;
           const int xo = 128 * h + 32 * j + 8 * kp;
