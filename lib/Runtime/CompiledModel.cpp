@@ -590,14 +590,23 @@ static std::string placeKey(const WeightPlace &place, StringRef name) {
 /// Writes every place of weight `name`, a tensor of `dtype` and `shape`
 /// whose stored bytes (row major) are `all`, reading only the ranges that
 /// sliced params take; appends the keys of the places filled. Returns the
-/// non-finite values read.
+/// non-finite values read. With `firstRow`, `all` and `shape` are the
+/// tensor's rows from there on (placesRowWindow): the places' ranges along
+/// axis 0 are taken relative to it.
 static Expected<uint64_t>
 writeWeightPlaces(const Manifest &info, StringRef name, DType dtype,
                   llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<uint8_t> all,
-                  uint8_t *pool, std::vector<std::string> &keys) {
+                  uint8_t *pool, std::vector<std::string> &keys,
+                  int64_t firstRow = 0) {
   std::vector<WeightPlace> places = weightPlaces(info, name);
   if (places.empty())
     return fail("the model has no param '" + name + "'");
+  for (WeightPlace &place : places) {
+    assert((firstRow == 0 || (place.ranged() && place.entry->concatAxis == 0 &&
+                              place.start >= firstRow)) &&
+           "a row window holds the ranges along axis 0 only");
+    place.start -= firstRow;
+  }
   Expected<uint64_t> bytes = storageBytes(dtype, shape);
   if (!bytes)
     return fail("weight '" + name + "': " + llvm::toString(bytes.takeError()));
@@ -622,6 +631,86 @@ writeWeightPlaces(const Manifest &info, StringRef name, DType dtype,
     nonFinite += *count;
   }
   return nonFinite;
+}
+
+/// The rows [begin, end) of weight `name` (`rows` of them) that its places
+/// read, when every place takes a range along axis 0 and together they
+/// leave some rows out (a tensor-parallel rank's heads); none otherwise.
+static std::optional<std::pair<int64_t, int64_t>>
+placesRowWindow(const Manifest &info, StringRef name, int64_t rows) {
+  int64_t begin = rows, end = 0;
+  for (const WeightPlace &place : weightPlaces(info, name)) {
+    if (!place.ranged() || place.entry->concatAxis != 0)
+      return std::nullopt;
+    begin = std::min(begin, place.start);
+    end = std::max(end, place.start + place.size);
+  }
+  if (begin >= end || (begin == 0 && end >= rows))
+    return std::nullopt;
+  return std::make_pair(begin, end);
+}
+
+namespace {
+/// What the places of a weight read: its stored bytes (`all`, rows
+/// `firstRow` on of `shape`, in `dtype`), in the source or in `buffer`.
+struct PlacedBytes {
+  std::vector<uint8_t> buffer;
+  llvm::ArrayRef<uint8_t> all;
+  DType dtype;
+  llvm::SmallVector<int64_t, 4> shape;
+  int64_t firstRow = 0;
+};
+} // namespace
+
+/// The bytes the places of weight `name` (`dtype`, `shape`) read: the
+/// source's own when it has a plain stored form; else (rows reordered) only
+/// the rows the places take when they leave some out (a tensor-parallel
+/// rank's heads of a GGUF's permuted Q/K), or the whole tensor as stored or,
+/// failing that, as f32.
+static Expected<PlacedBytes> readPlacedBytes(const WeightSource &source,
+                                             const Manifest &info,
+                                             StringRef name, DType dtype,
+                                             llvm::ArrayRef<int64_t> shape) {
+  PlacedBytes read{{}, {}, dtype, {shape.begin(), shape.end()}, 0};
+  Expected<llvm::ArrayRef<uint8_t>> raw = source.rawBytes(name);
+  if (raw) {
+    read.all = *raw;
+    return std::move(read);
+  }
+  llvm::consumeError(raw.takeError());
+  if (auto window = shape.empty() ? std::nullopt
+                                  : placesRowWindow(info, name, shape[0])) {
+    read.shape[0] = window->second - window->first;
+    Expected<uint64_t> bytes = storageBytes(dtype, read.shape);
+    if (!bytes)
+      return bytes.takeError();
+    read.buffer.resize(*bytes);
+    Error err = source.readStoredRows(name, window->first, window->second,
+                                      read.buffer);
+    if (!err) {
+      read.firstRow = window->first;
+      read.all = read.buffer;
+      return std::move(read);
+    }
+    // No stored form at all (tensors made up as f32): as f32, below.
+    llvm::consumeError(std::move(err));
+    read.shape[0] = shape[0];
+  }
+  Expected<uint64_t> bytes = storageBytes(dtype, shape);
+  if (!bytes)
+    return bytes.takeError();
+  read.buffer.resize(*bytes);
+  if (Error err = source.readStored(name, read.buffer)) {
+    llvm::consumeError(std::move(err));
+    Expected<std::vector<float>> data = source.loadF32(name);
+    if (!data)
+      return data.takeError();
+    read.buffer.resize(data->size() * sizeof(float));
+    copyBytes(read.buffer.data(), data->data(), read.buffer.size());
+    read.dtype = DType::F32;
+  }
+  read.all = read.buffer;
+  return std::move(read);
 }
 
 namespace {
@@ -1071,34 +1160,14 @@ Error CompiledModel::loadParams(const WeightSource &given) {
       jobNames.push_back(name);
       jobs.push_back([this, &source, name, dtype = t->dtype,
                       shape = t->shape]() -> Expected<Loaded> {
-        std::vector<uint8_t> buffer;
-        llvm::ArrayRef<uint8_t> all;
-        DType type = dtype;
-        if (Expected<llvm::ArrayRef<uint8_t>> raw = source.rawBytes(name)) {
-          all = *raw;
-        } else {
-          // A source without a plain stored form (rows reordered): the
-          // whole tensor, as stored or as f32, then its ranges.
-          llvm::consumeError(raw.takeError());
-          Expected<uint64_t> bytes = storageBytes(dtype, shape);
-          if (!bytes)
-            return bytes.takeError();
-          buffer.resize(*bytes);
-          if (Error err = source.readStored(name, buffer)) {
-            llvm::consumeError(std::move(err));
-            Expected<std::vector<float>> data = source.loadF32(name);
-            if (!data)
-              return data.takeError();
-            buffer.resize(data->size() * sizeof(float));
-            copyBytes(buffer.data(), data->data(), buffer.size());
-            type = DType::F32;
-          }
-          all = buffer;
-        }
+        Expected<PlacedBytes> read =
+            readPlacedBytes(source, info, name, dtype, shape);
+        if (!read)
+          return read.takeError();
         Loaded loaded;
-        Expected<uint64_t> nonFinite =
-            writeWeightPlaces(info, name, type, shape, all,
-                              storage->paramPool->data, loaded.keys);
+        Expected<uint64_t> nonFinite = writeWeightPlaces(
+            info, name, read->dtype, read->shape, read->all,
+            storage->paramPool->data, loaded.keys, read->firstRow);
         source.release(name);
         if (!nonFinite)
           return fail(source.description() + ": " +

@@ -265,22 +265,26 @@ std::string GGUFLlamaWeights::displayName(StringRef name) const {
   return ggufNameFor(name, cfg.arch).value_or(name.str());
 }
 
+/// The stored (GGUF) row of Hugging Face row `row` of a matrix whose heads
+/// have `headRows` rows each: permute() maps HF row h*D + j*half + i to GGUF
+/// row h*D + 2*i + j, so a head's rows stay within the head.
+static uint64_t permutedLlamaRow(uint64_t row, uint64_t headRows) {
+  const uint64_t half = headRows / 2, h = row / headRows, w = row % headRows;
+  return h * headRows + 2 * (w % half) + w / half;
+}
+
 void unpermuteLlamaRowBytes(ArrayRef<uint8_t> permuted,
                             MutableArrayRef<uint8_t> out, uint64_t rows,
                             uint64_t rowBytes, uint64_t nHeads) {
   assert(permuted.size() == rows * rowBytes && out.size() == rows * rowBytes &&
          "size mismatch");
   assert(nHeads && rows % (2 * nHeads) == 0 && "rows do not split into heads");
-  const uint64_t headRows = rows / nHeads, half = headRows / 2;
-  // permute() maps HF row h*D + j*half + i to GGUF row h*D + 2*i + j.
-  for (uint64_t h = 0; h != nHeads; ++h)
-    for (uint64_t i = 0; i != half; ++i)
-      for (uint64_t j = 0; j != 2; ++j) {
-        const uint8_t *src =
-            permuted.data() + (h * headRows + 2 * i + j) * rowBytes;
-        uint8_t *dst = out.data() + (h * headRows + j * half + i) * rowBytes;
-        std::copy(src, src + rowBytes, dst);
-      }
+  const uint64_t headRows = rows / nHeads;
+  for (uint64_t r = 0; r != rows; ++r) {
+    const uint8_t *src =
+        permuted.data() + permutedLlamaRow(r, headRows) * rowBytes;
+    std::copy(src, src + rowBytes, out.data() + r * rowBytes);
+  }
 }
 
 void unpermuteLlamaRows(ArrayRef<float> permuted, MutableArrayRef<float> out,
@@ -418,6 +422,32 @@ Error GGUFLlamaWeights::readStored(StringRef name,
   uint64_t rows = e.info.shape[0];
   unpermuteLlamaRowBytes(*stored, dst, rows, stored->size() / rows,
                          e.permuteHeads);
+  return Error::success();
+}
+
+Error GGUFLlamaWeights::readStoredRows(StringRef name, uint64_t begin,
+                                       uint64_t end,
+                                       MutableArrayRef<uint8_t> dst) const {
+  auto it = index.find(name);
+  if (it == index.end())
+    return missingTensor(name);
+  const Entry &e = entries[it->second];
+  if (!e.permuteHeads)
+    return WeightSource::readStoredRows(name, begin, end, dst);
+  Expected<uint64_t> rowBytes =
+      checkRowRange(name, e.info, begin, end, dst.size());
+  if (!rowBytes)
+    return rowBytes.takeError();
+  Expected<ArrayRef<uint8_t>> stored = gguf->rawBytes(e.ggufName);
+  if (!stored)
+    return stored.takeError();
+  // Only the stored rows of the heads the range covers are touched.
+  const uint64_t headRows = e.info.shape[0] / e.permuteHeads;
+  for (uint64_t r = begin; r != end; ++r) {
+    const uint8_t *src =
+        stored->data() + permutedLlamaRow(r, headRows) * *rowBytes;
+    std::copy(src, src + *rowBytes, dst.data() + (r - begin) * *rowBytes);
+  }
   return Error::success();
 }
 

@@ -8,6 +8,7 @@
 #include "RLX/Weights/WeightSource.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
+#include <algorithm>
 #include <sys/mman.h>
 
 using namespace llvm;
@@ -89,6 +90,50 @@ Error WeightSource::readStored(StringRef name,
   if (Error err = checkStoredDestination(name, bytes->size(), dst.size()))
     return err;
   std::copy(bytes->begin(), bytes->end(), dst.begin());
+  return Error::success();
+}
+
+Expected<uint64_t> WeightSource::checkRowRange(StringRef name,
+                                               const TensorInfo &info,
+                                               uint64_t begin, uint64_t end,
+                                               size_t dstBytes) const {
+  if (info.shape.empty() || info.shape[0] <= 0)
+    return tensorError(name, "has no rows to take a range of (shape " +
+                                 formatShape(info.shape) + ")");
+  uint64_t rows = static_cast<uint64_t>(info.shape[0]);
+  if (begin >= end || end > rows)
+    return tensorError(name, "rows [" + Twine(begin) + ", " + Twine(end) +
+                                 ") are not a range of its " + Twine(rows));
+  uint64_t rowBytes = info.byteSize / rows;
+  if (dstBytes != (end - begin) * rowBytes)
+    return tensorError(name, "destination has " + Twine(dstBytes) +
+                                 " bytes, but rows [" + Twine(begin) + ", " +
+                                 Twine(end) + ") have " +
+                                 Twine((end - begin) * rowBytes));
+  return rowBytes;
+}
+
+Error WeightSource::readStoredRows(StringRef name, uint64_t begin, uint64_t end,
+                                   MutableArrayRef<uint8_t> dst) const {
+  const TensorInfo *info = lookup(name);
+  if (!info)
+    return missingTensor(name);
+  Expected<uint64_t> rowBytes =
+      checkRowRange(name, *info, begin, end, dst.size());
+  if (!rowBytes)
+    return rowBytes.takeError();
+  Expected<ArrayRef<uint8_t>> raw = rawBytes(name);
+  if (raw) {
+    ArrayRef<uint8_t> rows = raw->slice(begin * *rowBytes, dst.size());
+    std::copy(rows.begin(), rows.end(), dst.begin());
+    return Error::success();
+  }
+  // No raw form (rows reordered): the whole tensor, then the range.
+  consumeError(raw.takeError());
+  std::vector<uint8_t> all(info->byteSize);
+  if (Error err = readStored(name, all))
+    return err;
+  std::copy_n(all.begin() + begin * *rowBytes, dst.size(), dst.begin());
   return Error::success();
 }
 
@@ -255,6 +300,14 @@ Error WeightSourceStack::readStored(StringRef name,
                                     MutableArrayRef<uint8_t> dst) const {
   if (const WeightSource *s = owner(name))
     return s->readStored(name, dst);
+  return missingTensor(name);
+}
+
+Error WeightSourceStack::readStoredRows(StringRef name, uint64_t begin,
+                                        uint64_t end,
+                                        MutableArrayRef<uint8_t> dst) const {
+  if (const WeightSource *s = owner(name))
+    return s->readStoredRows(name, begin, end, dst);
   return missingTensor(name);
 }
 

@@ -508,10 +508,10 @@ GGUF_MODELS = {
 }
 
 
-def write_gguf(model, path):
+def write_gguf(model, path, type_name="f32"):
     sys.path.insert(0, str(ROOT / "scripts"))
     import make_tiny_models
-    make_tiny_models.write_gguf(model, str(path))
+    make_tiny_models.write_gguf(model, str(path), type_name)
 
 
 def rewrite_gguf(src, dst, **kw):

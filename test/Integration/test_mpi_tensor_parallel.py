@@ -261,6 +261,26 @@ def test_mpi_model_generates_the_single_process_tokens(tmp_path, kind,
     assert 0.5 <= ratio <= 0.53, (param_bytes(two), param_bytes(one))
 
 
+@pytest.mark.parametrize("type_name", ["f32", "q8_0"])
+def test_mpi_gguf_generates_the_single_process_tokens(tmp_path, type_name):
+    """A LLaMA GGUF as llama.cpp's converter writes it (Q/K rows permuted
+    within each head for its rotary layout; matrices as `type_name`) on 2
+    ranks: each rank reads only its heads' rows of Q and K (readStoredRows)
+    and keeps the stored blocks; the logits and tokens are one process's and
+    each rank holds about half the weights."""
+    from test_architectures import make, write_gguf
+    _, hf = make(tmp_path, "llama", seed=7, intermediate_size=128)
+    path = tmp_path / f"llama-{type_name}.gguf"
+    write_gguf(hf, path, type_name)
+    first = run_model(path, tmp_path)
+    second = run_model(path, tmp_path, ranks=2)
+    assert np.abs(first[1]).max() > 0.1
+    assert len(assert_same_generation(first, second)) == 6
+    assert "tensor parallel 2 ranks (MPI)" in second[0], second[0]
+    ratio = param_bytes(second[0]) / param_bytes(first[0])
+    assert 0.5 <= ratio <= 0.53, (param_bytes(second[0]), param_bytes(first[0]))
+
+
 def test_mpi_odd_vocabulary_is_replicated(tmp_path):
     """A vocabulary that does not split over the ranks (257 over 2): the
     embedding and the LM head are whole on every rank, everything else

@@ -746,6 +746,50 @@ TEST_F(GGUFTest, LlamaUnpermuteQuantized) {
   }
 }
 
+TEST_F(GGUFTest, LlamaStoredRowRanges) {
+  // readStoredRows gives the rows readStored gives, for ranges of whole
+  // heads (a tensor-parallel rank's), parts of heads, and a permuted Q/K
+  // as well as a tensor stored as it is; bad ranges are refused by name.
+  LlamaModel model;
+  ASSERT_EQ(errorOf(makeLlama(model, DType::Q8_0).write(path("m.gguf"))),
+            "<success>");
+  auto weights = GGUFLlamaWeights::open(path("m.gguf"));
+  ASSERT_TRUE(bool(weights)) << errorOf(std::move(weights));
+  for (const char *hf : {"model.layers.0.self_attn.q_proj.weight",
+                         "model.layers.0.self_attn.k_proj.weight",
+                         "model.layers.0.mlp.up_proj.weight"}) {
+    const TensorInfo *info = (*weights)->lookup(hf);
+    ASSERT_NE(info, nullptr) << hf;
+    uint64_t rows = info->shape[0], rowBytes = info->byteSize / rows;
+    std::vector<uint8_t> all(info->byteSize);
+    ASSERT_EQ(errorOf((*weights)->readStored(hf, all)), "<success>");
+    for (auto [begin, end] :
+         {std::make_pair(uint64_t(0), rows),
+          std::make_pair(uint64_t(0), rows / 2), std::make_pair(rows / 2, rows),
+          std::make_pair(uint64_t(3), rows - 5),
+          std::make_pair(rows - 1, rows)}) {
+      std::vector<uint8_t> got((end - begin) * rowBytes);
+      ASSERT_EQ(errorOf((*weights)->readStoredRows(hf, begin, end, got)),
+                "<success>")
+          << hf;
+      EXPECT_TRUE(
+          std::equal(got.begin(), got.end(), all.begin() + begin * rowBytes))
+          << hf << " rows [" << begin << ", " << end << ")";
+    }
+  }
+  const char *q = "model.layers.0.self_attn.q_proj.weight";
+  uint64_t rows = (*weights)->lookup(q)->shape[0];
+  std::vector<uint8_t> one((*weights)->lookup(q)->byteSize / rows);
+  EXPECT_EQ(errorOf((*weights)->readStoredRows(q, rows, rows + 1, one)),
+            msg("tensor 'model.layers.0.self_attn.q_proj.weight': rows [32, "
+                "33) are not a range of its 32"));
+  EXPECT_EQ(errorOf((*weights)->readStoredRows(q, 0, 2, one)),
+            msg("tensor 'model.layers.0.self_attn.q_proj.weight': destination "
+                "has 34 bytes, but rows [0, 2) have 68"));
+  EXPECT_EQ(errorOf((*weights)->readStoredRows("nope", 0, 1, one)),
+            msg("tensor 'nope': not found"));
+}
+
 TEST_F(GGUFTest, LlamaHeadCountWrongType) {
   LlamaModel model;
   GGUFWriter w = makeLlama(model);

@@ -317,6 +317,10 @@ public:
   /// must be stored as f32, without the 1 added.
   llvm::Error readStored(llvm::StringRef name,
                          llvm::MutableArrayRef<uint8_t> dst) const override;
+  /// A range of q_proj/k_proj rows reads only the stored rows of the heads
+  /// it covers (each head's rows are permuted within the head).
+  llvm::Error readStoredRows(llvm::StringRef name, uint64_t begin, uint64_t end,
+                             llvm::MutableArrayRef<uint8_t> dst) const override;
   llvm::Error readF32(llvm::StringRef name,
                       llvm::MutableArrayRef<float> dst) const override;
   llvm::Expected<llvm::ArrayRef<float>>

@@ -59,6 +59,18 @@ public:
   virtual llvm::Error readStored(llvm::StringRef name,
                                  llvm::MutableArrayRef<uint8_t> dst) const;
 
+  /// Copies rows [`begin`, `end`) of tensor `name` (along its first
+  /// dimension) in its stored type into `dst`, which must hold exactly
+  /// those rows' bytes, in the order readStored() gives them. The default
+  /// takes them from rawBytes(), or from a whole readStored() copy when the
+  /// source has no raw form; a source that reorders rows only within groups
+  /// (a GGUF's permuted Q/K heads) reads just the groups the range covers.
+  /// Errors, naming the tensor, if it is missing, the range is empty or
+  /// past its rows, or `dst` has the wrong size.
+  virtual llvm::Error readStoredRows(llvm::StringRef name, uint64_t begin,
+                                     uint64_t end,
+                                     llvm::MutableArrayRef<uint8_t> dst) const;
+
   /// Converts (or dequantizes) tensor `name` to f32 into `dst`. Errors,
   /// naming the tensor and description(), if the tensor is missing or `dst`
   /// does not have exactly its element count.
@@ -114,6 +126,12 @@ protected:
   /// a read-only file mapping (never for heap memory).
   void releaseMapped(const llvm::MemoryBuffer &buffer,
                      llvm::StringRef name) const;
+  /// Checks that rows [`begin`, `end`) lie in tensor `name` (`info`) and
+  /// that `dstBytes` holds exactly their stored bytes; returns the bytes of
+  /// one row.
+  llvm::Expected<uint64_t> checkRowRange(llvm::StringRef name,
+                                         const TensorInfo &info, uint64_t begin,
+                                         uint64_t end, size_t dstBytes) const;
   /// Checks that a destination of `dstBytes` bytes fits tensor `name`'s
   /// `tensorBytes` stored bytes.
   llvm::Error checkStoredDestination(llvm::StringRef name, uint64_t tensorBytes,
@@ -170,6 +188,8 @@ public:
   rawBytes(llvm::StringRef name) const override;
   llvm::Error readStored(llvm::StringRef name,
                          llvm::MutableArrayRef<uint8_t> dst) const override;
+  llvm::Error readStoredRows(llvm::StringRef name, uint64_t begin, uint64_t end,
+                             llvm::MutableArrayRef<uint8_t> dst) const override;
   llvm::Error readF32(llvm::StringRef name,
                       llvm::MutableArrayRef<float> dst) const override;
   llvm::Expected<llvm::ArrayRef<float>>
