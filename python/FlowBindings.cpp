@@ -41,6 +41,20 @@ struct PyStage {
 
 static constexpr auto ref = nb::rv_policy::reference;
 
+/// `value` as an `E`, or a ValueError naming `method` and E's spellings.
+template <typename E>
+static E enumArgument(const char *method, const std::string &value,
+                      std::optional<E> (*symbolize)(llvm::StringRef)) {
+  if (std::optional<E> v = symbolize(value))
+    return *v;
+  std::string known;
+  for (llvm::StringRef s : enumSpellings<E>())
+    known += (known.empty() ? "" : ", ") + s.str();
+  throw nb::value_error((std::string(method) + ": unknown value '" + value +
+                         "' (expected one of: " + known + ")")
+                            .c_str());
+}
+
 //===----------------------------------------------------------------------===//
 // Stages
 //===----------------------------------------------------------------------===//
@@ -1565,16 +1579,8 @@ static void registerDecoderRecipes(nb::module_ &m) {
       .def(
           "weight_precision",
           [](DF &r, const std::string &w) -> DF & {
-            std::optional<WeightPrecision> p = symbolizeWeightPrecision(w);
-            if (!p) {
-              std::string known;
-              for (llvm::StringRef s : enumSpellings<WeightPrecision>())
-                known += (known.empty() ? "" : ", ") + s.str();
-              throw nb::value_error(("weight_precision: unknown value '" + w +
-                                     "' (expected one of: " + known + ")")
-                                        .c_str());
-            }
-            return r.weightPrecision(*p);
+            return r.weightPrecision(
+                enumArgument("weight_precision", w, symbolizeWeightPrecision));
           },
           "precision"_a, ref,
           "The weight matrices: 'stored' (as the file stores them, down to "
@@ -1583,21 +1589,24 @@ static void registerDecoderRecipes(nb::module_ &m) {
       .def(
           "kv_cache_precision",
           [](DF &r, const std::string &k) -> DF & {
-            std::optional<ComputePrecision> p = symbolizeComputePrecision(k);
-            if (!p) {
-              std::string known;
-              for (llvm::StringRef s : enumSpellings<ComputePrecision>())
-                known += (known.empty() ? "" : ", ") + s.str();
-              throw nb::value_error(("kv_cache_precision: unknown value '" + k +
-                                     "' (expected one of: " + known + ")")
-                                        .c_str());
-            }
-            return r.kvCachePrecision(*p);
+            return r.kvCachePrecision(enumArgument("kv_cache_precision", k,
+                                                   symbolizeComputePrecision));
           },
           "precision"_a, ref,
           "The element type of the decode graphs' KV cache: 'f32', 'f16' or\n"
           "'bf16' (attention reads it widened and computes in f32; CPU "
           "only);\noverrides the profile's [precision] kv_cache.")
+      .def(
+          "compute_precision",
+          [](DF &r, const std::string &c) -> DF & {
+            return r.computePrecision(enumArgument("compute_precision", c,
+                                                   symbolizeComputePrecision));
+          },
+          "precision"_a, ref,
+          "The element type of the activations between ops: 'f32', 'f16' "
+          "or\n'bf16' (each value one op passes to another is rounded to it; "
+          "the\nkernels compute in f32; CPU only); overrides the profile's\n"
+          "[precision] compute.")
       .def(
           "tensor_parallel",
           [](DF &r, int64_t ranks) -> DF & {

@@ -563,15 +563,19 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   build = BuildInfo();
   // Profile settings no back end implements yet are refused, not dropped.
   const CompileProfile::PrecisionProfile &precision = options.profile.precision;
-  if (precision.compute != ComputePrecision::F32)
+  // compute = bf16 / f16 holds the activations between ops in that type
+  // (mir-compute-precision); the kernels compute in f32.
+  if (precision.compute != ComputePrecision::F32 && device != Device::Cpu)
     return fail("[precision] compute = \"" +
                 stringifyComputePrecision(precision.compute) +
-                "\" is not implemented: RLX computes in f32 (keep weights "
-                "lower with [precision] weights)");
+                "\" is implemented on the CPU only (the Vulkan back end holds "
+                "activations in f32)");
   if (precision.mixed != MixedPrecision::None)
     return fail("[precision] mixed = \"" +
                 stringifyMixedPrecision(precision.mixed) +
-                "\" is not implemented: RLX computes in f32");
+                "\" is not implemented: the kernels compute in f32 and "
+                "[precision] compute sets the type of the activations between "
+                "them");
   // The SPIR-V back end holds f16 values but no bf16 ones (docs/GPU.md).
   if (precision.kvCache == ComputePrecision::BF16 && device != Device::Cpu)
     return fail("[precision] kv_cache = \"bf16\" is implemented on the CPU "

@@ -589,6 +589,11 @@ DecoderFlow &DecoderFlow::kvCachePrecision(ComputePrecision precision) {
   return *this;
 }
 
+DecoderFlow &DecoderFlow::computePrecision(ComputePrecision precision) {
+  compute = precision;
+  return *this;
+}
+
 DecoderFlow &DecoderFlow::tensorParallel(int64_t ranks) {
   tensorRanks = ranks;
   return *this;
@@ -609,6 +614,8 @@ FlowRequest DecoderFlow::request() const {
     r.profile.precision.weights = *weights;
   if (kvCache)
     r.profile.precision.kvCache = *kvCache;
+  if (compute)
+    r.profile.precision.compute = *compute;
   if (tensorRanks)
     r.profile.parallel.tensor = *tensorRanks;
   r.layerHook = layerHook;

@@ -111,6 +111,12 @@ LogicalResult mlir::rlx::buildFrontendPipeline(
                     : profile.backend.spirv.unfuseRegions;
   if (unfuse)
     pm.addPass(createMIRUnfusePass());
+  // [precision] compute: the activations between ops in bf16 / f16.
+  if (profile.precision.compute != ::rlx::ComputePrecision::F32) {
+    MIRComputePrecisionPassOptions compute;
+    compute.type = ::rlx::stringifyComputePrecision(profile.precision.compute);
+    pm.addPass(createMIRComputePrecisionPass(compute));
+  }
   pm.addPass(createConvertMIRToLIRPass());
   pm.addPass(lir::createLIRPlanArenaPass());
   return success();

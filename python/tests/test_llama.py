@@ -251,3 +251,25 @@ def test_kv_cache_precision(llama):
         assert gen.stats.past_bytes_copied * 2 == f32.stats.past_bytes_copied
     with pytest.raises(ValueError, match="expected one of: f32, f16, bf16"):
         rlx.Llama32Flow.from_model_dir(llama).kv_cache_precision("q8_0")
+
+
+def test_compute_precision(llama):
+    """recipe.compute_precision('f16'/'bf16'): the activations between ops
+    are rounded to that type (prompt and decode graphs), so every step's
+    logits move off the f32 run's, by about that type's rounding."""
+    weights = rlx.load_weights(llama)
+
+    def run(precision):
+        recipe = rlx.Llama32Flow.from_model_dir(llama)
+        if precision:
+            recipe.compute_precision(precision)
+        gen = rlx.Generator(rlx.Session(), recipe, weights, max_context=64)
+        return gen.generate(PROMPT, 8, return_logits=True)[1]
+
+    want = run(None)
+    errs = {p: scale_err(run(p), want) for p in ("f16", "bf16")}
+    assert 0 < errs["f16"] < 5e-3, errs
+    # bf16 keeps 8 bits of mantissa to f16's 11: about 8x the rounding.
+    assert 2 * errs["f16"] < errs["bf16"] < 5e-2, errs
+    with pytest.raises(ValueError, match="expected one of: f32, f16, bf16"):
+        rlx.Llama32Flow.from_model_dir(llama).compute_precision("f64")

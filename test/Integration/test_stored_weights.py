@@ -543,6 +543,10 @@ def test_aot_refuses_stored(tmp_path):
 # --weights-as TYPE on an f32 checkpoint: matrices converted at load (ggml's
 # reference quantizers, byte-exact with gguf-py's), same tolerances.
 REQUANTIZE = {"bf16": 1e-2, "f16": 1e-5, "q8_0": 2e-2, "q4_0": 2e-2}
+# --compute: (least, most) scale_err off the f32 computation, and the most
+# off transformers' model cast to that type (measured: bf16 0.011, f16
+# 0.0014 off transformers').
+COMPUTE_TOLERANCE = {"bf16": (1e-3, 3e-2), "f16": (1e-4, 4e-3)}
 
 
 @pytest.mark.parametrize("name", list(REQUANTIZE))
@@ -555,10 +559,10 @@ def test_llama_weights_converted_at_load(quantized_models, tmp_path, name):
     assert tokens == greedy
 
 
-def test_profile_weights_and_refused_compute(quantized_models, tmp_path):
+def test_profile_weights_and_refused_mixed(quantized_models, tmp_path):
     """[precision] weights in a profile file converts the matrices (the
-    parameter pool shrinks to q4_0's size); compute and mixed, which no back
-    end implements, are refused by name."""
+    parameter pool shrinks to q4_0's size); mixed, which no back end
+    implements, is refused by name."""
     hf_dir = quantized_models / "llama-f16"
     base = [str(RLX_RUN), "--model", str(hf_dir), "--prompt-ids", "1,2,3",
             "--max-new-tokens", "2"]
@@ -571,14 +575,55 @@ def test_profile_weights_and_refused_compute(quantized_models, tmp_path):
         assert proc.returncode == 0, proc.stderr
         sizes[weights] = int(proc.stdout.split("params ")[1].split(" ")[0])
     assert sizes["q4_0"] < sizes["f32"] / 5
-    for key, value in (("compute", "bf16"), ("mixed", "auto")):
-        profile = tmp_path / f"{key}.rlx.toml"
-        profile.write_text(f'[precision]\n{key} = "{value}"\n')
-        proc = subprocess.run(base + ["--profile", str(profile)],
-                              capture_output=True, text=True)
-        assert proc.returncode == 1
-        assert f'[precision] {key} = "{value}" is not implemented' in \
-            proc.stderr
+    profile = tmp_path / "mixed.rlx.toml"
+    profile.write_text('[precision]\nmixed = "auto"\n')
+    proc = subprocess.run(base + ["--profile", str(profile)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert '[precision] mixed = "auto" is not implemented' in proc.stderr
+
+
+def half_reference(path, dtype):
+    """The prompt logits (as f32) and greedy tokens of the transformers
+    model at `path` cast to `dtype` (its weights and every activation in
+    it; eager attention, whose softmax is f32)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+    model = AutoModelForCausalLM.from_pretrained(
+        path, attn_implementation="eager", dtype=dtype).eval()
+    with torch.no_grad():
+        ref = model(torch.tensor([PROMPT])).logits.float().numpy()
+        greedy = model.generate(torch.tensor([PROMPT]), max_new_tokens=6,
+                                do_sample=False)[0, len(PROMPT):].tolist()
+    return ref, greedy
+
+
+@pytest.mark.parametrize("compute", ["bf16", "f16"])
+def test_compute_precision_is_the_models_in_it(quantized_models, tmp_path,
+                                               compute):
+    """`--compute bf16` / `f16` (with the weights in that type): the prompt's
+    logits move off RLX's f32 computation on the same weights by about that
+    type's rounding, stay within it of transformers' model cast to that type
+    (which rounds at its own op boundaries: inside attention, after each
+    multiply of RoPE, where RLX's fused kernels keep f32), and the greedy
+    tokens are that model's. The same through a profile file."""
+    import torch
+    hf_dir = quantized_models / "llama-f16"  # its safetensors are f32
+    ref, greedy = half_reference(
+        hf_dir, {"bf16": torch.bfloat16, "f16": torch.float16}[compute])
+    _, f32_logits, _ = run_model(hf_dir, tmp_path, compute)
+    tokens, logits, _ = run_model(hf_dir, tmp_path, compute,
+                                  ("--compute", compute))
+    low, high = COMPUTE_TOLERANCE[compute]
+    assert low < scale_err(logits, f32_logits) < high
+    assert scale_err(logits, ref) < high
+    assert tokens == greedy
+    profile = tmp_path / "compute.rlx.toml"
+    profile.write_text(f'[precision]\ncompute = "{compute}"\n'
+                       f'weights = "{compute}"\n')
+    _, from_profile, _ = run_model(hf_dir, tmp_path, compute,
+                                   ("--profile", str(profile)))
+    np.testing.assert_array_equal(from_profile, logits)
 
 
 #===----------------------------------------------------------------------===#

@@ -142,6 +142,10 @@ fixedPrecisionProfile(const ModelRunOptions &o, const CompileProfile &base) {
   Expected<CompileProfile> profile = profileOver(o, base);
   if (!profile)
     return profile.takeError();
+  // The activations' type is the compiler's, not the recipe's: any model
+  // takes it.
+  if (o.compute)
+    profile->precision.compute = *o.compute;
   const CompileProfile::PrecisionProfile &want = profile->precision;
   const CompileProfile::PrecisionProfile &have = base.precision;
   if (want.weights != have.weights)
@@ -362,6 +366,8 @@ static Expected<DecoderFlow> decoderRecipe(const TransformerConfig &config,
     recipe->weightPrecision(*o.weights);
   if (o.kvCache)
     recipe->kvCachePrecision(*o.kvCache);
+  if (o.compute)
+    recipe->computePrecision(*o.compute);
   if (int64_t ranks = o.compile.profile.parallel.tensor; ranks > 1)
     recipe->tensorParallel(ranks);
   recipe->allowUnusedWeights(o.allowUnusedWeights);

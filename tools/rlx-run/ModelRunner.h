@@ -68,6 +68,8 @@ struct ModelRunOptions {
   bool weightsGiven = false;
   /// `--kv-cache`: the element type of the decode graphs' KV cache.
   std::optional<ComputePrecision> kvCache;
+  /// `--compute`: the element type of the activations between ops.
+  std::optional<ComputePrecision> compute;
   /// Compile the prefill graph (a decoder's) or the encoder (BERT) for the
   /// prompt's length (8 tokens when no --prompt-ids are given), print its
   /// reflection and stop.

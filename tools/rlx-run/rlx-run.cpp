@@ -127,6 +127,17 @@ static cl::opt<ComputePrecision> kvCacheAs(
                clEnumValN(ComputePrecision::F16, "f16", "f16"),
                clEnumValN(ComputePrecision::BF16, "bf16", "bf16")),
     cl::cat(modelCategory));
+static cl::opt<ComputePrecision> computeAs(
+    "compute",
+    cl::desc("Element type of the activations between ops (the profile's "
+             "[precision] compute); the kernels compute in f32:"),
+    cl::init(ComputePrecision::F32),
+    cl::values(clEnumValN(ComputePrecision::F32, "f32", "f32 (default)"),
+               clEnumValN(ComputePrecision::F16, "f16",
+                          "rounded to f16 between ops"),
+               clEnumValN(ComputePrecision::BF16, "bf16",
+                          "rounded to bf16 between ops")),
+    cl::cat(modelCategory));
 static cl::opt<std::string>
     logitsOut("logits-out",
               cl::desc("Write the prompt's logits (all positions) as .npy"),
@@ -505,6 +516,8 @@ int main(int argc, char **argv) {
     m.weightsGiven = weightsAs.getNumOccurrences() > 0;
     if (kvCacheAs.getNumOccurrences())
       m.kvCache = kvCacheAs;
+    if (computeAs.getNumOccurrences())
+      m.compute = computeAs;
     m.compile = options;
     m.describe = describeAs;
     m.precompile = precompile;

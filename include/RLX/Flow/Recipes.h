@@ -268,6 +268,10 @@ public:
   /// present keys and values of the decode graph (default: the profile's,
   /// F32 in the presets).
   DecoderFlow &kvCachePrecision(ComputePrecision precision);
+  /// `[precision] compute` of the flows: the element type of the
+  /// activations between ops (mir-compute-precision; the kernels compute in
+  /// f32. Default: the profile's, F32 in the presets).
+  DecoderFlow &computePrecision(ComputePrecision precision);
   /// `[parallel] tensor` of the flows: the graphs compile into this MPI
   /// rank's share of an N-way tensor-parallel model (default: the
   /// profile's, 1 in the presets).
@@ -292,7 +296,7 @@ private:
   bool lastOnly = false;
   std::optional<CompileProfile> userProfile, userDecodeProfile;
   std::optional<WeightPrecision> weights;
-  std::optional<ComputePrecision> kvCache;
+  std::optional<ComputePrecision> kvCache, compute;
   std::optional<int64_t> tensorRanks;
   bool allowUnused = false;
   std::function<Stage(LayerCtx &)> layerHook;

@@ -204,6 +204,41 @@ def MIRShardTensorParallelPass
 }
 
 //===----------------------------------------------------------------------===//
+// Precision
+//===----------------------------------------------------------------------===//
+
+def MIRComputePrecisionPass : Pass<"mir-compute-precision"> {
+  let summary = "Hold the activations between ops in bf16 or f16";
+  let description = [{
+    The profile's `[precision] compute`: every activation (a float tensor
+    an op computes, directly or through other ops, from the function's
+    arguments) is rounded to `type` where it passes to another op, so the
+    values between ops are those of a model computing in `type`; each
+    kernel still computes and accumulates in f32 (as bf16 BLAS and
+    PyTorch's bf16 kernels do). Parameters, constants and what is computed
+    from them alone keep their type; so do the values a function returns
+    (the logits, the KV cache, whose type is `[precision] kv_cache`), and
+    the arguments are taken as they come (a decode step's past keys and
+    values were rounded by the steps before). Data movement (reshape,
+    transpose, slice, split, concat, tile) of arguments and values already
+    rounded is not rounded again, nor is a `mir.cast` from `type`.
+
+    The rounding is an f32 -> `type` -> f32 round trip: appended to the body
+    of a producing `mir.elementwise`, prepended to the body of a consuming
+    one, and otherwise one `mir.elementwise` of its own per value. Run it
+    after fusion (the round trips would hide the patterns). `type = f32`
+    changes nothing; another type is an error.
+  }];
+  let options = [
+    Option<"type", "type", "std::string", /*default=*/"\"f32\"",
+           "Element type of the activations between ops: f32 (no change), "
+           "bf16 or f16">
+  ];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // Drivers and reports
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,186 @@
+//===- ComputePrecision.cpp - Activations held in bf16 or f16 -------------===//
+//
+// Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// IN:  %h = mir.fused_matmul %x, %w : ... -> tensor<1x8x64xf32>
+//      %y = mir.rms_norm %h, %g ...
+// OUT: %h = mir.fused_matmul %x, %w : ... -> tensor<1x8x64xf32>
+//      %r = mir.elementwise %h {
+//      ^bb0(%a: f32):
+//        %n = arith.truncf %a : f32 to bf16
+//        %e = arith.extf %n : bf16 to f32
+//        mir.yield %e : f32
+//      } : (tensor<1x8x64xf32>) -> tensor<1x8x64xf32>
+//      %y = mir.rms_norm %r, %g ...
+// Every activation passed between ops is rounded to the compute type; the
+// kernels keep computing in f32. A producing or consuming mir.elementwise
+// takes the round trip into its body instead of a kernel of its own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RLX/Dialect/MIR/IR/MIROps.h"
+#include "RLX/Dialect/MIR/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace mlir::rlx {
+#define GEN_PASS_DEF_MIRCOMPUTEPRECISIONPASS
+#include "RLX/Dialect/MIR/Transforms/Passes.h.inc"
+} // namespace mlir::rlx
+
+using namespace mlir;
+using namespace mlir::rlx;
+
+namespace {
+
+static bool isF32Tensor(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.getElementType().isF32();
+}
+
+/// Ops that only move elements: their results hold their operands' values.
+static bool movesData(Operation *op) {
+  return isa<mir::ReshapeOp, mir::TransposeOp, mir::SliceOp, mir::SplitOp,
+             mir::ConcatOp, mir::TileOp>(op);
+}
+
+/// `x` (f32) rounded to `type` and widened back, at the builder's point.
+static Value roundScalar(OpBuilder &b, Location loc, Value x, FloatType type) {
+  Value narrow = arith::TruncFOp::create(b, loc, type, x);
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), narrow);
+}
+
+/// A mir.elementwise rounding `v` to `type` and back.
+static Value roundTensor(OpBuilder &b, Value v, FloatType type) {
+  Location loc = v.getLoc();
+  auto op = mir::ElementwiseOp::create(b, loc, v.getType(), ValueRange{v});
+  OpBuilder::InsertionGuard guard(b);
+  Block *body =
+      b.createBlock(&op.getBody(), {}, {b.getF32Type()}, {v.getLoc()});
+  mir::YieldOp::create(b, loc,
+                       roundScalar(b, loc, body->getArgument(0), type));
+  return op.getResult();
+}
+
+/// Rounds what `op`'s body yields.
+static void roundYield(mir::ElementwiseOp op, FloatType type) {
+  Operation *yield = op.getBody().front().getTerminator();
+  OpBuilder b(yield);
+  yield->setOperand(0,
+                    roundScalar(b, yield->getLoc(), yield->getOperand(0), type));
+}
+
+/// Rounds body argument `index` of `op` where the body reads it.
+static void roundArgument(mir::ElementwiseOp op, unsigned index,
+                          FloatType type) {
+  Block &body = op.getBody().front();
+  BlockArgument arg = body.getArgument(index);
+  OpBuilder b = OpBuilder::atBlockBegin(&body);
+  auto narrow = arith::TruncFOp::create(b, op.getLoc(), type, arg);
+  Value wide = arith::ExtFOp::create(b, op.getLoc(), b.getF32Type(),
+                                     narrow.getResult());
+  arg.replaceAllUsesExcept(wide, narrow.getOperation());
+}
+
+/// Rounds activation `v` for every op that reads it, except the function's
+/// return (which keeps the values as computed).
+static void roundUses(Value v, FloatType type) {
+  if (llvm::all_of(v.getUsers(),
+                   [](Operation *user) { return isa<func::ReturnOp>(user); }))
+    return;
+  Operation *producer = v.getDefiningOp();
+  if (auto elementwise = dyn_cast_or_null<mir::ElementwiseOp>(producer)) {
+    // Every reader, a return included, then sees rounded values (a value
+    // the function also returns is then returned in `type`'s precision).
+    roundYield(elementwise, type);
+    return;
+  }
+  SmallVector<OpOperand *> others;
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<func::ReturnOp>(user))
+      continue;
+    if (auto elementwise = dyn_cast<mir::ElementwiseOp>(user))
+      roundArgument(elementwise, use.getOperandNumber(), type);
+    else
+      others.push_back(&use);
+  }
+  if (others.empty())
+    return;
+  OpBuilder b(v.getContext());
+  b.setInsertionPointAfterValue(v);
+  Value rounded = roundTensor(b, v, type);
+  for (OpOperand *use : others)
+    use->set(rounded);
+}
+
+/// Rounds the activations of `func` to `type`.
+static void roundActivations(func::FuncOp func, FloatType type) {
+  // Values computed from the arguments, and those of them already holding
+  // values of `type` (or taken as they come: the arguments, among them a
+  // decode step's past keys and values, which earlier steps rounded).
+  llvm::DenseSet<Value> active, exact;
+  for (BlockArgument arg : func.getArguments()) {
+    active.insert(arg);
+    exact.insert(arg);
+  }
+  SmallVector<Value> toRound;
+  for (Operation &op : func.getBody().getOps()) {
+    if (op.hasTrait<OpTrait::IsTerminator>() ||
+        llvm::none_of(op.getOperands(),
+                      [&](Value v) { return active.contains(v); }))
+      continue;
+    bool fromExact = false;
+    if (auto cast = dyn_cast<mir::CastOp>(op))
+      fromExact = cast.getInput().getType().getElementType() == type;
+    else if (movesData(&op))
+      fromExact = llvm::all_of(op.getOperands(), [&](Value v) {
+        return !isF32Tensor(v) || exact.contains(v);
+      });
+    for (Value result : op.getResults()) {
+      active.insert(result);
+      if (!isF32Tensor(result))
+        continue;
+      exact.insert(result);
+      if (!fromExact)
+        toRound.push_back(result);
+    }
+  }
+  for (Value v : toRound)
+    roundUses(v, type);
+}
+
+struct MIRComputePrecisionPass
+    : public mlir::rlx::impl::MIRComputePrecisionPassBase<
+          MIRComputePrecisionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    Builder b(&getContext());
+    FloatType t = llvm::StringSwitch<FloatType>(type)
+                      .Case("bf16", b.getBF16Type())
+                      .Case("f16", b.getF16Type())
+                      .Case("f32", b.getF32Type())
+                      .Default(nullptr);
+    if (!t) {
+      getOperation()->emitError()
+          << "mir-compute-precision: type must be f32, bf16 or f16, got '"
+          << type << "'";
+      return signalPassFailure();
+    }
+    if (t.isF32())
+      return;
+    getOperation()->walk([&](func::FuncOp func) {
+      if (!func.isExternal())
+        roundActivations(func, t);
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,142 @@
+// RUN: rlx-opt %s --mir-compute-precision=type=bf16 --split-input-file | FileCheck %s
+// RUN: rlx-opt %s --mir-compute-precision=type=f16 --split-input-file | FileCheck %s --check-prefix=F16
+// RUN: rlx-opt %s --mir-compute-precision=type=f32 --split-input-file | FileCheck %s --check-prefix=F32
+// RUN: not rlx-opt %s --mir-compute-precision=type=f64 --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+
+/// [precision] compute: every activation passed from one op to another is
+/// rounded to the compute type and back (the kernels compute in f32).
+/// IN: an embedding lookup, a norm and a projection. OUT: the gathered rows
+/// and the normed rows each pass through one round-trip mir.elementwise;
+/// the params, and the returned logits, are left as they are.
+
+// CHECK-LABEL: func.func @between_ops
+// CHECK: %[[T:.*]] = mir.param "embed"
+// CHECK: %[[W:.*]] = mir.param "norm"
+// CHECK: %[[E:.*]] = mir.gather %[[T]]
+// CHECK: %[[RE:.*]] = mir.elementwise %[[E]] {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT: %[[N:.*]] = arith.truncf %[[A]] : f32 to bf16
+// CHECK-NEXT: %[[X:.*]] = arith.extf %[[N]] : bf16 to f32
+// CHECK-NEXT: mir.yield %[[X]] : f32
+// CHECK: %[[H:.*]] = mir.rms_norm %[[RE]], %[[W]]
+// CHECK: %[[RH:.*]] = mir.elementwise %[[H]] {
+// CHECK: arith.truncf
+// CHECK: %[[L:.*]] = mir.matmul %[[RH]], %[[T]] {transpose_rhs}
+// CHECK-NOT: mir.elementwise
+// CHECK: return %[[L]]
+// F16-LABEL: func.func @between_ops
+// F16: arith.truncf %{{.*}} : f32 to f16
+// F16: arith.extf %{{.*}} : f16 to f32
+// F32-LABEL: func.func @between_ops
+// F32-NOT: arith.truncf
+// BAD: error: mir-compute-precision: type must be f32, bf16 or f16, got 'f64'
+func.func @between_ops(%ids: tensor<1x4xi64>) -> tensor<1x4x100xf32> {
+  %t = mir.param "embed" : tensor<100x64xf32>
+  %w = mir.param "norm" : tensor<64xf32>
+  %e = mir.gather %t, %ids : (tensor<100x64xf32>, tensor<1x4xi64>) -> tensor<1x4x64xf32>
+  %h = mir.rms_norm %e, %w {epsilon = 1.0e-6 : f32} : (tensor<1x4x64xf32>, tensor<64xf32>) -> tensor<1x4x64xf32>
+  %l = mir.matmul %h, %t {transpose_rhs} : (tensor<1x4x64xf32>, tensor<100x64xf32>) -> tensor<1x4x100xf32>
+  return %l : tensor<1x4x100xf32>
+}
+
+// -----
+
+/// What is computed from params alone (Gemma's 1 + w) is a weight, not an
+/// activation: not rounded. Data movement of a rounded value (reshape,
+/// transpose) is not rounded again.
+
+// CHECK-LABEL: func.func @weights_and_views
+// CHECK: %[[W:.*]] = mir.param "w"
+// CHECK: %[[ONE:.*]] = mir.add %{{.*}}, %[[W]]
+// CHECK-NOT: mir.elementwise
+// CHECK: %[[M:.*]] = mir.mul %{{.*}}, %[[ONE]]
+// CHECK: %[[RM:.*]] = mir.elementwise %[[M]]
+// CHECK: %[[R:.*]] = mir.reshape %[[RM]]
+// CHECK-NEXT: %[[P:.*]] = mir.transpose %[[R]]
+// CHECK-NEXT: %[[S:.*]] = mir.silu %[[P]]
+// CHECK-NEXT: return %[[S]]
+func.func @weights_and_views(%x: tensor<2x8xf32>) -> tensor<4x2x2xf32> {
+  %w = mir.param "w" : tensor<8xf32>
+  %c = mir.constant dense<1.0> : tensor<8xf32>
+  %one = mir.add %c, %w : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %m = mir.mul %x, %one : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  %r = mir.reshape %m : (tensor<2x8xf32>) -> tensor<2x2x4xf32>
+  %p = mir.transpose %r {permutation = array<i64: 2, 0, 1>} : (tensor<2x2x4xf32>) -> tensor<4x2x2xf32>
+  %s = mir.silu %p : (tensor<4x2x2xf32>) -> tensor<4x2x2xf32>
+  return %s : tensor<4x2x2xf32>
+}
+
+// -----
+
+/// A producing mir.elementwise rounds what it yields; a consuming one rounds
+/// its argument where its body reads it: no kernel of their own. Integer
+/// values (the mask) are left alone.
+
+// CHECK-LABEL: func.func @into_elementwise
+// CHECK: %[[A:.*]] = mir.elementwise %{{.*}} {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: f32):
+// CHECK-NEXT: %[[E:.*]] = math.exp %[[X]] : f32
+// CHECK-NEXT: %[[N:.*]] = arith.truncf %[[E]] : f32 to bf16
+// CHECK-NEXT: %[[W:.*]] = arith.extf %[[N]] : bf16 to f32
+// CHECK-NEXT: mir.yield %[[W]] : f32
+// CHECK: %[[H:.*]] = mir.rms_norm %[[A]]
+// CHECK-NEXT: %[[B:.*]] = mir.elementwise %[[H]], %{{.*}} {
+// CHECK-NEXT: ^bb0(%[[Y:.*]]: f32, %[[K:.*]]: i1):
+// CHECK-NEXT: %[[YN:.*]] = arith.truncf %[[Y]] : f32 to bf16
+// CHECK-NEXT: %[[YW:.*]] = arith.extf %[[YN]] : bf16 to f32
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: arith.select %[[K]], %[[YW]]
+// CHECK: return %[[B]]
+func.func @into_elementwise(%x: tensor<4x8xf32>, %mask: tensor<4x8xi1>) -> tensor<4x8xf32> {
+  %w = mir.param "w" : tensor<8xf32>
+  %a = mir.elementwise %x {
+  ^bb0(%v: f32):
+    %e = math.exp %v : f32
+    mir.yield %e : f32
+  } : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h = mir.rms_norm %a, %w {epsilon = 1.0e-6 : f32} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %b = mir.elementwise %h, %mask {
+  ^bb0(%v: f32, %k: i1):
+    %z = arith.constant 0.0 : f32
+    %s = arith.select %k, %v, %z : f32
+    mir.yield %s : f32
+  } : (tensor<4x8xf32>, tensor<4x8xi1>) -> tensor<4x8xf32>
+  return %b : tensor<4x8xf32>
+}
+
+// -----
+
+/// A cast from the compute type already holds its values; a cast from
+/// another (f16 keys under bf16 compute) is rounded.
+
+// CHECK-LABEL: func.func @casts
+// CHECK: %[[C:.*]] = mir.cast %{{.*}} : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[S:.*]] = mir.silu %[[C]]
+// CHECK: %[[D:.*]] = mir.cast %{{.*}} : (tensor<4x8xf16>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[RD:.*]] = mir.elementwise %[[D]]
+// CHECK: mir.silu %[[RD]]
+func.func @casts(%x: tensor<4x8xbf16>, %y: tensor<4x8xf16>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %c = mir.cast %x : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+  %s = mir.silu %c : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %d = mir.cast %y : (tensor<4x8xf16>) -> tensor<4x8xf32>
+  %t = mir.silu %d : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %s, %t : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+/// A decode step: the past keys (an argument) concatenated with the new
+/// ones (rounded) need no rounding again; the returned cache is as computed.
+
+// CHECK-LABEL: func.func @cache
+// CHECK: %[[K:.*]] = mir.silu %{{.*}}
+// CHECK-NEXT: %[[RK:.*]] = mir.elementwise %[[K]]
+// CHECK: %[[C:.*]] = mir.concat %{{.*}}, %[[RK]]
+// CHECK-NEXT: %[[S:.*]] = mir.reduce_sum %[[C]]
+// CHECK-NEXT: return %[[S]], %[[C]]
+func.func @cache(%past: tensor<1x3x8xf32>, %x: tensor<1x1x8xf32>) -> (tensor<1x8xf32>, tensor<1x4x8xf32>) {
+  %k = mir.silu %x : (tensor<1x1x8xf32>) -> tensor<1x1x8xf32>
+  %c = mir.concat %past, %k {axis = 1 : i64} : (tensor<1x3x8xf32>, tensor<1x1x8xf32>) -> tensor<1x4x8xf32>
+  %s = mir.reduce_sum %c {axes = array<i64: 1>} : (tensor<1x4x8xf32>) -> tensor<1x8xf32>
+  return %s, %c : tensor<1x8xf32>, tensor<1x4x8xf32>
+}

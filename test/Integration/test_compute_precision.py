@@ -1,0 +1,92 @@
+# Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""[precision] compute (mir-compute-precision) on the CPU: every activation
+one op passes to another is rounded to bf16 / f16, each kernel computing in
+f32. Checked against a NumPy reference that rounds at the same places (so a
+missing or extra rounding fails: one bf16 rounding moves the output by
+~1e-3, the tolerance is 1e-5); the returned value is not rounded."""
+
+import numpy as np
+import pytest
+
+from conftest import assert_close
+
+rng = np.random.default_rng(7)
+
+
+def bf16(a):
+    """f32 -> bf16 -> f32, rounding to nearest even."""
+    bits = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    bits = (bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1)))
+    return (bits & np.uint32(0xFFFF0000)).view(np.float32)
+
+
+def f16(a):
+    return a.astype(np.float16).astype(np.float32)
+
+
+ROUND = {"bf16": bf16, "f16": f16, "f32": lambda a: a}
+
+MODULE = """
+func.func @f(%x: tensor<5x64xf32> {rlx.name = "x"},
+             %w: tensor<64xf32> {rlx.name = "w"},
+             %m: tensor<64x24xf32> {rlx.name = "m"})
+    -> (tensor<5x24xf32> {rlx.name = "y"}, tensor<5x24xf32> {rlx.name = "z"}) {
+  %e = mir.mul %x, %x : (tensor<5x64xf32>, tensor<5x64xf32>) -> tensor<5x64xf32>
+  %h = mir.rms_norm %e, %w {epsilon = 1.0e-5 : f32}
+      : (tensor<5x64xf32>, tensor<64xf32>) -> tensor<5x64xf32>
+  %s = mir.silu %h : (tensor<5x64xf32>) -> tensor<5x64xf32>
+  %y = mir.matmul %s, %m : (tensor<5x64xf32>, tensor<64x24xf32>) -> tensor<5x24xf32>
+  %a = mir.add %h, %x : (tensor<5x64xf32>, tensor<5x64xf32>) -> tensor<5x64xf32>
+  %t = mir.tanh %a : (tensor<5x64xf32>) -> tensor<5x64xf32>
+  %z = mir.matmul %t, %m : (tensor<5x64xf32>, tensor<64x24xf32>) -> tensor<5x24xf32>
+  return %y, %z : tensor<5x24xf32>, tensor<5x24xf32>
+}
+"""
+
+
+def reference(x, w, m, r):
+    e = r(x * x)
+    h = r(e / np.sqrt(np.mean(e.astype(np.float64) ** 2, axis=-1,
+                              keepdims=True) + 1e-5).astype(np.float32) * w)
+    s = r(h / (1 + np.exp(-h)))
+    # add + tanh fuse into one mir.elementwise: its input h and its result
+    # are rounded inside its body, the sum between them is not.
+    t = r(np.tanh(h + x))
+    return [(v.astype(np.float64) @ m).astype(np.float32) for v in (s, t)]
+
+
+@pytest.mark.parametrize("compute", ["bf16", "f16", "f32"])
+def test_rounded_where_values_pass_between_ops(rlx, tmp_path, compute):
+    x = rng.standard_normal((5, 64)).astype(np.float32)
+    w = (1 + 0.1 * rng.standard_normal(64)).astype(np.float32)
+    m = rng.standard_normal((64, 24)).astype(np.float32)
+    profile = tmp_path / "p.rlx.toml"
+    profile.write_text(f'[precision]\ncompute = "{compute}"\n')
+    out = rlx.run(MODULE, {"x": x, "w": w, "m": m},
+                  args=("--profile", str(profile)))
+    f32 = reference(x, w, m, ROUND["f32"])
+    for name, want, unrounded in zip("yz", reference(x, w, m, ROUND[compute]),
+                                     f32):
+        scale = np.abs(want).max()
+        assert_close(out[name], want, rtol=1e-5, atol=1e-5 * scale)
+        if compute != "f32":
+            # Without the roundings the output is far off the reference.
+            assert np.abs(unrounded - want).max() > 20 * 1e-5 * scale
+
+
+def test_refused_on_vulkan_and_mixed(rlx, tmp_path):
+    """What is not implemented is refused by name: compute on Vulkan, and
+    [precision] mixed."""
+    x = np.ones((5, 64), np.float32)
+    feeds = {"x": x, "w": x[0], "m": np.ones((64, 24), np.float32)}
+    for text, args, message in (
+            ('compute = "f16"', ("--device", "vulkan"),
+             '[precision] compute = "f16" is implemented on the CPU only'),
+            ('mixed = "auto"', (),
+             '[precision] mixed = "auto" is not implemented')):
+        profile = tmp_path / "p.rlx.toml"
+        profile.write_text(f"[precision]\n{text}\n")
+        err = rlx.run(MODULE, feeds, args=("--profile", str(profile), *args),
+                      expect_fail=True)
+        assert message in err, err
