@@ -1605,7 +1605,8 @@ static void registerDecoderRecipes(nb::module_ &m) {
           "precision"_a, ref,
           "The element type of the activations between ops: 'f32', 'f16' "
           "or\n'bf16' (each value one op passes to another is rounded to it; "
-          "the\nkernels compute in f32; CPU only); overrides the profile's\n"
+          "the\nkernels compute in f32; Vulkan: f16 only); overrides the "
+          "profile's\n"
           "[precision] compute.")
       .def(
           "tensor_parallel",

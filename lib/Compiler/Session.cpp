@@ -565,11 +565,11 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   const CompileProfile::PrecisionProfile &precision = options.profile.precision;
   // compute = bf16 / f16 holds the activations between ops in that type
   // (mir-compute-precision); the kernels compute in f32.
-  if (precision.compute != ComputePrecision::F32 && device != Device::Cpu)
-    return fail("[precision] compute = \"" +
-                stringifyComputePrecision(precision.compute) +
-                "\" is implemented on the CPU only (the Vulkan back end holds "
-                "activations in f32)");
+  // The SPIR-V back end holds f16 values but no bf16 ones (docs/GPU.md).
+  if (precision.compute == ComputePrecision::BF16 && device != Device::Cpu)
+    return fail("[precision] compute = \"bf16\" is implemented on the CPU "
+                "only: the SPIR-V back end holds no bf16 values (use compute "
+                "= \"f16\" or \"f32\" on Vulkan)");
   if (precision.mixed != MixedPrecision::None)
     return fail("[precision] mixed = \"" +
                 stringifyMixedPrecision(precision.mixed) +

@@ -1,10 +1,11 @@
 # Part of the RLX project, under the Apache License v2.0 with LLVM Exceptions.
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-"""[precision] compute (mir-compute-precision) on the CPU: every activation
+"""[precision] compute (mir-compute-precision): every activation
 one op passes to another is rounded to bf16 / f16, each kernel computing in
 f32. Checked against a NumPy reference that rounds at the same places (so a
 missing or extra rounding fails: one bf16 rounding moves the output by
-~1e-3, the tolerance is 1e-5); the returned value is not rounded."""
+~1e-3, the tolerance is 1e-5); the returned value is not rounded. On the
+CPU (bf16, f16) and on Vulkan (f16)."""
 
 import numpy as np
 import pytest
@@ -56,15 +57,17 @@ def reference(x, w, m, r):
     return [(v.astype(np.float64) @ m).astype(np.float32) for v in (s, t)]
 
 
-@pytest.mark.parametrize("compute", ["bf16", "f16", "f32"])
-def test_rounded_where_values_pass_between_ops(rlx, tmp_path, compute):
+def run_checked(runner, tmp_path, compute, args=()):
+    """MODULE under [precision] compute = `compute`: each output against the
+    NumPy reference that rounds where RLX does, within 1e-5 of its scale;
+    with bf16 / f16 the unrounded reference is well outside that."""
     x = rng.standard_normal((5, 64)).astype(np.float32)
     w = (1 + 0.1 * rng.standard_normal(64)).astype(np.float32)
     m = rng.standard_normal((64, 24)).astype(np.float32)
     profile = tmp_path / "p.rlx.toml"
     profile.write_text(f'[precision]\ncompute = "{compute}"\n')
-    out = rlx.run(MODULE, {"x": x, "w": w, "m": m},
-                  args=("--profile", str(profile)))
+    out = runner.run(MODULE, {"x": x, "w": w, "m": m},
+                     args=("--profile", str(profile), *args))
     f32 = reference(x, w, m, ROUND["f32"])
     for name, want, unrounded in zip("yz", reference(x, w, m, ROUND[compute]),
                                      f32):
@@ -75,14 +78,25 @@ def test_rounded_where_values_pass_between_ops(rlx, tmp_path, compute):
             assert np.abs(unrounded - want).max() > 20 * 1e-5 * scale
 
 
-def test_refused_on_vulkan_and_mixed(rlx, tmp_path):
-    """What is not implemented is refused by name: compute on Vulkan, and
-    [precision] mixed."""
+@pytest.mark.parametrize("compute", ["bf16", "f16", "f32"])
+def test_rounded_where_values_pass_between_ops(rlx, tmp_path, compute):
+    run_checked(rlx, tmp_path, compute)
+
+
+def test_f16_on_vulkan(vulkan_rlx, tmp_path):
+    """compute = f16 on Vulkan (the SPIR-V back end holds f16): the same
+    roundings, the same outputs as the CPU's."""
+    run_checked(vulkan_rlx, tmp_path, "f16")
+
+
+def test_refused_by_name(rlx, tmp_path):
+    """What is not implemented is refused by name: bf16 compute on Vulkan
+    (no bf16 values in SPIR-V), and [precision] mixed."""
     x = np.ones((5, 64), np.float32)
     feeds = {"x": x, "w": x[0], "m": np.ones((64, 24), np.float32)}
     for text, args, message in (
-            ('compute = "f16"', ("--device", "vulkan"),
-             '[precision] compute = "f16" is implemented on the CPU only'),
+            ('compute = "bf16"', ("--device", "vulkan"),
+             '[precision] compute = "bf16" is implemented on the CPU only'),
             ('mixed = "auto"', (),
              '[precision] mixed = "auto" is not implemented')):
         profile = tmp_path / "p.rlx.toml"

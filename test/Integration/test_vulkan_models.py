@@ -72,6 +72,28 @@ def test_decoder_generate(models, tmp_path, name):
     assert scale_err(r["vulkan"][1]["steps.npy"], r["cpu"][1]["steps.npy"]) < 1e-4
 
 
+@pytest.mark.parametrize("name", ["llama-gqa2", "qwen3"])
+def test_decoder_compute_f16(models, tmp_path, name):
+    """--compute f16 (activations rounded to f16 between kernels): the same
+    tokens as the CPU's under the same rounding, the prompt logits and every
+    decode step's within a few f16 roundings of the CPU's (a value the two
+    compute 1e-7 apart may round to neighbouring f16 values, 2^-11 apart,
+    and carry that on), and off the f32 computation's by about as much."""
+    prompt = [2, 11, 3, 30, 8]
+    args = ("--max-new-tokens", "6", "--logits-out", "@logits.npy",
+            "--step-logits-out", "@steps.npy")
+    r = run_both(models / name, prompt, tmp_path, *args, "--compute", "f16")
+    vk, cpu = r["vulkan"][1], r["cpu"][1]
+    assert tokens_of(r["vulkan"][0]) == tokens_of(r["cpu"][0])
+    errs = {f: scale_err(vk[f], cpu[f]) for f in ("logits.npy", "steps.npy")}
+    (tmp_path / "f32").mkdir()
+    f32 = run_both(models / name, prompt, tmp_path / "f32", *args)["vulkan"][1]
+    off = scale_err(vk["logits.npy"], f32["logits.npy"])
+    print(name, errs, off)
+    assert max(errs.values()) < 2e-3, errs
+    assert 1e-4 < off < 5e-3, off
+
+
 def test_decoder_generate_staging(models, tmp_path, monkeypatch):
     """The discrete-GPU path (device-local buffers, staging copies recorded
     in the command buffer, parameter uploads through a staging buffer),
