@@ -685,8 +685,8 @@ static Expected<PlacedBytes> readPlacedBytes(const WeightSource &source,
     if (!bytes)
       return bytes.takeError();
     read.buffer.resize(*bytes);
-    Error err = source.readStoredRows(name, window->first, window->second,
-                                      read.buffer);
+    Error err =
+        source.readStoredRows(name, window->first, window->second, read.buffer);
     if (!err) {
       read.firstRow = window->first;
       read.all = read.buffer;

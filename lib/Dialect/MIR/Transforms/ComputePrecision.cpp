@@ -63,8 +63,7 @@ static Value roundTensor(OpBuilder &b, Value v, FloatType type) {
   OpBuilder::InsertionGuard guard(b);
   Block *body =
       b.createBlock(&op.getBody(), {}, {b.getF32Type()}, {v.getLoc()});
-  mir::YieldOp::create(b, loc,
-                       roundScalar(b, loc, body->getArgument(0), type));
+  mir::YieldOp::create(b, loc, roundScalar(b, loc, body->getArgument(0), type));
   return op.getResult();
 }
 
@@ -72,8 +71,8 @@ static Value roundTensor(OpBuilder &b, Value v, FloatType type) {
 static void roundYield(mir::ElementwiseOp op, FloatType type) {
   Operation *yield = op.getBody().front().getTerminator();
   OpBuilder b(yield);
-  yield->setOperand(0,
-                    roundScalar(b, yield->getLoc(), yield->getOperand(0), type));
+  yield->setOperand(
+      0, roundScalar(b, yield->getLoc(), yield->getOperand(0), type));
 }
 
 /// Rounds body argument `index` of `op` where the body reads it.
@@ -83,8 +82,8 @@ static void roundArgument(mir::ElementwiseOp op, unsigned index,
   BlockArgument arg = body.getArgument(index);
   OpBuilder b = OpBuilder::atBlockBegin(&body);
   auto narrow = arith::TruncFOp::create(b, op.getLoc(), type, arg);
-  Value wide = arith::ExtFOp::create(b, op.getLoc(), b.getF32Type(),
-                                     narrow.getResult());
+  Value wide =
+      arith::ExtFOp::create(b, op.getLoc(), b.getF32Type(), narrow.getResult());
   arg.replaceAllUsesExcept(wide, narrow.getOperation());
 }
 
