@@ -18,6 +18,7 @@
 
 #include "RLX/Flow/ModelFlow.h"
 #include "RLX/Runtime/Tensor.h"
+#include "RLX/Support/Enums.h"
 #include "RLX/Weights/WeightSource.h"
 #include "llvm/Support/Error.h"
 #include <exception>
@@ -44,6 +45,21 @@ public:
 void setPendingPythonError(std::exception_ptr error);
 /// Re-raises the pending exception, if any.
 void rethrowPendingPythonError();
+
+/// `value` as an `E`, or a ValueError naming `what` (a method or property)
+/// and E's spellings.
+template <typename E>
+E enumArgument(const char *what, const std::string &value,
+               std::optional<E> (*symbolize)(llvm::StringRef)) {
+  if (std::optional<E> v = symbolize(value))
+    return *v;
+  std::string known;
+  for (llvm::StringRef s : enumSpellings<E>())
+    known += (known.empty() ? "" : ", ") + s.str();
+  throw nb::value_error((std::string(what) + ": unknown value '" + value +
+                         "' (expected one of: " + known + ")")
+                            .c_str());
+}
 
 /// Raises `err` as rlx.RLXError (or a pending Python exception first).
 [[noreturn]] void throwError(llvm::Error err);

@@ -41,20 +41,6 @@ struct PyStage {
 
 static constexpr auto ref = nb::rv_policy::reference;
 
-/// `value` as an `E`, or a ValueError naming `method` and E's spellings.
-template <typename E>
-static E enumArgument(const char *method, const std::string &value,
-                      std::optional<E> (*symbolize)(llvm::StringRef)) {
-  if (std::optional<E> v = symbolize(value))
-    return *v;
-  std::string known;
-  for (llvm::StringRef s : enumSpellings<E>())
-    known += (known.empty() ? "" : ", ") + s.str();
-  throw nb::value_error((std::string(method) + ": unknown value '" + value +
-                         "' (expected one of: " + known + ")")
-                            .c_str());
-}
-
 //===----------------------------------------------------------------------===//
 // Stages
 //===----------------------------------------------------------------------===//

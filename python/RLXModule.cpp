@@ -480,16 +480,7 @@ static void enumField(nb::class_<T> &cls, const char *name, E T::*field,
   cls.def_prop_rw(
       name, [=](const T &self) { return stringify(self.*field).str(); },
       [=](T &self, const std::string &value) {
-        if (std::optional<E> v = symbolize(value)) {
-          self.*field = *v;
-          return;
-        }
-        std::string known;
-        for (llvm::StringRef spelling : enumSpellings<E>())
-          known += (known.empty() ? "" : ", ") + spelling.str();
-        throw nb::value_error((std::string(name) + ": unknown value '" + value +
-                               "' (expected one of: " + known + ")")
-                                  .c_str());
+        self.*field = enumArgument(name, value, symbolize);
       },
       doc);
 }
