@@ -200,6 +200,19 @@ def test_input_unknown_name(files, tmp_path):
                    tmp_path / "out")
 
 
+@pytest.mark.parametrize("option", [
+    ["--kv-cache", "f16"], ["--max-new-tokens", "3"], ["--weights-as", "q8_0"],
+    ["--prompt-ids", "1,2"], ["--temperature", "0.5"]])
+def test_model_option_with_a_module(files, tmp_path, option):
+    """An option of --model runs given with a module is refused by name,
+    not dropped."""
+    proc = run([RLX_RUN, SCALE, "--quiet", "--input", f"x={files / 'x.npy'}",
+                "--param", f"w={files / 'w.npy'}", "--output-dir",
+                tmp_path / "out", *option])
+    assert_refused(proc, SCALE, f"{option[0]} applies to --model runs",
+                   tmp_path / "out")
+
+
 #===----------------------------------------------------------------------===#
 # Compile profiles: rlx-run MODULE --profile FILE
 #===----------------------------------------------------------------------===#

@@ -83,6 +83,17 @@ def test_rounded_where_values_pass_between_ops(rlx, tmp_path, compute):
     run_checked(rlx, tmp_path, compute)
 
 
+def test_rlx_run_compute_flag(rlx, tmp_path):
+    """rlx-run MODULE --compute bf16 is the profile's compute = "bf16"."""
+    run_checked(rlx, tmp_path, "bf16")  # the profile route, checked
+    x = rng.standard_normal((5, 64)).astype(np.float32)
+    w = (1 + 0.1 * rng.standard_normal(64)).astype(np.float32)
+    m = rng.standard_normal((64, 24)).astype(np.float32)
+    out = rlx.run(MODULE, {"x": x, "w": w, "m": m}, args=("--compute", "bf16"))
+    for name, want in zip("yz", reference(x, w, m, ROUND["bf16"])):
+        assert_close(out[name], want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
 def test_f16_on_vulkan(vulkan_rlx, tmp_path):
     """compute = f16 on Vulkan (the SPIR-V back end holds f16): the same
     roundings, the same outputs as the CPU's."""

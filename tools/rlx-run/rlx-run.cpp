@@ -129,15 +129,16 @@ static cl::opt<ComputePrecision> kvCacheAs(
     cl::cat(modelCategory));
 static cl::opt<ComputePrecision> computeAs(
     "compute",
-    cl::desc("Element type of the activations between ops (the profile's "
-             "[precision] compute); the kernels compute in f32:"),
+    cl::desc("Element type of the activations between ops, for a model or a "
+             "module (the profile's [precision] compute); the kernels "
+             "compute in f32:"),
     cl::init(ComputePrecision::F32),
     cl::values(clEnumValN(ComputePrecision::F32, "f32", "f32 (default)"),
                clEnumValN(ComputePrecision::F16, "f16",
                           "rounded to f16 between ops"),
                clEnumValN(ComputePrecision::BF16, "bf16",
                           "rounded to bf16 between ops")),
-    cl::cat(modelCategory));
+    cl::cat(category));
 static cl::opt<std::string>
     logitsOut("logits-out",
               cl::desc("Write the prompt's logits (all positions) as .npy"),
@@ -533,6 +534,16 @@ int main(int argc, char **argv) {
   }
   if (inputFile.empty())
     return fail("give a module (.mlir) or --model DIR");
+  // The --model options drive a model's generation: given with a module,
+  // which compiles and runs as it is, one is refused rather than dropped.
+  for (const auto &entry : cl::getRegisteredOptions())
+    if (entry.second->getNumOccurrences() &&
+        llvm::is_contained(entry.second->Categories, &modelCategory))
+      return fail(inputFile + ": --" + entry.first.str() +
+                  " applies to --model runs (a model directory or .gguf); "
+                  "a module compiles and runs as it is");
+  if (computeAs.getNumOccurrences())
+    options.profile.precision.compute = computeAs;
   // Every file is read and checked before compiling, so that a bad one
   // fails fast and nothing is compiled, loaded or written.
   std::unique_ptr<WeightSource> source;
