@@ -898,6 +898,19 @@ static void registerGenerator(nb::module_ &m) {
       .def_ro("past_bytes_copied", &GenerationStats::pastBytesCopied,
               "Bytes of cached keys and values copied into the graphs' past "
               "inputs (only the new rows when the cache stays in place).")
+      .def_ro("prefill_collective_calls",
+              &GenerationStats::prefillCollectiveCalls,
+              "Under tensor parallelism, the collectives of the prompt step "
+              "and its token's sampling.")
+      .def_ro("prefill_collective_bytes",
+              &GenerationStats::prefillCollectiveBytes,
+              "Their payload bytes on this rank.")
+      .def_ro("decode_collective_calls",
+              &GenerationStats::decodeCollectiveCalls,
+              "The collectives of the decode steps and their sampling.")
+      .def_ro("decode_collective_bytes",
+              &GenerationStats::decodeCollectiveBytes,
+              "Their payload bytes on this rank.")
       .def_prop_ro("prefill_tokens_per_second",
                    &GenerationStats::prefillTokensPerSecond)
       .def_prop_ro("decode_tokens_per_second",

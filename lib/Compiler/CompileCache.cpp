@@ -137,7 +137,8 @@ std::string CompileCache::key(mlir::ModuleOp module,
   // Each tensor-parallel rank compiles its own share.
   if (options.profile.parallel.tensor > 1)
     part("tensor-parallel-rank " +
-         std::to_string(options.tensorParallelRank.value_or(0)));
+         std::to_string(options.tensorParallelRank.value_or(0)) +
+         (options.tensorParallelLocalLogits ? " local-logits" : ""));
   part(options.entry);
   // Where params sit in the pool (CPU: their file's page phases).
   if (device == Device::Cpu && !options.paramPagePhases.empty()) {

@@ -601,6 +601,7 @@ Session::Impl::lower(mlir::ModuleOp input, const CompileOptions &options) {
   mlir::rlx::FrontendOptions frontend;
   frontend.fusionRemarks = true;
   frontend.tensorParallelRank = options.tensorParallelRank.value_or(0);
+  frontend.tensorParallelLocalLogits = options.tensorParallelLocalLogits;
   // A module already in LIR runs its entry point as it is: its inputs are
   // static, and the back end's LIR decisions follow.
   Expected<std::optional<mlir::rlx::lir::EntryOp>> lirEntry =

@@ -179,6 +179,15 @@ Generator::create(Session &session, DecoderFlow recipe,
       return std::move(err);
   }
   g->kvColumns = kvHeads * c.headDim;
+  // The graphs return the rank's slice of the logits; sample() reduces them
+  // across the ranks (a vocabulary that does not split stays whole).
+  if (ranks > 1) {
+    g->ranks = ranks;
+    g->options.tensorParallelLocalLogits = true;
+    if (c.vocabSize % ranks == 0)
+      g->vocabStart = g->options.tensorParallelRank.value_or(collectiveRank()) *
+                      (c.vocabSize / ranks);
+  }
   size_t kv = g->kvColumns;
   // Keys and values of every layer for maxContext tokens, in the element
   // type of `[precision] kv_cache`. The whole context must fit the budget;
@@ -404,6 +413,49 @@ Expected<std::vector<float>> Generator::step(llvm::ArrayRef<int32_t> tokens,
   return std::vector<float>(l, l + logits.bytes.size() / sizeof(float));
 }
 
+int32_t Generator::sample(std::vector<float> &logits,
+                          const SamplingOptions &sampling, std::mt19937_64 &rng,
+                          bool wanted) {
+  int64_t vocab = recipe.config().vocabSize;
+  if (ranks == 1 || static_cast<int64_t>(logits.size()) == vocab)
+    return sampleToken(logits, sampling, rng);
+  // This rank's slice: tokens [vocabStart, vocabStart + logits.size()).
+  auto candidate = [&](size_t i) {
+    return LogitCandidate{logits[i], static_cast<int32_t>(vocabStart + i)};
+  };
+  size_t slice = logits.size();
+  if (!wanted && sampling.temperature <= 0) {
+    size_t best =
+        std::max_element(logits.begin(), logits.end()) - logits.begin();
+    return argmaxAcrossRanks(candidate(best)).token;
+  }
+  // Each rank's k best, when that is fewer values than its slice: the
+  // whole logits' k best are among them, in the order sampleToken sorts
+  // them, so it draws the same token from them.
+  size_t k = sampling.topK;
+  if (!wanted && k > 0 && 2 * k < slice) {
+    std::vector<int32_t> order(slice);
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                      [&](int32_t a, int32_t b) {
+                        return logits[a] > logits[b] ||
+                               (logits[a] == logits[b] && a < b);
+                      });
+    std::vector<LogitCandidate> mine;
+    for (size_t i = 0; i < k; ++i)
+      mine.push_back(candidate(order[i]));
+    std::vector<LogitCandidate> best = topKAcrossRanks(mine, k);
+    std::vector<float> top;
+    for (const LogitCandidate &c : best)
+      top.push_back(c.logit);
+    return best[sampleToken(top, sampling, rng)].token;
+  }
+  std::vector<float> whole(slice * ranks);
+  rlx_all_gather_f32(logits.data(), whole.data(), 1, slice, ranks);
+  logits = std::move(whole);
+  return sampleToken(logits, sampling, rng);
+}
+
 Expected<std::vector<int32_t>>
 Generator::generate(llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
                     const SamplingOptions &sampling,
@@ -434,6 +486,8 @@ Generator::generate(llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
   statistics.promptTokens = prompt.size();
   statistics.pastBytesCopied = 0;
   statistics.newTokens = 0;
+  statistics.prefillCollectiveCalls = statistics.prefillCollectiveBytes = 0;
+  statistics.decodeCollectiveCalls = statistics.decodeCollectiveBytes = 0;
   // Timings leave out the compiles of new graphs and the weights' load.
   auto leftOut = [&] {
     return statistics.compileSeconds + statistics.loadSeconds;
@@ -446,6 +500,7 @@ Generator::generate(llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
         !compiled)
       return compiled.takeError();
   double before = leftOut();
+  CollectiveStats collectives = collectiveStats();
   auto start = std::chrono::steady_clock::now();
   Expected<std::vector<float>> logits = step(prompt, 0);
   if (!logits)
@@ -456,9 +511,15 @@ Generator::generate(llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
   int64_t length = prompt.size();
   double decode = 0;
   for (unsigned i = 0; i < maxNewTokens; ++i) {
+    int32_t token = sample(*logits, sampling, rng, stepLogits != nullptr);
     if (stepLogits)
       stepLogits->push_back(*logits);
-    int32_t token = sampleToken(*logits, sampling, rng);
+    if (i == 0) {
+      CollectiveStats now = collectiveStats();
+      statistics.prefillCollectiveCalls = now.calls - collectives.calls;
+      statistics.prefillCollectiveBytes = now.bytes - collectives.bytes;
+      collectives = now;
+    }
     out.push_back(token);
     if (onToken)
       onToken(token);
@@ -475,5 +536,12 @@ Generator::generate(llvm::ArrayRef<int32_t> prompt, unsigned maxNewTokens,
   statistics.newTokens = out.size();
   statistics.decodeSteps = out.empty() ? 0 : out.size() - 1;
   statistics.decodeSeconds = decode;
+  CollectiveStats now = collectiveStats();
+  uint64_t &calls = out.empty() ? statistics.prefillCollectiveCalls
+                                : statistics.decodeCollectiveCalls;
+  uint64_t &bytes = out.empty() ? statistics.prefillCollectiveBytes
+                                : statistics.decodeCollectiveBytes;
+  calls = now.calls - collectives.calls;
+  bytes = now.bytes - collectives.bytes;
   return out;
 }

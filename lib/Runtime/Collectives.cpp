@@ -580,3 +580,84 @@ extern "C" int rlx_all_gather_f32(const float *in, float *out, int64_t outer,
   abortCollective("all_gather: this RLX was built without MPI");
 #endif
 }
+
+//===----------------------------------------------------------------------===//
+// Reductions of the logits (a sampler's, not a program's)
+//===----------------------------------------------------------------------===//
+
+/// Logits first, largest first; lower tokens first among equal logits.
+static bool before(const LogitCandidate &a, const LogitCandidate &b) {
+  return a.logit > b.logit || (a.logit == b.logit && a.token < b.token);
+}
+
+LogitCandidate rlx::argmaxAcrossRanks(LogitCandidate mine) {
+  int64_t ranks = collectiveSize();
+  CollectiveTimer timer(sizeof(LogitCandidate));
+  if (ranks == 1)
+    return mine;
+#ifdef RLX_HAVE_MPI
+  const World &w = worldFor("argmax", ranks);
+  auto describe = [] {
+    return std::string("argmax of the logits (a float and an int per rank)");
+  };
+  // MPI_FLOAT_INT is {float, int}; MAXLOC keeps the lowest index of equal
+  // values.
+  struct {
+    float value;
+    int index;
+  } send{mine.logit, mine.token}, best{0, 0};
+  if (collectiveTimeout().seconds > 0) {
+    MPI_Request request;
+    checkMPI(MPI_Iallreduce(&send, &best, 1, MPI_FLOAT_INT, MPI_MAXLOC, w.comm,
+                            &request),
+             w, describe);
+    complete(request, w, describe);
+  } else {
+    checkMPI(MPI_Allreduce(&send, &best, 1, MPI_FLOAT_INT, MPI_MAXLOC, w.comm),
+             w, describe);
+  }
+  return {best.value, best.index};
+#else
+  abortCollective("argmax across ranks: this RLX was built without MPI");
+#endif
+}
+
+std::vector<LogitCandidate>
+rlx::topKAcrossRanks(llvm::ArrayRef<LogitCandidate> mine, size_t k) {
+  int64_t ranks = collectiveSize();
+  CollectiveTimer timer(mine.size() * ranks * sizeof(LogitCandidate));
+  std::vector<LogitCandidate> all(mine.begin(), mine.end());
+#ifdef RLX_HAVE_MPI
+  if (ranks > 1) {
+    const World &w = worldFor("top_k", ranks);
+    auto describe = [&] {
+      return ("top-" + llvm::Twine(mine.size()) +
+              " logits per rank (a float and an int each)")
+          .str();
+    };
+    if (mine.size() > INT_MAX / 2)
+      abortCollective("top-k across ranks: too many candidates per rank");
+    static_assert(sizeof(LogitCandidate) == 2 * sizeof(int32_t));
+    all.resize(mine.size() * ranks);
+    int count = static_cast<int>(mine.size() * 2);
+    if (collectiveTimeout().seconds > 0) {
+      MPI_Request request;
+      checkMPI(MPI_Iallgather(mine.data(), count, MPI_INT32_T, all.data(),
+                              count, MPI_INT32_T, w.comm, &request),
+               w, describe);
+      complete(request, w, describe);
+    } else {
+      checkMPI(MPI_Allgather(mine.data(), count, MPI_INT32_T, all.data(), count,
+                             MPI_INT32_T, w.comm),
+               w, describe);
+    }
+  }
+#else
+  if (ranks > 1)
+    abortCollective("top-k across ranks: this RLX was built without MPI");
+#endif
+  k = std::min(k, all.size());
+  std::partial_sort(all.begin(), all.begin() + k, all.end(), before);
+  all.resize(k);
+  return all;
+}

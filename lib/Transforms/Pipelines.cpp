@@ -98,6 +98,7 @@ LogicalResult mlir::rlx::buildFrontendPipeline(
     MIRShardTensorParallelPassOptions shard;
     shard.ranks = ranks;
     shard.rank = options.tensorParallelRank;
+    shard.localLogits = options.tensorParallelLocalLogits;
     pm.addPass(createMIRShardTensorParallelPass(shard));
     // Each rank's weights: sliced params, loaded as ranges of the file
     // (CSE then merges a tied embedding's two equal slices).

@@ -281,6 +281,48 @@ def test_mpi_gguf_generates_the_single_process_tokens(tmp_path, type_name):
     assert 0.5 <= ratio <= 0.53, (param_bytes(second[0]), param_bytes(first[0]))
 
 
+def decode_collectives(stdout):
+    """(calls, bytes per rank) of a decode step, as rlx-run reports them."""
+    m = re.search(r"collectives per decode step: ([\d.]+) calls, (\d+) bytes",
+                  stdout)
+    assert m, stdout
+    return float(m.group(1)), int(m.group(2))
+
+
+@pytest.mark.parametrize("sampling,logits_bytes", [
+    # Greedy: the argmax across ranks, a float and an int per rank.
+    ((), 8),
+    # Top-k: each rank's 3 best (a float and an int each), from 2 ranks.
+    (("--temperature", "0.8", "--top-k", "3", "--seed", "4"), 2 * 3 * 8),
+    # Sampling from every token: the logits all-gathered (vocabulary 128).
+    (("--temperature", "0.8", "--seed", "4"), 4 * 128),
+])
+def test_mpi_sampling_reduces_the_logits_per_rank(tmp_path, sampling,
+                                                  logits_bytes):
+    """The decode graphs keep each rank's slice of the logits
+    (mir-shard-tensor-parallel local-logits) and the Generator reduces them
+    as the sampler needs: the same tokens as one process, and a decode step
+    moves the 2 x 2 layers' and the embedding's all-reduces of one hidden
+    vector (64 floats) plus `logits_bytes` for the token."""
+    from conftest import tokens
+    from test_architectures import make
+    model, _ = make(tmp_path, "llama", seed=5)
+    args = ["--model", str(model), "--prompt-ids", PROMPT,
+            "--max-new-tokens", "6", *sampling]
+    one = rlx_run(args)
+    two = rlx_run(args, ranks=2)
+    assert one.returncode == 0, one.stdout + one.stderr
+    assert two.returncode == 0, two.stdout + two.stderr
+    assert len(tokens(one)) == 6
+    assert tokens(two) == tokens(one)
+    # Tokens from both halves of the vocabulary (rank 1's start at 64).
+    assert min(tokens(one)) < 64 <= max(tokens(one)), tokens(one)
+    calls, moved = decode_collectives(two.stdout)
+    assert calls == 6, two.stdout
+    assert moved == 5 * 4 * 64 + logits_bytes, two.stdout
+    assert "collectives" not in one.stdout
+
+
 def test_mpi_odd_vocabulary_is_replicated(tmp_path):
     """A vocabulary that does not split over the ranks (257 over 2): the
     embedding and the LM head are whole on every rank, everything else
@@ -320,7 +362,8 @@ def test_mpi_model_refusals(tmp_path):
 
 def test_mpi_python_generator(tmp_path):
     """The Python API: recipe.tensor_parallel(2) in a script run under
-    mpirun -np 2 generates one process's ids, and its logits."""
+    mpirun -np 2 generates one process's ids, and its logits; its stats
+    count the collectives (the logits gathered only when returned)."""
     from test_architectures import make
     model, _ = make(tmp_path, "qwen3", seed=9)
     script = tmp_path / "generate.py"
@@ -335,7 +378,14 @@ def test_mpi_python_generator(tmp_path):
         f"weights = rlx.load_weights({str(model)!r})\n"
         "gen = rlx.Generator(rlx.Session(), recipe, weights, max_context=64)\n"
         "tokens, logits = gen.generate([3, 17, 99, 5], 5, return_logits=True)\n"
+        "s = gen.stats\n"
+        "moved = [s.decode_collective_calls, s.decode_collective_bytes]\n"
+        "again = gen.generate([3, 17, 99, 5], 5)\n"
+        "assert again == tokens, (again, tokens)\n"
+        "moved += [gen.stats.decode_collective_calls,\n"
+        "          gen.stats.decode_collective_bytes]\n"
         f"np.save({str(tmp_path)!r} + f'/logits{{ranks}}.npy', logits)\n"
+        f"np.save({str(tmp_path)!r} + f'/moved{{ranks}}.npy', moved)\n"
         "rank = os.environ.get('OMPI_COMM_WORLD_RANK', '0')\n"
         f"with open({str(tmp_path)!r} + f'/tokens{{ranks}}-{{rank}}', 'w') "
         "as f:\n"
@@ -356,6 +406,14 @@ def test_mpi_python_generator(tmp_path):
     assert (tmp_path / "tokens2-1").read_text() == ids
     np.testing.assert_allclose(np.load(tmp_path / "logits2.npy"), logits1,
                                rtol=0, atol=1e-5 * np.abs(logits1).max())
+    # One process exchanges nothing. On 2 ranks, 4 decode steps: the logits
+    # all-gathered when returned (4 bytes per token of the vocabulary), only
+    # the argmax (8 bytes) when not; the same number of calls.
+    assert list(np.load(tmp_path / "moved1.npy")) == [0, 0, 0, 0]
+    calls, gathered, calls_again, reduced = np.load(tmp_path / "moved2.npy")
+    vocab = logits1.shape[-1]
+    assert calls == calls_again > 0
+    assert gathered - reduced == 4 * (4 * vocab - 8), (gathered, reduced)
 
 
 def test_mpi_model_differs_between_ranks(tmp_path):
@@ -382,8 +440,9 @@ def test_mpi_model_differs_between_ranks(tmp_path):
 def test_mpi_bench_section_runs(tmp_path):
     """rlx-bench --only parallel --quick (a smoke run, no timing checked):
     both configurations report, and a decode step of the 2-layer model makes
-    2 all-reduces per layer, one for the embedding and one all-gather of the
-    logits, moving one hidden vector each and the vocabulary's logits."""
+    2 all-reduces per layer and one for the embedding, moving one hidden
+    vector each, and one argmax of the greedy token across the ranks (a
+    float and an int: the logits stay per rank)."""
     import json
     out = tmp_path / "bench.json"
     proc = subprocess.run(
@@ -397,9 +456,9 @@ def test_mpi_bench_section_runs(tmp_path):
     assert whos == {"rlx, 1 process": True, "rlx": True}, decode
     extra = decode["extra"]
     assert extra["collective calls per token"] == 6, extra
-    hidden, vocab = 256, 512  # the quick model's
+    hidden = 256  # the quick model's
     assert extra["collective bytes per token (payload per rank)"] == \
-        4 * (5 * hidden + vocab), extra
+        4 * 5 * hidden + 8, extra
 
 
 def test_mpi_module_tensor_parallel_flag(rlx):

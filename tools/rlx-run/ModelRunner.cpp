@@ -597,6 +597,15 @@ static Error runDecoder(Session &session, LoadedModel &m,
        << " s (open, build, compile, load and prefill); "
        << llvm::format("%.2f", s.pastBytesCopied / 1048576.0)
        << " MiB of cached keys and values copied\n";
+  // What the ranks exchanged (rank 0's view; every rank runs the same).
+  if (!o.quiet && s.decodeSteps > 0 &&
+      (*gen)->executionConfig().preset.tensorParallel > 1)
+    os << "collectives per decode step: "
+       << llvm::format("%.1f", double(s.decodeCollectiveCalls) / s.decodeSteps)
+       << " calls, "
+       << llvm::format("%.0f", double(s.decodeCollectiveBytes) / s.decodeSteps)
+       << " bytes per rank; prompt step: " << s.prefillCollectiveCalls
+       << " calls, " << s.prefillCollectiveBytes << " bytes\n";
   if (!o.stepLogitsOut.empty() && !steps.empty() && !o.follower) {
     std::vector<float> flat;
     for (auto &v : steps)

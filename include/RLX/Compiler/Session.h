@@ -81,6 +81,13 @@ struct CompileOptions {
   /// and LM head (docs/Distributed.md). Unset: the process's MPI rank
   /// (collectiveRank(), RLX/Runtime/Collectives.h; 0 outside mpirun).
   std::optional<int64_t> tensorParallelRank;
+  /// Under `[parallel] tensor` above 1: the LM head's output ("logits")
+  /// stays the rank's slice of the vocabulary, `[..., V / tensor]` starting
+  /// at row `rank * V / tensor`, instead of being all-gathered, for a
+  /// caller that reduces the logits across ranks itself (the Generator's
+  /// greedy and top-k sampling: rlx::argmaxAcrossRanks, topKAcrossRanks).
+  /// Part of the compile cache's key.
+  bool tensorParallelLocalLogits = false;
   /// Where the stored bytes of weights start within a page of the file
   /// they will be loaded from (file offset modulo paramPageSize), by param
   /// name. On the CPU the compile places those params at the same phase in

@@ -59,6 +59,12 @@ struct GenerationStats {
   /// takes only the rows it has not seen; others take the whole past at
   /// every step.
   uint64_t pastBytesCopied = 0;
+  /// Under tensor parallelism, the collectives this rank ran
+  /// (collectiveStats(): calls and payload bytes per rank): those of the
+  /// prompt step, its token's sampling included, and those of the decode
+  /// steps and their sampling.
+  uint64_t prefillCollectiveCalls = 0, prefillCollectiveBytes = 0;
+  uint64_t decodeCollectiveCalls = 0, decodeCollectiveBytes = 0;
   /// What loading the weights reported (CompiledModel::loadWarnings: NaN or
   /// infinities in a weight), known once the first graph is compiled.
   std::vector<std::string> warnings;
@@ -156,9 +162,19 @@ private:
   llvm::Expected<CompiledModel> compileGraph(int64_t past, int64_t count,
                                              bool ahead = false);
   /// Runs `tokens` at positions [start, start + n) over the cache; returns
-  /// the logits of the last one and appends the new keys and values.
+  /// the logits of the last one (under tensor parallelism, this rank's
+  /// slice of them: see sample()) and appends the new keys and values.
   llvm::Expected<std::vector<float>> step(llvm::ArrayRef<int32_t> tokens,
                                           int64_t start);
+  /// The next token from a step's logits. Under tensor parallelism the
+  /// graphs return each rank's slice of the vocabulary: a greedy sampler
+  /// takes the argmax across ranks and a top-k one the ranks' top k
+  /// (rlx/Runtime/Collectives.h), whose results are the whole logits'; other
+  /// samplers, and a caller wanting the logits (`wanted`), all-gather the
+  /// slices into `logits` first. Every rank calls it and picks the same
+  /// token.
+  int32_t sample(std::vector<float> &logits, const SamplingOptions &sampling,
+                 std::mt19937_64 &rng, bool wanted);
 
   Session &session;
   DecoderFlow recipe;
@@ -172,6 +188,9 @@ private:
   /// Values per token of one layer's keys (or values) this process keeps:
   /// all KV heads, or under `[parallel] tensor = N` the rank's share.
   int64_t kvColumns = 0;
+  /// Tensor parallelism: the ranks, and where this rank's slice of the
+  /// logits starts in the vocabulary.
+  int64_t ranks = 1, vocabStart = 0;
   /// The element type of the cache (`[precision] kv_cache`) and its size.
   DType cacheType = DType::F32;
   size_t cacheElementBytes = 4;

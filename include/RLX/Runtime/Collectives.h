@@ -28,9 +28,12 @@
 #ifndef RLX_RUNTIME_COLLECTIVES_H
 #define RLX_RUNTIME_COLLECTIVES_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 extern "C" {
 /// out = the elementwise sum of every rank's `in` (`count` floats; `in` may
@@ -94,6 +97,29 @@ llvm::Error checkCollectiveWorld(uint64_t ranks, int64_t rank = -1);
 /// by RLX_COLLECTIVE_TIMEOUT as the collectives are. A world of 1 succeeds
 /// without communicating.
 llvm::Error checkSameOnAllRanks(uint64_t fingerprint, llvm::StringRef what);
+
+/// A candidate token of a rank's slice of the logits: its logit and its
+/// index in the whole vocabulary.
+struct LogitCandidate {
+  float logit;
+  int32_t token;
+};
+
+/// The largest logit of all ranks' `mine` (each rank's best of its slice),
+/// the lowest token among equal logits, as std::max_element over the whole
+/// logits picks it: one all-reduce of 8 bytes per rank (MPI_MAXLOC) instead
+/// of gathering the logits. Every rank of the communicator must call it;
+/// bounded by RLX_COLLECTIVE_TIMEOUT like the program's collectives, and
+/// counted in collectiveStats(). A world of 1 returns `mine`.
+LogitCandidate argmaxAcrossRanks(LogitCandidate mine);
+
+/// The `k` largest logits of all ranks' `mine` (each rank's k largest of its
+/// slice, as many on every rank), largest first and lower tokens first
+/// among equal logits: the order a stable sort of the whole logits gives.
+/// One all-gather of every rank's candidates; bounded and counted as
+/// argmaxAcrossRanks. A world of 1 returns `mine`'s first k.
+std::vector<LogitCandidate> topKAcrossRanks(llvm::ArrayRef<LogitCandidate> mine,
+                                            size_t k);
 
 } // namespace rlx
 

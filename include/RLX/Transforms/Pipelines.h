@@ -84,6 +84,10 @@ struct FrontendOptions {
   /// The rank whose share is compiled when the profile's `[parallel]
   /// tensor` is above 1 (mir-shard-tensor-parallel).
   int64_t tensorParallelRank = 0;
+  /// Under tensor parallelism, return the rank's slice of the LM head's
+  /// logits instead of all-gathering them (mir-shard-tensor-parallel
+  /// local-logits).
+  bool tensorParallelLocalLogits = false;
 };
 
 /// Appends HIR -> fused MIR to `pm` (anchored on builtin.module) as

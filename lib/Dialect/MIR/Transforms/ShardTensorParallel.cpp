@@ -114,6 +114,9 @@ struct EmbeddingPlan {
 struct HeadPlan {
   Operation *op;
   int64_t rowsPerRank;
+  /// With local logits: the ops between the head and the function's return
+  /// (elementwise, e.g. a final softcap), which take the rank's slice.
+  SmallVector<Operation *> localUsers;
 };
 
 } // namespace
@@ -281,7 +284,43 @@ static FailureOr<std::optional<HeadPlan>> planHead(Operation *op,
       cast<RankedTensorType>(weightAndBias(op).first.getType()).getDimSize(0);
   if (vocab % ranks != 0)
     return std::optional<HeadPlan>();
-  return std::optional<HeadPlan>(HeadPlan{op, vocab / ranks});
+  return std::optional<HeadPlan>(HeadPlan{op, vocab / ranks, {}});
+}
+
+/// With local logits, the ops that take the LM head `head`'s result on the
+/// way to the function's return, in order: elementwise ops whose other
+/// operands are scalars (a size-1 tensor of any rank), such as Gemma's final
+/// softcap. Anything else needs the whole vocabulary: an error naming it.
+static FailureOr<SmallVector<Operation *>> localLogitUsers(Operation *head) {
+  SmallVector<Operation *> chain;
+  llvm::SmallPtrSet<Value, 8> local;
+  SmallVector<Value> work = {head->getResult(0)};
+  local.insert(head->getResult(0));
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (isa<func::ReturnOp>(user) || llvm::is_contained(chain, user))
+        continue;
+      bool elementwise =
+          (isa<mir::ElementwiseOp>(user) || isFusableElementwiseOp(user)) &&
+          user->getNumResults() == 1;
+      bool scalarsBeside = llvm::all_of(user->getOperands(), [&](Value o) {
+        auto t = dyn_cast<RankedTensorType>(o.getType());
+        return local.contains(o) ||
+               (t && t.hasStaticShape() && t.getNumElements() == 1);
+      });
+      if (!elementwise || !scalarsBeside)
+        return user->emitError()
+               << "local-logits: the LM head's logits feed '" << user->getName()
+               << "', which needs the whole vocabulary; only elementwise "
+                  "ops with scalar operands may follow the head (or "
+                  "compile without local-logits)";
+      chain.push_back(user);
+      local.insert(user->getResult(0));
+      work.push_back(user->getResult(0));
+    }
+  }
+  return chain;
 }
 
 /// Checks an attention with explicit projections (see CachedAttentionPlan).
@@ -575,6 +614,19 @@ struct Partitioner {
             x, wr, bias ? sliceWeight(mb, bias, 0, start, rows) : Value(),
             Value(), activationOf(op)));
     }
+    // Local logits: the rank's slice goes on to the return, the ops on the
+    // way taking its shape.
+    if (options.localLogits) {
+      op->getResult(0).replaceAllUsesWith(partials.front());
+      op->erase();
+      for (Operation *user : plan.localUsers) {
+        auto t = cast<RankedTensorType>(user->getResult(0).getType());
+        SmallVector<int64_t> shape(t.getShape());
+        shape.back() = rows;
+        user->getResult(0).setType(t.clone(shape));
+      }
+      return;
+    }
     op->getResult(0).replaceAllUsesWith(gather(mb, partials, axis, type));
     op->erase();
   }
@@ -742,6 +794,11 @@ mlir::rlx::shardMIRTensorParallel(Operation *func,
   if (!options.emulate && (options.rank < 0 || options.rank >= options.ranks))
     return func->emitError() << "rank " << options.rank << " is not in [0, "
                              << options.ranks << ")";
+  if (options.emulate && options.localLogits)
+    return func->emitError(
+        "local-logits keeps each rank's slice of the logits, which one "
+        "emulated function cannot return: use one of emulate and "
+        "local-logits");
 
   // Analyse everything first, so that a refused function is left unchanged.
   SmallVector<AttentionPlan> attentions;
@@ -826,8 +883,15 @@ mlir::rlx::shardMIRTensorParallel(Operation *func,
     FailureOr<std::optional<HeadPlan>> plan = planHead(op, options.ranks);
     if (failed(plan))
       return WalkResult::interrupt();
-    if (*plan)
-      heads.push_back(**plan);
+    if (!*plan)
+      return WalkResult::advance();
+    if (options.localLogits) {
+      FailureOr<SmallVector<Operation *>> users = localLogitUsers(op);
+      if (failed(users))
+        return WalkResult::interrupt();
+      (*plan)->localUsers = std::move(*users);
+    }
+    heads.push_back(**plan);
     return WalkResult::advance();
   });
   if (stray.wasInterrupted())
@@ -852,8 +916,11 @@ mlir::rlx::shardMIRTensorParallel(Operation *func,
   for (const HeadPlan &plan : heads)
     partitioner.rewriteHead(plan);
   eraseDeadMIROps(func);
-  // The KV caches in and out are the rank's: the signature follows.
-  if (auto fn = dyn_cast<func::FuncOp>(func); fn && !cachedAttentions.empty())
+  // The KV caches in and out (and local logits) are the rank's: the
+  // signature follows.
+  if (auto fn = dyn_cast<func::FuncOp>(func);
+      fn &&
+      (!cachedAttentions.empty() || (options.localLogits && !heads.empty())))
     fn.setType(
         FunctionType::get(fn.getContext(), fn.front().getArgumentTypes(),
                           fn.front().getTerminator()->getOperandTypes()));
@@ -878,6 +945,7 @@ struct MIRShardTensorParallelPass
     opts.rank = rank;
     opts.grid = grid;
     opts.emulate = emulate;
+    opts.localLogits = localLogits;
 
     auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
     if (!opts.emulate && opts.ranks >= 1) {

@@ -179,7 +179,12 @@ def MIRShardTensorParallelPass
       zeroing the rows of ids outside its range, one `shard.all_reduce`.
     - any other projection of a parameter (the LM head, tied or not): its
       weight rows (vocabulary) split the same way, each rank computing its
-      logits, one `shard.all_gather` along the last axis.
+      logits, one `shard.all_gather` along the last axis. With
+      `local-logits` there is no all-gather: the function returns the
+      rank's slice (rows `[r*V/ranks, (r+1)*V/ranks)` of the vocabulary),
+      through elementwise ops with scalar operands only (a final softcap);
+      a caller then reduces it across ranks (Generator: the argmax, or each
+      rank's top-k, is all that a greedy or top-k sampler needs).
     A vocabulary not divisible by `ranks` is refused by name, as is
     primitive attention (batch_matmul / softmax).
 
@@ -197,7 +202,11 @@ def MIRShardTensorParallelPass
            "Symbol of the 1-D shard.grid (created when missing)">,
     Option<"emulate", "emulate", "bool", /*default=*/"false",
            "Compute every rank's share in one function, all-reduces as "
-           "mir.add (numerical checks)">
+           "mir.add (numerical checks)">,
+    Option<"localLogits", "local-logits", "bool", /*default=*/"false",
+           "Return the rank's slice of the LM head's logits [..., V/ranks] "
+           "instead of all-gathering them (a caller reduces them: argmax or "
+           "top-k per rank)">
   ];
   let dependentDialects = ["::mlir::rlx::mir::MIRDialect",
                            "::mlir::shard::ShardDialect"];

@@ -410,6 +410,11 @@ struct MIRTensorParallelOptions {
   /// Compute every rank's share and sum the partials with mir.add instead of
   /// emitting shard.all_reduce.
   bool emulate = false;
+  /// Leave the LM head's logits as the rank's slice of the vocabulary (the
+  /// function returns `[..., V / ranks]`, rows `[rank * V / ranks, ...)`)
+  /// instead of all-gathering them: for a caller that reduces them itself
+  /// (a greedy argmax or a top-k per rank).
+  bool localLogits = false;
 };
 
 /// Rewrites the decoder layers of `func` (fused MIR form) into rank
