@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Runtime/Collectives.h"
+#include "RLX/Weights/Tensor.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Format.h"
@@ -29,6 +30,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -493,34 +495,93 @@ llvm::Error rlx::checkSameOnAllRanks(uint64_t fingerprint,
 // The collectives
 //===----------------------------------------------------------------------===//
 
-extern "C" int rlx_all_reduce_f32(const float *in, float *out, int64_t count,
-                                  int64_t groupSize) {
-  CollectiveTimer timer(static_cast<uint64_t>(count) * sizeof(float));
+namespace {
+/// The element types the program's collectives move.
+enum class CollectiveElement { F32, F16, BF16 };
+} // namespace
+
+#ifdef RLX_HAVE_MPI
+/// Sums 16-bit floats (MPI_UINT16_T holding f16 or bf16 bits): each pair in
+/// f32, rounded once to the type (to nearest, ties to even).
+template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
+static void sum16(void *in, void *inout, int *length, MPI_Datatype *) {
+  const auto *a = static_cast<const uint16_t *>(in);
+  auto *b = static_cast<uint16_t *>(inout);
+  for (int i = 0; i < *length; ++i)
+    b[i] = Narrow(Widen(a[i]) + Widen(b[i]));
+}
+
+/// The MPI reduction summing `Element`s: MPI_SUM on floats, a user
+/// operation (created once, commutative) on f16 and bf16.
+static MPI_Op sumOp(CollectiveElement element) {
+  static MPI_Op f16 = MPI_OP_NULL, bf16 = MPI_OP_NULL;
+  static std::once_flag once;
+  if (element == CollectiveElement::F32)
+    return MPI_SUM;
+  std::call_once(once, [] {
+    MPI_Op_create(&sum16<f16ToF32, f32ToF16>, /*commute=*/1, &f16);
+    MPI_Op_create(&sum16<bf16ToF32, f32ToBF16>, /*commute=*/1, &bf16);
+  });
+  return element == CollectiveElement::F16 ? f16 : bf16;
+}
+
+static MPI_Datatype mpiType(CollectiveElement element) {
+  return element == CollectiveElement::F32 ? MPI_FLOAT : MPI_UINT16_T;
+}
+#endif
+
+static size_t elementBytes(CollectiveElement element) {
+  return element == CollectiveElement::F32 ? 4 : 2;
+}
+
+static const char *elementName(CollectiveElement element) {
+  switch (element) {
+  case CollectiveElement::F32:
+    return "f32";
+  case CollectiveElement::F16:
+    return "f16";
+  case CollectiveElement::BF16:
+    return "bf16";
+  }
+  return "?";
+}
+
+/// rlx_all_reduce_{f32,f16,bf16}: `count` elements of `element`.
+static int allReduce(const void *in, void *out, int64_t count,
+                     int64_t groupSize, CollectiveElement element) {
+  size_t bytes = elementBytes(element);
+  CollectiveTimer timer(static_cast<uint64_t>(count) * bytes);
   // One rank: nothing to exchange (and no MPI needed).
   if (groupSize == 1) {
     if (in != out)
-      std::copy_n(in, count, out);
+      std::memcpy(out, in, count * bytes);
     return 0;
   }
 #ifdef RLX_HAVE_MPI
   const World &w = worldFor("all_reduce", groupSize);
   auto describe = [&] {
-    return ("all_reduce of " + llvm::Twine(count) + " floats").str();
+    return ("all_reduce of " + llvm::Twine(count) +
+            (element == CollectiveElement::F32
+                 ? llvm::Twine(" floats")
+                 : " " + llvm::Twine(elementName(element)) + " values"))
+        .str();
   };
   bool bounded = collectiveTimeout().seconds > 0;
+  MPI_Datatype type = mpiType(element);
+  MPI_Op op = sumOp(element);
   // MPI counts are ints: a larger tensor goes in pieces.
   for (int64_t done = 0; done < count;) {
     int n = static_cast<int>(std::min<int64_t>(count - done, INT_MAX));
-    const void *send = in == out ? MPI_IN_PLACE : in + done;
+    const void *send =
+        in == out ? MPI_IN_PLACE : static_cast<const char *>(in) + done * bytes;
+    void *into = static_cast<char *>(out) + done * bytes;
     // No time limit: the blocking call (and its algorithms).
     if (!bounded) {
-      checkMPI(MPI_Allreduce(send, out + done, n, MPI_FLOAT, MPI_SUM, w.comm),
-               w, describe);
+      checkMPI(MPI_Allreduce(send, into, n, type, op, w.comm), w, describe);
     } else {
       MPI_Request request;
-      checkMPI(MPI_Iallreduce(send, out + done, n, MPI_FLOAT, MPI_SUM, w.comm,
-                              &request),
-               w, describe);
+      checkMPI(MPI_Iallreduce(send, into, n, type, op, w.comm, &request), w,
+               describe);
       complete(request, w, describe);
     }
     done += n;
@@ -532,12 +593,13 @@ extern "C" int rlx_all_reduce_f32(const float *in, float *out, int64_t count,
 #endif
 }
 
-extern "C" int rlx_all_gather_f32(const float *in, float *out, int64_t outer,
-                                  int64_t inner, int64_t groupSize) {
+/// rlx_all_gather_{f32,16}: [outer, inner] elements of `bytes` each.
+static int allGather(const void *in, void *out, int64_t outer, int64_t inner,
+                     int64_t groupSize, size_t bytes) {
   CollectiveTimer timer(static_cast<uint64_t>(outer * inner * groupSize) *
-                        sizeof(float));
+                        bytes);
   if (groupSize == 1) {
-    std::copy_n(in, outer * inner, out);
+    std::memcpy(out, in, outer * inner * bytes);
     return 0;
   }
 #ifdef RLX_HAVE_MPI
@@ -546,39 +608,68 @@ extern "C" int rlx_all_gather_f32(const float *in, float *out, int64_t outer,
   if (piece > INT_MAX)
     abortCollective("all_gather: a rank's piece exceeds 2^31 - 1 elements");
   auto describe = [&] {
-    return ("all_gather of " + llvm::Twine(piece) + " floats per rank").str();
+    return ("all_gather of " + llvm::Twine(piece) +
+            (bytes == 4 ? " floats" : " 16-bit values") + " per rank")
+        .str();
   };
+  MPI_Datatype type = bytes == 4 ? MPI_FLOAT : MPI_UINT16_T;
   // Rank-major from MPI; when outer > 1, row o of rank r then goes to
   // out[o][r].
-  std::vector<float> gathered;
-  float *into = out;
+  std::vector<char> gathered;
+  void *into = out;
   if (outer != 1) {
-    gathered.resize(static_cast<size_t>(piece * groupSize));
+    gathered.resize(static_cast<size_t>(piece * groupSize) * bytes);
     into = gathered.data();
   }
   if (collectiveTimeout().seconds > 0) {
     MPI_Request request;
-    checkMPI(MPI_Iallgather(in, static_cast<int>(piece), MPI_FLOAT, into,
-                            static_cast<int>(piece), MPI_FLOAT, w.comm,
-                            &request),
+    checkMPI(MPI_Iallgather(in, static_cast<int>(piece), type, into,
+                            static_cast<int>(piece), type, w.comm, &request),
              w, describe);
     complete(request, w, describe);
   } else {
-    checkMPI(MPI_Allgather(in, static_cast<int>(piece), MPI_FLOAT, into,
-                           static_cast<int>(piece), MPI_FLOAT, w.comm),
+    checkMPI(MPI_Allgather(in, static_cast<int>(piece), type, into,
+                           static_cast<int>(piece), type, w.comm),
              w, describe);
   }
   if (outer == 1)
     return 0;
+  size_t row = inner * bytes;
   for (int64_t r = 0; r < groupSize; ++r)
     for (int64_t o = 0; o < outer; ++o)
-      std::copy_n(gathered.data() + (r * outer + o) * inner, inner,
-                  out + (o * groupSize + r) * inner);
+      std::memcpy(static_cast<char *>(out) + (o * groupSize + r) * row,
+                  gathered.data() + (r * outer + o) * row, row);
   return 0;
 #else
   (void)in, (void)out, (void)outer, (void)inner, (void)groupSize;
   abortCollective("all_gather: this RLX was built without MPI");
 #endif
+}
+
+extern "C" int rlx_all_reduce_f32(const float *in, float *out, int64_t count,
+                                  int64_t groupSize) {
+  return allReduce(in, out, count, groupSize, CollectiveElement::F32);
+}
+
+extern "C" int rlx_all_reduce_f16(const uint16_t *in, uint16_t *out,
+                                  int64_t count, int64_t groupSize) {
+  return allReduce(in, out, count, groupSize, CollectiveElement::F16);
+}
+
+extern "C" int rlx_all_reduce_bf16(const uint16_t *in, uint16_t *out,
+                                   int64_t count, int64_t groupSize) {
+  return allReduce(in, out, count, groupSize, CollectiveElement::BF16);
+}
+
+extern "C" int rlx_all_gather_f32(const float *in, float *out, int64_t outer,
+                                  int64_t inner, int64_t groupSize) {
+  return allGather(in, out, outer, inner, groupSize, sizeof(float));
+}
+
+extern "C" int rlx_all_gather_16(const uint16_t *in, uint16_t *out,
+                                 int64_t outer, int64_t inner,
+                                 int64_t groupSize) {
+  return allGather(in, out, outer, inner, groupSize, sizeof(uint16_t));
 }
 
 //===----------------------------------------------------------------------===//

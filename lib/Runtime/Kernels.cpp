@@ -103,6 +103,11 @@ extern "C" void rlx_for_each_kernel_symbol(void (*add)(const char *, void *,
       user);
   add("rlx_all_gather_f32", reinterpret_cast<void *>(&rlx_all_gather_f32),
       user);
+  add("rlx_all_reduce_f16", reinterpret_cast<void *>(&rlx_all_reduce_f16),
+      user);
+  add("rlx_all_reduce_bf16", reinterpret_cast<void *>(&rlx_all_reduce_bf16),
+      user);
+  add("rlx_all_gather_16", reinterpret_cast<void *>(&rlx_all_gather_16), user);
 #if defined(__x86_64__)
   add("__truncsfbf2", reinterpret_cast<void *>(&rlx_truncsfbf2), user);
 #endif

@@ -594,3 +594,87 @@ def test_mpi_vision_encoder(tmp_path, kind):
                                       str(tmp_path / "pixels.npy")])
     assert "last_hidden_state" in outs[0]
     assert_same_outputs(outs)
+
+
+MLP = """func.func @mlp(%x: tensor<5x64xf32> {rlx.name = "x"})
+    -> (tensor<5x64xf32> {rlx.name = "y"}) {
+  %wgu = mir.param "gate_up" : tensor<256x64xf32>
+  %wd = mir.param "down" : tensor<64x128xf32>
+  %gu = mir.matmul %x, %wgu {transpose_rhs}
+      : (tensor<5x64xf32>, tensor<256x64xf32>) -> tensor<5x256xf32>
+  %g = mir.fused_glu %gu : (tensor<5x256xf32>) -> tensor<5x128xf32>
+  %y = mir.matmul %g, %wd {transpose_rhs}
+      : (tensor<5x128xf32>, tensor<64x128xf32>) -> tensor<5x64xf32>
+  return %y : tensor<5x64xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("compute", ["bf16", "f16"])
+def test_mpi_compute_precision_collectives(rlx, compute):
+    """`--compute bf16|f16` on 2 ranks: the MLP's partial sums are moved in
+    that type (rlx_all_reduce_bf16 / _f16: each pair summed in f32, rounded
+    once), half the bytes of f32. Against a NumPy reference that rounds each rank's gate/up and GLU
+    output, its partial sum, and the sum of the rounded partials: all but a
+    few elements within 1e-5 of the scale (an f32 accumulation order may
+    flip a rounding: at most 2 units of the type's last place there). A
+    sum of the unrounded partials is off in many more elements."""
+    from test_compute_precision import ROUND
+    r = ROUND[compute]
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((5, 64)).astype(np.float32)
+    wgu = (0.2 * rng.standard_normal((256, 64))).astype(np.float32)
+    wd = (0.2 * rng.standard_normal((64, 128))).astype(np.float32)
+    tmp = rlx.tmp
+    (tmp / "mlp.mlir").write_text(MLP)
+    for name, arr in {"x": x, "gate_up": wgu, "down": wd}.items():
+        np.save(tmp / f"{name}.npy", arr)
+    proc = rlx_run([str(tmp / "mlp.mlir"), "--input", f"x={tmp / 'x.npy'}",
+                    "--param", f"gate_up={tmp / 'gate_up.npy'}",
+                    "--param", f"down={tmp / 'down.npy'}",
+                    "--compute", compute, "--output-dir", str(tmp / "out")],
+                   ranks=2, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # One all-reduce of the 5 x 64 partial sums, 2 bytes each.
+    assert "collectives per run: 1 calls, 640 bytes per rank" in proc.stdout, \
+        proc.stdout
+    y = np.load(tmp / "out" / "y.npy")
+
+    def partial(rank, rounded=True):
+        rows = np.r_[64 * rank:64 * rank + 64, 128 + 64 * rank:192 + 64 * rank]
+        gu = r((x.astype(np.float64) @ wgu[rows].T).astype(np.float32))
+        gate, up = gu[:, :64], gu[:, 64:]
+        g = r(gate / (1 + np.exp(-gate)) * up)
+        p = (g.astype(np.float64) @ wd[:, 64 * rank:64 * rank + 64].T
+             ).astype(np.float32)
+        return r(p) if rounded else p
+
+    want = r(partial(0) + partial(1))
+    unrounded = r(partial(0, False) + partial(1, False))
+    scale = np.abs(want).max()
+    off = np.abs(y - want) > 1e-5 * scale
+    ulp = {"bf16": 2.0 ** -8, "f16": 2.0 ** -11}[compute]
+    assert off.mean() < 0.02, (off.mean(), np.abs(y - want).max())
+    assert np.all(np.abs(y - want) <= 2 * ulp * np.abs(want) + 1e-5 * scale)
+    assert (np.abs(unrounded - want) > 1e-5 * scale).mean() > 0.1
+
+
+def test_mpi_model_compute_bf16(tmp_path):
+    """A LLaMA model with `--compute bf16` on 2 ranks: the same greedy ids
+    as one process with `--compute bf16`, logits within the bf16 bound of
+    test_stored_weights (3e-2 of scale: the ranks round their partial sums,
+    one process the whole sums), and the all-reduces move bf16: a decode
+    step's 5 all-reduces of 64 values take 2 bytes each (the logits, a
+    returned value, are gathered in f32 for --step-logits-out)."""
+    from conftest import tokens
+    from types import SimpleNamespace
+    from test_architectures import make
+    model, _ = make(tmp_path, "llama", seed=5)
+    extra = ("--compute", "bf16")
+    one = run_model(model, tmp_path, extra=extra)
+    two = run_model(model, tmp_path, ranks=2, extra=extra)
+    scale = np.abs(one[2]).max()
+    assert np.abs(two[2] - one[2]).max() < 3e-2 * scale
+    ids = tokens(SimpleNamespace(stdout=one[0]))
+    assert len(ids) == 6 and tokens(SimpleNamespace(stdout=two[0])) == ids
+    assert decode_collectives(two[0]) == (6, 5 * 2 * 64 + 4 * 128), two[0]

@@ -628,6 +628,7 @@ int main(int argc, char **argv) {
 
   std::vector<double> times;
   TensorMap_t outputs;
+  CollectiveStats before = collectiveStats();
   for (unsigned i = 0; i < std::max(1u, unsigned(repeat)); ++i) {
     auto start = std::chrono::steady_clock::now();
     auto result = compiled->run(feeds);
@@ -642,6 +643,14 @@ int main(int argc, char **argv) {
   if (!quiet)
     llvm::outs() << "ran in " << llvm::format("%.3f", times[times.size() / 2])
                  << " ms" << (times.size() > 1 ? " (median)" : "") << "\n";
+  // A program split over ranks: what its collectives moved per run.
+  if (CollectiveStats after = collectiveStats();
+      !quiet && after.calls > before.calls) {
+    unsigned runs = std::max(1u, unsigned(repeat));
+    llvm::outs() << "collectives per run: "
+                 << (after.calls - before.calls) / runs << " calls, "
+                 << (after.bytes - before.bytes) / runs << " bytes per rank\n";
+  }
   for (auto &[name, t] : outputs) {
     llvm::outs() << name << ": " << t.summary() << "\n";
     if (outputDir.empty() || follower)

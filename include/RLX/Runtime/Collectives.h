@@ -40,10 +40,21 @@ extern "C" {
 /// be `out`, then summed in place).
 int rlx_all_reduce_f32(const float *in, float *out, int64_t count,
                        int64_t groupSize);
+/// The same for f16 and bf16 values (their bits): each sum of two values is
+/// computed in f32 and rounded to the type (ties to even), so that with 2
+/// ranks the result is the f32 sum rounded once. `[precision] compute`
+/// moves the activations so (mir-compute-precision): half the bytes.
+int rlx_all_reduce_f16(const uint16_t *in, uint16_t *out, int64_t count,
+                       int64_t groupSize);
+int rlx_all_reduce_bf16(const uint16_t *in, uint16_t *out, int64_t count,
+                        int64_t groupSize);
 /// `in` is [outer, inner]; out is [outer, groupSize, inner]: row o of every
 /// rank's input, in rank order.
 int rlx_all_gather_f32(const float *in, float *out, int64_t outer,
                        int64_t inner, int64_t groupSize);
+/// The same for 16-bit values (f16, bf16).
+int rlx_all_gather_16(const uint16_t *in, uint16_t *out, int64_t outer,
+                      int64_t inner, int64_t groupSize);
 }
 
 namespace rlx {

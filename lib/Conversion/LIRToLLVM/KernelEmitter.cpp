@@ -585,8 +585,12 @@ LogicalResult KernelEmitter::emitCollective(Operation *op,
       src = pointer(memrefOf(in));
     else
       emitCopy(*this, in, outView);
+    Type element = outView.elementType;
+    StringRef name = element.isBF16()  ? "rlx_all_reduce_bf16"
+                     : element.isF16() ? "rlx_all_reduce_f16"
+                                       : "rlx_all_reduce_f32";
     serial([&] {
-      call("rlx_all_reduce_f32",
+      call(name,
            {src, out, c64(outView.numElements()), c64(reduce.getGroupSize())});
     });
     return success();
@@ -601,7 +605,7 @@ LogicalResult KernelEmitter::emitCollective(Operation *op,
   int64_t inner = in.numElements() / std::max<int64_t>(outer, 1);
   Value src = pointer(memrefOf(in));
   serial([&] {
-    call("rlx_all_gather_f32",
+    call(in.elementType.isF32() ? "rlx_all_gather_f32" : "rlx_all_gather_16",
          {src, out, c64(outer), c64(inner), c64(gather.getGroupSize())});
   });
   return success();

@@ -107,7 +107,8 @@ public:
   LogicalResult emitTargetKernel(Operation *op, ArrayRef<KernelView> ins,
                                  const KernelView &out) override;
   /// lir.all_reduce and lir.all_gather: the runtime's MPI routines
-  /// (rlx_all_reduce_f32, rlx_all_gather_f32) called on one thread.
+  /// (rlx_all_reduce_{f32,f16,bf16}, rlx_all_gather_{f32,16}) called on one
+  /// thread.
   LogicalResult emitCollective(Operation *op, ArrayRef<KernelView> ins,
                                const KernelView &out) override;
 

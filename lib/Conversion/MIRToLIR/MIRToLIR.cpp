@@ -164,9 +164,10 @@ static FailureOr<int64_t> collectiveGroupSize(OpTy op) {
            << " devices of its grid: convert-mir-to-lir runs collectives over "
               "the whole grid (one MPI world) only";
   auto in = cast<RankedTensorType>(op.getInput().getType());
-  if (!in.getElementType().isF32() ||
-      in.getElementType() != getElementTypeOrSelf(op.getResult().getType()))
-    return op.emitOpError("moves f32 tensors only, got ") << in;
+  Type element = in.getElementType();
+  if (!(element.isF32() || element.isF16() || element.isBF16()) ||
+      element != getElementTypeOrSelf(op.getResult().getType()))
+    return op.emitOpError("moves f32, f16 or bf16 tensors only, got ") << in;
   return world;
 }
 

@@ -73,7 +73,7 @@ func.func @negative_partial_grid(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 shard.grid @tp(shape = 2)
 func.func @negative_all_reduce_i32(%x: tensor<4xi32>) -> tensor<4xi32> {
-  // expected-error @+1 {{moves f32 tensors only, got 'tensor<4xi32>'}}
+  // expected-error @+1 {{moves f32, f16 or bf16 tensors only, got 'tensor<4xi32>'}}
   %s = shard.all_reduce %x on @tp grid_axes = [0] : tensor<4xi32> -> tensor<4xi32>
   return %s : tensor<4xi32>
 }

@@ -353,14 +353,14 @@ lir.entry @collective_c1_group arena_size = 256, param_size = 0, alignment = 64 
 
 // -----
 
-lir.entry @collective_c1_f16 arena_size = 256, param_size = 0, alignment = 64 {
-  %x = lir.view arena[0] : memref<4xf16>
-  %y = lir.view arena[64] : memref<4xf16>
-  lir.kernel "all_reduce" ins(%x : memref<4xf16>) outs(%y : memref<4xf16>) {
-  ^bb0(%a: tensor<4xf16>):
-    // expected-error @+1 {{moves f32 tensors only, got 'tensor<4xf16>'}}
-    %r = lir.all_reduce %a group_size 2 : tensor<4xf16>
-    lir.yield %r : tensor<4xf16>
+lir.entry @collective_c1_f64 arena_size = 256, param_size = 0, alignment = 64 {
+  %x = lir.view arena[0] : memref<4xf64>
+  %y = lir.view arena[64] : memref<4xf64>
+  lir.kernel "all_reduce" ins(%x : memref<4xf64>) outs(%y : memref<4xf64>) {
+  ^bb0(%a: tensor<4xf64>):
+    // expected-error @+1 {{moves f32, f16 or bf16 tensors only, got 'tensor<4xf64>'}}
+    %r = lir.all_reduce %a group_size 2 : tensor<4xf64>
+    lir.yield %r : tensor<4xf64>
   }
 }
 

@@ -92,3 +92,28 @@ lir.entry @collectives arena_size = 1024, param_size = 0, alignment = 64 {
   }
   lir.io output "g" %g : memref<1x4x16xf32>
 }
+
+// The 16-bit floats [precision] compute moves (bf16 sum, f16 gather).
+// CHECK-LABEL: lir.entry @collectives_16_bit
+lir.entry @collectives_16_bit arena_size = 1024, param_size = 0, alignment = 64 {
+  %p = lir.view arena[0] : memref<1x4x8xbf16>
+  %s = lir.view arena[128] : memref<1x4x8xbf16>
+  %h = lir.view arena[256] : memref<1x4x8xf16>
+  %g = lir.view arena[384] : memref<1x4x16xf16>
+  lir.io input "p" %p : memref<1x4x8xbf16>
+  lir.io input "h" %h : memref<1x4x8xf16>
+  lir.kernel "all_reduce" ins(%p : memref<1x4x8xbf16>) outs(%s : memref<1x4x8xbf16>) {
+  ^bb0(%a: tensor<1x4x8xbf16>):
+    // CHECK: lir.all_reduce %{{.*}} group_size 2 : tensor<1x4x8xbf16>
+    %r = lir.all_reduce %a group_size 2 : tensor<1x4x8xbf16>
+    lir.yield %r : tensor<1x4x8xbf16>
+  }
+  lir.kernel "all_gather" ins(%h : memref<1x4x8xf16>) outs(%g : memref<1x4x16xf16>) {
+  ^bb0(%a: tensor<1x4x8xf16>):
+    // CHECK: lir.all_gather %{{.*}} axis 2 group_size 2 : tensor<1x4x8xf16> -> tensor<1x4x16xf16>
+    %r = lir.all_gather %a axis 2 group_size 2 : tensor<1x4x8xf16> -> tensor<1x4x16xf16>
+    lir.yield %r : tensor<1x4x16xf16>
+  }
+  lir.io output "s" %s : memref<1x4x8xbf16>
+  lir.io output "g" %g : memref<1x4x16xf16>
+}

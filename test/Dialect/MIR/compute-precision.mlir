@@ -140,3 +140,44 @@ func.func @cache(%past: tensor<1x3x8xf32>, %x: tensor<1x1x8xf32>) -> (tensor<1x8
   %s = mir.reduce_sum %c {axes = array<i64: 1>} : (tensor<1x4x8xf32>) -> tensor<1x8xf32>
   return %s, %c : tensor<1x8xf32>, tensor<1x4x8xf32>
 }
+
+// -----
+
+/// Tensor-parallel collectives move the activations in the compute type:
+/// the partial sum cast to bf16 (its rounding: no round trip before it),
+/// the all-reduce and the all-gather on bf16, cast back to f32 (exact: not
+/// rounded again before the norm; the norm's result, read only by the
+/// gather's cast, has no round trip either). An all-reduce of a
+/// parameter-only value stays f32.
+
+// CHECK-LABEL: func.func @collectives
+// CHECK: %[[P:.*]] = mir.matmul
+// CHECK-NEXT: %[[N:.*]] = mir.cast %[[P]] : (tensor<2x8xf32>) -> tensor<2x8xbf16>
+// CHECK-NEXT: %[[S:.*]] = shard.all_reduce %[[N]] on @tp grid_axes = [0] : tensor<2x8xbf16> -> tensor<2x8xbf16>
+// CHECK-NEXT: %[[W:.*]] = mir.cast %[[S]] : (tensor<2x8xbf16>) -> tensor<2x8xf32>
+// CHECK-NEXT: %[[R:.*]] = mir.rms_norm %[[W]]
+// CHECK-NEXT: %[[G:.*]] = mir.cast %[[R]] : (tensor<2x8xf32>) -> tensor<2x8xbf16>
+// CHECK-NEXT: %[[A:.*]] = shard.all_gather %[[G]] on @tp grid_axes = [0] gather_axis = 1 : tensor<2x8xbf16> -> tensor<2x16xbf16>
+// CHECK-NEXT: %[[AW:.*]] = mir.cast %[[A]] : (tensor<2x16xbf16>) -> tensor<2x16xf32>
+// CHECK: shard.all_reduce %{{.*}} : tensor<8xf32> -> tensor<8xf32>
+// CHECK: return %[[AW]], %{{.*}} : tensor<2x16xf32>, tensor<8xf32>
+
+// F16-LABEL: func.func @collectives
+// F16: mir.cast %{{.*}} : (tensor<2x8xf32>) -> tensor<2x8xf16>
+// F16-NEXT: shard.all_reduce %{{.*}} : tensor<2x8xf16> -> tensor<2x8xf16>
+
+// F32-LABEL: func.func @collectives
+// F32-NOT: mir.cast
+// F32: shard.all_reduce %{{.*}} : tensor<2x8xf32> -> tensor<2x8xf32>
+
+shard.grid @tp(shape = 2)
+func.func @collectives(%x: tensor<2x4xf32>) -> (tensor<2x16xf32>, tensor<8xf32>) {
+  %w = mir.param "w" : tensor<4x8xf32>
+  %g = mir.param "g" : tensor<8xf32>
+  %p = mir.matmul %x, %w : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
+  %s = shard.all_reduce %p on @tp grid_axes = [0] : tensor<2x8xf32> -> tensor<2x8xf32>
+  %r = mir.rms_norm %s, %g {epsilon = 1.0e-5 : f32} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  %a = shard.all_gather %r on @tp grid_axes = [0] gather_axis = 1 : tensor<2x8xf32> -> tensor<2x16xf32>
+  %q = shard.all_reduce %g on @tp grid_axes = [0] : tensor<8xf32> -> tensor<8xf32>
+  return %a, %q : tensor<2x16xf32>, tensor<8xf32>
+}

@@ -17,7 +17,9 @@
 //      %y = mir.rms_norm %r, %g ...
 // Every activation passed between ops is rounded to the compute type; the
 // kernels keep computing in f32. A producing or consuming mir.elementwise
-// takes the round trip into its body instead of a kernel of its own.
+// takes the round trip into its body instead of a kernel of its own. A
+// collective (shard.all_reduce, shard.all_gather) of an activation moves it
+// in the compute type: a mir.cast to it, the collective, a mir.cast back.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +27,7 @@
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -87,11 +90,38 @@ static void roundArgument(mir::ElementwiseOp op, unsigned index,
   arg.replaceAllUsesExcept(wide, narrow.getOperation());
 }
 
+/// Whether `op` converts to `type` (its rounding: no round trip before it).
+static bool castsTo(Operation *op, FloatType type) {
+  auto cast = dyn_cast<mir::CastOp>(op);
+  return cast && cast.getType().getElementType() == type;
+}
+
+/// The collective `op` of an f32 activation moves it in `type`: its operand
+/// cast to `type` (which rounds it), the collective on `type`, its result
+/// widened back. A 16-bit all-reduce sums each pair in f32 and rounds it
+/// once (rlx_all_reduce_bf16), so over 2 ranks the result is the f32 sum
+/// of the rounded partials rounded once, as with an f32 collective and a
+/// round trip after it, for half the bytes.
+static void narrowCollective(Operation *op, FloatType type) {
+  Value in = op->getOperand(0);
+  OpBuilder b(op);
+  auto narrow = mir::CastOp::create(
+      b, op->getLoc(), cast<RankedTensorType>(in.getType()).clone(type), in);
+  op->setOperand(0, narrow);
+  Value result = op->getResult(0);
+  auto wideType = cast<RankedTensorType>(result.getType());
+  result.setType(wideType.clone(type));
+  b.setInsertionPointAfter(op);
+  auto wide = mir::CastOp::create(b, op->getLoc(), wideType, result);
+  result.replaceAllUsesExcept(wide, wide);
+}
+
 /// Rounds activation `v` for every op that reads it, except the function's
-/// return (which keeps the values as computed).
+/// return (which keeps the values as computed) and casts to `type`.
 static void roundUses(Value v, FloatType type) {
-  if (llvm::all_of(v.getUsers(),
-                   [](Operation *user) { return isa<func::ReturnOp>(user); }))
+  if (llvm::all_of(v.getUsers(), [&](Operation *user) {
+        return isa<func::ReturnOp>(user) || castsTo(user, type);
+      }))
     return;
   Operation *producer = v.getDefiningOp();
   if (auto elementwise = dyn_cast_or_null<mir::ElementwiseOp>(producer)) {
@@ -103,7 +133,7 @@ static void roundUses(Value v, FloatType type) {
   SmallVector<OpOperand *> others;
   for (OpOperand &use : v.getUses()) {
     Operation *user = use.getOwner();
-    if (isa<func::ReturnOp>(user))
+    if (isa<func::ReturnOp>(user) || castsTo(user, type))
       continue;
     if (auto elementwise = dyn_cast<mir::ElementwiseOp>(user))
       roundArgument(elementwise, use.getOperandNumber(), type);
@@ -135,6 +165,9 @@ static void roundActivations(func::FuncOp func, FloatType type) {
         llvm::none_of(op.getOperands(),
                       [&](Value v) { return active.contains(v); }))
       continue;
+    if (isa<shard::AllReduceOp, shard::AllGatherOp>(op) &&
+        isF32Tensor(op.getOperand(0)))
+      narrowCollective(&op, type);
     bool fromExact = false;
     if (auto cast = dyn_cast<mir::CastOp>(op))
       fromExact = cast.getInput().getType().getElementType() == type;

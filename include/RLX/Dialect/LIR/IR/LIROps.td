@@ -230,7 +230,8 @@ def LIR_AllReduceOp : LIR_Op<"all_reduce", [
     ranks (the whole MPI world, `MPI_COMM_WORLD`) contributes its `input`
     and receives the elementwise sum (`MPI_Allreduce` with `MPI_SUM`).
     `convert-mir-to-lir` makes it from a `shard.all_reduce` with
-    `reduction = sum` whose grid axes span the whole `shard.grid`; f32 only.
+    `reduction = sum` whose grid axes span the whole `shard.grid`; f32, f16
+    or bf16 (a 16-bit sum is computed in f32 and rounded once per pair).
     The runtime refuses to run an entry whose group size differs from the
     number of processes it runs on (docs/Distributed.md).
     ```mlir
@@ -252,7 +253,8 @@ def LIR_AllGatherOp : LIR_Op<"all_gather", [HasParent<"KernelOp">]> {
     ranks contributes its `input`, and every rank receives the inputs
     concatenated along `axis` in rank order (`MPI_Allgather`, then a reorder
     when `axis` is not the outermost). Made by `convert-mir-to-lir` from a
-    `shard.all_gather` whose grid axes span the whole `shard.grid`; f32 only.
+    `shard.all_gather` whose grid axes span the whole `shard.grid`; f32, f16
+    or bf16.
     ```mlir
     %y = lir.all_gather %x axis 2 group_size 2
         : tensor<1x7x50xf32> -> tensor<1x7x100xf32>

@@ -237,6 +237,14 @@ def MIRComputePrecisionPass : Pass<"mir-compute-precision"> {
     one, and otherwise one `mir.elementwise` of its own per value. Run it
     after fusion (the round trips would hide the patterns). `type = f32`
     changes nothing; another type is an error.
+
+    A tensor-parallel collective (`shard.all_reduce`, `shard.all_gather`)
+    of an f32 activation moves it in `type`: a `mir.cast` to `type` (which
+    is its rounding), the collective on `type`, a `mir.cast` back to f32.
+    The runtime's 16-bit all-reduce sums each pair in f32 and rounds once,
+    so over 2 ranks the values are those of an f32 sum of the rounded
+    partials, rounded: what the round trips alone would give, for half the
+    bytes.
   }];
   let options = [
     Option<"type", "type", "std::string", /*default=*/"\"f32\"",
