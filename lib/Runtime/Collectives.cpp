@@ -294,6 +294,38 @@ static const World &worldFor(const char *op, int64_t groupSize) {
   return w;
 }
 
+/// MPI_Allreduce of `n` `type`s, bounded by the timeout: started
+/// non-blocking and polled (complete()), or, with no time limit, the
+/// blocking call (and its algorithms).
+static void allReduceOn(const World &w,
+                        llvm::function_ref<std::string()> describe,
+                        const void *send, void *into, int n, MPI_Datatype type,
+                        MPI_Op op) {
+  if (collectiveTimeout().seconds <= 0) {
+    checkMPI(MPI_Allreduce(send, into, n, type, op, w.comm), w, describe);
+    return;
+  }
+  MPI_Request request;
+  checkMPI(MPI_Iallreduce(send, into, n, type, op, w.comm, &request), w,
+           describe);
+  complete(request, w, describe);
+}
+
+/// MPI_Allgather of `n` `type`s per rank, bounded as allReduceOn.
+static void allGatherOn(const World &w,
+                        llvm::function_ref<std::string()> describe,
+                        const void *send, void *into, int n,
+                        MPI_Datatype type) {
+  if (collectiveTimeout().seconds <= 0) {
+    checkMPI(MPI_Allgather(send, n, type, into, n, type, w.comm), w, describe);
+    return;
+  }
+  MPI_Request request;
+  checkMPI(MPI_Iallgather(send, n, type, into, n, type, w.comm, &request), w,
+           describe);
+  complete(request, w, describe);
+}
+
 #endif // RLX_HAVE_MPI
 
 //===----------------------------------------------------------------------===//
@@ -566,7 +598,6 @@ static int allReduce(const void *in, void *out, int64_t count,
                  : " " + llvm::Twine(elementName(element)) + " values"))
         .str();
   };
-  bool bounded = collectiveTimeout().seconds > 0;
   MPI_Datatype type = mpiType(element);
   MPI_Op op = sumOp(element);
   // MPI counts are ints: a larger tensor goes in pieces.
@@ -575,15 +606,7 @@ static int allReduce(const void *in, void *out, int64_t count,
     const void *send =
         in == out ? MPI_IN_PLACE : static_cast<const char *>(in) + done * bytes;
     void *into = static_cast<char *>(out) + done * bytes;
-    // No time limit: the blocking call (and its algorithms).
-    if (!bounded) {
-      checkMPI(MPI_Allreduce(send, into, n, type, op, w.comm), w, describe);
-    } else {
-      MPI_Request request;
-      checkMPI(MPI_Iallreduce(send, into, n, type, op, w.comm, &request), w,
-               describe);
-      complete(request, w, describe);
-    }
+    allReduceOn(w, describe, send, into, n, type, op);
     done += n;
   }
   return 0;
@@ -621,17 +644,7 @@ static int allGather(const void *in, void *out, int64_t outer, int64_t inner,
     gathered.resize(static_cast<size_t>(piece * groupSize) * bytes);
     into = gathered.data();
   }
-  if (collectiveTimeout().seconds > 0) {
-    MPI_Request request;
-    checkMPI(MPI_Iallgather(in, static_cast<int>(piece), type, into,
-                            static_cast<int>(piece), type, w.comm, &request),
-             w, describe);
-    complete(request, w, describe);
-  } else {
-    checkMPI(MPI_Allgather(in, static_cast<int>(piece), type, into,
-                           static_cast<int>(piece), type, w.comm),
-             w, describe);
-  }
+  allGatherOn(w, describe, in, into, static_cast<int>(piece), type);
   if (outer == 1)
     return 0;
   size_t row = inner * bytes;
@@ -697,16 +710,7 @@ LogitCandidate rlx::argmaxAcrossRanks(LogitCandidate mine) {
     float value;
     int index;
   } send{mine.logit, mine.token}, best{0, 0};
-  if (collectiveTimeout().seconds > 0) {
-    MPI_Request request;
-    checkMPI(MPI_Iallreduce(&send, &best, 1, MPI_FLOAT_INT, MPI_MAXLOC, w.comm,
-                            &request),
-             w, describe);
-    complete(request, w, describe);
-  } else {
-    checkMPI(MPI_Allreduce(&send, &best, 1, MPI_FLOAT_INT, MPI_MAXLOC, w.comm),
-             w, describe);
-  }
+  allReduceOn(w, describe, &send, &best, 1, MPI_FLOAT_INT, MPI_MAXLOC);
   return {best.value, best.index};
 #else
   abortCollective("argmax across ranks: this RLX was built without MPI");
@@ -731,17 +735,7 @@ rlx::topKAcrossRanks(llvm::ArrayRef<LogitCandidate> mine, size_t k) {
     static_assert(sizeof(LogitCandidate) == 2 * sizeof(int32_t));
     all.resize(mine.size() * ranks);
     int count = static_cast<int>(mine.size() * 2);
-    if (collectiveTimeout().seconds > 0) {
-      MPI_Request request;
-      checkMPI(MPI_Iallgather(mine.data(), count, MPI_INT32_T, all.data(),
-                              count, MPI_INT32_T, w.comm, &request),
-               w, describe);
-      complete(request, w, describe);
-    } else {
-      checkMPI(MPI_Allgather(mine.data(), count, MPI_INT32_T, all.data(), count,
-                             MPI_INT32_T, w.comm),
-               w, describe);
-    }
+    allGatherOn(w, describe, mine.data(), all.data(), count, MPI_INT32_T);
   }
 #else
   if (ranks > 1)
