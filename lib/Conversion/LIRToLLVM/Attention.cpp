@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelEmitter.h"
+#include "RLX/Dialect/LIR/Transforms/Transforms.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -169,7 +170,7 @@ struct BlockedAttention {
   mir::AttentionOp op;
   Value q, k, v, mask, out, kt;
   int64_t batch, tq, tk, tkPad, heads, kvHeads, hd, group;
-  int64_t rowsPerTile, headsPerTile, queriesPerTile;
+  int64_t headsPerTile, queriesPerTile;
   MaskKind kind;
   float scale, softcap;
   /// One query per head (a decode step): a key is read once per tile of
@@ -601,6 +602,7 @@ LogicalResult mlir::rlx::emitAttentionKernel(KernelEmitter &e, Operation *o,
                                   .getIntOrFloatBitWidth() >= 8);
   if (hd % 16 != 0 || !maskOk)
     return emitAttentionPerKey(e, o, ins, out);
+  assert(lir::isBlockedAttention(op) && "lir-select-strategy's test differs");
 
   BlockedAttention a{e, e.b, e.loc, op, q, k, v, mask, out, {}};
   a.batch = qTy.getDimSize(0);
@@ -614,15 +616,19 @@ LogicalResult mlir::rlx::emitAttentionKernel(KernelEmitter &e, Operation *o,
   a.kind = op.getMaskKind();
   a.scale = op.getScale();
   a.softcap = op.getSoftcap();
-  // Up to 16 accumulator vectors per tile.
-  a.rowsPerTile = std::clamp<int64_t>(16 / (hd / 16), 1, 4);
-  a.headsPerTile = 1;
-  for (int64_t h = std::min(a.group, a.rowsPerTile); h >= 1; --h)
-    if (a.group % h == 0) {
-      a.headsPerTile = h;
-      break;
-    }
-  a.queriesPerTile = std::max<int64_t>(1, a.rowsPerTile / a.headsPerTile);
+  // The tile lir-select-strategy chose, else its default.
+  SmallVector<int64_t, 2> tile;
+  if (e.config &&
+      e.config.getStrategy() == lir::KernelStrategy::AttentionBlocked)
+    tile.assign(e.config.getTile().begin(), e.config.getTile().end());
+  if (tile.empty())
+    tile = lir::selectAttentionTile(hd, a.group, 0);
+  if (a.group % tile[0] != 0)
+    return op.emitOpError("attention tile of ")
+           << tile[0] << " heads does not divide the " << a.group
+           << " query heads of a KV head";
+  a.headsPerTile = tile[0];
+  a.queriesPerTile = tile[1];
   a.direct = a.tq == 1;
   if (!a.direct)
     a.kt = e.scratch(a.batch * a.kvHeads * hd * a.tkPad);

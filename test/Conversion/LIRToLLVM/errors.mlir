@@ -115,3 +115,22 @@ lir.entry @negative_ukernel_strided_weight arena_size = 4096, param_size = 8192,
   }
   lir.io output "y" %y : memref<4x64xf32>
 }
+
+// -----
+
+/// A blocked attention tile whose heads do not divide the GQA group (3 of
+/// 2 query heads per KV head).
+lir.entry @negative_attention_tile arena_size = 4096, param_size = 0, alignment = 64 {
+  %q = lir.view arena[0] : memref<1x4x64xf32>
+  %k = lir.view arena[1024] : memref<1x4x32xf32>
+  %o = lir.view arena[2048] : memref<1x4x64xf32>
+  lir.io input "q" %q : memref<1x4x64xf32>
+  lir.io input "k" %k : memref<1x4x32xf32>
+  lir.kernel "attention" ins(%q, %k, %k : memref<1x4x64xf32>, memref<1x4x32xf32>, memref<1x4x32xf32>) outs(%o : memref<1x4x64xf32>) attributes {config = #lir.config<attention_blocked, tile = [3, 1]>} {
+  ^bb0(%a: tensor<1x4x64xf32>, %b: tensor<1x4x32xf32>, %c: tensor<1x4x32xf32>):
+    // expected-error @+1 {{attention tile of 3 heads does not divide the 2 query heads of a KV head}}
+    %y = mir.attention %a, %b, %c {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32, mask_kind = #mir<mask causal>} : (tensor<1x4x64xf32>, tensor<1x4x32xf32>, tensor<1x4x32xf32>) -> tensor<1x4x64xf32>
+    lir.yield %y : tensor<1x4x64xf32>
+  }
+  lir.io output "o" %o : memref<1x4x64xf32>
+}

@@ -330,8 +330,18 @@ func.func private @constant_pool_c1() attributes {c = #lir.constant_pool<bytes =
 
 // -----
 
-// expected-error @+1 {{tile sizes are only for generated GEMMs}}
+// expected-error @+1 {{tile sizes are only for generated GEMMs and blocked attention}}
 func.func private @config_c1_tile_on_default() attributes {c = #lir.config<default, tile = [1, 1, 1]>}
+
+// -----
+
+// expected-error @+1 {{an attention_blocked kernel needs tile = [heads > 0, query positions > 0]}}
+func.func private @config_c4_attention_tile_rank() attributes {c = #lir.config<attention_blocked, tile = [4]>}
+
+// -----
+
+// expected-error @+1 {{an attention_blocked kernel needs tile = [heads > 0, query positions > 0]}}
+func.func private @config_c4_attention_tile_zero() attributes {c = #lir.config<attention_blocked, tile = [0, 2]>}
 
 // -----
 

@@ -77,8 +77,15 @@ LoweringConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "a glu_gemm tile holds 1 or an even number of "
                           "column vectors (gate and up in pairs), not "
                        << tile[1];
-  if (!gemm && !tile.empty())
-    return emitError() << "tile sizes are only for generated GEMMs";
+  // lir_config_c4: a blocked attention tile is [heads > 0, positions > 0].
+  bool attention = strategy == KernelStrategy::AttentionBlocked;
+  if (attention && !tile.empty() &&
+      (tile.size() != 2 || tile[0] <= 0 || tile[1] <= 0))
+    return emitError() << "an attention_blocked kernel needs tile = [heads "
+                          "> 0, query positions > 0]";
+  if (!gemm && !attention && !tile.empty())
+    return emitError()
+           << "tile sizes are only for generated GEMMs and blocked attention";
   // lir_config_c2: a workgroup has three positive sizes.
   if (!workgroup.empty() &&
       (workgroup.size() != 3 ||

@@ -13,7 +13,8 @@
 // calls the runtime's micro-kernels; one whose weight is stored nk16 runs the
 // generated GEMM with a register tile chosen from its shape; any other
 // matmul calls BLAS. A fused GLU GEMM gets the generated GEMM's tile with the
-// gate and up vectors sharing the register tile.
+// gate and up vectors sharing the register tile. A blocked attention gets its
+// tile of heads and query positions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,7 @@
 #include "RLX/Dialect/LIR/Transforms/Transforms.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include <algorithm>
 
 namespace mlir::rlx::lir {
 #define GEN_PASS_DEF_LIRSELECTSTRATEGYPASS
@@ -51,7 +53,33 @@ SmallVector<int64_t, 3> mlir::rlx::lir::selectGemmTile(int64_t m, int64_t k,
   return {mr, nv, kc};
 }
 
-void mlir::rlx::lir::selectCPUStrategies(EntryOp entry, const GemmTile &base) {
+bool mlir::rlx::lir::isBlockedAttention(mir::AttentionOp op) {
+  if (op.getHeadDim() % 16 != 0)
+    return false;
+  if (!op.getMask())
+    return true;
+  auto mask = cast<ShapedType>(op.getMask().getType());
+  return mask.getRank() == 2 &&
+         mask.getElementType().getIntOrFloatBitWidth() >= 8;
+}
+
+SmallVector<int64_t, 2> mlir::rlx::lir::selectAttentionTile(int64_t headDim,
+                                                            int64_t group,
+                                                            int64_t rows) {
+  // Each row keeps headDim / 16 accumulator vectors; 16 of them fit.
+  if (rows <= 0)
+    rows = std::clamp<int64_t>(16 / std::max<int64_t>(1, headDim / 16), 1, 4);
+  int64_t heads = 1;
+  for (int64_t h = std::min(group, rows); h >= 1; --h)
+    if (group % h == 0) {
+      heads = h;
+      break;
+    }
+  return {heads, std::max<int64_t>(1, rows / heads)};
+}
+
+void mlir::rlx::lir::selectCPUStrategies(EntryOp entry, const GemmTile &base,
+                                         int64_t attentionRows) {
   MLIRContext *ctx = entry.getContext();
   DenseMap<Value, ParamLayout> layouts;
   for (IOOp io : entry.getBlock().getOps<IOOp>())
@@ -73,6 +101,17 @@ void mlir::rlx::lir::selectCPUStrategies(EntryOp entry, const GemmTile &base) {
       continue;
     }
     Operation *compute = kernel.getComputeOp();
+    if (auto attention = dyn_cast_or_null<mir::AttentionOp>(compute)) {
+      if (isBlockedAttention(attention))
+        kernel.setConfigAttr(LoweringConfigAttr::get(
+            ctx, KernelStrategy::AttentionBlocked,
+            selectAttentionTile(attention.getHeadDim(),
+                                attention.getNumHeads() /
+                                    attention.getNumKvHeads(),
+                                attentionRows),
+            {}));
+      continue;
+    }
     if (!isa_and_nonnull<mir::MatmulOp, mir::FusedMatmulOp, mir::BatchMatmulOp>(
             compute))
       continue;
@@ -100,9 +139,16 @@ struct LIRSelectStrategyPass
           LIRSelectStrategyPass> {
   using Base::Base;
   void runOnOperation() override {
+    if (attentionRows < 0) {
+      getOperation().emitError()
+          << "lir-select-strategy: attention-rows must be >= 0 (0: from the "
+             "head dim), got "
+          << static_cast<int64_t>(attentionRows);
+      return signalPassFailure();
+    }
     GemmTile base{gemmMr, gemmNv, gemmKc};
     for (EntryOp entry : getOperation().getOps<EntryOp>())
-      selectCPUStrategies(entry, base);
+      selectCPUStrategies(entry, base, attentionRows);
   }
 };
 } // namespace

@@ -101,7 +101,11 @@ def LIR_KernelStrategy : I32Enum<"KernelStrategy",
     // ggml blocks): activations prepared once (rounded to 8 bits per block
     // for the ggml types, as llama.cpp does), then columns split between
     // threads (CPU).
-    I32EnumCase<"Ukernel", 4, "ukernel">
+    I32EnumCase<"Ukernel", 4, "ukernel">,
+    // mir.attention with an online softmax over blocks of 16 keys (CPU; head
+    // dims that are multiples of 16): `tile` = [heads of a GQA group, query
+    // positions] whose rows share a register tile and each key block.
+    I32EnumCase<"AttentionBlocked", 5, "attention_blocked">
   ]> {
   let cppNamespace = "::mlir::rlx::lir";
 }
@@ -117,6 +121,7 @@ def LIR_LoweringConfigAttr : LIR_Attr<"LoweringConfig", "config"> {
 
     ```mlir
     config = #lir.config<gemm_generated, tile = [8, 2, 256]>
+    config = #lir.config<attention_blocked, tile = [4, 1]>
     config = #lir.config<default, workgroup = [64, 1, 1]>
     ```
   }];

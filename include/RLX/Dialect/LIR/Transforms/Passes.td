@@ -110,7 +110,11 @@ def LIRSelectStrategyPass : Pass<"lir-select-strategy", "ModuleOp"> {
     vectors, K block]`: the pass options, adapted to the shape: a GEMM of
     at most `gemm-mr` rows streams each weight once with one row tile and
     K whole), any other matmul `gemm_blas`; a `glu_gemm` kernel gets its
-    tile (gate and up share the register tile). `convert-lir-to-loops`
+    tile (gate and up share the register tile); a `mir.attention` lowered
+    blocked (head dim a multiple of 16) gets `attention_blocked` with
+    `tile = [heads, query positions]`: `attention-rows` register rows (0:
+    as many as 16 accumulator vectors hold, at most 4), as many heads of a
+    GQA group as divide it, the rest positions. `convert-lir-to-loops`
     follows the annotations; kernels without one have a single
     implementation.
   }];
@@ -120,7 +124,10 @@ def LIRSelectStrategyPass : Pass<"lir-select-strategy", "ModuleOp"> {
     Option<"gemmNv", "gemm-nv", "int64_t", /*default=*/"2",
            "16-lane column vectors of the generated GEMM's register tile">,
     Option<"gemmKc", "gemm-kc", "int64_t", /*default=*/"256",
-           "K block of the generated GEMM (0: all of K)">
+           "K block of the generated GEMM (0: all of K)">,
+    Option<"attentionRows", "attention-rows", "int64_t", /*default=*/"0",
+           "Query rows of the blocked attention's register tile (0: from "
+           "the head dim, at most 4)">
   ];
 }
 

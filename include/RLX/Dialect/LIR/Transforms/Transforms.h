@@ -21,6 +21,10 @@
 #include "llvm/ADT/SmallVector.h"
 #include <cstdint>
 
+namespace mlir::rlx::mir {
+class AttentionOp;
+} // namespace mlir::rlx::mir
+
 namespace mlir::rlx::lir {
 
 class EntryOp;
@@ -137,10 +141,25 @@ struct GemmTile {
 SmallVector<int64_t, 3> selectGemmTile(int64_t m, int64_t k, bool glu,
                                        const GemmTile &base);
 
+/// Whether the CPU code generator lowers `op` (in a kernel's body) as the
+/// blocked attention: a head dim that is a multiple of 16 and no mask or a
+/// 2-D one of at least 8-bit elements; else one key at a time.
+bool isBlockedAttention(mir::AttentionOp op);
+
+/// The blocked attention's tile [heads, query positions] for `group` query
+/// heads per KV head, head dim `headDim` and `rows` register rows (0: as
+/// many as 16 accumulator vectors of 16 lanes hold, at most 4): the largest
+/// divisor of the group up to `rows` heads, times the positions that fill
+/// the rows left (at least one).
+SmallVector<int64_t, 2> selectAttentionTile(int64_t headDim, int64_t group,
+                                            int64_t rows);
+
 /// Annotates the kernels of `entry` for the CPU: matmuls over an nk16
 /// weight `#lir.config<gemm_generated, tile = ...>`, other matmuls
-/// `#lir.config<gemm_blas>`, GLU GEMMs their tile.
-void selectCPUStrategies(EntryOp entry, const GemmTile &base);
+/// `#lir.config<gemm_blas>`, GLU GEMMs their tile, blocked attention its
+/// tile of `attentionRows` rows (0: selectAttentionTile's default).
+void selectCPUStrategies(EntryOp entry, const GemmTile &base,
+                         int64_t attentionRows = 0);
 
 } // namespace mlir::rlx::lir
 
