@@ -177,17 +177,14 @@ Generator::create(Session &session, DecoderFlow recipe,
     if (Error err =
             checkSameOnAllRanks(modelFingerprint(g->built, weights), what))
       return std::move(err);
-  }
-  g->kvColumns = kvHeads * c.headDim;
-  // The graphs return the rank's slice of the logits; sample() reduces them
-  // across the ranks (a vocabulary that does not split stays whole).
-  if (ranks > 1) {
-    g->ranks = ranks;
+    // The graphs return the rank's slice of the logits; sample() reduces
+    // them across the ranks (a vocabulary that does not split stays whole).
     g->options.tensorParallelLocalLogits = true;
     if (c.vocabSize % ranks == 0)
       g->vocabStart = g->options.tensorParallelRank.value_or(collectiveRank()) *
                       (c.vocabSize / ranks);
   }
+  g->kvColumns = kvHeads * c.headDim;
   size_t kv = g->kvColumns;
   // Keys and values of every layer for maxContext tokens, in the element
   // type of `[precision] kv_cache`. The whole context must fit the budget;
@@ -416,8 +413,9 @@ Expected<std::vector<float>> Generator::step(llvm::ArrayRef<int32_t> tokens,
 int32_t Generator::sample(std::vector<float> &logits,
                           const SamplingOptions &sampling, std::mt19937_64 &rng,
                           bool wanted) {
-  int64_t vocab = recipe.config().vocabSize;
-  if (ranks == 1 || static_cast<int64_t>(logits.size()) == vocab)
+  int64_t vocab = recipe.config().vocabSize,
+          ranks = built.profile.parallel.tensor;
+  if (ranks <= 1 || static_cast<int64_t>(logits.size()) == vocab)
     return sampleToken(logits, sampling, rng);
   // This rank's slice: tokens [vocabStart, vocabStart + logits.size()).
   auto candidate = [&](size_t i) {

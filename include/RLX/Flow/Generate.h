@@ -188,9 +188,9 @@ private:
   /// Values per token of one layer's keys (or values) this process keeps:
   /// all KV heads, or under `[parallel] tensor = N` the rank's share.
   int64_t kvColumns = 0;
-  /// Tensor parallelism: the ranks, and where this rank's slice of the
-  /// logits starts in the vocabulary.
-  int64_t ranks = 1, vocabStart = 0;
+  /// Tensor parallelism: where this rank's slice of the logits starts in
+  /// the vocabulary.
+  int64_t vocabStart = 0;
   /// The element type of the cache (`[precision] kv_cache`) and its size.
   DType cacheType = DType::F32;
   size_t cacheElementBytes = 4;

@@ -595,14 +595,10 @@ LogicalResult mlir::rlx::emitAttentionKernel(KernelEmitter &e, Operation *o,
   auto qTy = cast<MemRefType>(q.getType());
   if (!qTy.getElementType().isF32())
     return op.emitOpError("the CPU back end computes attention in f32 only");
-  int64_t hd = op.getHeadDim();
-  bool maskOk = !mask || (cast<MemRefType>(mask.getType()).getRank() == 2 &&
-                          cast<MemRefType>(mask.getType())
-                                  .getElementType()
-                                  .getIntOrFloatBitWidth() >= 8);
-  if (hd % 16 != 0 || !maskOk)
+  // The same test lir-select-strategy annotates the kernel by.
+  if (!lir::isBlockedAttention(op))
     return emitAttentionPerKey(e, o, ins, out);
-  assert(lir::isBlockedAttention(op) && "lir-select-strategy's test differs");
+  int64_t hd = op.getHeadDim();
 
   BlockedAttention a{e, e.b, e.loc, op, q, k, v, mask, out, {}};
   a.batch = qTy.getDimSize(0);

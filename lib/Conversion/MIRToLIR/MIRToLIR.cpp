@@ -165,7 +165,7 @@ static FailureOr<int64_t> collectiveGroupSize(OpTy op) {
               "the whole grid (one MPI world) only";
   auto in = cast<RankedTensorType>(op.getInput().getType());
   Type element = in.getElementType();
-  if (!(element.isF32() || element.isF16() || element.isBF16()) ||
+  if (!lir::isCollectiveElementType(element) ||
       element != getElementTypeOrSelf(op.getResult().getType()))
     return op.emitOpError("moves f32, f16 or bf16 tensors only, got ") << in;
   return world;

@@ -482,8 +482,7 @@ static LogicalResult verifyCollective(Operation *op, RankedTensorType type,
                                       int64_t groupSize) {
   if (groupSize < 1)
     return op->emitOpError("group_size must be at least 1, got ") << groupSize;
-  Type element = type.getElementType();
-  if (!element.isF32() && !element.isF16() && !element.isBF16())
+  if (!isCollectiveElementType(type.getElementType()))
     return op->emitOpError("moves f32, f16 or bf16 tensors only, got ") << type;
   return success();
 }

@@ -36,6 +36,13 @@ inline int64_t getElementBytes(Type t) {
 /// q4_K, q5_K, q6_K, f16 and bf16, the types the micro-kernels read repacked
 /// (rlx_uk_supports with RLX_UK_REPACKED_X8).
 bool hasX8Form(Type t);
+
+/// Whether a collective (lir.all_reduce, lir.all_gather) moves elements of
+/// type `t`: f32, f16 and bf16 (the runtime's rlx_all_reduce_* /
+/// rlx_all_gather_*).
+inline bool isCollectiveElementType(Type t) {
+  return t.isF32() || t.isF16() || t.isBF16();
+}
 } // namespace mlir::rlx::lir
 
 #define GET_OP_CLASSES
