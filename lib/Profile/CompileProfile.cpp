@@ -139,9 +139,11 @@ static constexpr int64_t maxWorkgroupSize = 1024;
 
 static constexpr StringRef topLevelKeys[] = {
     "fusion", "passes", "precision", "backend", "execution", "parallel"};
-static constexpr StringRef parallelKeys[] = {"tensor"};
+static constexpr StringRef parallelKeys[] = {"tensor", "overlap_chunks"};
 /// Largest accepted `parallel.tensor` (ranks).
 static constexpr int64_t maxTensorParallel = 4096;
+/// Largest accepted `parallel.overlap_chunks`.
+static constexpr int64_t maxOverlapChunks = 64;
 static constexpr StringRef executionKeys[] = {"mode", "decode_buckets",
                                               "memory_budget_mb", "device"};
 /// Largest accepted `execution.decode_buckets` entry (tokens).
@@ -582,11 +584,13 @@ void ProfileReader::readExecution(const toml::table &table,
 void ProfileReader::readParallel(const toml::table &table,
                                  CompileProfile::ParallelProfile &out) {
   forEachKey(table, "parallel", parallelKeys,
-             [&](StringRef, const toml::node &node, StringRef path) {
-               unsigned ranks = 1;
-               readUnsigned(node, path, 1, maxTensorParallel,
-                            /*powerOfTwo=*/false, ranks);
-               out.tensor = ranks;
+             [&](StringRef key, const toml::node &node, StringRef path) {
+               bool chunks = key == "overlap_chunks";
+               unsigned value = 1;
+               readUnsigned(node, path, 1,
+                            chunks ? maxOverlapChunks : maxTensorParallel,
+                            /*powerOfTwo=*/false, value);
+               (chunks ? out.overlapChunks : out.tensor) = value;
              });
 }
 
@@ -755,8 +759,11 @@ std::string CompileProfile::toToml() const {
     os << "memory_budget_mb = " << *execution.memoryBudgetMB << "\n";
   os << "device = \"" << stringifyExecutionDevice(execution.device) << "\"\n";
   // Only when split, so that single-process profiles print as before.
-  if (parallel.tensor != 1)
+  if (parallel.tensor != 1 || parallel.overlapChunks != 1) {
     os << "\n[parallel]\ntensor = " << parallel.tensor << "\n";
+    if (parallel.overlapChunks != 1)
+      os << "overlap_chunks = " << parallel.overlapChunks << "\n";
+  }
   return text;
 }
 
@@ -896,7 +903,8 @@ keyDifferences(const std::vector<std::string> &mine,
   for (const std::string &key : mine)
     if (!llvm::is_contained(theirs, key))
       out.push_back(key);
-  // Keys toToml() prints only when set ([parallel] tensor above 1,
+  // Keys toToml() prints only when set ([parallel] tensor or overlap_chunks
+  // above 1,
   // execution.memory_budget_mb) and that only `theirs` has: their default.
   for (const std::string &key : theirs) {
     StringRef name = StringRef(key).split(" = ").first;

@@ -335,21 +335,23 @@ static void allGatherOn(const World &w,
 static std::atomic<uint64_t> statCalls{0}, statBytes{0}, statNanoseconds{0};
 
 namespace {
-/// Counts one collective of `bytes` and the time until it goes out of scope.
+/// Counts `calls` collectives of `bytes` in all and the time until it goes
+/// out of scope (a started all-reduce counts at its start, and its wait adds
+/// time only).
 class CollectiveTimer {
 public:
-  explicit CollectiveTimer(uint64_t bytes)
-      : bytes(bytes), start(std::chrono::steady_clock::now()) {}
+  explicit CollectiveTimer(uint64_t bytes, uint64_t calls = 1)
+      : bytes(bytes), calls(calls), start(std::chrono::steady_clock::now()) {}
   ~CollectiveTimer() {
     auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(
         std::chrono::steady_clock::now() - start);
-    statCalls.fetch_add(1, std::memory_order_relaxed);
+    statCalls.fetch_add(calls, std::memory_order_relaxed);
     statBytes.fetch_add(bytes, std::memory_order_relaxed);
     statNanoseconds.fetch_add(elapsed.count(), std::memory_order_relaxed);
   }
 
 private:
-  uint64_t bytes;
+  uint64_t bytes, calls;
   std::chrono::steady_clock::time_point start;
 };
 } // namespace
@@ -616,6 +618,92 @@ static int allReduce(const void *in, void *out, int64_t count,
 #endif
 }
 
+#ifdef RLX_HAVE_MPI
+namespace {
+/// An all-reduce rlx_all_reduce_start_* began and rlx_all_reduce_wait has
+/// not completed: MPI requests (one per INT_MAX elements) writing `out`.
+struct PendingReduce {
+  void *out;
+  std::vector<MPI_Request> requests;
+  std::string what;
+};
+} // namespace
+
+/// The started all-reduces, in start order. Only the thread running the
+/// program's kernels touches it (the kernels run in program order).
+static std::vector<PendingReduce> &pendingReduces() {
+  static std::vector<PendingReduce> pending;
+  return pending;
+}
+#endif // RLX_HAVE_MPI
+
+/// rlx_all_reduce_start_{f32,f16,bf16}: starts the sum of `count` elements of
+/// `element` into `out` and returns; rlx_all_reduce_wait(out) completes it.
+static int startAllReduce(const void *in, void *out, int64_t count,
+                          int64_t groupSize, CollectiveElement element) {
+  size_t bytes = elementBytes(element);
+  CollectiveTimer timer(static_cast<uint64_t>(count) * bytes);
+  if (groupSize == 1) {
+    if (in != out)
+      std::memcpy(out, in, count * bytes);
+    return 0;
+  }
+#ifdef RLX_HAVE_MPI
+  const World &w = worldFor("all_reduce", groupSize);
+  PendingReduce p;
+  p.out = out;
+  p.what = ("all_reduce of " + llvm::Twine(count) + " " +
+            llvm::Twine(elementName(element)) + " values (started)")
+               .str();
+  auto describe = [&] { return p.what; };
+  for (const PendingReduce &q : pendingReduces())
+    if (q.out == out)
+      abortCollective(rankOf(w) + ": " + p.what +
+                      ": an all_reduce into the same buffer is in flight");
+  for (int64_t done = 0; done < count;) {
+    int n = static_cast<int>(std::min<int64_t>(count - done, INT_MAX));
+    const void *send =
+        in == out ? MPI_IN_PLACE : static_cast<const char *>(in) + done * bytes;
+    MPI_Request request;
+    checkMPI(MPI_Iallreduce(send, static_cast<char *>(out) + done * bytes, n,
+                            mpiType(element), sumOp(element), w.comm, &request),
+             w, describe);
+    p.requests.push_back(request);
+    done += n;
+  }
+  pendingReduces().push_back(std::move(p));
+  return 0;
+#else
+  (void)in, (void)out, (void)count, (void)groupSize;
+  abortCollective("all_reduce: this RLX was built without MPI");
+#endif
+}
+
+extern "C" int rlx_all_reduce_wait(void *out, int64_t groupSize) {
+  CollectiveTimer timer(/*bytes=*/0, /*calls=*/0);
+  if (groupSize == 1)
+    return 0;
+#ifdef RLX_HAVE_MPI
+  const World &w = worldFor("all_reduce", groupSize);
+  std::vector<PendingReduce> &pending = pendingReduces();
+  auto it = llvm::find_if(pending,
+                          [&](const PendingReduce &p) { return p.out == out; });
+  if (it == pending.end())
+    abortCollective(rankOf(w) +
+                    ": all_reduce wait: no all_reduce into this buffer was "
+                    "started");
+  PendingReduce p = std::move(*it);
+  pending.erase(it);
+  // Bounded by the timeout, as the blocking calls.
+  for (MPI_Request &request : p.requests)
+    complete(request, w, [&] { return p.what; });
+  return 0;
+#else
+  (void)out;
+  abortCollective("all_reduce: this RLX was built without MPI");
+#endif
+}
+
 /// rlx_all_gather_{f32,16}: [outer, inner] elements of `bytes` each.
 static int allGather(const void *in, void *out, int64_t outer, int64_t inner,
                      int64_t groupSize, size_t bytes) {
@@ -672,6 +760,21 @@ extern "C" int rlx_all_reduce_f16(const uint16_t *in, uint16_t *out,
 extern "C" int rlx_all_reduce_bf16(const uint16_t *in, uint16_t *out,
                                    int64_t count, int64_t groupSize) {
   return allReduce(in, out, count, groupSize, CollectiveElement::BF16);
+}
+
+extern "C" int rlx_all_reduce_start_f32(const float *in, float *out,
+                                        int64_t count, int64_t groupSize) {
+  return startAllReduce(in, out, count, groupSize, CollectiveElement::F32);
+}
+
+extern "C" int rlx_all_reduce_start_f16(const uint16_t *in, uint16_t *out,
+                                        int64_t count, int64_t groupSize) {
+  return startAllReduce(in, out, count, groupSize, CollectiveElement::F16);
+}
+
+extern "C" int rlx_all_reduce_start_bf16(const uint16_t *in, uint16_t *out,
+                                         int64_t count, int64_t groupSize) {
+  return startAllReduce(in, out, count, groupSize, CollectiveElement::BF16);
 }
 
 extern "C" int rlx_all_gather_f32(const float *in, float *out, int64_t outer,

@@ -108,6 +108,14 @@ extern "C" void rlx_for_each_kernel_symbol(void (*add)(const char *, void *,
   add("rlx_all_reduce_bf16", reinterpret_cast<void *>(&rlx_all_reduce_bf16),
       user);
   add("rlx_all_gather_16", reinterpret_cast<void *>(&rlx_all_gather_16), user);
+  add("rlx_all_reduce_start_f32",
+      reinterpret_cast<void *>(&rlx_all_reduce_start_f32), user);
+  add("rlx_all_reduce_start_f16",
+      reinterpret_cast<void *>(&rlx_all_reduce_start_f16), user);
+  add("rlx_all_reduce_start_bf16",
+      reinterpret_cast<void *>(&rlx_all_reduce_start_bf16), user);
+  add("rlx_all_reduce_wait", reinterpret_cast<void *>(&rlx_all_reduce_wait),
+      user);
 #if defined(__x86_64__)
   add("__truncsfbf2", reinterpret_cast<void *>(&rlx_truncsfbf2), user);
 #endif

@@ -81,6 +81,7 @@ LogicalResult mlir::rlx::buildFrontendPipeline(
                                   options.fusionRemarks)))
     return failure();
   // Tensor parallelism: this rank's share of the fused layers.
+  int64_t overlap = profile.parallel.overlapChunks;
   if (int64_t ranks = profile.parallel.tensor; ranks > 1) {
     if (target != ::rlx::Target::Cpu) {
       if (error)
@@ -106,6 +107,12 @@ LogicalResult mlir::rlx::buildFrontendPipeline(
     fpm.addPass(createMIRFoldParamSlicesPass());
     fpm.addPass(createCanonicalizerPass());
     fpm.addPass(createCSEPass());
+  } else if (overlap > 1) {
+    if (error)
+      *error = "[parallel] overlap_chunks = " + std::to_string(overlap) +
+               " splits the all-reduces of a tensor-parallel model: it needs "
+               "tensor above 1";
+    return failure();
   }
   bool unfuse = target == ::rlx::Target::Cpu
                     ? profile.backend.cpu.unfuseRegions
@@ -118,7 +125,16 @@ LogicalResult mlir::rlx::buildFrontendPipeline(
     compute.type = ::rlx::stringifyComputePrecision(profile.precision.compute);
     pm.addPass(createMIRComputePrecisionPass(compute));
   }
+  // After the compute type's roundings: an attention block it saw whole
+  // keeps its unrounded intermediates when its output projection is split.
+  if (overlap > 1) {
+    MIROverlapCollectivesPassOptions split;
+    split.chunks = overlap;
+    pm.addPass(createMIROverlapCollectivesPass(split));
+  }
   pm.addPass(createConvertMIRToLIRPass());
+  if (overlap > 1)
+    pm.addPass(lir::createLIRAsyncCollectivesPass());
   pm.addPass(lir::createLIRPlanArenaPass());
   return success();
 }

@@ -323,6 +323,59 @@ def test_mpi_sampling_reduces_the_logits_per_rank(tmp_path, sampling,
     assert "collectives" not in one.stdout
 
 
+def prompt_collective_calls(stdout):
+    """The collective calls of the prompt step, as rlx-run reports them."""
+    m = re.search(r"prompt step: (\d+) calls", stdout)
+    assert m, stdout
+    return int(m.group(1))
+
+
+@pytest.mark.parametrize("extra", [
+    (),
+    # The micro-kernels' projections (weights kept as q4_0 blocks).
+    ("--weights-as", "q4_0"),
+    # 16-bit sums (rlx_all_reduce_start_bf16).
+    ("--compute", "bf16"),
+])
+def test_mpi_overlap_chunks_generate_the_same_tokens(tmp_path, extra):
+    """[parallel] overlap_chunks = 2: the prompt's row-parallel projections
+    (attention output, MLP down; 2 layers) and their all-reduces run as 2
+    token ranges (mir-overlap-collectives), each range's sum in flight while
+    the next range's projection computes (lir-async-collectives:
+    MPI_Iallreduce, then its wait). The prompt logits and every step's logits
+    equal the blocking run's within 1e-5 of their scale and the tokens are
+    the same; the prompt step makes 4 more all-reduces (one per projection)
+    and moves the same bytes; a decode step (one token) is not split."""
+    from test_architectures import make
+    model, _ = make(tmp_path, "llama", seed=5, intermediate_size=128)
+    profile = tmp_path / "overlap.rlx.toml"
+    profile.write_text("[parallel]\noverlap_chunks = 2\n")
+    blocking = run_model(model, tmp_path, ranks=2, extra=extra)
+    (tmp_path / "one").mkdir()
+    split = run_model(model, tmp_path / "one", ranks=2,
+                      extra=(*extra, "--profile", str(profile)))
+    assert np.abs(blocking[1]).max() > 0.1
+    assert len(assert_same_generation(blocking, split)) == 6
+    calls = prompt_collective_calls(blocking[0])
+    assert prompt_collective_calls(split[0]) == calls + 4, split[0]
+    assert decode_collectives(split[0]) == decode_collectives(blocking[0])
+    moved = re.search(r"prompt step: \d+ calls, (\d+) bytes", split[0])
+    assert moved and moved.group(1) in blocking[0], split[0]
+
+
+def test_mpi_overlap_chunks_need_tensor_parallelism(tmp_path):
+    """overlap_chunks above 1 splits collectives only a tensor-parallel model
+    has: a single process refuses it by name instead of ignoring it."""
+    from test_architectures import make
+    model, _ = make(tmp_path, "llama", seed=5)
+    profile = tmp_path / "overlap.rlx.toml"
+    profile.write_text("[parallel]\noverlap_chunks = 2\n")
+    out = run_model(model, tmp_path, extra=("--profile", str(profile)),
+                    expect_fail=True)
+    assert ("[parallel] overlap_chunks = 2 splits the all-reduces of a "
+            "tensor-parallel model: it needs tensor above 1") in out, out
+
+
 def test_mpi_odd_vocabulary_is_replicated(tmp_path):
     """A vocabulary that does not split over the ranks (257 over 2): the
     embedding and the LM head are whole on every rank, everything else

@@ -396,6 +396,32 @@ TEST(CompileProfileTest, ParallelTensor) {
             std::string::npos);
 }
 
+TEST(CompileProfileTest, ParallelOverlapChunks) {
+  llvm::Expected<CompileProfile> p = CompileProfile::fromTomlString(
+      "[parallel]\ntensor = 2\noverlap_chunks = 3\n");
+  ASSERT_TRUE(static_cast<bool>(p)) << llvm::toString(p.takeError());
+  EXPECT_EQ(p->parallel.tensor, 2);
+  EXPECT_EQ(p->parallel.overlapChunks, 3);
+  CompileProfile unsplit = *p;
+  unsplit.parallel.overlapChunks = 1;
+  EXPECT_NE(*p, unsplit);
+  // Printed when not 1, and read back.
+  std::string text = p->toToml();
+  EXPECT_NE(text.find("[parallel]\ntensor = 2\noverlap_chunks = 3\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(unsplit.toToml().find("overlap_chunks"), std::string::npos);
+  llvm::Expected<CompileProfile> back = CompileProfile::fromTomlString(text);
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(*back, *p);
+  EXPECT_EQ(errorOf("[parallel]\noverlap_chunks = 0\n"),
+            "<string>:2:18: 'parallel.overlap_chunks' must be between 1 and "
+            "64, got 0");
+  EXPECT_EQ(errorOf("[parallel]\noverlap_chunks = 65\n"),
+            "<string>:2:18: 'parallel.overlap_chunks' must be between 1 and "
+            "64, got 65");
+}
+
 TEST(CompileProfileTest, ReadOverBase) {
   // The keys the text sets replace the base's; the others keep it.
   CompileProfile base = nonDefaultProfile();

@@ -193,9 +193,15 @@ struct CompileProfile {
     /// layer, its vocabulary range of the embedding and the LM head
     /// (mir-shard-tensor-parallel); the rank is the process's MPI rank.
     int64_t tensor = 1;
+    /// `overlap_chunks`: under tensor parallelism, each row-parallel
+    /// projection of a prompt and its all-reduce run as this many token
+    /// ranges, each range's all-reduce in flight while the next range's
+    /// projection computes (mir-overlap-collectives, lir-async-collectives).
+    /// 1: one blocking all-reduce per projection.
+    int64_t overlapChunks = 1;
 
     bool operator==(const ParallelProfile &other) const {
-      return tensor == other.tensor;
+      return tensor == other.tensor && overlapChunks == other.overlapChunks;
     }
     bool operator!=(const ParallelProfile &other) const {
       return !(*this == other);

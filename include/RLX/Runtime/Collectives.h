@@ -48,6 +48,19 @@ int rlx_all_reduce_f16(const uint16_t *in, uint16_t *out, int64_t count,
                        int64_t groupSize);
 int rlx_all_reduce_bf16(const uint16_t *in, uint16_t *out, int64_t count,
                         int64_t groupSize);
+/// Starts the all-reduce of rlx_all_reduce_{f32,f16,bf16} (MPI_Iallreduce)
+/// and returns at once: neither `in` nor `out` may be touched until
+/// rlx_all_reduce_wait(out) has completed it (lir.all_reduce phase start and
+/// wait; lir-async-collectives). One started all-reduce per `out`.
+int rlx_all_reduce_start_f32(const float *in, float *out, int64_t count,
+                             int64_t groupSize);
+int rlx_all_reduce_start_f16(const uint16_t *in, uint16_t *out, int64_t count,
+                             int64_t groupSize);
+int rlx_all_reduce_start_bf16(const uint16_t *in, uint16_t *out, int64_t count,
+                              int64_t groupSize);
+/// Completes the all-reduce started into `out`, bounded by
+/// RLX_COLLECTIVE_TIMEOUT as the blocking collectives.
+int rlx_all_reduce_wait(void *out, int64_t groupSize);
 /// `in` is [outer, inner]; out is [outer, groupSize, inner]: row o of every
 /// rank's input, in rank order.
 int rlx_all_gather_f32(const float *in, float *out, int64_t outer,
@@ -70,7 +83,9 @@ struct CollectiveStats {
   /// Bytes of their results (an all-reduce's tensor, an all-gather's
   /// gathered tensor), per rank.
   uint64_t bytes = 0;
-  /// Wall time spent in them, waiting for the other ranks included.
+  /// Wall time spent in them, waiting for the other ranks included (for a
+  /// started all-reduce: in its start and its wait, the time that the
+  /// kernels between did not hide).
   double seconds = 0;
 };
 /// The totals so far (any thread may read them).

@@ -579,6 +579,11 @@ LogicalResult KernelEmitter::emitCollective(Operation *op,
   };
   Value out = pointer(memrefOf(outView));
   if (auto reduce = dyn_cast<lir::AllReduceOp>(op)) {
+    Value group = c64(reduce.getGroupSize());
+    if (reduce.getPhase() == lir::CollectivePhase::Wait) {
+      serial([&] { call("rlx_all_reduce_wait", {out, group}); });
+      return success();
+    }
     // A strided input is copied into the result, then summed in place.
     Value src = out;
     if (in.isContiguous())
@@ -586,13 +591,11 @@ LogicalResult KernelEmitter::emitCollective(Operation *op,
     else
       emitCopy(*this, in, outView);
     Type element = outView.elementType;
-    StringRef name = element.isBF16()  ? "rlx_all_reduce_bf16"
-                     : element.isF16() ? "rlx_all_reduce_f16"
-                                       : "rlx_all_reduce_f32";
-    serial([&] {
-      call(name,
-           {src, out, c64(outView.numElements()), c64(reduce.getGroupSize())});
-    });
+    std::string name = "rlx_all_reduce_";
+    if (reduce.getPhase() == lir::CollectivePhase::Start)
+      name += "start_";
+    name += element.isBF16() ? "bf16" : element.isF16() ? "f16" : "f32";
+    serial([&] { call(name, {src, out, c64(outView.numElements()), group}); });
     return success();
   }
   auto gather = cast<lir::AllGatherOp>(op);

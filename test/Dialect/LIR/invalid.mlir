@@ -399,3 +399,88 @@ lir.entry @collective_c2_axis arena_size = 256, param_size = 0, alignment = 64 {
     lir.yield %r : tensor<2x8xf32>
   }
 }
+
+// -----
+
+lir.entry @entry_c3_wait_without_start arena_size = 256, param_size = 0, alignment = 64 {
+  %x = lir.view arena[0] : memref<4xf32>
+  %y = lir.view arena[64] : memref<4xf32>
+  %z = lir.view arena[128] : memref<4xf32>
+  %y2 = lir.view arena[72] : memref<2xf32>
+  // expected-error @+1 {{waits for an all_reduce that no earlier 'start' kernel on the same buffers began}}
+  lir.kernel "all_reduce_wait" ins(%x : memref<4xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    %r = lir.all_reduce %a group_size 2 phase wait : tensor<4xf32>
+    lir.yield %r : tensor<4xf32>
+  }
+}
+
+// -----
+
+lir.entry @entry_c3_wait_other_buffers arena_size = 256, param_size = 0, alignment = 64 {
+  %x = lir.view arena[0] : memref<4xf32>
+  %y = lir.view arena[64] : memref<4xf32>
+  %z = lir.view arena[128] : memref<4xf32>
+  %y2 = lir.view arena[72] : memref<2xf32>
+  lir.kernel "all_reduce" ins(%x : memref<4xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    %r = lir.all_reduce %a group_size 2 phase start : tensor<4xf32>
+    lir.yield %r : tensor<4xf32>
+  }
+  // expected-error @+1 {{waits for an all_reduce that no earlier 'start' kernel on the same buffers began}}
+  lir.kernel "all_reduce_wait" ins(%x : memref<4xf32>) outs(%z : memref<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    %r = lir.all_reduce %a group_size 2 phase wait : tensor<4xf32>
+    lir.yield %r : tensor<4xf32>
+  }
+}
+
+// -----
+
+lir.entry @entry_c3_never_waited arena_size = 256, param_size = 0, alignment = 64 {
+  %x = lir.view arena[0] : memref<4xf32>
+  %y = lir.view arena[64] : memref<4xf32>
+  %z = lir.view arena[128] : memref<4xf32>
+  %y2 = lir.view arena[72] : memref<2xf32>
+  // expected-error @+1 {{starts an all_reduce that no later 'wait' kernel completes}}
+  lir.kernel "all_reduce" ins(%x : memref<4xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    %r = lir.all_reduce %a group_size 2 phase start : tensor<4xf32>
+    lir.yield %r : tensor<4xf32>
+  }
+  lir.kernel "exp" ins(%z : memref<4xf32>) outs(%z : memref<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    %r = mir.exp %a : (tensor<4xf32>) -> tensor<4xf32>
+    lir.yield %r : tensor<4xf32>
+  }
+}
+
+// -----
+
+lir.entry @entry_c3_touched_in_flight arena_size = 256, param_size = 0, alignment = 64 {
+  %x = lir.view arena[0] : memref<4xf32>
+  %y = lir.view arena[64] : memref<4xf32>
+  %z = lir.view arena[128] : memref<4xf32>
+  %y2 = lir.view arena[72] : memref<2xf32>
+  lir.kernel "all_reduce" ins(%x : memref<4xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    %r = lir.all_reduce %a group_size 2 phase start : tensor<4xf32>
+    lir.yield %r : tensor<4xf32>
+  }
+  lir.kernel "exp" ins(%z : memref<4xf32>) outs(%z : memref<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    %r = mir.exp %a : (tensor<4xf32>) -> tensor<4xf32>
+    lir.yield %r : tensor<4xf32>
+  }
+  // expected-error @+1 {{touches a buffer of the all_reduce that kernel 'all_reduce' started, before its wait}}
+  lir.kernel "exp" ins(%y2 : memref<2xf32>) outs(%y2 : memref<2xf32>) {
+  ^bb0(%a: tensor<2xf32>):
+    %r = mir.exp %a : (tensor<2xf32>) -> tensor<2xf32>
+    lir.yield %r : tensor<2xf32>
+  }
+  lir.kernel "all_reduce_wait" ins(%x : memref<4xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    %r = lir.all_reduce %a group_size 2 phase wait : tensor<4xf32>
+    lir.yield %r : tensor<4xf32>
+  }
+}

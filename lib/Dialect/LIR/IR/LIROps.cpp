@@ -53,6 +53,15 @@ static ParseResult parseKeyword(OpAsmParser &parser, IOKindAttr &attr) {
 static void printKeyword(OpAsmPrinter &p, Operation *, IOKindAttr attr) {
   p << stringifyIOKind(attr.getValue());
 }
+static ParseResult parseKeyword(OpAsmParser &parser,
+                                CollectivePhaseAttr &attr) {
+  return parseEnumKeyword(
+      parser, attr, [](StringRef s) { return symbolizeCollectivePhase(s); });
+}
+static void printKeyword(OpAsmPrinter &p, Operation *,
+                         CollectivePhaseAttr attr) {
+  p << stringifyCollectivePhase(attr.getValue());
+}
 
 //===----------------------------------------------------------------------===//
 // Attributes
@@ -146,6 +155,37 @@ ConstantPoolAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 // EntryOp
 //===----------------------------------------------------------------------===//
 
+/// lir_entry_c3: every all_reduce `start` kernel has a later `wait` kernel
+/// on the same buffers, and no kernel in between touches their storage.
+static LogicalResult verifyAsyncCollectives(EntryOp entry) {
+  SmallVector<KernelOp> pending;
+  for (KernelOp kernel : entry.getBlock().getOps<KernelOp>()) {
+    std::optional<CollectivePhase> phase = getAllReducePhase(kernel);
+    if (phase == CollectivePhase::Wait) {
+      auto *start = llvm::find_if(pending, [&](KernelOp s) {
+        return s->getOperands() == kernel->getOperands();
+      });
+      if (start == pending.end())
+        return kernel.emitOpError(
+            "waits for an all_reduce that no earlier 'start' kernel on the "
+            "same buffers began");
+      pending.erase(start);
+      continue;
+    }
+    for (KernelOp start : pending)
+      if (touchesAny(kernel, start->getOperands()))
+        return kernel.emitOpError("touches a buffer of the all_reduce that "
+                                  "kernel '")
+               << start.getName() << "' started, before its wait";
+    if (phase == CollectivePhase::Start)
+      pending.push_back(kernel);
+  }
+  if (!pending.empty())
+    return pending.front().emitOpError(
+        "starts an all_reduce that no later 'wait' kernel completes");
+  return success();
+}
+
 LogicalResult EntryOp::verify() {
   // lir_entry_c1: sizes are non-negative, the alignment a power of two.
   if (getArenaSizeAttr().getInt() < 0 || getParamSizeAttr().getInt() < 0)
@@ -161,7 +201,54 @@ LogicalResult EntryOp::verify() {
       return io.emitOpError("duplicate ") << stringifyIOKind(io.getKind())
                                           << " name '" << io.getName() << "'";
   }
-  return success();
+  return verifyAsyncCollectives(*this);
+}
+
+std::optional<CollectivePhase> mlir::rlx::lir::getAllReducePhase(KernelOp k) {
+  if (auto reduce = dyn_cast_or_null<AllReduceOp>(k.getComputeOp()))
+    return reduce.getPhase();
+  return std::nullopt;
+}
+
+namespace {
+/// The storage a buffer uses: its allocation (or memory space) and bytes.
+struct StorageRange {
+  const void *root;
+  int64_t begin, end;
+};
+} // namespace
+
+static std::optional<StorageRange> storageRange(Value v) {
+  if (auto alloc = v.getDefiningOp<AllocOp>())
+    return StorageRange{alloc.getOperation(), 0,
+                        mir::getStorageBytes(alloc.getType())};
+  auto view = v.getDefiningOp<ViewOp>();
+  if (!view)
+    return std::nullopt;
+  int64_t begin = view.getByteOffset();
+  StorageRange r{nullptr, begin, begin + view.getExtentBytes()};
+  ViewOp root = view.getRootView();
+  if (Value src = root.getSource())
+    r.root = src.getDefiningOp(); // An allocation, offsets relative to it.
+  else
+    r.root = reinterpret_cast<const void *>(
+        static_cast<uintptr_t>(root.getSpace()) + 1);
+  return r;
+}
+
+bool mlir::rlx::lir::mayAlias(Value a, Value b) {
+  if (a == b)
+    return true;
+  std::optional<StorageRange> ra = storageRange(a), rb = storageRange(b);
+  if (!ra || !rb)
+    return true;
+  return ra->root == rb->root && ra->begin < rb->end && rb->begin < ra->end;
+}
+
+bool mlir::rlx::lir::touchesAny(KernelOp kernel, ValueRange buffers) {
+  return llvm::any_of(kernel->getOperands(), [&](Value v) {
+    return llvm::any_of(buffers, [&](Value b) { return mayAlias(v, b); });
+  });
 }
 
 /// Bytes of an unplanned buffer (INT64_MAX when too large: its verifier

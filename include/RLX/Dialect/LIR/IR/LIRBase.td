@@ -112,6 +112,24 @@ def LIR_KernelStrategy : I32Enum<"KernelStrategy",
 def LIR_KernelStrategyAttr
     : EnumAttr<LIR_Dialect, LIR_KernelStrategy, "kernel_strategy">;
 
+def LIR_CollectivePhase : I32Enum<"CollectivePhase",
+    "which part of a collective a kernel runs", [
+    // The whole collective: the kernel returns with the result in place.
+    I32EnumCase<"Whole", 0, "whole">,
+    // Starts it (a non-blocking MPI call) and returns at once; the result is
+    // not there yet, and neither buffer may be touched until the wait.
+    I32EnumCase<"Start", 1, "start">,
+    // Completes the collective the last `start` kernel on the same buffers
+    // began.
+    I32EnumCase<"Wait", 2, "wait">
+  ]> {
+  let cppNamespace = "::mlir::rlx::lir";
+}
+def LIR_CollectivePhaseAttr
+    : EnumAttr<LIR_Dialect, LIR_CollectivePhase, "phase"> {
+  let assemblyFormat = "$value";
+}
+
 def LIR_LoweringConfigAttr : LIR_Attr<"LoweringConfig", "config"> {
   let summary = "how one kernel is lowered: strategy, tile sizes, workgroup";
   let description = [{

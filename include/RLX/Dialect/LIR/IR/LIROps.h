@@ -48,4 +48,18 @@ inline bool isCollectiveElementType(Type t) {
 #define GET_OP_CLASSES
 #include "RLX/Dialect/LIR/IR/LIROps.h.inc"
 
+namespace mlir::rlx::lir {
+/// The phase of `kernel`'s lir.all_reduce, or nullopt when its compute op
+/// is something else.
+std::optional<CollectivePhase> getAllReducePhase(KernelOp kernel);
+
+/// Whether the storage of buffers `a` and `b` (lir.alloc or lir.view
+/// results) may overlap: the same allocation or memory space and
+/// intersecting byte ranges.
+bool mayAlias(Value a, Value b);
+
+/// Whether `kernel` reads or writes storage that one of `buffers` uses.
+bool touchesAny(KernelOp kernel, ValueRange buffers);
+} // namespace mlir::rlx::lir
+
 #endif // RLX_DIALECT_LIR_IR_LIROPS_H

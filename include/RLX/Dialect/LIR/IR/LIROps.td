@@ -234,14 +234,26 @@ def LIR_AllReduceOp : LIR_Op<"all_reduce", [
     or bf16 (a 16-bit sum is computed in f32 and rounded once per pair).
     The runtime refuses to run an entry whose group size differs from the
     number of processes it runs on (docs/Distributed.md).
+
+    `phase` (default `whole`) splits the collective over two kernels so that
+    the kernels between them run while it is in flight
+    (`lir-async-collectives`): a `start` kernel (`MPI_Iallreduce`) and,
+    later, a `wait` kernel on the same `ins` and `outs` buffers, which
+    completes it. Every `start` has one `wait` after it, and no kernel
+    between the two reads or writes either buffer (checked by the entry's
+    verifier).
     ```mlir
     %s = lir.all_reduce %p group_size 2 : tensor<1x7x64xf32>
+    %a = lir.all_reduce %p group_size 2 phase start : tensor<1x7x64xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$input, I64Attr:$group_size);
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$group_size,
+                   DefaultValuedAttr<LIR_CollectivePhaseAttr,
+                       "::mlir::rlx::lir::CollectivePhase::Whole">:$phase);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $input `group_size` $group_size attr-dict `:` type($input)
+    $input `group_size` $group_size (`phase` custom<Keyword>($phase)^)?
+    attr-dict `:` type($input)
   }];
   let hasVerifier = 1;
 }

@@ -10,6 +10,34 @@
 
 include "mlir/Pass/PassBase.td"
 
+def LIRAsyncCollectivesPass : Pass<"lir-async-collectives", "ModuleOp"> {
+  let summary = "Run each all-reduce beside the kernels that do not need it";
+  let description = [{
+    An `lir.all_reduce` kernel whose next kernel neither reads nor writes
+    its buffers becomes a `start` kernel (a non-blocking `MPI_Iallreduce`)
+    and a `wait` kernel, placed right before the first later kernel that
+    touches either buffer (or at the end of the entry): the kernels between
+    run while the sum is in flight. A kernel whose result the next kernel
+    reads stays whole. `mir-overlap-collectives` makes such gaps by
+    splitting a row-parallel projection and its all-reduce over the
+    tokens. Before or after `lir-plan-arena` (buffers compare by storage).
+
+    ```mlir
+    // Before:
+    lir.kernel "all_reduce" ins(%p0 : ...) outs(%r0 : ...) { lir.all_reduce }
+    lir.kernel "matmul" ins(%x1, %w : ...) outs(%p1 : ...) { mir.matmul }
+    lir.kernel "concat" ins(%r0, %r1 : ...) outs(%r : ...) { mir.concat }
+    // After:
+    lir.kernel "all_reduce" ins(%p0 : ...) outs(%r0 : ...) {
+      lir.all_reduce ... phase start }
+    lir.kernel "matmul" ins(%x1, %w : ...) outs(%p1 : ...) { mir.matmul }
+    lir.kernel "all_reduce_wait" ins(%p0 : ...) outs(%r0 : ...) {
+      lir.all_reduce ... phase wait }
+    lir.kernel "concat" ins(%r0, %r1 : ...) outs(%r : ...) { mir.concat }
+    ```
+  }];
+}
+
 def LIRFuseGluGemmPass : Pass<"lir-fuse-glu-gemm", "ModuleOp"> {
   let summary = "Make a GEMM and the GLU that reads its result one kernel";
   let description = [{

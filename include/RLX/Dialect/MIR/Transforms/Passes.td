@@ -212,6 +212,46 @@ def MIRShardTensorParallelPass
                            "::mlir::shard::ShardDialect"];
 }
 
+def MIROverlapCollectivesPass : Pass<"mir-overlap-collectives", "ModuleOp"> {
+  let summary = "Split row-parallel projections and their all-reduces over "
+                "the tokens";
+  let description = [{
+    A `shard.all_reduce` of a projection's partial sums (the row-parallel
+    `mir.matmul` or `mir.fused_matmul` of `mir-shard-tensor-parallel`, or a
+    `mir.attention_block`, whose output projection it first expands, as the
+    CPU's `convert-mir-to-lir` would) becomes `chunks` projections of
+    consecutive token ranges (axis `rank - 2`, sizes differing by at most
+    one), each followed by its own all-reduce, and a `mir.concat` of the
+    sums. After `lir-async-collectives` each chunk's all-reduce is in flight
+    while the next chunk's projection computes. Only a projection whose
+    result has one use (the all-reduce) and at least `chunks` tokens
+    (static) is split; a decode step (one token) is left as it is.
+    `chunks = 1` changes nothing; less than 1 is an error.
+
+    ```mlir
+    // chunks = 2, 8 tokens:
+    %p = mir.matmul %h, %w {transpose_rhs}
+        : (tensor<1x8x64xf32>, tensor<32x64xf32>) -> tensor<1x8x32xf32>
+    %r = shard.all_reduce %p on @tp grid_axes = [0] : ...
+    // becomes
+    %h0 = mir.slice %h {axis = 1, start = 0, size = 4} : ... -> tensor<1x4x64xf32>
+    %p0 = mir.matmul %h0, %w {transpose_rhs} : ... -> tensor<1x4x32xf32>
+    %r0 = shard.all_reduce %p0 on @tp grid_axes = [0] : ...
+    %h1 = mir.slice %h {axis = 1, start = 4, size = 4} : ...
+    %p1 = mir.matmul %h1, %w {transpose_rhs} : ...
+    %r1 = shard.all_reduce %p1 on @tp grid_axes = [0] : ...
+    %r = mir.concat %r0, %r1 {axis = 1} : ... -> tensor<1x8x32xf32>
+    ```
+  }];
+  let options = [
+    Option<"chunks", "chunks", "int64_t", /*default=*/"2",
+           "Token ranges each row-parallel projection and its all-reduce "
+           "are split into (1: no split)">
+  ];
+  let dependentDialects = ["::mlir::rlx::mir::MIRDialect",
+                           "::mlir::shard::ShardDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Precision
 //===----------------------------------------------------------------------===//
