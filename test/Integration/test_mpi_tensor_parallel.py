@@ -492,7 +492,8 @@ def test_mpi_model_differs_between_ranks(tmp_path):
 
 def test_mpi_bench_section_runs(tmp_path):
     """rlx-bench --only parallel --quick (a smoke run, no timing checked):
-    both configurations report, and a decode step of the 2-layer model makes
+    the three configurations (1 process, 2 ranks, 2 ranks with the prompt's
+    all-reduces overlapped) report, and a decode step of the 2-layer model makes
     2 all-reduces per layer and one for the embedding, moving one hidden
     vector each, and one argmax of the greedy token across the ranks (a
     float and an int: the logits stay per rank)."""
@@ -506,7 +507,12 @@ def test_mpi_bench_section_runs(tmp_path):
     cases = {c["name"]: c for c in json.loads(out.read_text())["cases"]}
     decode = cases["decode (one token)"]
     whos = {f["who"]: f["ok"] for f in decode["figures"]}
-    assert whos == {"rlx, 1 process": True, "rlx": True}, decode
+    assert whos == {"rlx, 1 process": True, "rlx": True,
+                    "rlx, overlap_chunks = 2": True}, decode
+    prefill = cases["prefill T=16"]
+    assert {f["who"]: f["ok"] for f in prefill["figures"]} == whos, prefill
+    assert "collectives' share of the step %, 2 ranks, overlap 2" in \
+        prefill["extra"], prefill
     extra = decode["extra"]
     assert extra["collective calls per token"] == 6, extra
     hidden = 256  # the quick model's
