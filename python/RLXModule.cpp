@@ -507,6 +507,7 @@ static nb::dict profileDict(const CompileProfile &p) {
   cpu["repack_weights"] =
       stringifyWeightRepack(p.backend.cpu.repackWeights).str();
   cpu["threads"] = p.backend.cpu.threads;
+  cpu["attention_rows"] = p.backend.cpu.attentionRows;
   spirv["unfuse_regions"] = p.backend.spirv.unfuseRegions;
   spirv["device"] = p.backend.spirv.device;
   spirv["workgroup_size"] = p.backend.spirv.workgroupSize;
@@ -518,6 +519,10 @@ static nb::dict profileDict(const CompileProfile &p) {
   all["passes"] = passes;
   all["precision"] = precision;
   all["backend"] = backend;
+  nb::dict parallel;
+  parallel["tensor"] = p.parallel.tensor;
+  parallel["overlap_chunks"] = p.parallel.overlapChunks;
+  all["parallel"] = parallel;
   return all;
 }
 
@@ -624,7 +629,10 @@ void python::registerProfile(nb::module_ &m) {
       .def_rw("unfuse_regions", &CP::CpuBackendProfile::unfuseRegions,
               "Expand fused regions back into plain ops.")
       .def_rw("threads", &CP::CpuBackendProfile::threads,
-              "Worker threads; 0 means all cores.");
+              "Worker threads; 0 means all cores.")
+      .def_rw("attention_rows", &CP::CpuBackendProfile::attentionRows,
+              "Query rows of the blocked attention's register tile; 0: the "
+              "code generator's choice.");
   enumField(cpu, "gemm", &CP::CpuBackendProfile::gemm, stringifyGemmStrategy,
             symbolizeGemmStrategy,
             "GEMM implementation: 'auto', 'blas' or 'generated'.");
@@ -653,6 +661,17 @@ void python::registerProfile(nb::module_ &m) {
               "validated either way).");
   valueSemantics(spirv);
 
+  nb::class_<CP::ParallelProfile> parallel(
+      profile, "ParallelProfile",
+      "`[parallel]`: how a model is split over MPI processes.");
+  parallel.def(nb::init<>())
+      .def_rw("tensor", &CP::ParallelProfile::tensor,
+              "Tensor-parallel degree: ranks (mpirun -np N).")
+      .def_rw("overlap_chunks", &CP::ParallelProfile::overlapChunks,
+              "Token ranges each row-parallel projection of a prompt and its "
+              "all-reduce run as (1: one blocking all-reduce).");
+  valueSemantics(parallel);
+
   nb::class_<CP::BackendProfile> backend(profile, "BackendProfile",
                                          "`[backend]`: per-backend hints.");
   backend.def(nb::init<>())
@@ -667,6 +686,7 @@ void python::registerProfile(nb::module_ &m) {
       .def_rw("passes", &CP::passes, "`[passes]`.")
       .def_rw("precision", &CP::precision, "`[precision]`.")
       .def_rw("backend", &CP::backend, "`[backend]`.")
+      .def_rw("parallel", &CP::parallel, "`[parallel]`.")
       .def_static(
           "from_toml",
           [](const std::string &text, const std::string &fileName,

@@ -87,9 +87,9 @@ bool CompileProfile::PrecisionProfile::operator==(
 
 bool CompileProfile::CpuBackendProfile::operator==(
     const CpuBackendProfile &other) const {
-  return std::tie(unfuseRegions, gemm, repackWeights, threads) ==
+  return std::tie(unfuseRegions, gemm, repackWeights, threads, attentionRows) ==
          std::tie(other.unfuseRegions, other.gemm, other.repackWeights,
-                  other.threads);
+                  other.threads, other.attentionRows);
 }
 
 bool CompileProfile::SpirvBackendProfile::operator==(
@@ -134,6 +134,8 @@ bool CompileProfile::operator==(const CompileProfile &other) const {
 
 /// Largest accepted `backend.cpu.threads`.
 static constexpr int64_t maxCpuThreads = 4096;
+/// Largest accepted `backend.cpu.attention_rows` (query positions).
+static constexpr int64_t maxAttentionRows = 64;
 /// Largest accepted `backend.spirv.workgroup_size`.
 static constexpr int64_t maxWorkgroupSize = 1024;
 
@@ -157,8 +159,8 @@ static constexpr StringRef passesKeys[] = {"dce", "constant_folding",
 static constexpr StringRef precisionKeys[] = {"compute", "mixed", "weights",
                                               "kv_cache"};
 static constexpr StringRef backendKeys[] = {"cpu", "spirv"};
-static constexpr StringRef cpuKeys[] = {"unfuse_regions", "gemm",
-                                        "repack_weights", "threads"};
+static constexpr StringRef cpuKeys[] = {
+    "unfuse_regions", "gemm", "repack_weights", "threads", "attention_rows"};
 static constexpr StringRef spirvKeys[] = {"unfuse_regions", "device",
                                           "workgroup_size",
                                           "cooperative_matrix", "optimize"};
@@ -500,6 +502,9 @@ void ProfileReader::readBackend(const toml::table &table,
                   readEnum(node, path, cpu.gemm);
                 else if (key == "repack_weights")
                   readEnum(node, path, cpu.repackWeights);
+                else if (key == "attention_rows")
+                  readUnsigned(node, path, 0, maxAttentionRows,
+                               /*powerOfTwo=*/false, cpu.attentionRows);
                 else
                   readUnsigned(node, path, 0, maxCpuThreads,
                                /*powerOfTwo=*/false, cpu.threads);
@@ -738,7 +743,11 @@ std::string CompileProfile::toToml() const {
      << "gemm = \"" << stringifyGemmStrategy(backend.cpu.gemm) << "\"\n"
      << "repack_weights = \""
      << stringifyWeightRepack(backend.cpu.repackWeights) << "\"\n"
-     << "threads = " << backend.cpu.threads << "\n\n";
+     << "threads = " << backend.cpu.threads << "\n";
+  // Only when set, so that the presets print as before.
+  if (backend.cpu.attentionRows)
+    os << "attention_rows = " << backend.cpu.attentionRows << "\n";
+  os << "\n";
 
   os << "[backend.spirv]\n"
      << "unfuse_regions = " << boolText(backend.spirv.unfuseRegions) << "\n"
@@ -904,7 +913,7 @@ keyDifferences(const std::vector<std::string> &mine,
     if (!llvm::is_contained(theirs, key))
       out.push_back(key);
   // Keys toToml() prints only when set ([parallel] tensor or overlap_chunks
-  // above 1,
+  // above 1, backend.cpu.attention_rows,
   // execution.memory_budget_mb) and that only `theirs` has: their default.
   for (const std::string &key : theirs) {
     StringRef name = StringRef(key).split(" = ").first;

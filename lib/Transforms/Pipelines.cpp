@@ -145,6 +145,7 @@ mlir::rlx::getCPUCodegenOptions(const ::rlx::CompileProfile &profile) {
   o.gemm = profile.backend.cpu.gemm;
   o.repackX8 = resolveWeightRepack(profile.backend.cpu.repackWeights);
   o.tile = hostGemmTile();
+  o.attentionRows = profile.backend.cpu.attentionRows;
   return o;
 }
 

@@ -56,6 +56,27 @@ def test_fields():
     assert "swiglu" in rlx.known_fusion_patterns()
 
 
+def test_parallel_and_attention_rows_fields():
+    """The `[parallel]` table and `[backend.cpu] attention_rows` read, write
+    and round-trip through TOML like the other fields."""
+    p = rlx.CompileProfile()
+    assert p.parallel.tensor == 1 and p.parallel.overlap_chunks == 1
+    assert p.backend.cpu.attention_rows == 0
+    p.parallel.tensor = 2
+    p.parallel.overlap_chunks = 2
+    p.backend.cpu.attention_rows = 3
+    d = p.to_dict()
+    assert d["parallel"] == {"tensor": 2, "overlap_chunks": 2}
+    assert d["backend"]["cpu"]["attention_rows"] == 3
+    text = p.to_toml()
+    assert "overlap_chunks = 2" in text and "attention_rows = 3" in text
+    assert rlx.CompileProfile.from_toml(text) == p
+    with pytest.raises(rlx.RLXError,
+                       match="'parallel.overlap_chunks' must be between 1 "
+                             "and 64, got 0"):
+        rlx.CompileProfile.from_toml("[parallel]\noverlap_chunks = 0\n")
+
+
 def test_toml_errors_have_locations():
     with pytest.raises(rlx.RLXError) as e:
         rlx.CompileProfile.from_toml('[fusion]\npolcy = "direct"\n', "my.rlx.toml")

@@ -85,3 +85,35 @@ def test_attention_tiles(rlx, tq, tk, h, kv, hd, mask, window, heads,
                               mask, window, 0.0, None)
     # Sums of at most 19 products of unit values: f32 rounding.
     assert_close(out, want, 1e-5, 1e-5)
+
+
+@pytest.mark.parametrize("rows", [1, 3, 8])
+def test_profile_attention_rows_keeps_the_model_output(tmp_path, rows):
+    """`[backend.cpu] attention_rows` (the profile's form of the option) on
+    a whole model: a LLaMA (head dim 16, GQA group of 2) generates the
+    tokens and the prompt logits of the default tile (4 rows), within 1e-5
+    of their scale. test/Pipelines/attention-rows-profile.test shows the
+    tile each value gives."""
+    import subprocess
+    from conftest import RLX_RUN, tokens
+    from test_architectures import make
+    model, _ = make(tmp_path, "llama", seed=3)
+    profile = tmp_path / "rows.rlx.toml"
+    profile.write_text(f"[backend.cpu]\nattention_rows = {rows}\n")
+
+    def run(tag, *extra):
+        out = tmp_path / f"{tag}.npy"
+        proc = subprocess.run(
+            [str(RLX_RUN), "--model", str(model), "--prompt-ids",
+             "3,17,99,5,64,127,0,8,9", "--max-new-tokens", "4",
+             "--logits-out", str(out), *extra],
+            capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return tokens(proc), np.load(out)
+
+    ids, logits = run("default")
+    ids_rows, logits_rows = run("rows", "--profile", str(profile))
+    assert np.abs(logits).max() > 0.1
+    np.testing.assert_allclose(logits_rows, logits, rtol=0,
+                               atol=1e-5 * np.abs(logits).max())
+    assert ids_rows == ids

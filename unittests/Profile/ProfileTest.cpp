@@ -422,6 +422,29 @@ TEST(CompileProfileTest, ParallelOverlapChunks) {
             "64, got 65");
 }
 
+TEST(CompileProfileTest, CpuAttentionRows) {
+  llvm::Expected<CompileProfile> p =
+      CompileProfile::fromTomlString("[backend.cpu]\nattention_rows = 3\n");
+  ASSERT_TRUE(static_cast<bool>(p)) << llvm::toString(p.takeError());
+  EXPECT_EQ(p->backend.cpu.attentionRows, 3u);
+  EXPECT_NE(*p, CompileProfile());
+  // Printed only when set (the presets print as before), and read back.
+  EXPECT_EQ(CompileProfile().toToml().find("attention_rows"),
+            std::string::npos);
+  std::string text = p->toToml();
+  EXPECT_NE(text.find("threads = 0\nattention_rows = 3\n"), std::string::npos)
+      << text;
+  llvm::Expected<CompileProfile> back = CompileProfile::fromTomlString(text);
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(*back, *p);
+  EXPECT_EQ(errorOf("[backend.cpu]\nattention_rows = 65\n"),
+            "<string>:2:18: 'backend.cpu.attention_rows' must be between 0 "
+            "and 64, got 65");
+  EXPECT_EQ(errorOf("[backend.cpu]\nattention_rows = -1\n"),
+            "<string>:2:18: 'backend.cpu.attention_rows' must be between 0 "
+            "and 64, got -1");
+}
+
 TEST(CompileProfileTest, ReadOverBase) {
   // The keys the text sets replace the base's; the others keep it.
   CompileProfile base = nonDefaultProfile();

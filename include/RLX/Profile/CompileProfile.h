@@ -118,6 +118,10 @@ struct CompileProfile {
     WeightRepack repackWeights = WeightRepack::Auto;
     /// `threads`: worker threads; 0 means all cores.
     unsigned threads = 0;
+    /// `attention_rows`: query positions per register tile of the blocked
+    /// attention (lir-select-strategy's attention-rows); 0: the code
+    /// generator's choice.
+    unsigned attentionRows = 0;
 
     bool operator==(const CpuBackendProfile &other) const;
     bool operator!=(const CpuBackendProfile &other) const {

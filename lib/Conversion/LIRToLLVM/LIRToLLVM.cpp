@@ -527,6 +527,7 @@ void mlir::rlx::buildCPULIRPipeline(OpPassManager &pm,
   select.gemmMr = options.tile.mr;
   select.gemmNv = options.tile.nv;
   select.gemmKc = options.tile.kc;
+  select.attentionRows = options.attentionRows;
   pm.addPass(lir::createLIRSelectStrategyPass(select));
 }
 

@@ -26,6 +26,9 @@ struct CPUCodegenOptions {
   /// Store q4_0, q8_0, q4_K, q5_K, q6_K, f16 and bf16 GEMM weights x8
   /// (lir-pack-params x8).
   bool repackX8 = false;
+  /// Query positions per register tile of the blocked attention
+  /// (lir-select-strategy attention-rows; 0: the code generator's choice).
+  int64_t attentionRows = 0;
 };
 
 /// The generated GEMM's base register tile for this machine's vectors (the
