@@ -32,6 +32,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -294,21 +295,32 @@ static const World &worldFor(const char *op, int64_t groupSize) {
   return w;
 }
 
-/// MPI_Allreduce of `n` `type`s, bounded by the timeout: started
-/// non-blocking and polled (complete()), or, with no time limit, the
-/// blocking call (and its algorithms).
+/// Runs one MPI collective bounded by the timeout: `start` (its
+/// non-blocking form) then polled (complete()), or, with no time limit,
+/// `block` (the blocking call, and its algorithms).
+template <typename Start, typename Block>
+static void bounded(const World &w, llvm::function_ref<std::string()> describe,
+                    Start start, Block block) {
+  if (collectiveTimeout().seconds <= 0) {
+    checkMPI(block(), w, describe);
+    return;
+  }
+  MPI_Request request;
+  checkMPI(start(&request), w, describe);
+  complete(request, w, describe);
+}
+
+/// MPI_Allreduce of `n` `type`s, bounded by the timeout.
 static void allReduceOn(const World &w,
                         llvm::function_ref<std::string()> describe,
                         const void *send, void *into, int n, MPI_Datatype type,
                         MPI_Op op) {
-  if (collectiveTimeout().seconds <= 0) {
-    checkMPI(MPI_Allreduce(send, into, n, type, op, w.comm), w, describe);
-    return;
-  }
-  MPI_Request request;
-  checkMPI(MPI_Iallreduce(send, into, n, type, op, w.comm, &request), w,
-           describe);
-  complete(request, w, describe);
+  bounded(
+      w, describe,
+      [&](MPI_Request *r) {
+        return MPI_Iallreduce(send, into, n, type, op, w.comm, r);
+      },
+      [&] { return MPI_Allreduce(send, into, n, type, op, w.comm); });
 }
 
 /// MPI_Allgather of `n` `type`s per rank, bounded as allReduceOn.
@@ -316,14 +328,12 @@ static void allGatherOn(const World &w,
                         llvm::function_ref<std::string()> describe,
                         const void *send, void *into, int n,
                         MPI_Datatype type) {
-  if (collectiveTimeout().seconds <= 0) {
-    checkMPI(MPI_Allgather(send, n, type, into, n, type, w.comm), w, describe);
-    return;
-  }
-  MPI_Request request;
-  checkMPI(MPI_Iallgather(send, n, type, into, n, type, w.comm, &request), w,
-           describe);
-  complete(request, w, describe);
+  bounded(
+      w, describe,
+      [&](MPI_Request *r) {
+        return MPI_Iallgather(send, n, type, into, n, type, w.comm, r);
+      },
+      [&] { return MPI_Allgather(send, n, type, into, n, type, w.comm); });
 }
 
 #endif // RLX_HAVE_MPI
@@ -580,11 +590,66 @@ static const char *elementName(CollectiveElement element) {
   return "?";
 }
 
+#ifdef RLX_HAVE_MPI
+/// The sum of every rank's `n` f16 or bf16 values computed in f32 and
+/// rounded once, over more than 2 ranks: a reduction tree of the 16-bit
+/// operation would round each partial sum, so its result would depend on
+/// the tree. The values are widened, reduce-scattered in f32 (each rank
+/// sums a range), rounded and all-gathered: 6 (N-1)/N bytes per element
+/// moved, against 4 (N-1)/N for a 16-bit ring and 8 (N-1)/N in f32.
+static void sum16InF32(const World &w,
+                       llvm::function_ref<std::string()> describe,
+                       const uint16_t *in, uint16_t *out, int n,
+                       CollectiveElement element) {
+  bool bf16 = element == CollectiveElement::BF16;
+  std::vector<float> wide(n);
+  for (int i = 0; i < n; ++i)
+    wide[i] = bf16 ? bf16ToF32(in[i]) : f16ToF32(in[i]);
+  std::vector<int> counts(w.size), starts(w.size);
+  for (int r = 0, at = 0; r < w.size; ++r) {
+    counts[r] = n / w.size + (r < n % w.size ? 1 : 0);
+    starts[r] = at;
+    at += counts[r];
+  }
+  std::vector<float> mine(std::max(counts[w.rank], 1));
+  bounded(
+      w, describe,
+      [&](MPI_Request *r) {
+        return MPI_Ireduce_scatter(wide.data(), mine.data(), counts.data(),
+                                   MPI_FLOAT, MPI_SUM, w.comm, r);
+      },
+      [&] {
+        return MPI_Reduce_scatter(wide.data(), mine.data(), counts.data(),
+                                  MPI_FLOAT, MPI_SUM, w.comm);
+      });
+  std::vector<uint16_t> narrow(mine.size());
+  for (int i = 0; i < counts[w.rank]; ++i)
+    narrow[i] = bf16 ? f32ToBF16(mine[i]) : f32ToF16(mine[i]);
+  bounded(
+      w, describe,
+      [&](MPI_Request *r) {
+        return MPI_Iallgatherv(narrow.data(), counts[w.rank], MPI_UINT16_T, out,
+                               counts.data(), starts.data(), MPI_UINT16_T,
+                               w.comm, r);
+      },
+      [&] {
+        return MPI_Allgatherv(narrow.data(), counts[w.rank], MPI_UINT16_T, out,
+                              counts.data(), starts.data(), MPI_UINT16_T,
+                              w.comm);
+      });
+}
+#endif
+
 /// rlx_all_reduce_{f32,f16,bf16}: `count` elements of `element`.
+/// `counted`: adds to the statistics (a started all-reduce has counted
+/// itself already).
 static int allReduce(const void *in, void *out, int64_t count,
-                     int64_t groupSize, CollectiveElement element) {
+                     int64_t groupSize, CollectiveElement element,
+                     bool counted = true) {
   size_t bytes = elementBytes(element);
-  CollectiveTimer timer(static_cast<uint64_t>(count) * bytes);
+  std::optional<CollectiveTimer> timer;
+  if (counted)
+    timer.emplace(static_cast<uint64_t>(count) * bytes);
   // One rank: nothing to exchange (and no MPI needed).
   if (groupSize == 1) {
     if (in != out)
@@ -605,10 +670,14 @@ static int allReduce(const void *in, void *out, int64_t count,
   // MPI counts are ints: a larger tensor goes in pieces.
   for (int64_t done = 0; done < count;) {
     int n = static_cast<int>(std::min<int64_t>(count - done, INT_MAX));
-    const void *send =
-        in == out ? MPI_IN_PLACE : static_cast<const char *>(in) + done * bytes;
+    const void *from = static_cast<const char *>(in) + done * bytes;
     void *into = static_cast<char *>(out) + done * bytes;
-    allReduceOn(w, describe, send, into, n, type, op);
+    if (element != CollectiveElement::F32 && groupSize > 2)
+      sum16InF32(w, describe, static_cast<const uint16_t *>(from),
+                 static_cast<uint16_t *>(into), n, element);
+    else
+      allReduceOn(w, describe, in == out ? MPI_IN_PLACE : from, into, n, type,
+                  op);
     done += n;
   }
   return 0;
@@ -660,6 +729,12 @@ static int startAllReduce(const void *in, void *out, int64_t count,
     if (q.out == out)
       abortCollective(rankOf(w) + ": " + p.what +
                       ": an all_reduce into the same buffer is in flight");
+  // Two collectives in turn (sum16InF32): done here, the wait has nothing
+  // left to complete.
+  if (element != CollectiveElement::F32 && groupSize > 2) {
+    pendingReduces().push_back(std::move(p));
+    return allReduce(in, out, count, groupSize, element, /*counted=*/false);
+  }
   for (int64_t done = 0; done < count;) {
     int n = static_cast<int>(std::min<int64_t>(count - done, INT_MAX));
     const void *send =

@@ -330,14 +330,17 @@ def prompt_collective_calls(stdout):
     return int(m.group(1))
 
 
-@pytest.mark.parametrize("extra", [
-    (),
+@pytest.mark.parametrize("extra,ranks", [
+    ((), 2),
     # The micro-kernels' projections (weights kept as q4_0 blocks).
-    ("--weights-as", "q4_0"),
-    # 16-bit sums (rlx_all_reduce_start_bf16).
-    ("--compute", "bf16"),
+    (("--weights-as", "q4_0"), 2),
+    # 16-bit sums (rlx_all_reduce_start_bf16); over 4 ranks they are two
+    # collectives in turn (f32 reduce-scatter, 16-bit all-gather), run at
+    # the start.
+    (("--compute", "bf16"), 2),
+    (("--compute", "bf16"), 4),
 ])
-def test_mpi_overlap_chunks_generate_the_same_tokens(tmp_path, extra):
+def test_mpi_overlap_chunks_generate_the_same_tokens(tmp_path, extra, ranks):
     """[parallel] overlap_chunks = 2: the prompt's row-parallel projections
     (attention output, MLP down; 2 layers) and their all-reduces run as 2
     token ranges (mir-overlap-collectives), each range's sum in flight while
@@ -350,9 +353,9 @@ def test_mpi_overlap_chunks_generate_the_same_tokens(tmp_path, extra):
     model, _ = make(tmp_path, "llama", seed=5, intermediate_size=128)
     profile = tmp_path / "overlap.rlx.toml"
     profile.write_text("[parallel]\noverlap_chunks = 2\n")
-    blocking = run_model(model, tmp_path, ranks=2, extra=extra)
+    blocking = run_model(model, tmp_path, ranks=ranks, extra=extra)
     (tmp_path / "one").mkdir()
-    split = run_model(model, tmp_path / "one", ranks=2,
+    split = run_model(model, tmp_path / "one", ranks=ranks,
                       extra=(*extra, "--profile", str(profile)))
     assert np.abs(blocking[1]).max() > 0.1
     assert len(assert_same_generation(blocking, split)) == 6
@@ -669,15 +672,18 @@ MLP = """func.func @mlp(%x: tensor<5x64xf32> {rlx.name = "x"})
 """
 
 
-@pytest.mark.parametrize("compute", ["bf16", "f16"])
-def test_mpi_compute_precision_collectives(rlx, compute):
-    """`--compute bf16|f16` on 2 ranks: the MLP's partial sums are moved in
-    that type (rlx_all_reduce_bf16 / _f16: each pair summed in f32, rounded
-    once), half the bytes of f32. Against a NumPy reference that rounds each rank's gate/up and GLU
-    output, its partial sum, and the sum of the rounded partials: all but a
-    few elements within 1e-5 of the scale (an f32 accumulation order may
-    flip a rounding: at most 2 units of the type's last place there). A
-    sum of the unrounded partials is off in many more elements."""
+@pytest.mark.parametrize("compute,ranks", [("bf16", 2), ("f16", 2),
+                                           ("bf16", 4), ("f16", 4)])
+def test_mpi_compute_precision_collectives(rlx, compute, ranks):
+    """`--compute bf16|f16` on 2 and 4 ranks: the MLP's partial sums are
+    moved in that type (rlx_all_reduce_bf16 / _f16: each element's sum
+    computed in f32 and rounded once, over any number of ranks; 2 ranks
+    move half the bytes of f32). Against a NumPy reference that rounds each
+    rank's gate/up and GLU output, its partial sum, and the sum of the
+    rounded partials: all but a few elements within 1e-5 of the scale (an
+    f32 accumulation order may flip a rounding: at most 2 units of the
+    type's last place there). A sum of the unrounded partials, or (4 ranks)
+    one rounded at each step of a reduction tree, is off in many more."""
     from test_compute_precision import ROUND
     r = ROUND[compute]
     rng = np.random.default_rng(13)
@@ -692,24 +698,30 @@ def test_mpi_compute_precision_collectives(rlx, compute):
                     "--param", f"gate_up={tmp / 'gate_up.npy'}",
                     "--param", f"down={tmp / 'down.npy'}",
                     "--compute", compute, "--output-dir", str(tmp / "out")],
-                   ranks=2, timeout=300)
+                   ranks=ranks, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # One all-reduce of the 5 x 64 partial sums, 2 bytes each.
     assert "collectives per run: 1 calls, 640 bytes per rank" in proc.stdout, \
         proc.stdout
     y = np.load(tmp / "out" / "y.npy")
+    n = 128 // ranks  # intermediate channels per rank
 
     def partial(rank, rounded=True):
-        rows = np.r_[64 * rank:64 * rank + 64, 128 + 64 * rank:192 + 64 * rank]
+        rows = np.r_[n * rank:n * rank + n, 128 + n * rank:128 + n * rank + n]
         gu = r((x.astype(np.float64) @ wgu[rows].T).astype(np.float32))
-        gate, up = gu[:, :64], gu[:, 64:]
+        gate, up = gu[:, :n], gu[:, n:]
         g = r(gate / (1 + np.exp(-gate)) * up)
-        p = (g.astype(np.float64) @ wd[:, 64 * rank:64 * rank + 64].T
+        p = (g.astype(np.float64) @ wd[:, n * rank:n * rank + n].T
              ).astype(np.float32)
         return r(p) if rounded else p
 
-    want = r(partial(0) + partial(1))
-    unrounded = r(partial(0, False) + partial(1, False))
+    parts = [partial(k) for k in range(ranks)]
+    want = r(np.sum(parts, axis=0, dtype=np.float32))
+    unrounded = r(np.sum([partial(k, False) for k in range(ranks)], axis=0,
+                         dtype=np.float32))
+    if ranks == 4:
+        tree = r(r(parts[0] + parts[1]) + r(parts[2] + parts[3]))
+        assert (np.abs(tree - want) > 1e-5 * np.abs(want).max()).mean() > 0.1
     scale = np.abs(want).max()
     off = np.abs(y - want) > 1e-5 * scale
     ulp = {"bf16": 2.0 ** -8, "f16": 2.0 ** -11}[compute]

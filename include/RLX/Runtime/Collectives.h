@@ -40,9 +40,10 @@ extern "C" {
 /// be `out`, then summed in place).
 int rlx_all_reduce_f32(const float *in, float *out, int64_t count,
                        int64_t groupSize);
-/// The same for f16 and bf16 values (their bits): each sum of two values is
-/// computed in f32 and rounded to the type (ties to even), so that with 2
-/// ranks the result is the f32 sum rounded once. `[precision] compute`
+/// The same for f16 and bf16 values (their bits): each element's sum is
+/// computed in f32 and rounded once to the type (ties to even), over any
+/// number of ranks (over more than 2: an f32 reduce-scatter, then a 16-bit
+/// all-gather). `[precision] compute`
 /// moves the activations so (mir-compute-precision): half the bytes.
 int rlx_all_reduce_f16(const uint16_t *in, uint16_t *out, int64_t count,
                        int64_t groupSize);
