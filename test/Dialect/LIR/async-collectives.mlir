@@ -1,5 +1,6 @@
 // RUN: rlx-opt %s -split-input-file --lir-async-collectives | FileCheck %s
 // RUN: rlx-opt %s -split-input-file --lir-async-collectives --lir-plan-arena --lir-verify-plan | FileCheck %s --check-prefix=PLAN
+// RUN: rlx-opt %s -split-input-file --lir-async-collectives --lir-plan-arena --convert-lir-to-loops | FileCheck %s --check-prefix=LOOPS
 
 /// lir-async-collectives: an all_reduce kernel whose next kernel does not
 /// touch its buffers becomes a `start` kernel, and a `wait` kernel on the
@@ -30,6 +31,18 @@
 // PLAN: phase start
 // PLAN: phase wait
 // PLAN: phase wait
+/// On the CPU: MPI_Iallreduce through the runtime, the independent matmul,
+/// then the waits (on the sums' buffers), then the concat.
+// LOOPS-LABEL: func.func @ranges_spmd(
+// LOOPS: call @ranges_k{{[0-9]+}}_matmul
+// LOOPS: call @ranges_k{{[0-9]+}}_all_reduce(
+// LOOPS: call @ranges_k{{[0-9]+}}_matmul
+// LOOPS: call @ranges_k{{[0-9]+}}_all_reduce(
+// LOOPS: call @ranges_k{{[0-9]+}}_all_reduce_wait(
+// LOOPS: call @ranges_k{{[0-9]+}}_all_reduce_wait(
+// LOOPS: call @ranges_k{{[0-9]+}}_concat
+// LOOPS-DAG: call @rlx_all_reduce_start_f32(
+// LOOPS-DAG: call @rlx_all_reduce_wait(
 lir.entry @ranges arena_size = 0, param_size = 0, alignment = 64 {
   %x = lir.alloc : memref<1x4x8xf32>
   %w = lir.alloc : memref<8x8xf32>
