@@ -100,6 +100,85 @@ def test_f16_on_vulkan(vulkan_rlx, tmp_path):
     run_checked(vulkan_rlx, tmp_path, "f16")
 
 
+PRODUCERS = """
+func.func @f(%x: tensor<5x64xf32> {rlx.name = "x"},
+             %r: tensor<5x64xf32> {rlx.name = "r"},
+             %w: tensor<64xf32> {rlx.name = "w"},
+             %b: tensor<64xf32> {rlx.name = "b"},
+             %mgu: tensor<64x48xf32> {rlx.name = "mgu"},
+             %m2: tensor<24x64xf32> {rlx.name = "m2"},
+             %m3: tensor<64x24xf32> {rlx.name = "m3"})
+    -> (tensor<5x24xf32> {rlx.name = "y"}, tensor<5x24xf32> {rlx.name = "z"}) {
+  %s, %n = mir.fused_residual_rms_norm %x, %r, %w {epsilon = 1.0e-5 : f32}
+      : (tensor<5x64xf32>, tensor<5x64xf32>, tensor<64xf32>)
+      -> (tensor<5x64xf32>, tensor<5x64xf32>)
+  %gu = mir.matmul %n, %mgu : (tensor<5x64xf32>, tensor<64x48xf32>) -> tensor<5x48xf32>
+  %g = mir.fused_glu %gu : (tensor<5x48xf32>) -> tensor<5x24xf32>
+  %d = mir.matmul %g, %m2 : (tensor<5x24xf32>, tensor<24x64xf32>) -> tensor<5x64xf32>
+  %s2, %n2 = mir.fused_residual_layer_norm %d, %s, %w, %b {epsilon = 1.0e-5 : f32}
+      : (tensor<5x64xf32>, tensor<5x64xf32>, tensor<64xf32>, tensor<64xf32>)
+      -> (tensor<5x64xf32>, tensor<5x64xf32>)
+  %l = mir.layer_norm %n2, %w, %b {epsilon = 1.0e-5 : f32}
+      : (tensor<5x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<5x64xf32>
+  %y = mir.matmul %l, %m3 : (tensor<5x64xf32>, tensor<64x24xf32>) -> tensor<5x24xf32>
+  %z = mir.matmul %s2, %m3 : (tensor<5x64xf32>, tensor<64x24xf32>) -> tensor<5x24xf32>
+  return %y, %z : tensor<5x24xf32>, tensor<5x24xf32>
+}
+"""
+
+
+def producers_reference(v, r):
+    """PRODUCERS with rounding `r` where RLX rounds: each norm's and the
+    GLU's results (round_to: a fused residual norm normalizes the unrounded
+    sum, then rounds both), each matmul's result read by another op."""
+    def mm(a, b):
+        return (a.astype(np.float64) @ b).astype(np.float32)
+
+    def rms(a):
+        ms = np.mean(a.astype(np.float64) ** 2, axis=-1, keepdims=True)
+        return (a / np.sqrt(ms + 1e-5)).astype(np.float32) * v["w"]
+
+    def layer(a):
+        a64 = a.astype(np.float64)
+        c = a64 - a64.mean(axis=-1, keepdims=True)
+        y = c / np.sqrt((c ** 2).mean(axis=-1, keepdims=True) + 1e-5)
+        return y.astype(np.float32) * v["w"] + v["b"]
+
+    s = v["x"] + v["r"]
+    n, s = r(rms(s)), r(s)
+    gu = r(mm(n, v["mgu"]))
+    gate, up = gu[:, :24], gu[:, 24:]
+    g = r(gate / (1 + np.exp(-gate)) * up)
+    s2 = r(mm(g, v["m2"])) + s
+    n2, s2 = r(layer(s2)), r(s2)
+    return [mm(r(layer(n2)), v["m3"]), mm(s2, v["m3"])]
+
+
+@pytest.mark.parametrize("compute", ["bf16", "f16"])
+def test_norms_and_glu_round_their_results(rlx, tmp_path, compute):
+    """The fused residual norms, the layer norm and the GLU round their own
+    results (round_to, no round-trip kernel): both results of a fused
+    residual norm, its normed rows from the unrounded sum. Against the
+    NumPy reference rounding at those places, within 1e-5 of the scale;
+    the unrounded reference is far outside it."""
+    vals = {"x": rng.standard_normal((5, 64)), "r": rng.standard_normal((5, 64)),
+            "w": 1 + 0.1 * rng.standard_normal(64),
+            "b": 0.1 * rng.standard_normal(64),
+            "mgu": 0.2 * rng.standard_normal((64, 48)),
+            "m2": 0.3 * rng.standard_normal((24, 64)),
+            "m3": 0.2 * rng.standard_normal((64, 24))}
+    vals = {k: np.asarray(a, np.float32) for k, a in vals.items()}
+    profile = tmp_path / "p.rlx.toml"
+    profile.write_text(f'[precision]\ncompute = "{compute}"\n')
+    out = rlx.run(PRODUCERS, vals, args=("--profile", str(profile)))
+    for name, want, unrounded in zip(
+            "yz", producers_reference(vals, ROUND[compute]),
+            producers_reference(vals, ROUND["f32"])):
+        scale = np.abs(want).max()
+        assert_close(out[name], want, rtol=1e-5, atol=1e-5 * scale)
+        assert np.abs(unrounded - want).max() > 20 * 1e-5 * scale
+
+
 def test_refused_by_name(rlx, tmp_path):
     """What is not implemented is refused by name: bf16 compute on Vulkan
     (no bf16 values in SPIR-V), and [precision] mixed."""

@@ -79,8 +79,12 @@ LogicalResult mlir::rlx::emitElementwiseKernel(KernelBuilder &k, Operation *op,
     KernelView up = k.materialize(gu.derive(
         gu.offset + half.back() * gu.innerStride(), half, gu.strides));
     Activation act = glu.getActivation();
+    Type roundTo = glu.getRoundTo().value_or(Type());
     emitMap(k, {gate, up}, out, [&](ValueRange v, int64_t) {
-      return arith::MulFOp::create(b, loc, k.activation(act, v[0]), v[1]);
+      Value y = arith::MulFOp::create(b, loc, k.activation(act, v[0]), v[1]);
+      // round_to: the compute type's rounding, kept as f32.
+      return roundTo ? k.castValue(k.castValue(y, roundTo), out.elementType)
+                     : y;
     });
     return success();
   }

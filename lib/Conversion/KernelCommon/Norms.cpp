@@ -34,10 +34,18 @@ static Value applyWeight(KernelBuilder &k, Value y, Value w, bool unitOffset) {
   return m.mul(y, w);
 }
 
+/// `v` rounded to `roundTo` and widened back to `elt` (a norm's `round_to`),
+/// or `v` itself without one.
+static Value roundedTo(KernelBuilder &k, Value v, Type roundTo, Type elt) {
+  return roundTo ? k.castValue(k.castValue(v, roundTo), elt) : v;
+}
+
+/// With `roundTo` (the op's round_to), both outputs are rounded: the
+/// residual sum after the normalization has read it unrounded.
 static void emitRmsNorm(KernelBuilder &k, const KernelView &x,
                         const KernelView *residual, const KernelView &w,
                         float eps, bool unitOffset, const KernelView *sumOut,
-                        const KernelView &out) {
+                        const KernelView &out, Type roundTo) {
   FloatOps m{k};
   Type elt = out.elementType;
   SmallVector<KernelView> all = {x, out};
@@ -59,9 +67,13 @@ static void emitRmsNorm(KernelBuilder &k, const KernelView &x,
     Value inv = m.rsqrt(m.add(mean, k.constant(eps, elt)));
     const KernelView &src = residual ? *sumOut : x;
     row.forEach([&](Value j, int64_t width) {
-      Value y = m.mul(k.load(src, row.at(j), width), k.splat(inv, width));
-      k.store(applyWeight(k, y, k.load(w, {j}, width), unitOffset), out,
-              row.at(j), width);
+      Value v = k.load(src, row.at(j), width);
+      Value y = m.mul(v, k.splat(inv, width));
+      k.store(roundedTo(k, applyWeight(k, y, k.load(w, {j}, width), unitOffset),
+                        roundTo, elt),
+              out, row.at(j), width);
+      if (residual && roundTo)
+        k.store(roundedTo(k, v, roundTo, elt), *sumOut, row.at(j), width);
     });
   });
 }
@@ -69,7 +81,8 @@ static void emitRmsNorm(KernelBuilder &k, const KernelView &x,
 static void emitLayerNorm(KernelBuilder &k, const KernelView &x,
                           const KernelView *residual, const KernelView &gamma,
                           const KernelView &beta, float eps,
-                          const KernelView *sumOut, const KernelView &out) {
+                          const KernelView *sumOut, const KernelView &out,
+                          Type roundTo) {
   FloatOps m{k};
   Type elt = out.elementType;
   SmallVector<KernelView> all = {x, out};
@@ -96,9 +109,13 @@ static void emitLayerNorm(KernelBuilder &k, const KernelView &x,
     Value var = m.div(sq, count);
     Value inv = m.rsqrt(m.add(var, k.constant(eps, elt)));
     row.forEach([&](Value j, int64_t width) {
-      Value d = m.sub(k.load(src, row.at(j), width), k.splat(mean, width));
+      Value v = k.load(src, row.at(j), width);
+      Value d = m.sub(v, k.splat(mean, width));
       Value y = m.mul(m.mul(d, k.splat(inv, width)), k.load(gamma, {j}, width));
-      k.store(m.add(y, k.load(beta, {j}, width)), out, row.at(j), width);
+      k.store(roundedTo(k, m.add(y, k.load(beta, {j}, width)), roundTo, elt),
+              out, row.at(j), width);
+      if (residual && roundTo)
+        k.store(roundedTo(k, v, roundTo, elt), *sumOut, row.at(j), width);
     });
   });
 }
@@ -167,22 +184,24 @@ LogicalResult mlir::rlx::emitNormKernel(KernelBuilder &k, Operation *op,
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](mir::RmsNormOp n) {
         emitRmsNorm(k, ins[0], nullptr, ins[1], n.getEpsilon(),
-                    n.getUnitOffset(), nullptr, outs[0]);
+                    n.getUnitOffset(), nullptr, outs[0],
+                    n.getRoundTo().value_or(Type()));
         return success();
       })
       .Case([&](mir::FusedResidualRmsNormOp n) {
         emitRmsNorm(k, ins[0], &ins[1], ins[2], n.getEpsilon(),
-                    n.getUnitOffset(), &outs[0], outs[1]);
+                    n.getUnitOffset(), &outs[0], outs[1],
+                    n.getRoundTo().value_or(Type()));
         return success();
       })
       .Case([&](mir::LayerNormOp n) {
         emitLayerNorm(k, ins[0], nullptr, ins[1], ins[2], n.getEpsilon(),
-                      nullptr, outs[0]);
+                      nullptr, outs[0], n.getRoundTo().value_or(Type()));
         return success();
       })
       .Case([&](mir::FusedResidualLayerNormOp n) {
         emitLayerNorm(k, ins[0], &ins[1], ins[2], ins[3], n.getEpsilon(),
-                      &outs[0], outs[1]);
+                      &outs[0], outs[1], n.getRoundTo().value_or(Type()));
         return success();
       })
       .Case([&](mir::SoftmaxOp s) {

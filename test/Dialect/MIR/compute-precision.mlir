@@ -6,8 +6,9 @@
 /// [precision] compute: every activation passed from one op to another is
 /// rounded to the compute type and back (the kernels compute in f32).
 /// IN: an embedding lookup, a norm and a projection. OUT: the gathered rows
-/// and the normed rows each pass through one round-trip mir.elementwise;
-/// the params, and the returned logits, are left as they are.
+/// pass through one round-trip mir.elementwise, the norm rounds its result
+/// itself (round_to: its kernel rounds as it stores); the params, and the
+/// returned logits, are left as they are.
 
 // CHECK-LABEL: func.func @between_ops
 // CHECK: %[[T:.*]] = mir.param "embed"
@@ -18,17 +19,17 @@
 // CHECK-NEXT: %[[N:.*]] = arith.truncf %[[A]] : f32 to bf16
 // CHECK-NEXT: %[[X:.*]] = arith.extf %[[N]] : bf16 to f32
 // CHECK-NEXT: mir.yield %[[X]] : f32
-// CHECK: %[[H:.*]] = mir.rms_norm %[[RE]], %[[W]]
-// CHECK: %[[RH:.*]] = mir.elementwise %[[H]] {
-// CHECK: arith.truncf
-// CHECK: %[[L:.*]] = mir.matmul %[[RH]], %[[T]] {transpose_rhs}
+// CHECK: %[[H:.*]] = mir.rms_norm %[[RE]], %[[W]] {epsilon = 9.99999997E-7 : f32, round_to = bf16}
+// CHECK-NEXT: %[[L:.*]] = mir.matmul %[[H]], %[[T]] {transpose_rhs}
 // CHECK-NOT: mir.elementwise
 // CHECK: return %[[L]]
 // F16-LABEL: func.func @between_ops
 // F16: arith.truncf %{{.*}} : f32 to f16
 // F16: arith.extf %{{.*}} : f16 to f32
+// F16: mir.rms_norm {{.*}}round_to = f16
 // F32-LABEL: func.func @between_ops
 // F32-NOT: arith.truncf
+// F32-NOT: round_to
 // BAD: error: mir-compute-precision: type must be f32, bf16 or f16, got 'f64'
 func.func @between_ops(%ids: tensor<1x4xi64>) -> tensor<1x4x100xf32> {
   %t = mir.param "embed" : tensor<100x64xf32>
@@ -69,8 +70,9 @@ func.func @weights_and_views(%x: tensor<2x8xf32>) -> tensor<4x2x2xf32> {
 // -----
 
 /// A producing mir.elementwise rounds what it yields; a consuming one rounds
-/// its argument where its body reads it: no kernel of their own. Integer
-/// values (the mask) are left alone.
+/// its argument where its body reads it (unless its producer rounds it
+/// already, as the norm does): no kernel of their own. Integer values (the
+/// mask) are left alone.
 
 // CHECK-LABEL: func.func @into_elementwise
 // CHECK: %[[A:.*]] = mir.elementwise %{{.*}} {
@@ -79,13 +81,11 @@ func.func @weights_and_views(%x: tensor<2x8xf32>) -> tensor<4x2x2xf32> {
 // CHECK-NEXT: %[[N:.*]] = arith.truncf %[[E]] : f32 to bf16
 // CHECK-NEXT: %[[W:.*]] = arith.extf %[[N]] : bf16 to f32
 // CHECK-NEXT: mir.yield %[[W]] : f32
-// CHECK: %[[H:.*]] = mir.rms_norm %[[A]]
+// CHECK: %[[H:.*]] = mir.rms_norm %[[A]], %{{.*}} {{{.*}}round_to = bf16}
 // CHECK-NEXT: %[[B:.*]] = mir.elementwise %[[H]], %{{.*}} {
 // CHECK-NEXT: ^bb0(%[[Y:.*]]: f32, %[[K:.*]]: i1):
-// CHECK-NEXT: %[[YN:.*]] = arith.truncf %[[Y]] : f32 to bf16
-// CHECK-NEXT: %[[YW:.*]] = arith.extf %[[YN]] : bf16 to f32
 // CHECK-NEXT: arith.constant
-// CHECK-NEXT: arith.select %[[K]], %[[YW]]
+// CHECK-NEXT: arith.select %[[K]], %[[Y]]
 // CHECK: return %[[B]]
 func.func @into_elementwise(%x: tensor<4x8xf32>, %mask: tensor<4x8xi1>) -> tensor<4x8xf32> {
   %w = mir.param "w" : tensor<8xf32>
@@ -180,4 +180,41 @@ func.func @collectives(%x: tensor<2x4xf32>) -> (tensor<2x16xf32>, tensor<8xf32>)
   %a = shard.all_gather %r on @tp grid_axes = [0] gather_axis = 1 : tensor<2x8xf32> -> tensor<2x16xf32>
   %q = shard.all_reduce %g on @tp grid_axes = [0] : tensor<8xf32> -> tensor<8xf32>
   return %a, %q : tensor<2x16xf32>, tensor<8xf32>
+}
+
+// -----
+
+/// Norms and the GLU round their results as their kernels store them
+/// (round_to): a fused residual norm both its sum and its normed rows (the
+/// normalization reads the unrounded sum), a layer norm, the GLU. A norm
+/// whose result the function returns keeps it as computed: only its other
+/// reader sees a round trip.
+
+// CHECK-LABEL: func.func @producers_round
+// CHECK: %[[S:.*]], %[[N:.*]] = mir.fused_residual_rms_norm {{.*}}round_to = bf16
+// CHECK-NEXT: %[[GU:.*]] = mir.matmul %[[N]]
+// CHECK-NEXT: %[[RGU:.*]] = mir.elementwise %[[GU]]
+// CHECK: %[[G:.*]] = mir.fused_glu %[[RGU]] {round_to = bf16}
+// CHECK-NEXT: %[[D:.*]] = mir.matmul %[[G]]
+// CHECK-NEXT: %[[RD:.*]] = mir.elementwise %[[D]]
+// CHECK: %[[A:.*]] = mir.add %[[RD]], %[[S]]
+// CHECK-NEXT: %[[RA:.*]] = mir.elementwise %[[A]]
+// CHECK: %[[L:.*]] = mir.layer_norm %[[RA]], {{.*}}round_to = bf16
+// CHECK-NEXT: %[[F:.*]] = mir.rms_norm %[[L]], %{{.*}} : (
+// CHECK-NEXT: %[[RF:.*]] = mir.elementwise %[[F]]
+// CHECK: %[[E:.*]] = mir.exp %[[RF]]
+// CHECK-NEXT: return %[[E]], %[[F]]
+func.func @producers_round(%x: tensor<2x8xf32>, %r: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
+  %w = mir.param "w" : tensor<8xf32>
+  %wgu = mir.param "gu" : tensor<32x8xf32>
+  %wd = mir.param "d" : tensor<8x16xf32>
+  %s, %n = mir.fused_residual_rms_norm %x, %r, %w : (tensor<2x8xf32>, tensor<2x8xf32>, tensor<8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>)
+  %gu = mir.matmul %n, %wgu {transpose_rhs} : (tensor<2x8xf32>, tensor<32x8xf32>) -> tensor<2x32xf32>
+  %g = mir.fused_glu %gu : (tensor<2x32xf32>) -> tensor<2x16xf32>
+  %d = mir.matmul %g, %wd {transpose_rhs} : (tensor<2x16xf32>, tensor<8x16xf32>) -> tensor<2x8xf32>
+  %a = mir.add %d, %s : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %l = mir.layer_norm %a, %w, %w : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  %f = mir.rms_norm %l, %w : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  %e = mir.exp %f : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %e, %f : tensor<2x8xf32>, tensor<2x8xf32>
 }

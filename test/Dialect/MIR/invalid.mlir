@@ -1585,3 +1585,27 @@ func.func @argmax_c2_empty_axis(%x: tensor<4x0xf32>) {
   %y = mir.argmax %x {axis = 1 : i64} : (tensor<4x0xf32>) -> tensor<4xi64>
   return
 }
+
+// -----
+
+func.func @round_to_c1_not_16_bit(%x: tensor<2x64xf32>, %w: tensor<64xf32>) {
+  // expected-error @+1 {{'mir.rms_norm' op round_to must be f16 or bf16, got 'f32'}}
+  %y = mir.rms_norm %x, %w {round_to = f32} : (tensor<2x64xf32>, tensor<64xf32>) -> tensor<2x64xf32>
+  return
+}
+
+// -----
+
+func.func @round_to_c1_not_f32(%x: tensor<2x64xf16>, %g: tensor<64xf16>) {
+  // expected-error @+1 {{'mir.layer_norm' op round_to rounds f32 results, got 'tensor<2x64xf16>'}}
+  %y = mir.layer_norm %x, %g, %g {round_to = bf16} : (tensor<2x64xf16>, tensor<64xf16>, tensor<64xf16>) -> tensor<2x64xf16>
+  return
+}
+
+// -----
+
+func.func @round_to_c1_glu(%x: tensor<2x64xf32>) {
+  // expected-error @+1 {{'mir.fused_glu' op round_to must be f16 or bf16, got 'i8'}}
+  %y = mir.fused_glu %x {round_to = i8} : (tensor<2x64xf32>) -> tensor<2x32xf32>
+  return
+}

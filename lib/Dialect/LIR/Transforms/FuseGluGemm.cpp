@@ -54,6 +54,9 @@ bool mlir::rlx::lir::isFusableGluGemm(EntryOp entry, KernelOp mm,
       glu.getOuts().size() != 1 || mm.getConfig() || glu.getConfig() ||
       layoutOf(entry, mm.getIns()[1]) != ParamLayout::NK16)
     return false;
+  // The GEMM's epilogue applies no compute-type rounding.
+  if (gluOp.getRoundTo())
+    return false;
   Value gateUp = mm.getOuts()[0];
   if (glu.getIns()[0] != gateUp ||
       gluOp.getOperand() != glu.getBody().front().getArgument(0))

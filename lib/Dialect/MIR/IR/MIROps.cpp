@@ -998,6 +998,19 @@ LogicalResult GatedDeltaRuleOp::verify() {
   return verifyResultMatchesInference(getOperation());
 }
 
+/// mir_round_to_c1: `round_to`, when set, is f16 or bf16 and `op`'s results
+/// are f32 (what a compute-precision round trip applies to).
+static LogicalResult verifyRoundTo(Operation *op, std::optional<Type> roundTo) {
+  if (!roundTo)
+    return success();
+  if (!roundTo->isF16() && !roundTo->isBF16())
+    return op->emitOpError("round_to must be f16 or bf16, got ") << *roundTo;
+  for (Type t : op->getResultTypes())
+    if (!cast<ShapedType>(t).getElementType().isF32())
+      return op->emitOpError("round_to rounds f32 results, got ") << t;
+  return success();
+}
+
 LogicalResult RmsNormOp::verify() {
   // mir_rms_norm_c1, mir_rms_norm_c2: weight is [last dim] of the input's
   // element type.
@@ -1005,6 +1018,8 @@ LogicalResult RmsNormOp::verify() {
                                  "weight")))
     return failure();
   // mir_rms_norm_c3: epsilon is positive.
+  if (failed(verifyRoundTo(*this, getRoundTo())))
+    return failure();
   return verifyPositive(*this, getEpsilon(), "epsilon");
 }
 
@@ -1017,6 +1032,8 @@ LogicalResult LayerNormOp::verify() {
           verifyLastDimVector(*this, getInput().getType(), getBeta(), "beta")))
     return failure();
   // mir_layer_norm_c3: epsilon is positive.
+  if (failed(verifyRoundTo(*this, getRoundTo())))
+    return failure();
   return verifyPositive(*this, getEpsilon(), "epsilon");
 }
 
@@ -1699,6 +1716,8 @@ LogicalResult FusedResidualRmsNormOp::verify() {
                                  "weight")))
     return failure();
   // mir_fused_residual_rms_norm_c3: epsilon is positive.
+  if (failed(verifyRoundTo(*this, getRoundTo())))
+    return failure();
   return verifyPositive(*this, getEpsilon(), "epsilon");
 }
 
@@ -1711,6 +1730,8 @@ LogicalResult FusedResidualLayerNormOp::verify() {
           verifyLastDimVector(*this, getInput().getType(), getBeta(), "beta")))
     return failure();
   // mir_fused_residual_layer_norm_c3: epsilon is positive.
+  if (failed(verifyRoundTo(*this, getRoundTo())))
+    return failure();
   return verifyPositive(*this, getEpsilon(), "epsilon");
 }
 
@@ -1728,6 +1749,8 @@ LogicalResult FusedGluOp::verify() {
   if (!ShapedType::isDynamic(last) && last % 2 != 0)
     return emitOpError("requires an even last dim (gate and up halves), got ")
            << last;
+  if (failed(verifyRoundTo(*this, getRoundTo())))
+    return failure();
   return verifyResultMatchesInference(*this);
 }
 

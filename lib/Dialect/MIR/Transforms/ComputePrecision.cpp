@@ -17,7 +17,8 @@
 //      %y = mir.rms_norm %r, %g ...
 // Every activation passed between ops is rounded to the compute type; the
 // kernels keep computing in f32. A producing or consuming mir.elementwise
-// takes the round trip into its body instead of a kernel of its own. A
+// takes the round trip into its body instead of a kernel of its own; a
+// norm or a GLU producing it rounds its results itself (`round_to`). A
 // collective (shard.all_reduce, shard.all_gather) of an activation moves it
 // in the compute type: a mir.cast to it, the collective, a mir.cast back.
 //
@@ -116,6 +117,19 @@ static void narrowCollective(Operation *op, FloatType type) {
   result.replaceAllUsesExcept(wide, wide);
 }
 
+/// Whether `op` rounds its results itself when given `round_to` (the
+/// norms and the GLU, whose kernels round as they store), and none of them
+/// is returned (the function returns values as computed).
+static bool canRoundResults(Operation *op) {
+  if (!isa_and_nonnull<mir::RmsNormOp, mir::LayerNormOp,
+                       mir::FusedResidualRmsNormOp,
+                       mir::FusedResidualLayerNormOp, mir::FusedGluOp>(op))
+    return false;
+  return llvm::none_of(op->getUsers(), [](Operation *user) {
+    return isa<func::ReturnOp>(user);
+  });
+}
+
 /// Rounds activation `v` for every op that reads it, except the function's
 /// return (which keeps the values as computed) and casts to `type`.
 static void roundUses(Value v, FloatType type) {
@@ -124,6 +138,12 @@ static void roundUses(Value v, FloatType type) {
       }))
     return;
   Operation *producer = v.getDefiningOp();
+  if (canRoundResults(producer)) {
+    // Every result (a fused residual norm's sum and normed alike) rounded
+    // as the kernel stores it: no round trip of its own.
+    producer->setAttr("round_to", TypeAttr::get(type));
+    return;
+  }
   if (auto elementwise = dyn_cast_or_null<mir::ElementwiseOp>(producer)) {
     // Every reader, a return included, then sees rounded values (a value
     // the function also returns is then returned in `type`'s precision).

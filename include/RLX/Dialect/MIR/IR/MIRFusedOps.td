@@ -65,6 +65,11 @@ def MIR_FusedResidualRmsNormOp : MIR_Op<"fused_residual_rms_norm",
     in `mir.rms_norm`. Both results have the type of `input`: `sum` is the
     residual stream carried to the next block, `normed` feeds it.
 
+    `round_to` (f16 or bf16, on an f32 result; `mir-compute-precision` sets
+    it) rounds both results (`normed` is computed from the
+    unrounded sum) to that type, kept as f32: what a round trip after
+    the op would give, without a kernel of its own.
+
     ```mlir
     %sum, %normed = mir.fused_residual_rms_norm %x, %r, %w
         {epsilon = 1.0e-05 : f32}
@@ -75,7 +80,7 @@ def MIR_FusedResidualRmsNormOp : MIR_Op<"fused_residual_rms_norm",
   let arguments = (ins MIR_FloatTensor:$input, MIR_FloatTensor:$residual,
                    MIR_FloatTensor:$weight,
                    DefaultValuedAttr<MIR_F32Attr, "1.0e-5f">:$epsilon,
-                   UnitAttr:$unit_offset);
+                   UnitAttr:$unit_offset, OptionalAttr<TypeAttr>:$round_to);
   let results = (outs MIR_FloatTensor:$sum, MIR_FloatTensor:$normed);
   let assemblyFormat = "$input `,` $residual `,` $weight attr-dict `:` "
                        "functional-type(operands, results)";
@@ -90,6 +95,11 @@ def MIR_FusedResidualLayerNormOp : MIR_Op<"fused_residual_layer_norm",
     `normed = mir.layer_norm(sum, gamma, beta)` with `epsilon` as in
     `mir.layer_norm`. Both results have the type of `input`.
 
+    `round_to` (f16 or bf16, on an f32 result; `mir-compute-precision` sets
+    it) rounds both results (`normed` is computed from the
+    unrounded sum) to that type, kept as f32: what a round trip after
+    the op would give, without a kernel of its own.
+
     ```mlir
     %sum, %normed = mir.fused_residual_layer_norm %x, %r, %g, %b
         {epsilon = 1.0e-12 : f32}
@@ -99,7 +109,8 @@ def MIR_FusedResidualLayerNormOp : MIR_Op<"fused_residual_layer_norm",
   }];
   let arguments = (ins MIR_FloatTensor:$input, MIR_FloatTensor:$residual,
                    MIR_FloatTensor:$gamma, MIR_FloatTensor:$beta,
-                   DefaultValuedAttr<MIR_F32Attr, "1.0e-5f">:$epsilon);
+                   DefaultValuedAttr<MIR_F32Attr, "1.0e-5f">:$epsilon,
+                   OptionalAttr<TypeAttr>:$round_to);
   let results = (outs MIR_FloatTensor:$sum, MIR_FloatTensor:$normed);
   let assemblyFormat = "$input `,` $residual `,` $gamma `,` $beta attr-dict "
                        "`:` functional-type(operands, results)";
@@ -119,6 +130,10 @@ def MIR_FusedGluOp : MIR_Op<"fused_glu", [Pure, InferTypeOpAdaptor]> {
     is dynamic). `activation = silu` is SwiGLU (LLaMA), `gelu_tanh` is GeGLU
     (Gemma); the default is `silu`. The last dim is even when static.
 
+    `round_to` (f16 or bf16, on an f32 result; `mir-compute-precision` sets
+    it) rounds the result to that type, kept as f32: what a round trip after
+    the op would give, without a kernel of its own.
+
     ```mlir
     %h = mir.fused_glu %gu {activation = #mir<activation silu>}
         : (tensor<1x?x16384xf32>) -> tensor<1x?x8192xf32>
@@ -126,7 +141,8 @@ def MIR_FusedGluOp : MIR_Op<"fused_glu", [Pure, InferTypeOpAdaptor]> {
   }];
   let arguments = (ins MIR_FloatTensor:$gate_up,
                    DefaultValuedAttr<MIR_ActivationAttr,
-                                     "::mlir::rlx::Activation::Silu">:$activation);
+                                     "::mlir::rlx::Activation::Silu">:$activation,
+                   OptionalAttr<TypeAttr>:$round_to);
   let results = (outs MIR_FloatTensor:$result);
   let assemblyFormat =
       "$gate_up attr-dict `:` functional-type(operands, results)";

@@ -797,6 +797,10 @@ def MIR_RmsNormOp : MIR_Op<"rms_norm",
     `x` with the same element type; `epsilon > 0`. The result has the type of
     `x`.
 
+    `round_to` (f16 or bf16, on an f32 result; `mir-compute-precision` sets
+    it) rounds the result to that type, kept as f32: what a round trip after
+    the op would give, without a kernel of its own.
+
     ```mlir
     %y = mir.rms_norm %x, %w {epsilon = 1.0e-05 : f32}
         : (tensor<1x?x2048xf32>, tensor<2048xf32>) -> tensor<1x?x2048xf32>
@@ -804,7 +808,7 @@ def MIR_RmsNormOp : MIR_Op<"rms_norm",
   }];
   let arguments = (ins MIR_FloatTensor:$input, MIR_FloatTensor:$weight,
                    DefaultValuedAttr<MIR_F32Attr, "1.0e-5f">:$epsilon,
-                   UnitAttr:$unit_offset);
+                   UnitAttr:$unit_offset, OptionalAttr<TypeAttr>:$round_to);
   let results = (outs MIR_FloatTensor:$result);
   let assemblyFormat =
       "$input `,` $weight attr-dict `:` functional-type(operands, results)";
@@ -820,6 +824,10 @@ def MIR_LayerNormOp : MIR_Op<"layer_norm",
     of `x` with the same element type; `epsilon > 0`. The result has the type
     of `x`.
 
+    `round_to` (f16 or bf16, on an f32 result; `mir-compute-precision` sets
+    it) rounds the result to that type, kept as f32: what a round trip after
+    the op would give, without a kernel of its own.
+
     ```mlir
     %y = mir.layer_norm %x, %g, %b {epsilon = 1.0e-12 : f32}
         : (tensor<1x?x384xf32>, tensor<384xf32>, tensor<384xf32>)
@@ -828,7 +836,8 @@ def MIR_LayerNormOp : MIR_Op<"layer_norm",
   }];
   let arguments = (ins MIR_FloatTensor:$input, MIR_FloatTensor:$gamma,
                    MIR_FloatTensor:$beta,
-                   DefaultValuedAttr<MIR_F32Attr, "1.0e-5f">:$epsilon);
+                   DefaultValuedAttr<MIR_F32Attr, "1.0e-5f">:$epsilon,
+                   OptionalAttr<TypeAttr>:$round_to);
   let results = (outs MIR_FloatTensor:$result);
   let assemblyFormat = "$input `,` $gamma `,` $beta attr-dict `:` "
                        "functional-type(operands, results)";
