@@ -32,7 +32,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -640,16 +639,39 @@ static void sum16InF32(const World &w,
 }
 #endif
 
-/// rlx_all_reduce_{f32,f16,bf16}: `count` elements of `element`.
-/// `counted`: adds to the statistics (a started all-reduce has counted
-/// itself already).
+namespace {
+struct PendingReduce;
+} // namespace
+
+#ifdef RLX_HAVE_MPI
+namespace {
+/// An all-reduce rlx_all_reduce_start_* began and rlx_all_reduce_wait has
+/// not completed: MPI requests (one per INT_MAX elements) writing `out`.
+struct PendingReduce {
+  void *out;
+  std::vector<MPI_Request> requests;
+  std::string what;
+};
+} // namespace
+
+/// The started all-reduces, in start order. Only the thread running the
+/// program's kernels touches it (the kernels run in program order).
+static std::vector<PendingReduce> &pendingReduces() {
+  static std::vector<PendingReduce> pending;
+  return pending;
+}
+#endif // RLX_HAVE_MPI
+
+/// rlx_all_reduce_{f32,f16,bf16}: `count` elements of `element`. With
+/// `started` (rlx_all_reduce_start_*) the MPI calls are only begun, their
+/// requests added to it for rlx_all_reduce_wait; a 16-bit sum over more
+/// than 2 ranks (two collectives in turn, sum16InF32) completes here even
+/// then.
 static int allReduce(const void *in, void *out, int64_t count,
                      int64_t groupSize, CollectiveElement element,
-                     bool counted = true) {
+                     PendingReduce *started = nullptr) {
   size_t bytes = elementBytes(element);
-  std::optional<CollectiveTimer> timer;
-  if (counted)
-    timer.emplace(static_cast<uint64_t>(count) * bytes);
+  CollectiveTimer timer(static_cast<uint64_t>(count) * bytes);
   // One rank: nothing to exchange (and no MPI needed).
   if (groupSize == 1) {
     if (in != out)
@@ -672,86 +694,49 @@ static int allReduce(const void *in, void *out, int64_t count,
     int n = static_cast<int>(std::min<int64_t>(count - done, INT_MAX));
     const void *from = static_cast<const char *>(in) + done * bytes;
     void *into = static_cast<char *>(out) + done * bytes;
-    if (element != CollectiveElement::F32 && groupSize > 2)
+    const void *send = in == out ? MPI_IN_PLACE : from;
+    if (element != CollectiveElement::F32 && groupSize > 2) {
       sum16InF32(w, describe, static_cast<const uint16_t *>(from),
                  static_cast<uint16_t *>(into), n, element);
-    else
-      allReduceOn(w, describe, in == out ? MPI_IN_PLACE : from, into, n, type,
-                  op);
+    } else if (started) {
+      MPI_Request request;
+      checkMPI(MPI_Iallreduce(send, into, n, type, op, w.comm, &request), w,
+               describe);
+      started->requests.push_back(request);
+    } else {
+      allReduceOn(w, describe, send, into, n, type, op);
+    }
     done += n;
   }
   return 0;
 #else
-  (void)in, (void)out, (void)count, (void)groupSize;
+  (void)in, (void)out, (void)count, (void)groupSize, (void)started;
   abortCollective("all_reduce: this RLX was built without MPI");
 #endif
 }
-
-#ifdef RLX_HAVE_MPI
-namespace {
-/// An all-reduce rlx_all_reduce_start_* began and rlx_all_reduce_wait has
-/// not completed: MPI requests (one per INT_MAX elements) writing `out`.
-struct PendingReduce {
-  void *out;
-  std::vector<MPI_Request> requests;
-  std::string what;
-};
-} // namespace
-
-/// The started all-reduces, in start order. Only the thread running the
-/// program's kernels touches it (the kernels run in program order).
-static std::vector<PendingReduce> &pendingReduces() {
-  static std::vector<PendingReduce> pending;
-  return pending;
-}
-#endif // RLX_HAVE_MPI
 
 /// rlx_all_reduce_start_{f32,f16,bf16}: starts the sum of `count` elements of
 /// `element` into `out` and returns; rlx_all_reduce_wait(out) completes it.
 static int startAllReduce(const void *in, void *out, int64_t count,
                           int64_t groupSize, CollectiveElement element) {
-  size_t bytes = elementBytes(element);
-  CollectiveTimer timer(static_cast<uint64_t>(count) * bytes);
-  if (groupSize == 1) {
-    if (in != out)
-      std::memcpy(out, in, count * bytes);
-    return 0;
-  }
 #ifdef RLX_HAVE_MPI
-  const World &w = worldFor("all_reduce", groupSize);
-  PendingReduce p;
-  p.out = out;
-  p.what = ("all_reduce of " + llvm::Twine(count) + " " +
-            llvm::Twine(elementName(element)) + " values (started)")
-               .str();
-  auto describe = [&] { return p.what; };
-  for (const PendingReduce &q : pendingReduces())
-    if (q.out == out)
-      abortCollective(rankOf(w) + ": " + p.what +
-                      ": an all_reduce into the same buffer is in flight");
-  // Two collectives in turn (sum16InF32): done here, the wait has nothing
-  // left to complete.
-  if (element != CollectiveElement::F32 && groupSize > 2) {
+  if (groupSize > 1) {
+    PendingReduce p;
+    p.out = out;
+    p.what = ("all_reduce of " + llvm::Twine(count) + " " +
+              llvm::Twine(elementName(element)) + " values (started)")
+                 .str();
+    for (const PendingReduce &q : pendingReduces())
+      if (q.out == out)
+        abortCollective(rankOf(worldFor("all_reduce", groupSize)) + ": " +
+                        p.what +
+                        ": an all_reduce into the same buffer is in flight");
+    int rc = allReduce(in, out, count, groupSize, element, &p);
     pendingReduces().push_back(std::move(p));
-    return allReduce(in, out, count, groupSize, element, /*counted=*/false);
+    return rc;
   }
-  for (int64_t done = 0; done < count;) {
-    int n = static_cast<int>(std::min<int64_t>(count - done, INT_MAX));
-    const void *send =
-        in == out ? MPI_IN_PLACE : static_cast<const char *>(in) + done * bytes;
-    MPI_Request request;
-    checkMPI(MPI_Iallreduce(send, static_cast<char *>(out) + done * bytes, n,
-                            mpiType(element), sumOp(element), w.comm, &request),
-             w, describe);
-    p.requests.push_back(request);
-    done += n;
-  }
-  pendingReduces().push_back(std::move(p));
-  return 0;
-#else
-  (void)in, (void)out, (void)count, (void)groupSize;
-  abortCollective("all_reduce: this RLX was built without MPI");
 #endif
+  return allReduce(in, out, count, groupSize, element);
 }
 
 extern "C" int rlx_all_reduce_wait(void *out, int64_t groupSize) {
