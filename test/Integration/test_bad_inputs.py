@@ -213,6 +213,20 @@ def test_model_option_with_a_module(files, tmp_path, option):
                    tmp_path / "out")
 
 
+@pytest.mark.parametrize("key", ['weights = "q8_0"', 'kv_cache = "f16"'])
+def test_model_precision_with_a_module(files, tmp_path, key):
+    """A profile's [precision] weights / kv_cache set what a model recipe
+    stores: given with a module, whose params and tensors have the types it
+    declares, they are refused by name, not dropped."""
+    profile = tmp_path / "p.rlx.toml"
+    profile.write_text(f"[precision]\n{key}\n")
+    proc = run([RLX_RUN, SCALE, "--quiet", "--input", f"x={files / 'x.npy'}",
+                "--param", f"w={files / 'w.npy'}", "--profile", profile,
+                "--output-dir", tmp_path / "out"])
+    assert_refused(proc, SCALE, f"[precision] {key} applies to --model runs",
+                   tmp_path / "out")
+
+
 #===----------------------------------------------------------------------===#
 # Compile profiles: rlx-run MODULE --profile FILE
 #===----------------------------------------------------------------------===#

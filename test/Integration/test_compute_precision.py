@@ -179,6 +179,119 @@ def test_norms_and_glu_round_their_results(rlx, tmp_path, compute):
         assert np.abs(unrounded - want).max() > 20 * 1e-5 * scale
 
 
+PARAMS = """
+func.func @f(%x: tensor<5x64xf32> {rlx.name = "x"},
+             %r: tensor<5x64xf32> {rlx.name = "r"})
+    -> (tensor<5x32xf32> {rlx.name = "y"}, tensor<5x32xf32> {rlx.name = "z"}) {
+  %w = mir.param "w" : tensor<64xf32>
+  %b = mir.param "b" : tensor<64xf32>
+  %mgu = mir.param "mgu" : tensor<96x64xWT>
+  %m2 = mir.param "m2" : tensor<64x48xWT>
+  %m3 = mir.param "m3" : tensor<32x64xWT>
+  %s, %n = mir.fused_residual_rms_norm %x, %r, %w {epsilon = 1.0e-5 : f32}
+      : (tensor<5x64xf32>, tensor<5x64xf32>, tensor<64xf32>)
+      -> (tensor<5x64xf32>, tensor<5x64xf32>)
+  %gu = mir.matmul %n, %mgu {transpose_rhs}
+      : (tensor<5x64xf32>, tensor<96x64xWT>) -> tensor<5x96xf32>
+  %g = mir.fused_glu %gu : (tensor<5x96xf32>) -> tensor<5x48xf32>
+  %d = mir.fused_matmul %g, %m2 residual(%s) {transpose_rhs}
+      : (tensor<5x48xf32>, tensor<64x48xWT>, tensor<5x64xf32>) -> tensor<5x64xf32>
+  %l = mir.layer_norm %d, %w, %b {epsilon = 1.0e-5 : f32}
+      : (tensor<5x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<5x64xf32>
+  %y = mir.matmul %l, %m3 {transpose_rhs}
+      : (tensor<5x64xf32>, tensor<32x64xWT>) -> tensor<5x32xf32>
+  %o = mir.matmul %d, %m3 {transpose_rhs}
+      : (tensor<5x64xf32>, tensor<32x64xWT>) -> tensor<5x32xf32>
+  %z = mir.tanh %o : (tensor<5x32xf32>) -> tensor<5x32xf32>
+  return %y, %z : tensor<5x32xf32>, tensor<5x32xf32>
+}
+"""
+
+
+def params_reference(v, r):
+    """PARAMS with rounding `r` where RLX rounds: the norms' and the GLU's
+    results, each GEMM's result after its whole epilogue (the residual)."""
+    def mm(a, w):
+        return (a.astype(np.float64) @ w.astype(np.float64).T).astype(
+            np.float32)
+
+    s = v["x"] + v["r"]
+    ms = np.mean(s.astype(np.float64) ** 2, axis=-1, keepdims=True)
+    n = r((s / np.sqrt(ms + 1e-5)).astype(np.float32) * v["w"])
+    s = r(s)
+    gu = r(mm(n, v["mgu"]))
+    gate, up = gu[:, :48], gu[:, 48:]
+    g = r(gate / (1 + np.exp(-gate)) * up)
+    d = r(mm(g, v["m2"]) + s)
+    c = d.astype(np.float64) - d.mean(axis=-1, keepdims=True)
+    ln = c / np.sqrt((c ** 2).mean(axis=-1, keepdims=True) + 1e-5)
+    l = r(ln.astype(np.float32) * v["w"] + v["b"])
+    # tanh fuses into its matmul (the activation of a fused matmul): the
+    # product is not rounded before it.
+    return [mm(l, v["m3"]), np.tanh(mm(d, v["m3"]))]
+
+
+def params_values():
+    vals = {"x": rng.standard_normal((5, 64)), "r": rng.standard_normal((5, 64)),
+            "w": 1 + 0.1 * rng.standard_normal(64),
+            "b": 0.1 * rng.standard_normal(64),
+            "mgu": 0.2 * rng.standard_normal((96, 64)),
+            "m2": 0.3 * rng.standard_normal((64, 48)),
+            "m3": 0.2 * rng.standard_normal((32, 64))}
+    return {k: np.asarray(a, np.float32) for k, a in vals.items()}
+
+
+def check_params_run(runner, tmp_path, compute, weights):
+    """Runs PARAMS with its GEMM weights in `weights` (f32: the generated
+    GEMM over nk16 panels and the GLU in its epilogue; f16: the
+    micro-kernels) under `compute`; checks the outputs against the NumPy
+    reference and returns the decided LIR."""
+    vals = params_values()
+    feeds = {k: vals[k] for k in ("x", "r")}
+    params = {k: vals[k] if k in "wb" else vals[k].astype(weights)
+              for k in ("w", "b", "mgu", "m2", "m3")}
+    if weights == "float16":
+        vals.update({k: params[k].astype(np.float32)
+                     for k in ("mgu", "m2", "m3")})
+    profile = tmp_path / "p.rlx.toml"
+    profile.write_text(f'[precision]\ncompute = "{compute}"\n')
+    dump = tmp_path / "ir"
+    wt = {"float32": "f32", "float16": "f16"}[weights]
+    out = runner.run(PARAMS.replace("xWT>", f"x{wt}>"), feeds, params,
+                     args=("--profile", str(profile), "--dump-ir", str(dump)))
+    for name, want, unrounded in zip(
+            "yz", params_reference(vals, ROUND[compute]),
+            params_reference(vals, ROUND["f32"])):
+        scale = np.abs(want).max()
+        assert_close(out[name], want, rtol=1e-5, atol=1e-5 * scale)
+        assert np.abs(unrounded - want).max() > 20 * 1e-5 * scale
+    return (dump / "05-lir-decided.mlir").read_text()
+
+
+@pytest.mark.parametrize("weights", ["float32", "float16"])
+@pytest.mark.parametrize("compute", ["bf16", "f16"])
+def test_gemms_round_as_they_store(rlx, tmp_path, compute, weights):
+    """Each GEMM rounds its result in its epilogue (a fused matmul's
+    round_to, a plain matmul becoming one), after the residual: no
+    round-trip kernel is left. With f32 weights the generated GEMM rounds in
+    registers and the gate/up GEMM keeps the GLU in its epilogue (rounding
+    gate, up and their product); with f16 weights the micro-kernels'
+    epilogue rounds. Against NumPy rounding at the same places, 1e-5."""
+    lir = check_params_run(rlx, tmp_path, compute, weights)
+    assert 'lir.kernel "elementwise"' not in lir
+    if weights == "float32":
+        assert 'lir.kernel "matmul_glu"' in lir
+        assert "gemm_generated" in lir
+    else:
+        assert "#lir.config<ukernel>" in lir
+
+
+def test_gemms_round_on_vulkan(vulkan_rlx, tmp_path):
+    """compute = f16 on Vulkan: the SPIR-V GEMMs round in their epilogue
+    too, the same outputs as the CPU's and the reference's."""
+    check_params_run(vulkan_rlx, tmp_path, "f16", "float32")
+
+
 def test_refused_by_name(rlx, tmp_path):
     """What is not implemented is refused by name: bf16 compute on Vulkan
     (no bf16 values in SPIR-V), and [precision] mixed."""

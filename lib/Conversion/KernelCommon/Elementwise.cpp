@@ -82,9 +82,7 @@ LogicalResult mlir::rlx::emitElementwiseKernel(KernelBuilder &k, Operation *op,
     Type roundTo = glu.getRoundTo().value_or(Type());
     emitMap(k, {gate, up}, out, [&](ValueRange v, int64_t) {
       Value y = arith::MulFOp::create(b, loc, k.activation(act, v[0]), v[1]);
-      // round_to: the compute type's rounding, kept as f32.
-      return roundTo ? k.castValue(k.castValue(y, roundTo), out.elementType)
-                     : y;
+      return k.roundTo(y, roundTo);
     });
     return success();
   }

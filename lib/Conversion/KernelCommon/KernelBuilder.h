@@ -149,6 +149,10 @@ public:
   Value compare(CmpPredicate pred, Value a, Value c);
   /// `x` converted to `to` with the mir.cast rules (to i1: x != 0).
   Value castValue(Value x, Type to);
+  /// `x` rounded to the float type `type` and widened back to its own
+  /// element type (the compute type's rounding, `round_to`); `x` itself when
+  /// `type` is null.
+  Value roundTo(Value x, Type type);
   /// `kind` of a and c: add, mul, maximumf or minimumf (on integers the
   /// integer add, mul, signed max or signed min).
   Value combine(vector::CombiningKind kind, Value a, Value c);

@@ -435,6 +435,12 @@ Value KernelMath::castValue(Value x, Type to) {
   return arith::TruncIOp::create(b, loc, rt, x);
 }
 
+Value KernelMath::roundTo(Value x, Type type) {
+  if (!type)
+    return x;
+  return castValue(castValue(x, type), getElementTypeOrSelf(x.getType()));
+}
+
 Value KernelMath::combine(vector::CombiningKind kind, Value a, Value c) {
   using Kind = vector::CombiningKind;
   if (isBoolean(a))

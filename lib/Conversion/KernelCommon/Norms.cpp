@@ -34,12 +34,6 @@ static Value applyWeight(KernelBuilder &k, Value y, Value w, bool unitOffset) {
   return m.mul(y, w);
 }
 
-/// `v` rounded to `roundTo` and widened back to `elt` (a norm's `round_to`),
-/// or `v` itself without one.
-static Value roundedTo(KernelBuilder &k, Value v, Type roundTo, Type elt) {
-  return roundTo ? k.castValue(k.castValue(v, roundTo), elt) : v;
-}
-
 /// With `roundTo` (the op's round_to), both outputs are rounded: the
 /// residual sum after the normalization has read it unrounded.
 static void emitRmsNorm(KernelBuilder &k, const KernelView &x,
@@ -69,11 +63,11 @@ static void emitRmsNorm(KernelBuilder &k, const KernelView &x,
     row.forEach([&](Value j, int64_t width) {
       Value v = k.load(src, row.at(j), width);
       Value y = m.mul(v, k.splat(inv, width));
-      k.store(roundedTo(k, applyWeight(k, y, k.load(w, {j}, width), unitOffset),
-                        roundTo, elt),
+      k.store(k.roundTo(applyWeight(k, y, k.load(w, {j}, width), unitOffset),
+                        roundTo),
               out, row.at(j), width);
       if (residual && roundTo)
-        k.store(roundedTo(k, v, roundTo, elt), *sumOut, row.at(j), width);
+        k.store(k.roundTo(v, roundTo), *sumOut, row.at(j), width);
     });
   });
 }
@@ -112,10 +106,10 @@ static void emitLayerNorm(KernelBuilder &k, const KernelView &x,
       Value v = k.load(src, row.at(j), width);
       Value d = m.sub(v, k.splat(mean, width));
       Value y = m.mul(m.mul(d, k.splat(inv, width)), k.load(gamma, {j}, width));
-      k.store(roundedTo(k, m.add(y, k.load(beta, {j}, width)), roundTo, elt),
-              out, row.at(j), width);
+      k.store(k.roundTo(m.add(y, k.load(beta, {j}, width)), roundTo), out,
+              row.at(j), width);
       if (residual && roundTo)
-        k.store(roundedTo(k, v, roundTo, elt), *sumOut, row.at(j), width);
+        k.store(k.roundTo(v, roundTo), *sumOut, row.at(j), width);
     });
   });
 }

@@ -190,10 +190,13 @@ LogicalResult emitDequantizeKernel(KernelEmitter &e, Operation *op,
                                    ArrayRef<KernelInput> inputs, Value out);
 /// A packed GEMM into `gateUp` ([..., 2I], partial sums) whose epilogue
 /// writes `out` = act(gate) * up ([..., I]): a matmul kernel and the
-/// mir.fused_glu kernel that reads it, as one kernel. `packInput`: `out` may
-/// share storage with `lhs`, which is then copied before any write.
+/// mir.fused_glu kernel that reads it, as one kernel. Gate and up are
+/// rounded to `gateUpRound` (the GEMM's round_to) and the product to
+/// `gluRound` (the GLU's), each when set. `packInput`: `out` may share
+/// storage with `lhs`, which is then copied before any write.
 LogicalResult emitGluGemmKernel(KernelEmitter &e, Value lhs, Value w,
                                 Value gateUp, Value out, Activation act,
+                                Type gateUpRound, Type gluRound,
                                 bool packInput);
 LogicalResult emitAttentionKernel(KernelEmitter &e, Operation *op,
                                   ArrayRef<KernelInput> inputs, Value out);

@@ -260,11 +260,12 @@ FailureOr<func::FuncOp> EntryLowering::kernelFunction(lir::KernelOp kernel,
 FailureOr<func::FuncOp> EntryLowering::gluKernelFunction(lir::KernelOp kernel,
                                                          StringRef entryName) {
   Block &body = kernel.getBody().front();
-  auto matmul = dyn_cast<mir::MatmulOp>(&body.front());
+  std::optional<Type> gateUpRound = lir::getGluGemmRounding(&body.front());
   auto glu = dyn_cast_or_null<mir::FusedGluOp>(kernel.getComputeOp());
-  if (!matmul || !glu || kernel.getIns().size() != 2 ||
+  if (!gateUpRound || !glu || kernel.getIns().size() != 2 ||
       kernel.getOuts().size() != 2 || !packedViews.contains(kernel.getIns()[1]))
-    return kernel.emitOpError("a glu_gemm kernel needs a mir.matmul over an "
+    return kernel.emitOpError("a glu_gemm kernel needs a mir.matmul (or a "
+                              "mir.fused_matmul that only rounds) over an "
                               "nk16 weight followed by the mir.fused_glu "
                               "that reads it (lir-fuse-glu-gemm)");
   std::string key = cacheKey(kernel);
@@ -279,7 +280,9 @@ FailureOr<func::FuncOp> EntryLowering::gluKernelFunction(lir::KernelOp kernel,
   // input is copied before any write.
   if (failed(emitGluGemmKernel(e, block->getArgument(0), block->getArgument(1),
                                block->getArgument(2), block->getArgument(3),
-                               glu.getActivation(), kernel.getInplace())))
+                               glu.getActivation(), *gateUpRound,
+                               glu.getRoundTo().value_or(Type()),
+                               kernel.getInplace())))
     return failure();
   func::ReturnOp::create(b, kernel.getLoc());
   return kernelCache.insert(key, kernel, fn);

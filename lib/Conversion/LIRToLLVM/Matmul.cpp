@@ -13,8 +13,9 @@
 //   threads claim chunks of columns; each register tile of MR rows by
 //   NV x 16 columns accumulates in vector<16xf32> registers over a K block
 //   with one FMA per (row, vector) and k (AVX-512 on hosts that have it).
-//   Bias, activation and residual are applied to the registers before the
-//   single store (the epilogue is fused into the GEMM). With M <= MR
+//   Bias, activation, residual and the compute type's rounding (`round_to`)
+//   are applied to the registers before the single store (the epilogue is
+//   fused into the GEMM). With M <= MR
 //   (decode) A is read in place and each weight is streamed once.
 // - BLAS: cblas_sgemm on the views (leading dims collapsed into M when the
 //   layout allows, one call per batch otherwise), the columns split between
@@ -123,6 +124,35 @@ static Value asMatrix(KernelEmitter &e, Value m) {
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// What a GEMM applies to its sums as it stores them, in this order:
+/// round(act(sum + bias) + residual), each step optional.
+struct Epilogue {
+  Value bias, residual;
+  Activation act = Activation::None;
+  /// round_to: the compute type the result is rounded to (kept as f32).
+  Type roundTo;
+
+  bool empty() const {
+    return !bias && !residual && act == Activation::None && !roundTo;
+  }
+  /// The epilogue of `op` (a mir.fused_matmul; none for other matmuls),
+  /// whose bias and residual are `ins` from index 2 on.
+  static Epilogue of(Operation *op, ArrayRef<KernelInput> ins) {
+    Epilogue epi;
+    auto fused = dyn_cast<mir::FusedMatmulOp>(op);
+    if (!fused)
+      return epi;
+    unsigned next = 2;
+    if (fused.getBias())
+      epi.bias = ins[next++].memref;
+    if (fused.getResidual())
+      epi.residual = ins[next++].memref;
+    epi.act = fused.getActivation();
+    epi.roundTo = fused.getRoundTo().value_or(Type());
+    return epi;
+  }
+};
+
 /// C[M, N] = epilogue(A[M, K] * W[N, K]^T) with W packed as [N/16][K][16].
 struct PackedGemm {
   KernelEmitter &e;
@@ -136,17 +166,28 @@ struct PackedGemm {
   Value ap; // packed A, 1-D, or null (read A in place)
   Value bp; // [N/16, K, 16]
   Value c;  // [M, N]
-  Value bias, residual;
-  Activation act = Activation::None;
+  /// With a GLU only its activation and rounding apply (to gate and up).
+  Epilogue epi;
   /// GLU epilogue: C holds [gate | up] and the kernel writes
-  /// glu[m, j] = act(gate[m, j]) * up[m, j] for j < n / 2. With an even `nv`
+  /// glu[m, j] = round(act(gate[m, j]) * up[m, j]) for j < n / 2, with gate
+  /// and up rounded by `epi.roundTo` and the product by `gluRound`, the
+  /// GLU's own round_to. With an even `nv`
   /// a register tile holds nv / 2 gate and the matching up vectors and
   /// applies the GLU in registers (C keeps partial sums only); with nv = 1
   /// (a tile too small to hold both: AVX2's 16 registers) the gate strip and
   /// the up strip are computed in turn and the GLU reads them back while they
   /// are in cache.
   Value glu;
+  Type gluRound;
   bool gluInRegisters() const { return glu && nv % 2 == 0; }
+
+  /// The GLU of a gate and an up vector (their sums), rounded as the GLU
+  /// and the GEMM before it would round them.
+  Value gluOf(Value gate, Value up) {
+    Value g = e.activation(epi.act, e.roundTo(gate, epi.roundTo));
+    Value x = arith::MulFOp::create(b, loc, g, e.roundTo(up, epi.roundTo));
+    return e.roundTo(x, gluRound);
+  }
 
   /// Rows of A per block (its packed K block stays in L2).
   static constexpr int64_t kRowBlock = 256;
@@ -248,9 +289,8 @@ struct PackedGemm {
         int64_t half = vecs / 2;
         for (int64_t i = 0; i < rows; ++i)
           for (int64_t v = 0; v < half; ++v) {
-            Value g = e.activation(act, loop.getResult(i * vecs + v));
-            Value x = arith::MulFOp::create(
-                b, loc, g, loop.getResult(i * vecs + half + v));
+            Value x = gluOf(loop.getResult(i * vecs + v),
+                            loop.getResult(i * vecs + half + v));
             vector::StoreOp::create(b, loc, x, glu,
                                     ValueRange{rowIdx[i], cols[v]});
           }
@@ -260,23 +300,23 @@ struct PackedGemm {
         for (int64_t v = 0; v < vecs; ++v) {
           Value x = loop.getResult(i * vecs + v);
           if (epilogue) {
-            if (bias)
+            if (epi.bias)
               x = arith::AddFOp::create(
                   b, loc, x,
-                  vector::LoadOp::create(b, loc, vecTy, bias,
+                  vector::LoadOp::create(b, loc, vecTy, epi.bias,
                                          ValueRange{cols[v]}));
-            x = e.activation(act, x);
-            if (residual)
+            x = e.activation(epi.act, x);
+            if (epi.residual)
               x = arith::AddFOp::create(
                   b, loc, x,
-                  vector::LoadOp::create(b, loc, vecTy, residual,
+                  vector::LoadOp::create(b, loc, vecTy, epi.residual,
                                          ValueRange{rowIdx[i], cols[v]}));
+            x = e.roundTo(x, epi.roundTo);
           }
           vector::StoreOp::create(b, loc, x, c, ValueRange{rowIdx[i], cols[v]});
         }
     };
-    bool plain = !bias && !residual &&
-                 (glu ? !gluInRegisters() : act == Activation::None);
+    bool plain = glu ? !gluInRegisters() : epi.empty();
     if (plain || kc >= k) {
       storeAll(!plain);
       return;
@@ -324,7 +364,7 @@ struct PackedGemm {
     }
   }
 
-  /// glu[r, j] = act(gate[r, j]) * up[r, j] over the rows of the tiles
+  /// glu[r, j] = the GLU of gate[r, j] and up[r, j] over the rows of the tiles
   /// [mbLo, mbHi) (and the tail when `withTail`), for the `vecs` gate vectors
   /// at n0: the strips C holds once their tiles are done.
   void gluStrip(Value n0, int64_t vecs, Value mbLo, Value mbHi,
@@ -341,8 +381,7 @@ struct PackedGemm {
       Value gate = vector::LoadOp::create(b, loc, vecTy, c, ValueRange{r, col});
       Value up = vector::LoadOp::create(b, loc, vecTy, c,
                                         ValueRange{r, add(col, idx(n / 2))});
-      Value x = arith::MulFOp::create(b, loc, e.activation(act, gate), up);
-      vector::StoreOp::create(b, loc, x, glu, ValueRange{r, col});
+      vector::StoreOp::create(b, loc, gluOf(gate, up), glu, ValueRange{r, col});
     }
   }
 
@@ -449,14 +488,15 @@ struct PackedGemm {
 } // namespace
 
 static LogicalResult emitPackedGemm(KernelEmitter &e, Value lhs, Value w,
-                                    Value out, Value bias, Value residual,
-                                    Activation act, Value glu = nullptr,
+                                    Value out, const Epilogue &epi,
+                                    Value glu = nullptr, Type gluRound = {},
                                     bool alwaysPackA = false) {
   OpBuilder &b = e.b;
   auto wTy = cast<MemRefType>(w.getType());
   int64_t n = wTy.getDimSize(0), k = wTy.getDimSize(1);
   PackedGemm g{e, b, e.loc, 0, n, k, 0, 0, 0, 1, {}};
-  g.act = act;
+  g.epi = epi;
+  g.gluRound = gluRound;
   g.m = cast<MemRefType>(out.getType()).getNumElements() / n;
   if (rowsCollapse(lhs) && leadingDim(lhs)) {
     g.a = asMatrix(e, lhs);
@@ -465,15 +505,20 @@ static LogicalResult emitPackedGemm(KernelEmitter &e, Value lhs, Value w,
     g.aGeneral = true;
   }
   g.c = asMatrix(e, out);
-  // A residual the epilogue cannot read as rows of vectors is added after.
+  // A residual the epilogue cannot read as rows of vectors is added after,
+  // and the result rounded then.
   Value lateResidual;
-  if (residual && rowsCollapse(residual) && leadingDim(residual))
-    g.residual = asMatrix(e, residual);
-  else
-    lateResidual = residual;
+  if (Value residual = epi.residual) {
+    if (rowsCollapse(residual) && leadingDim(residual)) {
+      g.epi.residual = asMatrix(e, residual);
+    } else {
+      lateResidual = residual;
+      g.epi.residual = nullptr;
+      g.epi.roundTo = nullptr;
+    }
+  }
   if (glu)
     g.glu = asMatrix(e, glu);
-  g.bias = bias;
   g.bp = e.reinterpret(w, MemRefType::get({n / 16, k, 16}, b.getF32Type()));
   // The tile lir-select-strategy chose for this shape.
   ArrayRef<int64_t> tile;
@@ -497,7 +542,7 @@ static LogicalResult emitPackedGemm(KernelEmitter &e, Value lhs, Value w,
       Value v = arith::AddFOp::create(
           b, e.loc, memref::LoadOp::create(b, e.loc, out, ivs),
           memref::LoadOp::create(b, e.loc, lateResidual, ivs));
-      memref::StoreOp::create(b, e.loc, v, out, ivs);
+      memref::StoreOp::create(b, e.loc, e.roundTo(v, epi.roundTo), out, ivs);
     });
   }
   return success();
@@ -528,11 +573,12 @@ static void parallelRanges(KernelEmitter &e, int64_t total, int64_t perChunk,
   });
 }
 
-/// out = act(out + bias) + residual, row by row (after a library GEMM).
-static void emitEpilogue(KernelEmitter &e, Value out, Value bias,
-                         Value residual, Activation act) {
-  if (!bias && act == Activation::None && !residual)
+/// out = round(act(out + bias) + residual), row by row (after a library
+/// GEMM).
+static void emitEpilogue(KernelEmitter &e, Value out, const Epilogue &epi) {
+  if (epi.empty())
     return;
+  Value bias = epi.bias, residual = epi.residual;
   OpBuilder &b = e.b;
   Location loc = e.loc;
   auto outTy = cast<MemRefType>(out.getType());
@@ -550,10 +596,10 @@ static void emitEpilogue(KernelEmitter &e, Value out, Value bias,
           Value v = e.load(out, idx, width);
           if (bias)
             v = arith::AddFOp::create(b, loc, v, e.load(bias, {j}, width));
-          v = e.activation(act, v);
+          v = e.activation(epi.act, v);
           if (residual)
             v = arith::AddFOp::create(b, loc, v, e.load(residual, idx, width));
-          e.store(v, out, idx, width);
+          e.store(e.roundTo(v, epi.roundTo), out, idx, width);
         });
       });
 }
@@ -563,8 +609,7 @@ static void emitEpilogue(KernelEmitter &e, Value out, Value bias,
 //===----------------------------------------------------------------------===//
 
 static LogicalResult emitBlasMatmul(KernelEmitter &e, Operation *op, Value lhs,
-                                    Value rhs, Value out, Value bias,
-                                    Value residual, Activation act) {
+                                    Value rhs, Value out, Epilogue epi) {
   OpBuilder &b = e.b;
   Location loc = e.loc;
   auto outTy = cast<MemRefType>(out.getType());
@@ -581,9 +626,10 @@ static LogicalResult emitBlasMatmul(KernelEmitter &e, Operation *op, Value lhs,
 
   // C = residual; C += A*B (beta = 1) when nothing comes between them.
   float beta = 0.0f;
-  if (residual && act == Activation::None && !bias) {
-    emitCopy(e, KernelEmitter::viewOf(residual), KernelEmitter::viewOf(out));
-    residual = nullptr;
+  if (epi.residual && epi.act == Activation::None && !epi.bias) {
+    emitCopy(e, KernelEmitter::viewOf(epi.residual),
+             KernelEmitter::viewOf(out));
+    epi.residual = nullptr;
     beta = 1.0f;
   }
 
@@ -627,7 +673,7 @@ static LogicalResult emitBlasMatmul(KernelEmitter &e, Operation *op, Value lhs,
     });
   }
 
-  emitEpilogue(e, out, bias, residual, act);
+  emitEpilogue(e, out, epi);
   return success();
 }
 
@@ -660,8 +706,7 @@ static void callRoutine(KernelEmitter &e, StringRef name, ValueRange args) {
 /// column chunks of y (split between threads), then the epilogue.
 static LogicalResult emitUkernelMatmul(KernelEmitter &e, Operation *op,
                                        Value lhs, const KernelInput &w,
-                                       Value out, Value bias, Value residual,
-                                       Activation act) {
+                                       Value out, const Epilogue &epi) {
   OpBuilder &b = e.b;
   Location loc = e.loc;
   int wtype = ukernelType(w.stored);
@@ -716,7 +761,7 @@ static LogicalResult emitUkernelMatmul(KernelEmitter &e, Operation *op,
                 {c32(wtype), prepared, c64(m), c64(k), weight, toI64(n0),
                  toI64(n1), y, c64(ldy)});
   });
-  emitEpilogue(e, out, bias, residual, act);
+  emitEpilogue(e, out, epi);
   return success();
 }
 
@@ -835,9 +880,12 @@ LogicalResult mlir::rlx::emitDequantizeKernel(KernelEmitter &e, Operation *op,
 
 LogicalResult mlir::rlx::emitGluGemmKernel(KernelEmitter &e, Value lhs, Value w,
                                            Value gateUp, Value out,
-                                           Activation act, bool packInput) {
-  return emitPackedGemm(e, lhs, w, gateUp, nullptr, nullptr, act, out,
-                        packInput);
+                                           Activation act, Type gateUpRound,
+                                           Type gluRound, bool packInput) {
+  Epilogue epi;
+  epi.act = act;
+  epi.roundTo = gateUpRound;
+  return emitPackedGemm(e, lhs, w, gateUp, epi, out, gluRound, packInput);
 }
 
 LogicalResult mlir::rlx::emitMatmulKernel(KernelEmitter &e, Operation *op,
@@ -853,16 +901,7 @@ LogicalResult mlir::rlx::emitMatmulKernel(KernelEmitter &e, Operation *op,
       (!stored && !cast<MemRefType>(rhs.getType()).getElementType().isF32()))
     return op->emitOpError("the CPU back end multiplies f32 matrices (or f32 "
                            "rows by a weight kept as stored) only");
-  Value bias, residual;
-  Activation act = Activation::None;
-  if (auto fused = dyn_cast<mir::FusedMatmulOp>(op)) {
-    unsigned next = 2;
-    if (fused.getBias())
-      bias = ins[next++].memref;
-    if (fused.getResidual())
-      residual = ins[next++].memref;
-    act = fused.getActivation();
-  }
+  Epilogue epi = Epilogue::of(op, ins);
   // K = 0: every product is an empty sum, so the output is zeros (NumPy)
   // before the epilogue; no GEMM (BLAS takes no zero leading dimension)
   // and no weight read. The zeros are written through the map, inside the
@@ -876,7 +915,7 @@ LogicalResult mlir::rlx::emitMatmulKernel(KernelEmitter &e, Operation *op,
     zero.shape.assign(outTy.getShape().begin(), outTy.getShape().end());
     zero.strides.assign(zero.shape.size(), 0);
     emitCopy(e, zero, KernelEmitter::viewOf(out));
-    emitEpilogue(e, out, bias, residual, act);
+    emitEpilogue(e, out, epi);
     return success();
   }
   bool ukernel =
@@ -890,16 +929,16 @@ LogicalResult mlir::rlx::emitMatmulKernel(KernelEmitter &e, Operation *op,
                                     "read weights kept as f16, bf16 or ggml "
                                     "blocks, not f32");
   if (ukernel)
-    return emitUkernelMatmul(e, op, lhs, ins[1], out, bias, residual, act);
+    return emitUkernelMatmul(e, op, lhs, ins[1], out, epi);
   if (e.config &&
       e.config.getStrategy() == lir::KernelStrategy::GemmGenerated) {
     if (!ins[1].packed)
       return op->emitOpError("the generated GEMM needs its weight stored nk16 "
                              "(lir-pack-params)");
-    return emitPackedGemm(e, lhs, rhs, out, bias, residual, act);
+    return emitPackedGemm(e, lhs, rhs, out, epi);
   }
   if (ins[1].packed)
     return op->emitOpError("reads an nk16 weight but is not lowered as a "
                            "generated GEMM (lir-select-strategy)");
-  return emitBlasMatmul(e, op, lhs, rhs, out, bias, residual, act);
+  return emitBlasMatmul(e, op, lhs, rhs, out, epi);
 }

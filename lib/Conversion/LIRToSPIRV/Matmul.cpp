@@ -22,8 +22,8 @@
 // reads of a weight row), 64 / group columns per workgroup; with a [K, N]
 // weight each thread owns a column.
 //
-// The fused epilogue (bias, activation, residual) is applied before the
-// store.
+// The fused epilogue (bias, activation, residual, the compute type's
+// rounding) is applied before the store.
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,6 +102,8 @@ struct Epilogue {
   Matrix residual;
   bool hasResidual = false;
   Activation act = Activation::None;
+  /// round_to: the compute type the result is rounded to (kept as f32).
+  Type roundTo;
 
   Value apply(GPUKernelEmitter &e, ArrayRef<Value> batch, Value m, Value n,
               Value v) const {
@@ -110,7 +112,7 @@ struct Epilogue {
     v = e.activation(act, v);
     if (hasResidual)
       v = e.addF(v, residual.load(e, batch, m, n));
-    return v;
+    return e.roundTo(v, roundTo);
   }
 };
 } // namespace
@@ -325,6 +327,7 @@ LogicalResult mlir::rlx::emitGPUMatmulKernel(GPUKernelEmitter &e, Operation *op,
       epi.hasResidual = true;
     }
     epi.act = fused.getActivation();
+    epi.roundTo = fused.getRoundTo().value_or(Type());
     if (epi.bias.isScalar() && epi.hasBias)
       return op->emitOpError("expects a tensor bias");
     if (epi.hasResidual && epi.residual.view.isScalar())

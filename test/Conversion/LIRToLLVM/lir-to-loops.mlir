@@ -222,3 +222,50 @@ lir.entry @prefill_attention arena_size = 8192, param_size = 0, alignment = 64 {
   }
   lir.io output "o" %o : memref<1x3x64xf32>
 }
+
+// -----
+
+/// The compute type's rounding (round_to) is the last step of the GEMM's
+/// epilogue, in registers before the single store: a generated GEMM rounds
+/// after its residual; a glu_gemm kernel rounds gate and up (its GEMM's
+/// round_to), then the GLU's product (the GLU's).
+
+// CHECK-LABEL: func.func private @rounding_gemms_k0_fused_matmul
+// CHECK: vector.fma
+// CHECK: arith.addf %{{.*}} : vector<16xf32>
+// CHECK-NEXT: %[[N:.*]] = arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK-NEXT: %[[W:.*]] = arith.extf %[[N]] : vector<16xbf16> to vector<16xf32>
+// CHECK-NEXT: vector.store %[[W]]
+// CHECK-LABEL: func.func private @rounding_gemms_k1_matmul_glu
+// CHECK: vector.fma
+// CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xf16>
+// CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xf16>
+// CHECK: %[[P:.*]] = arith.mulf
+// CHECK-NEXT: %[[PN:.*]] = arith.truncf %[[P]] : vector<16xf32> to vector<16xf16>
+// CHECK-NEXT: %[[PW:.*]] = arith.extf %[[PN]]
+// CHECK-NEXT: vector.store %[[PW]]
+lir.entry @rounding_gemms arena_size = 32768, param_size = 32768, alignment = 64 {
+  %x = lir.view arena[0] : memref<1x12x64xf32>
+  %w = lir.view params[0] : memref<32x64xf32>
+  %r = lir.view arena[3072] : memref<1x12x32xf32>
+  %y = lir.view arena[4608] : memref<1x12x32xf32>
+  %gu = lir.view params[8320] : memref<64x32xf32>
+  %h = lir.view arena[6144] : memref<1x12x64xf32>
+  %o = lir.view arena[9216] : memref<1x12x32xf32>
+  lir.io input "x" %x : memref<1x12x64xf32>
+  lir.io input "r" %r : memref<1x12x32xf32>
+  lir.io param "w" %w {layout = #lir.layout<nk16>} : memref<32x64xf32>
+  lir.io param "gu" %gu {layout = #lir.layout<nk16>} : memref<64x32xf32>
+  lir.kernel "fused_matmul" ins(%x, %w, %r : memref<1x12x64xf32>, memref<32x64xf32>, memref<1x12x32xf32>) outs(%y : memref<1x12x32xf32>) attributes {config = #lir.config<gemm_generated, tile = [8, 2, 64]>} {
+  ^bb0(%t: tensor<1x12x64xf32>, %u: tensor<32x64xf32>, %s: tensor<1x12x32xf32>):
+    %q = mir.fused_matmul %t, %u residual(%s) {transpose_rhs, round_to = bf16} : (tensor<1x12x64xf32>, tensor<32x64xf32>, tensor<1x12x32xf32>) -> tensor<1x12x32xf32>
+    lir.yield %q : tensor<1x12x32xf32>
+  }
+  lir.kernel "matmul_glu" ins(%y, %gu : memref<1x12x32xf32>, memref<64x32xf32>) outs(%h, %o : memref<1x12x64xf32>, memref<1x12x32xf32>) attributes {config = #lir.config<glu_gemm, tile = [4, 2, 32]>} {
+  ^bb0(%t: tensor<1x12x32xf32>, %u: tensor<64x32xf32>):
+    %q = mir.fused_matmul %t, %u {transpose_rhs, round_to = f16} : (tensor<1x12x32xf32>, tensor<64x32xf32>) -> tensor<1x12x64xf32>
+    %g = mir.fused_glu %q {round_to = f16} : (tensor<1x12x64xf32>) -> tensor<1x12x32xf32>
+    lir.yield %q, %g : tensor<1x12x64xf32>, tensor<1x12x32xf32>
+  }
+  lir.io output "o" %o : memref<1x12x32xf32>
+}

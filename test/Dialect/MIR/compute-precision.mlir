@@ -184,20 +184,19 @@ func.func @collectives(%x: tensor<2x4xf32>) -> (tensor<2x16xf32>, tensor<8xf32>)
 
 // -----
 
-/// Norms and the GLU round their results as their kernels store them
-/// (round_to): a fused residual norm both its sum and its normed rows (the
-/// normalization reads the unrounded sum), a layer norm, the GLU. A norm
-/// whose result the function returns keeps it as computed: only its other
-/// reader sees a round trip.
+/// Norms, the GLU and the GEMMs round their results as their kernels store
+/// them (round_to): a fused residual norm both its sum and its normed rows
+/// (the normalization reads the unrounded sum), a layer norm, the GLU, and
+/// a plain mir.matmul as the mir.fused_matmul (no bias, residual or
+/// activation) that rounds. A norm whose result the function returns keeps
+/// it as computed: only its other reader sees a round trip.
 
 // CHECK-LABEL: func.func @producers_round
 // CHECK: %[[S:.*]], %[[N:.*]] = mir.fused_residual_rms_norm {{.*}}round_to = bf16
-// CHECK-NEXT: %[[GU:.*]] = mir.matmul %[[N]]
-// CHECK-NEXT: %[[RGU:.*]] = mir.elementwise %[[GU]]
-// CHECK: %[[G:.*]] = mir.fused_glu %[[RGU]] {round_to = bf16}
-// CHECK-NEXT: %[[D:.*]] = mir.matmul %[[G]]
-// CHECK-NEXT: %[[RD:.*]] = mir.elementwise %[[D]]
-// CHECK: %[[A:.*]] = mir.add %[[RD]], %[[S]]
+// CHECK-NEXT: %[[GU:.*]] = mir.fused_matmul %[[N]], %{{.*}} {round_to = bf16, transpose_rhs} : (tensor<2x8xf32>, tensor<32x8xf32>) -> tensor<2x32xf32>
+// CHECK-NEXT: %[[G:.*]] = mir.fused_glu %[[GU]] {round_to = bf16}
+// CHECK-NEXT: %[[D:.*]] = mir.fused_matmul %[[G]], %{{.*}} {round_to = bf16, transpose_rhs}
+// CHECK-NEXT: %[[A:.*]] = mir.add %[[D]], %[[S]]
 // CHECK-NEXT: %[[RA:.*]] = mir.elementwise %[[A]]
 // CHECK: %[[L:.*]] = mir.layer_norm %[[RA]], {{.*}}round_to = bf16
 // CHECK-NEXT: %[[F:.*]] = mir.rms_norm %[[L]], %{{.*}} : (
@@ -217,4 +216,45 @@ func.func @producers_round(%x: tensor<2x8xf32>, %r: tensor<2x8xf32>) -> (tensor<
   %f = mir.rms_norm %l, %w : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
   %e = mir.exp %f : (tensor<2x8xf32>) -> tensor<2x8xf32>
   return %e, %f : tensor<2x8xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+/// A fused matmul rounds after its whole epilogue; an attention block
+/// rounds its output projection's result. A GEMM whose result the function
+/// returns, a batched one and one with a transposed left-hand side (which a
+/// fused matmul does not compute) keep a round trip for their readers.
+
+// CHECK-LABEL: func.func @gemms_round
+// CHECK: %[[F:.*]] = mir.fused_matmul %{{.*}} bias(%{{.*}}) residual(%{{.*}}) {activation = #mir<activation gelu>, round_to = bf16, transpose_rhs}
+// CHECK-NEXT: %[[B:.*]] = mir.attention_block %[[F]], {{.*}}round_to = bf16
+// CHECK-NEXT: %[[A2:.*]] = mir.reshape %[[B]]
+// CHECK-NEXT: %[[T:.*]] = mir.matmul %[[A2]], %{{.*}} {transpose_lhs}
+// CHECK-NEXT: %[[RT:.*]] = mir.elementwise %[[T]]
+// CHECK: %[[BM:.*]] = mir.batch_matmul %[[B]], %[[B]] {transpose_rhs}
+// CHECK-NEXT: %[[RBM:.*]] = mir.elementwise %[[BM]]
+// CHECK: %[[R:.*]] = mir.matmul %[[F]], %{{.*}} {transpose_rhs}
+// CHECK-NEXT: %[[RR:.*]] = mir.elementwise %[[R]]
+// CHECK: mir.exp %[[RR]]
+// CHECK: mir.exp %[[RT]]
+// CHECK: mir.exp %[[RBM]]
+// CHECK: return %[[R]],
+// F16-LABEL: func.func @gemms_round
+// F16: mir.fused_matmul {{.*}}round_to = f16
+// F16: mir.attention_block {{.*}}round_to = f16
+func.func @gemms_round(%x: tensor<1x4x8xf32>, %pos: tensor<4xi64>) -> (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<1x4x4xf32>) {
+  %w = mir.param "w" : tensor<8x8xf32>
+  %b = mir.param "b" : tensor<8xf32>
+  %wqkv = mir.param "qkv" : tensor<16x8xf32>
+  %v = mir.param "v" : tensor<4x8xf32>
+  %f = mir.fused_matmul %x, %w bias(%b) residual(%x) {transpose_rhs, activation = #mir<activation gelu>} : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %a = mir.attention_block %f, %wqkv, %w positions(%pos) {num_heads = 2 : i64, num_kv_heads = 1 : i64, head_dim = 4 : i64, rotary_dim = 4 : i64, scale = 0.5 : f32, mask_kind = #mir<mask causal>} : (tensor<1x4x8xf32>, tensor<16x8xf32>, tensor<8x8xf32>, tensor<4xi64>) -> tensor<1x4x8xf32>
+  %a2 = mir.reshape %a : (tensor<1x4x8xf32>) -> tensor<4x8xf32>
+  %t = mir.matmul %a2, %v {transpose_lhs} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+  %bm = mir.batch_matmul %a, %a {transpose_rhs} : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x4xf32>
+  %r = mir.matmul %f, %w {transpose_rhs} : (tensor<1x4x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
+  %e = mir.exp %r : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %et = mir.exp %t : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %eb = mir.exp %bm : (tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+  return %r, %e, %et, %eb : tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<1x4x4xf32>
 }

@@ -1609,3 +1609,19 @@ func.func @round_to_c1_glu(%x: tensor<2x64xf32>) {
   %y = mir.fused_glu %x {round_to = i8} : (tensor<2x64xf32>) -> tensor<2x32xf32>
   return
 }
+
+// -----
+
+func.func @round_to_c1_fused_matmul(%x: tensor<2x64xf16>, %w: tensor<32x64xf16>) {
+  // expected-error @+1 {{'mir.fused_matmul' op round_to rounds f32 results, got 'tensor<2x32xf16>'}}
+  %y = mir.fused_matmul %x, %w {transpose_rhs, round_to = bf16} : (tensor<2x64xf16>, tensor<32x64xf16>) -> tensor<2x32xf16>
+  return
+}
+
+// -----
+
+func.func @round_to_c1_attention_block(%x: tensor<1x4x8xf32>, %wqkv: tensor<24x8xf32>, %wo: tensor<8x8xf32>) {
+  // expected-error @+1 {{'mir.attention_block' op round_to must be f16 or bf16, got 'f64'}}
+  %y = mir.attention_block %x, %wqkv, %wo {num_heads = 2 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, round_to = f64} : (tensor<1x4x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
+  return
+}

@@ -150,3 +150,12 @@ func.func @negative_mixture_of_experts(%logits: tensor<1x8x4xf32>) -> tensor<1x8
   %v, %i = mir.top_k %logits {k = 2 : i64} : (tensor<1x8x4xf32>) -> (tensor<1x8x2xf32>, tensor<1x8x2xi64>)
   return %i : tensor<1x8x2xi64>
 }
+
+// -----
+
+func.func @negative_already_rounded(%x: tensor<1x8x64xf32>) -> tensor<1x8x256xf32> {
+  %w = mir.param "w" : tensor<256x64xf32>
+  // expected-error @+1 {{tensor parallelism splits the model before mir-compute-precision rounds its activations; this op already rounds its results (round_to)}}
+  %y = mir.fused_matmul %x, %w {transpose_rhs, round_to = bf16} : (tensor<1x8x64xf32>, tensor<256x64xf32>) -> tensor<1x8x256xf32>
+  return %y : tensor<1x8x256xf32>
+}

@@ -163,3 +163,39 @@ func.func @left_fused(%q: tensor<1x?x64xf32>, %gu: tensor<1x8x?xf32>, %a: tensor
   } : (tensor<4xf32>) -> tensor<4xf32>
   return %o, %g, %y : tensor<1x?x64xf32>, tensor<1x8x?xf32>, tensor<4xf32>
 }
+
+// -----
+
+/// A fused op's compute-type rounding (round_to) expands into a round trip
+/// of two mir.cast ops on each result: after the whole epilogue of a fused
+/// matmul, on both results of a residual norm (the normalization reads the
+/// unrounded sum), after the GLU, after an attention block's output
+/// projection. Nothing is dropped.
+
+// CHECK-LABEL: func.func @rounded
+// CHECK: %[[MM:.*]] = mir.matmul %arg0, %arg1 {transpose_rhs}
+// CHECK-NEXT: %[[B:.*]] = mir.add %[[MM]], %arg2
+// CHECK-NEXT: %[[N:.*]] = mir.cast %[[B]] : (tensor<1x4x8xf32>) -> tensor<1x4x8xbf16>
+// CHECK-NEXT: %[[Y:.*]] = mir.cast %[[N]] : (tensor<1x4x8xbf16>) -> tensor<1x4x8xf32>
+// CHECK-NEXT: %[[S:.*]] = mir.add %[[Y]], %arg0
+// CHECK-NEXT: %[[RN:.*]] = mir.rms_norm %[[S]], %arg2
+// CHECK-NEXT: %[[SN:.*]] = mir.cast %[[S]] : (tensor<1x4x8xf32>) -> tensor<1x4x8xf16>
+// CHECK-NEXT: %[[SW:.*]] = mir.cast %[[SN]] : (tensor<1x4x8xf16>) -> tensor<1x4x8xf32>
+// CHECK-NEXT: %[[NN:.*]] = mir.cast %[[RN]] : (tensor<1x4x8xf32>) -> tensor<1x4x8xf16>
+// CHECK-NEXT: %[[NW:.*]] = mir.cast %[[NN]] : (tensor<1x4x8xf16>) -> tensor<1x4x8xf32>
+// CHECK: %[[G:.*]] = mir.mul
+// CHECK-NEXT: %[[GN:.*]] = mir.cast %[[G]] : (tensor<1x4x4xf32>) -> tensor<1x4x4xbf16>
+// CHECK-NEXT: %[[GW:.*]] = mir.cast %[[GN]]
+// CHECK: %[[O:.*]] = mir.matmul %{{.*}}, %arg1 {transpose_rhs}
+// CHECK-NEXT: %[[ON:.*]] = mir.cast %[[O]] : (tensor<1x4x8xf32>) -> tensor<1x4x8xbf16>
+// CHECK-NEXT: %[[OW:.*]] = mir.cast %[[ON]]
+// CHECK-NEXT: return %[[SW]], %[[NW]], %[[GW]], %[[OW]]
+// REFUSE-LABEL: func.func @rounded
+// REFUSE: mir.fused_matmul
+func.func @rounded(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>, %wqkv: tensor<24x8xf32>) -> (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x4xf32>, tensor<1x4x8xf32>) {
+  %y = mir.fused_matmul %x, %w bias(%b) {transpose_rhs, round_to = bf16} : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<1x4x8xf32>
+  %s, %n = mir.fused_residual_rms_norm %y, %x, %b {round_to = f16} : (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<8xf32>) -> (tensor<1x4x8xf32>, tensor<1x4x8xf32>)
+  %g = mir.fused_glu %n {round_to = bf16} : (tensor<1x4x8xf32>) -> tensor<1x4x4xf32>
+  %a = mir.attention_block %x, %wqkv, %w {num_heads = 2 : i64, num_kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f32, round_to = bf16} : (tensor<1x4x8xf32>, tensor<24x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
+  return %s, %n, %g, %a : tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x4xf32>, tensor<1x4x8xf32>
+}

@@ -9,7 +9,8 @@
 // the mir.fused_glu kernel right after it reads only that buffer. With the
 // weight packed for the generated GEMM, the GLU becomes the GEMM's
 // epilogue: one kernel computing both, the [gate | up] buffer kept as its
-// scratch output.
+// scratch output. The compute type's roundings (the GEMM's and the GLU's
+// round_to) are applied in that epilogue.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,17 +46,24 @@ static bool yieldsCompute(KernelOp k, Operation *compute) {
          y.getValues()[0].getDefiningOp() == compute;
 }
 
+std::optional<Type> mlir::rlx::lir::getGluGemmRounding(Operation *gemm) {
+  if (isa_and_nonnull<mir::MatmulOp>(gemm))
+    return Type();
+  auto fused = dyn_cast_or_null<mir::FusedMatmulOp>(gemm);
+  if (!fused || fused.getBias() || fused.getResidual() ||
+      fused.getActivation() != Activation::None)
+    return std::nullopt;
+  return fused.getRoundTo().value_or(Type());
+}
+
 bool mlir::rlx::lir::isFusableGluGemm(EntryOp entry, KernelOp mm,
                                       KernelOp glu) {
-  auto matmul = dyn_cast_or_null<mir::MatmulOp>(mm.getComputeOp());
+  Operation *matmul = mm.getComputeOp();
   auto gluOp = dyn_cast_or_null<mir::FusedGluOp>(glu.getComputeOp());
-  if (!matmul || !gluOp || mm.getIns().size() != 2 ||
+  if (!getGluGemmRounding(matmul) || !gluOp || mm.getIns().size() != 2 ||
       mm.getOuts().size() != 1 || glu.getIns().size() != 1 ||
       glu.getOuts().size() != 1 || mm.getConfig() || glu.getConfig() ||
       layoutOf(entry, mm.getIns()[1]) != ParamLayout::NK16)
-    return false;
-  // The GEMM's epilogue applies no compute-type rounding.
-  if (gluOp.getRoundTo())
     return false;
   Value gateUp = mm.getOuts()[0];
   if (glu.getIns()[0] != gateUp ||

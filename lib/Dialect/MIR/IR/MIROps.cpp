@@ -1685,6 +1685,8 @@ LogicalResult FusedMatmulOp::verify() {
       residual && residual.getType() != getType())
     return emitOpError("residual must have the result type ")
            << getType() << ", got " << residual.getType();
+  if (failed(verifyRoundTo(*this, getRoundTo())))
+    return failure();
   return verifyResultMatchesInference(*this);
 }
 
@@ -1911,6 +1913,8 @@ LogicalResult AttentionBlockOp::verify() {
         getElementTypeOrSelf(operand.getType()) != input.getElementType())
       return emitOpError("requires weights of the input's element type, got ")
              << operand.getType() << " with input " << input;
+  if (failed(verifyRoundTo(*this, getRoundTo())))
+    return failure();
   return verifyResultMatchesInference(*this);
 }
 

@@ -18,14 +18,17 @@
 // Every activation passed between ops is rounded to the compute type; the
 // kernels keep computing in f32. A producing or consuming mir.elementwise
 // takes the round trip into its body instead of a kernel of its own; a
-// norm or a GLU producing it rounds its results itself (`round_to`). A
-// collective (shard.all_reduce, shard.all_gather) of an activation moves it
-// in the compute type: a mir.cast to it, the collective, a mir.cast back.
+// norm, a GLU, a fused matmul or an attention block producing it rounds its
+// results itself (`round_to`), and a plain mir.matmul becomes the
+// mir.fused_matmul that does. A collective (shard.all_reduce,
+// shard.all_gather) of an activation moves it in the compute type: a
+// mir.cast to it, the collective, a mir.cast back.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/Dialect/MIR/Transforms/Passes.h"
+#include "RLX/Dialect/MIR/Utils/MIRBuilder.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -117,17 +120,48 @@ static void narrowCollective(Operation *op, FloatType type) {
   result.replaceAllUsesExcept(wide, wide);
 }
 
+/// Whether the function returns some result of `op`.
+static bool isReturned(Operation *op) {
+  return llvm::any_of(op->getUsers(), [](Operation *user) {
+    return isa<func::ReturnOp>(user);
+  });
+}
+
 /// Whether `op` rounds its results itself when given `round_to` (the
-/// norms and the GLU, whose kernels round as they store), and none of them
-/// is returned (the function returns values as computed).
+/// norms, the GLU, a fused matmul and an attention block, whose kernels
+/// round as they store), and none of them is returned (the function returns
+/// values as computed).
 static bool canRoundResults(Operation *op) {
   if (!isa_and_nonnull<mir::RmsNormOp, mir::LayerNormOp,
                        mir::FusedResidualRmsNormOp,
-                       mir::FusedResidualLayerNormOp, mir::FusedGluOp>(op))
+                       mir::FusedResidualLayerNormOp, mir::FusedGluOp,
+                       mir::FusedMatmulOp, mir::AttentionBlockOp>(op))
     return false;
-  return llvm::none_of(op->getUsers(), [](Operation *user) {
-    return isa<func::ReturnOp>(user);
-  });
+  return !isReturned(op);
+}
+
+/// A mir.matmul whose result is to be rounded, as the mir.fused_matmul
+/// (no bias, residual or activation) that then rounds it as it stores: one
+/// with a rank-2 right-hand side and no transposed left-hand side, which is
+/// what a fused matmul computes. Null for any other op.
+static Operation *asFusedMatmul(Operation *op) {
+  auto matmul = dyn_cast_or_null<mir::MatmulOp>(op);
+  if (!matmul || matmul.getTransposeLhs() ||
+      matmul.getRhs().getType().getRank() != 2 ||
+      matmul.getLhs().getType().getRank() < 2)
+    return nullptr;
+  OpBuilder b(matmul);
+  MIRBuilder mb(b, matmul.getLoc());
+  Value fused =
+      mb.fusedMatmul(matmul.getLhs(), matmul.getRhs(), nullptr, nullptr,
+                     Activation::None, matmul.getTransposeRhs());
+  if (fused.getType() != matmul.getType()) {
+    fused.getDefiningOp()->erase();
+    return nullptr;
+  }
+  matmul.replaceAllUsesWith(fused);
+  matmul.erase();
+  return fused.getDefiningOp();
 }
 
 /// Rounds activation `v` for every op that reads it, except the function's
@@ -138,6 +172,9 @@ static void roundUses(Value v, FloatType type) {
       }))
     return;
   Operation *producer = v.getDefiningOp();
+  if (isa_and_nonnull<mir::MatmulOp>(producer) && !isReturned(producer))
+    if (Operation *fused = asFusedMatmul(producer))
+      producer = fused;
   if (canRoundResults(producer)) {
     // Every result (a fused residual norm's sum and normed alike) rounded
     // as the kernel stores it: no round trip of its own.

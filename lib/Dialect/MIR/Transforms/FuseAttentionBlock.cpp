@@ -58,7 +58,8 @@ struct HeadNorm {
 static std::optional<Projection> getProjection(Value v) {
   Projection p;
   if (auto fm = v.getDefiningOp<mir::FusedMatmulOp>()) {
-    if (fm.getActivation() != Activation::None || fm.getResidual())
+    if (fm.getActivation() != Activation::None || fm.getResidual() ||
+        fm.getRoundTo())
       return std::nullopt;
     p.input = fm.getInput();
     p.weight = fm.getWeight();
@@ -285,7 +286,7 @@ mlir::rlx::fuseAttentionBlock(RewriterBase &rewriter,
       match.outBias, att.getMask(), att.getNumHeads(), att.getNumKvHeads(),
       att.getHeadDim(), match.rotaryDim, match.ropeTheta, match.ropeStyle,
       att.getScale(), att.getSoftcap(), att.getMaskKind(), att.getWindow(),
-      match.normEpsilon, match.normUnitOffset);
+      match.normEpsilon, match.normUnitOffset, /*round_to=*/nullptr);
   if (block.getType() != match.output->getResult(0).getType()) {
     rewriter.eraseOp(block);
     return failure();

@@ -807,6 +807,13 @@ mlir::rlx::shardMIRTensorParallel(Operation *func,
   SmallVector<EmbeddingPlan> embeddings;
   SmallVector<HeadPlan> heads;
   WalkResult walk = func->walk([&](Operation *op) -> WalkResult {
+    // The split ops are rebuilt without their compute-type rounding.
+    if (op->hasAttr("round_to")) {
+      op->emitError("tensor parallelism splits the model before "
+                    "mir-compute-precision rounds its activations; this op "
+                    "already rounds its results (round_to)");
+      return WalkResult::interrupt();
+    }
     if (auto block = dyn_cast<mir::AttentionBlockOp>(op)) {
       FailureOr<AttentionPlan> plan = planAttention(block, options.ranks);
       if (failed(plan))

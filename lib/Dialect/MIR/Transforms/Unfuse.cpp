@@ -108,6 +108,12 @@ static bool isFused(Operation *op) {
 
 namespace {
 
+/// The type a fused op rounds its results to (`round_to`; the expansions
+/// end with that round trip as two mir.cast ops), or null.
+template <typename OpTy> static Type roundingOf(OpTy op) {
+  return op.getRoundTo().value_or(Type());
+}
+
 template <typename OpTy> struct UnfusePattern : public OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpTy op,
@@ -132,22 +138,25 @@ UnfusePattern<mir::FusedMatmulOp>::expand(MIRBuilder &mb,
   y = mb.activation(y, op.getActivation());
   if (op.getResidual())
     y = mb.add(y, op.getResidual());
-  return {y};
+  return {mb.roundTo(y, roundingOf(op))};
 }
 
 template <>
 SmallVector<Value> UnfusePattern<mir::FusedResidualRmsNormOp>::expand(
     MIRBuilder &mb, mir::FusedResidualRmsNormOp op) const {
   Value sum = mb.add(op.getInput(), op.getResidual());
-  return {sum,
-          mb.rmsNorm(sum, op.getWeight(), op.getEpsilon(), op.getUnitOffset())};
+  Value normed =
+      mb.rmsNorm(sum, op.getWeight(), op.getEpsilon(), op.getUnitOffset());
+  return {mb.roundTo(sum, roundingOf(op)), mb.roundTo(normed, roundingOf(op))};
 }
 
 template <>
 SmallVector<Value> UnfusePattern<mir::FusedResidualLayerNormOp>::expand(
     MIRBuilder &mb, mir::FusedResidualLayerNormOp op) const {
   Value sum = mb.add(op.getInput(), op.getResidual());
-  return {sum, mb.layerNorm(sum, op.getGamma(), op.getBeta(), op.getEpsilon())};
+  Value normed =
+      mb.layerNorm(sum, op.getGamma(), op.getBeta(), op.getEpsilon());
+  return {mb.roundTo(sum, roundingOf(op)), mb.roundTo(normed, roundingOf(op))};
 }
 
 template <>
@@ -158,7 +167,8 @@ UnfusePattern<mir::FusedGluOp>::expand(MIRBuilder &mb,
   int64_t last = ty.getRank() - 1, half = ty.getDimSize(last) / 2;
   Value gate = mb.slice(op.getGateUp(), last, 0, half);
   Value up = mb.slice(op.getGateUp(), last, half, half);
-  return {mb.mul(mb.activation(gate, op.getActivation()), up)};
+  return {mb.roundTo(mb.mul(mb.activation(gate, op.getActivation()), up),
+                     roundingOf(op))};
 }
 
 template <>

@@ -141,13 +141,18 @@ static Value headNorm(MIRBuilder &mb, Value x, Value w, int64_t n, int64_t hd,
   return mb.reshape(r, ty.getShape());
 }
 
-/// x · wᵀ (+ bias): one fused_matmul, or matmul + add when `plain`.
-static Value linear(MIRBuilder &mb, Value x, Value w, Value bias, bool plain) {
-  if (!bias)
+/// x · wᵀ (+ bias), rounded to `roundTo` when set: one fused_matmul (a
+/// plain matmul when there is neither), or primitives when `plain`.
+static Value linear(MIRBuilder &mb, Value x, Value w, Value bias, bool plain,
+                    Type roundTo = {}) {
+  if (plain) {
+    Value y = mb.matmul(x, w);
+    return mb.roundTo(bias ? mb.add(y, bias) : y, roundTo);
+  }
+  if (!bias && !roundTo)
     return mb.matmul(x, w);
-  if (plain)
-    return mb.add(mb.matmul(x, w), bias);
-  return mb.fusedMatmul(x, w, bias, nullptr, Activation::None);
+  return mb.fusedMatmul(x, w, bias, nullptr, Activation::None,
+                        /*transposeRhs=*/true, roundTo);
 }
 
 Value mlir::rlx::expandAttentionBlock(MIRBuilder &mb, mir::AttentionBlockOp op,
@@ -175,5 +180,7 @@ Value mlir::rlx::expandAttentionBlock(MIRBuilder &mb, mir::AttentionBlockOp op,
   AttentionConfig cfg = AttentionConfig::of(op);
   Value attn = composeCore ? composeAttention(mb, q, k, v, op.getMask(), cfg)
                            : createAttentionOp(mb, q, k, v, op.getMask(), cfg);
-  return linear(mb, attn, op.getWO(), op.getOutBias(), composeCore);
+  // round_to: the output projection rounds as it stores.
+  return linear(mb, attn, op.getWO(), op.getOutBias(), composeCore,
+                op.getRoundTo().value_or(Type()));
 }

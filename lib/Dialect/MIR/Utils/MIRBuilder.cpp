@@ -84,7 +84,7 @@ Value MIRBuilder::batchMatmul(Value a, Value w, bool transposeRhs) {
 }
 
 Value MIRBuilder::fusedMatmul(Value x, Value w, Value bias, Value residual,
-                              Activation act, bool transposeRhs) {
+                              Activation act, bool transposeRhs, Type roundTo) {
   auto shape = mir::matmulResultShape(
       typeOf(x).getShape(), typeOf(w).getShape(), false, transposeRhs);
   assert(succeeded(shape) && "matmul shapes checked by the HIR verifier");
@@ -99,6 +99,8 @@ Value MIRBuilder::fusedMatmul(Value x, Value w, Value bias, Value residual,
       attr("activation", mir::ActivationAttr::get(b.getContext(), act))};
   if (transposeRhs)
     attrs.push_back(unit("transpose_rhs"));
+  if (roundTo)
+    attrs.push_back(attr("round_to", TypeAttr::get(roundTo)));
   return create("mir.fused_matmul", withShape(x, *shape), operands, attrs)
       ->getResult(0);
 }
@@ -320,6 +322,12 @@ Value MIRBuilder::convert(Value x, Type elementType) {
   return create("mir.cast",
                 RankedTensorType::get(typeOf(x).getShape(), elementType), {x})
       ->getResult(0);
+}
+
+Value MIRBuilder::roundTo(Value x, Type type) {
+  if (!type)
+    return x;
+  return convert(convert(x, type), typeOf(x).getElementType());
 }
 
 Value MIRBuilder::reduce(StringRef name, Value x, ArrayRef<int64_t> axes,

@@ -16,10 +16,15 @@
 #ifndef RLX_DIALECT_LIR_TRANSFORMS_TRANSFORMS_H
 #define RLX_DIALECT_LIR_TRANSFORMS_TRANSFORMS_H
 
+#include "mlir/IR/Types.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include <cstdint>
+
+namespace mlir {
+class Operation;
+} // namespace mlir
 
 namespace mlir::rlx::mir {
 class AttentionOp;
@@ -113,9 +118,16 @@ void packGemmParams(EntryOp entry, bool nk16 = true, bool x8 = false);
 // GLU GEMM fusion
 //===----------------------------------------------------------------------===//
 
+/// The rounding the GEMM of a GLU-GEMM kernel applies to gate and up: a
+/// null type for a mir.matmul, the `round_to` of a mir.fused_matmul with
+/// no bias, residual or activation (null without one); nullopt for any
+/// other op, which the fused kernel cannot compute.
+std::optional<Type> getGluGemmRounding(Operation *gemm);
+
 /// True when `glu` (a mir.fused_glu kernel) directly follows `matmul` (a
-/// mir.matmul kernel whose weight is stored nk16), reads only its result,
-/// and nothing else reads that result.
+/// mir.matmul kernel, or a mir.fused_matmul that at most rounds
+/// (getGluGemmRounding), whose weight is stored nk16), reads only its
+/// result, and nothing else reads that result.
 bool isFusableGluGemm(EntryOp entry, KernelOp matmul, KernelOp glu);
 
 /// Replaces the two kernels by one `matmul_glu` kernel of strategy

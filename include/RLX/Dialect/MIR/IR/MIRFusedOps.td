@@ -30,6 +30,10 @@ def MIR_FusedMatmulOp : MIR_Op<"fused_matmul",
     optional tensor of the result type added after the activation. All
     operands have the same element type. The result `[..., M, N]` is inferred.
 
+    `round_to` (f16 or bf16, on an f32 result; `mir-compute-precision` sets
+    it) rounds the result, after the residual, to that type, kept as f32:
+    what a round trip after the op would give, applied as the GEMM stores.
+
     ```mlir
     %y = mir.fused_matmul %x, %w bias(%b) residual(%r)
         {transpose_rhs, activation = #mir<activation gelu>}
@@ -42,7 +46,8 @@ def MIR_FusedMatmulOp : MIR_Op<"fused_matmul",
                    Optional<MIR_FloatTensor>:$residual,
                    UnitAttr:$transpose_rhs,
                    DefaultValuedAttr<MIR_ActivationAttr,
-                                     "::mlir::rlx::Activation::None">:$activation);
+                                     "::mlir::rlx::Activation::None">:$activation,
+                   OptionalAttr<TypeAttr>:$round_to);
   let results = (outs MIR_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`bias` `(` $bias^ `)`)?
@@ -226,6 +231,10 @@ def MIR_AttentionBlockOp : MIR_Op<"attention_block",
     The result `[B, T, H_out]` is inferred. All float operands except
     `inv_freq` (f32) have the element type of `input`.
 
+    `round_to` (f16 or bf16, on an f32 result; `mir-compute-precision` sets
+    it) rounds the result to that type, kept as f32, as the output
+    projection stores it; the steps before it keep their f32 values.
+
     ```mlir
     %y = mir.attention_block %x, %wqkv, %wo positions(%pos) {
         num_heads = 32 : i64, num_kv_heads = 8 : i64, head_dim = 64 : i64,
@@ -256,7 +265,7 @@ def MIR_AttentionBlockOp : MIR_Op<"attention_block",
                                      "::mlir::rlx::MaskKind::None">:$mask_kind,
                    DefaultValuedAttr<MIR_I64Attr, "0">:$window,
                    DefaultValuedAttr<MIR_F32Attr, "1.0e-6f">:$norm_epsilon,
-                   UnitAttr:$norm_unit_offset);
+                   UnitAttr:$norm_unit_offset, OptionalAttr<TypeAttr>:$round_to);
   let results = (outs MIR_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $w_qkv `,` $w_o

@@ -40,8 +40,11 @@ public:
 
   Value matmul(Value x, Value w, bool transposeRhs = true);
   Value batchMatmul(Value a, Value b, bool transposeRhs = false);
+  /// mir.fused_matmul; with `roundTo` (f16 or bf16) its result rounded to
+  /// that type as it is stored (`round_to`).
   Value fusedMatmul(Value x, Value w, Value bias, Value residual,
-                    Activation act, bool transposeRhs = true);
+                    Activation act, bool transposeRhs = true,
+                    Type roundTo = {});
 
   Value add(Value a, Value b) { return binary("mir.add", a, b); }
   Value sub(Value a, Value b) { return binary("mir.sub", a, b); }
@@ -84,6 +87,9 @@ public:
   Value slice(Value x, int64_t axis, int64_t start, int64_t size);
   Value concat(ValueRange values, int64_t axis);
   Value convert(Value x, Type elementType);
+  /// `x` rounded to `type` and converted back (two mir.cast ops): a fused
+  /// op's `round_to` as primitives; `x` itself when `type` is null.
+  Value roundTo(Value x, Type type);
   Value reduce(StringRef name, Value x, ArrayRef<int64_t> axes, bool keepDims);
 
   /// Creates op `name` with explicit result types; attributes may be inherent
