@@ -1010,6 +1010,16 @@ static Error benchLayers(Report &report, unsigned reps) {
       return s.takeError();
     c.add("rlx", *s);
     c.extra["rlx compile s"] = compile;
+    // [precision] compute = "bf16": the activations between ops rounded to
+    // bf16 (by the producing kernels), the kernels computing in f32.
+    CompileOptions bf16 = rlxOptions();
+    bf16.profile.precision.compute = ComputePrecision::BF16;
+    Expected<Stats> r = timeModule(session, llamaPrefillMlir(l, t), w, in, 2,
+                                   reps, bf16);
+    if (!r)
+      return r.takeError();
+    c.add("rlx compute bf16", *r);
+    c.extra["compute bf16 / f32 time"] = r->median / s->median;
     report.cases.push_back(std::move(c));
   }
   {
