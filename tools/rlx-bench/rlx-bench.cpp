@@ -1014,8 +1014,8 @@ static Error benchLayers(Report &report, unsigned reps) {
     // bf16 (by the producing kernels), the kernels computing in f32.
     CompileOptions bf16 = rlxOptions();
     bf16.profile.precision.compute = ComputePrecision::BF16;
-    Expected<Stats> r = timeModule(session, llamaPrefillMlir(l, t), w, in, 2,
-                                   reps, bf16);
+    Expected<Stats> r =
+        timeModule(session, llamaPrefillMlir(l, t), w, in, 2, reps, bf16);
     if (!r)
       return r.takeError();
     c.add("rlx compute bf16", *r);

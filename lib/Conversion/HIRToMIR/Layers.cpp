@@ -105,6 +105,15 @@ static Value linear(MIRBuilder &mb, Value x, Value w, Value bias) {
   return bias ? mb.add(y, bias) : y;
 }
 
+/// `weights` joined along their rows into one weight at load time
+/// (concatParams), or null when they do not join: weights stored in
+/// different types (a Q4_K_M file's q4_K q and k rows beside its q6_K v
+/// rows) would join only as a run-time concatenation of widened copies.
+static Value joinedWeights(MIRBuilder &mb, ArrayRef<Value> weights) {
+  return MIRBuilder::joinsAtLoad(weights, 0) ? mb.concatParams(weights, 0)
+                                             : Value();
+}
+
 /// The MLP half of a layer after attention: `attnOut` is the projected
 /// attention output, `x` the layer input.
 static Value lowerMlpHalf(MIRBuilder &mb, ::rlx::FusionPolicy policy,
@@ -135,13 +144,19 @@ static Value lowerMlpHalf(MIRBuilder &mb, ::rlx::FusionPolicy policy,
   if (direct) {
     std::tie(h, n2) =
         mb.fusedResidualRmsNorm(attnOut, p.x, mlpNorm, c.eps, c.gemma);
-    Value wGateUp = mb.concatParams({p.wGate, p.wUp}, 0);
-    Value gateUp =
-        p.bGate
-            ? mb.fusedMatmul(n2, wGateUp, mb.concatParams({p.bGate, p.bUp}, 0),
-                             nullptr, Activation::None)
-            : mb.matmul(n2, wGateUp);
-    Value g = mb.fusedGlu(gateUp, act);
+    Value g;
+    if (Value wGateUp = joinedWeights(mb, {p.wGate, p.wUp})) {
+      Value gateUp = p.bGate
+                         ? mb.fusedMatmul(n2, wGateUp,
+                                          mb.concatParams({p.bGate, p.bUp}, 0),
+                                          nullptr, Activation::None)
+                         : mb.matmul(n2, wGateUp);
+      g = mb.fusedGlu(gateUp, act);
+    } else {
+      // Gate and up stored in different types: a matmul each.
+      g = mb.mul(mb.activation(linear(mb, n2, p.wGate, p.bGate), act),
+                 linear(mb, n2, p.wUp, p.bUp));
+    }
     if (c.gemma) {
       Value d = mb.rmsNorm(linear(mb, g, p.wDown, p.bDown), p.postFfnNorm,
                            c.eps, true);
@@ -168,9 +183,10 @@ static FailureOr<LayerResults> lowerDecoderLayer(MIRBuilder &mb, Operation *op,
   Value n = mb.rmsNorm(p.x, p.inputNorm, c.eps, c.gemma);
   LayerResults r;
 
+  // Under `direct` the q, k and v rows are one weight, where they join.
+  Value wqkv = direct ? joinedWeights(mb, {p.wq, p.wk, p.wv}) : Value();
   // Prefill under `direct`: the whole attention is one fused block.
-  if (direct && !p.pastK) {
-    Value wqkv = mb.concatParams({p.wq, p.wk, p.wv}, 0);
+  if (wqkv && !p.pastK) {
     SmallVector<Value> operands = {n, wqkv, p.wo, p.positions};
     if (p.invFreq)
       operands.push_back(p.invFreq);
@@ -210,8 +226,7 @@ static FailureOr<LayerResults> lowerDecoderLayer(MIRBuilder &mb, Operation *op,
 
   // Otherwise the projections are explicit.
   Value q, k, v;
-  if (direct) {
-    Value wqkv = mb.concatParams({p.wq, p.wk, p.wv}, 0);
+  if (wqkv) {
     Value qkv =
         p.bq ? mb.fusedMatmul(n, wqkv, mb.concatParams({p.bq, p.bk, p.bv}, 0),
                               nullptr, Activation::None)

@@ -1180,9 +1180,25 @@ func.func @attention_block_c15_zero_norm_epsilon(%x: tensor<1x?x64xf32>, %wqkv: 
 
 // -----
 
-func.func @attention_block_c16_weight_element_type(%x: tensor<1x?x64xf32>, %wqkv: tensor<192x64xbf16>, %wo: tensor<64x64xf32>) {
-  // expected-error @+1 {{'mir.attention_block' op requires weights of the input's element type, got 'tensor<192x64xbf16>' with input 'tensor<1x?x64xf32>'}}
-  %y = mir.attention_block %x, %wqkv, %wo {num_heads = 4 : i64, num_kv_heads = 4 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : (tensor<1x?x64xf32>, tensor<192x64xbf16>, tensor<64x64xf32>) -> tensor<1x?x64xf32>
+func.func @attention_block_c16_weight_element_type(%x: tensor<1x?x64xf16>, %wqkv: tensor<192x64xbf16>, %wo: tensor<64x64xf16>) {
+  // expected-error @+1 {{'mir.attention_block' op requires weights of the input's element type, got 'tensor<192x64xbf16>' with input 'tensor<1x?x64xf16>'}}
+  %y = mir.attention_block %x, %wqkv, %wo {num_heads = 4 : i64, num_kv_heads = 4 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : (tensor<1x?x64xf16>, tensor<192x64xbf16>, tensor<64x64xf16>) -> tensor<1x?x64xf16>
+  return
+}
+
+// -----
+
+func.func @attention_block_c16_stored_norm(%x: tensor<1x?x64xf32>, %wqkv: tensor<192x64x!mir.quant<q8_0>>, %wo: tensor<64x64xf32>, %n: tensor<16xf16>) {
+  // expected-error @+1 {{'mir.attention_block' op requires weights of the input's element type, got 'tensor<16xf16>' with input 'tensor<1x?x64xf32>'}}
+  %y = mir.attention_block %x, %wqkv, %wo q_norm(%n) k_norm(%n) {num_heads = 4 : i64, num_kv_heads = 4 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : (tensor<1x?x64xf32>, tensor<192x64x!mir.quant<q8_0>>, tensor<64x64xf32>, tensor<16xf16>, tensor<16xf16>) -> tensor<1x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_block_c16_stored_blocks(%x: tensor<1x?x48xf32>, %wqkv: tensor<144x48x!mir.quant<q4_0>>, %wo: tensor<48x48xf32>) {
+  // expected-error @+1 {{'mir.attention_block' op w_qkv 'tensor<144x48x!mir.quant<q4_0>>' must have a last dimension that is a multiple of the block size 32}}
+  %y = mir.attention_block %x, %wqkv, %wo {num_heads = 3 : i64, num_kv_heads = 3 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : (tensor<1x?x48xf32>, tensor<144x48x!mir.quant<q4_0>>, tensor<48x48xf32>) -> tensor<1x?x48xf32>
   return
 }
 

@@ -452,6 +452,15 @@ func.func @attention_block_llama_rope(%x: tensor<1x?x64xf32>, %wqkv: tensor<128x
   return %y : tensor<1x?x64xf32>
 }
 
+/// The projection weights may be kept as stored (ggml blocks, f16, bf16)
+/// with an f32 input.
+// CHECK-LABEL: func.func @attention_block_stored_weights
+func.func @attention_block_stored_weights(%x: tensor<1x?x64xf32>, %wqkv: tensor<128x64x!mir.quant<q8_0>>, %wo: tensor<64x64xbf16>) -> tensor<1x?x64xf32> {
+  // CHECK: mir.attention_block {{.*}} : (tensor<1x?x64xf32>, tensor<128x64x!mir.quant<q8_0>>, tensor<64x64xbf16>) -> tensor<1x?x64xf32>
+  %y = mir.attention_block %x, %wqkv, %wo {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : (tensor<1x?x64xf32>, tensor<128x64x!mir.quant<q8_0>>, tensor<64x64xbf16>) -> tensor<1x?x64xf32>
+  return %y : tensor<1x?x64xf32>
+}
+
 // CHECK-LABEL: func.func @attention_block_every_optional_operand
 // CHECK-SAME: (%[[X:[^:]*]]: {{[^,]*}}, %[[WQKV:[^:]*]]: {{[^,]*}}, %[[WO:[^:]*]]: {{[^,]*}}, %[[POS:[^:]*]]: {{[^,]*}}, %[[F:[^:]*]]: {{[^,]*}}, %[[QN:[^:]*]]: {{[^,]*}}, %[[KN:[^:]*]]: {{[^,]*}}, %[[BQ:[^:]*]]: {{[^,]*}}, %[[BO:[^:]*]]: {{[^,]*}}, %[[M:[^:]*]]: {{[^)]*}})
 func.func @attention_block_every_optional_operand(%x: tensor<2x?x64xf32>, %wqkv: tensor<192x64xf32>, %wo: tensor<32x64xf32>, %pos: tensor<2x?xi32>, %f: tensor<4xf32>, %qn: tensor<16xf32>, %kn: tensor<16xf32>, %bq: tensor<192xf32>, %bo: tensor<32xf32>, %m: tensor<2x?xi1>) -> tensor<2x?x32xf32> {

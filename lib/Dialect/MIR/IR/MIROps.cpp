@@ -1906,13 +1906,25 @@ LogicalResult AttentionBlockOp::verify() {
       failed(verifyPositive(*this, getNormEpsilon(), "norm_epsilon")))
     return failure();
   // mir_attention_block_c16: the float operands (but inv_freq) share the
-  // input's element type.
-  for (Value operand :
-       {getWQkv(), getWO(), getQNorm(), getKNorm(), getQkvBias(), getOutBias()})
-    if (operand &&
-        getElementTypeOrSelf(operand.getType()) != input.getElementType())
+  // input's element type; the projection weights may be kept as stored
+  // (their rows a whole number of blocks) when the input is f32.
+  for (Value operand : {getWQkv(), getWO(), getQNorm(), getKNorm(),
+                        getQkvBias(), getOutBias()}) {
+    if (!operand)
+      continue;
+    Type elt = getElementTypeOrSelf(operand.getType());
+    if ((operand == getWQkv() || operand == getWO()) &&
+        input.getElementType().isF32() && isLowPrecisionWeightType(elt)) {
+      if (failed(verifyQuantizedShape(*this,
+                                      cast<RankedTensorType>(operand.getType()),
+                                      operand == getWQkv() ? "w_qkv" : "w_o")))
+        return failure();
+      continue;
+    }
+    if (elt != input.getElementType())
       return emitOpError("requires weights of the input's element type, got ")
              << operand.getType() << " with input " << input;
+  }
   if (failed(verifyRoundTo(*this, getRoundTo())))
     return failure();
   return verifyResultMatchesInference(*this);

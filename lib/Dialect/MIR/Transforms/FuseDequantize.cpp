@@ -8,6 +8,7 @@
 // IN:  %f = mir.dequantize %w      (%w: f16, bf16 or !mir.quant<...>)
 //      %y = mir.matmul %x, %f {transpose_rhs}
 //      %e = mir.gather %f, %ids
+//      (and an attention block's w_qkv / w_o)
 // OUT: %y = mir.matmul %x, %w {transpose_rhs}      (reads the blocks)
 //      %e = mir.gather %w, %ids                     (rows dequantized)
 //      (an f16/bf16 table: %e = mir.cast (mir.gather %w, %ids))
@@ -42,6 +43,11 @@ static bool canReadStored(OpOperand &use) {
            fm.getInput().getType().getElementType().isF32();
   if (auto g = dyn_cast<mir::GatherOp>(user))
     return n == 0 && g.getAxis() == 0 && g.getTable().getType().getRank() == 2;
+  // An attention block's projections, [N, K] weights read as its matmuls
+  // read them.
+  if (auto block = dyn_cast<mir::AttentionBlockOp>(user))
+    return (use.get() == block.getWQkv() || use.get() == block.getWO()) &&
+           block.getInput().getType().getElementType().isF32();
   return false;
 }
 
@@ -60,8 +66,9 @@ MIRMatchResult mlir::rlx::matchDequantize(mir::DequantizeOp op,
           ("'" + use.getOwner()->getName().getStringRef() +
            "' reads the dequantized weight")
               .str(),
-          "only transposed matmuls (weights [N, K]) and row gathers read "
-          "weights as they are stored; keep other uses in f32");
+          "only transposed matmuls (weights [N, K]), attention blocks' "
+          "projections and row gathers read weights as they are stored; "
+          "keep other uses in f32");
     match.uses.push_back(&use);
   }
   if (match.uses.empty())

@@ -37,27 +37,64 @@ Value MIRBuilder::scalar(double value, Type elementType) {
   return splat(value, RankedTensorType::get({}, elementType));
 }
 
+/// The params `values` join at load time, or none: each a mir.param without
+/// sources, of one element type; or each the mir.dequantize of one, of one
+/// stored type (`stored` set), joined only along rows (the blocks run along
+/// a row).
+static SmallVector<mir::ParamOp> paramsToJoin(ArrayRef<Value> values,
+                                              int64_t axis, bool &stored) {
+  SmallVector<mir::ParamOp> params;
+  stored = !values.empty() && values[0].getDefiningOp<mir::DequantizeOp>();
+  for (Value v : values) {
+    if (stored) {
+      auto dq = v.getDefiningOp<mir::DequantizeOp>();
+      if (!dq || axis != 0 ||
+          MIRBuilder::typeOf(v).getElementType() !=
+              MIRBuilder::typeOf(values[0]).getElementType())
+        return {};
+      v = dq.getInput();
+    }
+    auto op = v.getDefiningOp<mir::ParamOp>();
+    if (!op || op.getSources() ||
+        (!params.empty() &&
+         op.getType().getElementType() != params[0].getType().getElementType()))
+      return {};
+    params.push_back(op);
+  }
+  return params;
+}
+
+bool MIRBuilder::joinsAtLoad(ArrayRef<Value> params, int64_t axis) {
+  bool stored;
+  return !paramsToJoin(params, axis, stored).empty();
+}
+
 Value MIRBuilder::concatParams(ArrayRef<Value> params, int64_t axis) {
+  bool stored;
+  SmallVector<mir::ParamOp> ps = paramsToJoin(params, axis, stored);
+  if (ps.empty())
+    return concat(params, axis);
   SmallVector<Attribute> names;
   SmallVector<std::string> parts;
-  for (Value p : params) {
-    auto op = p.getDefiningOp<mir::ParamOp>();
-    if (!op || op.getSources())
-      return concat(params, axis);
+  SmallVector<int64_t> sizes;
+  for (mir::ParamOp op : ps) {
     names.push_back(op.getNameAttr());
     parts.push_back(op.getName().str());
+    sizes.push_back(op.getType().getDimSize(axis));
   }
-  SmallVector<int64_t> shape(typeOf(params[0]).getShape());
-  SmallVector<int64_t> sizes;
-  for (Value p : params)
-    sizes.push_back(typeOf(p).getDimSize(axis));
+  SmallVector<int64_t> shape(ps[0].getType().getShape());
   shape[axis] = llvm::sum_of(sizes);
-  return create("mir.param", withShape(params[0], shape), {},
-                {attr("name", b.getStringAttr(llvm::join(parts, "+"))),
-                 attr("sources", b.getArrayAttr(names)),
-                 i64("concat_axis", axis),
-                 attr("source_sizes", b.getDenseI64ArrayAttr(sizes))})
-      ->getResult(0);
+  Value joined =
+      create("mir.param", ps[0].getType().clone(shape), {},
+             {attr("name", b.getStringAttr(llvm::join(parts, "+"))),
+              attr("sources", b.getArrayAttr(names)), i64("concat_axis", axis),
+              attr("source_sizes", b.getDenseI64ArrayAttr(sizes))})
+          ->getResult(0);
+  // Weights kept as stored: joined as stored, widened where read.
+  if (stored)
+    return create("mir.dequantize", withShape(params[0], shape), {joined})
+        ->getResult(0);
+  return joined;
 }
 
 Value MIRBuilder::matmul(Value x, Value w, bool transposeRhs) {

@@ -229,7 +229,10 @@ def MIR_AttentionBlockOp : MIR_Op<"attention_block",
     5. `result = attn · w_oᵀ (+ out_bias)` with `w_o`
        `[H_out, num_heads*head_dim]` and the optional `out_bias` `[H_out]`.
     The result `[B, T, H_out]` is inferred. All float operands except
-    `inv_freq` (f32) have the element type of `input`.
+    `inv_freq` (f32) have the element type of `input`; `w_qkv` and `w_o` may
+    instead be kept as stored (f16, bf16 or ggml blocks, rows a whole number
+    of blocks) with an f32 `input`: the projections read them as the
+    matmuls do.
 
     `round_to` (f16 or bf16, on an f32 result; `mir-compute-precision` sets
     it) rounds the result to that type, kept as f32, as the output
@@ -244,8 +247,8 @@ def MIR_AttentionBlockOp : MIR_Op<"attention_block",
            tensor<?xi64>) -> tensor<1x?x2048xf32>
     ```
   }];
-  let arguments = (ins MIR_FloatTensor:$input, MIR_FloatTensor:$w_qkv,
-                   MIR_FloatTensor:$w_o,
+  let arguments = (ins MIR_FloatTensor:$input, MIR_WeightTensor:$w_qkv,
+                   MIR_WeightTensor:$w_o,
                    Optional<MIR_IndexTensor>:$positions,
                    Optional<MIR_F32Tensor>:$inv_freq,
                    Optional<MIR_FloatTensor>:$q_norm,

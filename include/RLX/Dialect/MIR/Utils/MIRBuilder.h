@@ -34,9 +34,13 @@ public:
   Value splat(double value, RankedTensorType type);
 
   /// A parameter concatenating `params` (mir.param results) along `axis`,
-  /// computed once at load time; a run-time mir.concat when some operand is
-  /// not a parameter.
+  /// computed once at load time; for weights kept as stored (each the
+  /// mir.dequantize of a param, of one stored type) the stored params'
+  /// rows joined, widened by one mir.dequantize; a run-time mir.concat when
+  /// they do not join (joinsAtLoad).
   Value concatParams(ArrayRef<Value> params, int64_t axis);
+  /// Whether concatParams joins `params` at load time.
+  static bool joinsAtLoad(ArrayRef<Value> params, int64_t axis);
 
   Value matmul(Value x, Value w, bool transposeRhs = true);
   Value batchMatmul(Value a, Value b, bool transposeRhs = false);
