@@ -154,6 +154,18 @@ def producers_reference(v, r):
     return [mm(r(layer(n2)), v["m3"]), mm(s2, v["m3"])]
 
 
+def layer_values(gu, m2, m3):
+    """Random f32 inputs x, r (5 x 64), norm weights w, b (64) and GEMM
+    weights mgu, m2, m3 of the given shapes."""
+    vals = {"x": rng.standard_normal((5, 64)), "r": rng.standard_normal((5, 64)),
+            "w": 1 + 0.1 * rng.standard_normal(64),
+            "b": 0.1 * rng.standard_normal(64),
+            "mgu": 0.2 * rng.standard_normal(gu),
+            "m2": 0.3 * rng.standard_normal(m2),
+            "m3": 0.2 * rng.standard_normal(m3)}
+    return {k: np.asarray(a, np.float32) for k, a in vals.items()}
+
+
 @pytest.mark.parametrize("compute", ["bf16", "f16"])
 def test_norms_and_glu_round_their_results(rlx, tmp_path, compute):
     """The fused residual norms, the layer norm and the GLU round their own
@@ -161,13 +173,7 @@ def test_norms_and_glu_round_their_results(rlx, tmp_path, compute):
     residual norm, its normed rows from the unrounded sum. Against the
     NumPy reference rounding at those places, within 1e-5 of the scale;
     the unrounded reference is far outside it."""
-    vals = {"x": rng.standard_normal((5, 64)), "r": rng.standard_normal((5, 64)),
-            "w": 1 + 0.1 * rng.standard_normal(64),
-            "b": 0.1 * rng.standard_normal(64),
-            "mgu": 0.2 * rng.standard_normal((64, 48)),
-            "m2": 0.3 * rng.standard_normal((24, 64)),
-            "m3": 0.2 * rng.standard_normal((64, 24))}
-    vals = {k: np.asarray(a, np.float32) for k, a in vals.items()}
+    vals = layer_values((64, 48), (24, 64), (64, 24))
     profile = tmp_path / "p.rlx.toml"
     profile.write_text(f'[precision]\ncompute = "{compute}"\n')
     out = rlx.run(PRODUCERS, vals, args=("--profile", str(profile)))
@@ -231,14 +237,6 @@ def params_reference(v, r):
     return [mm(l, v["m3"]), np.tanh(mm(d, v["m3"]))]
 
 
-def params_values():
-    vals = {"x": rng.standard_normal((5, 64)), "r": rng.standard_normal((5, 64)),
-            "w": 1 + 0.1 * rng.standard_normal(64),
-            "b": 0.1 * rng.standard_normal(64),
-            "mgu": 0.2 * rng.standard_normal((96, 64)),
-            "m2": 0.3 * rng.standard_normal((64, 48)),
-            "m3": 0.2 * rng.standard_normal((32, 64))}
-    return {k: np.asarray(a, np.float32) for k, a in vals.items()}
 
 
 def check_params_run(runner, tmp_path, compute, weights):
@@ -246,7 +244,7 @@ def check_params_run(runner, tmp_path, compute, weights):
     GEMM over nk16 panels and the GLU in its epilogue; f16: the
     micro-kernels) under `compute`; checks the outputs against the NumPy
     reference and returns the decided LIR."""
-    vals = params_values()
+    vals = layer_values((96, 64), (64, 48), (32, 64))
     feeds = {k: vals[k] for k in ("x", "r")}
     params = {k: vals[k] if k in "wb" else vals[k].astype(weights)
               for k in ("w", "b", "mgu", "m2", "m3")}
