@@ -81,8 +81,7 @@ LogicalResult mlir::rlx::emitElementwiseKernel(KernelBuilder &k, Operation *op,
     Activation act = glu.getActivation();
     Type roundTo = glu.getRoundTo().value_or(Type());
     emitMap(k, {gate, up}, out, [&](ValueRange v, int64_t) {
-      Value y = arith::MulFOp::create(b, loc, k.activation(act, v[0]), v[1]);
-      return k.roundTo(y, roundTo);
+      return k.gluProduct(act, v[0], v[1], roundTo);
     });
     return success();
   }

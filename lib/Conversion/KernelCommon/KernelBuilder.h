@@ -153,6 +153,13 @@ public:
   /// element type (the compute type's rounding, `round_to`); `x` itself when
   /// `type` is null.
   Value roundTo(Value x, Type type);
+  /// A GEMM's epilogue on its sum `x`: round(act(x + bias) + residual), each
+  /// step where given (`bias` and `residual` loaded like `x`, or null;
+  /// `roundTo` the compute type's rounding, or null).
+  Value gemmEpilogue(Value x, Value bias, Activation act, Value residual,
+                     Type roundTo);
+  /// A GLU's product act(gate) * up, rounded to `roundTo` when set.
+  Value gluProduct(Activation act, Value gate, Value up, Type roundTo);
   /// `kind` of a and c: add, mul, maximumf or minimumf (on integers the
   /// integer add, mul, signed max or signed min).
   Value combine(vector::CombiningKind kind, Value a, Value c);

@@ -441,6 +441,22 @@ Value KernelMath::roundTo(Value x, Type type) {
   return castValue(castValue(x, type), getElementTypeOrSelf(x.getType()));
 }
 
+Value KernelMath::gemmEpilogue(Value x, Value bias, Activation act,
+                               Value residual, Type roundTo) {
+  if (bias)
+    x = arith::AddFOp::create(b, loc, x, bias);
+  x = activation(act, x);
+  if (residual)
+    x = arith::AddFOp::create(b, loc, x, residual);
+  return this->roundTo(x, roundTo);
+}
+
+Value KernelMath::gluProduct(Activation act, Value gate, Value up,
+                             Type roundTo) {
+  return this->roundTo(arith::MulFOp::create(b, loc, activation(act, gate), up),
+                       roundTo);
+}
+
 Value KernelMath::combine(vector::CombiningKind kind, Value a, Value c) {
   using Kind = vector::CombiningKind;
   if (isBoolean(a))

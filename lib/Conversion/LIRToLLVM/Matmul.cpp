@@ -184,9 +184,8 @@ struct PackedGemm {
   /// The GLU of a gate and an up vector (their sums), rounded as the GLU
   /// and the GEMM before it would round them.
   Value gluOf(Value gate, Value up) {
-    Value g = e.activation(epi.act, e.roundTo(gate, epi.roundTo));
-    Value x = arith::MulFOp::create(b, loc, g, e.roundTo(up, epi.roundTo));
-    return e.roundTo(x, gluRound);
+    return e.gluProduct(epi.act, e.roundTo(gate, epi.roundTo),
+                        e.roundTo(up, epi.roundTo), gluRound);
   }
 
   /// Rows of A per block (its packed K block stays in L2).
@@ -300,18 +299,14 @@ struct PackedGemm {
         for (int64_t v = 0; v < vecs; ++v) {
           Value x = loop.getResult(i * vecs + v);
           if (epilogue) {
+            Value bias, residual;
             if (epi.bias)
-              x = arith::AddFOp::create(
-                  b, loc, x,
-                  vector::LoadOp::create(b, loc, vecTy, epi.bias,
-                                         ValueRange{cols[v]}));
-            x = e.activation(epi.act, x);
+              bias = vector::LoadOp::create(b, loc, vecTy, epi.bias,
+                                            ValueRange{cols[v]});
             if (epi.residual)
-              x = arith::AddFOp::create(
-                  b, loc, x,
-                  vector::LoadOp::create(b, loc, vecTy, epi.residual,
-                                         ValueRange{rowIdx[i], cols[v]}));
-            x = e.roundTo(x, epi.roundTo);
+              residual = vector::LoadOp::create(b, loc, vecTy, epi.residual,
+                                                ValueRange{rowIdx[i], cols[v]});
+            x = e.gemmEpilogue(x, bias, epi.act, residual, epi.roundTo);
           }
           vector::StoreOp::create(b, loc, x, c, ValueRange{rowIdx[i], cols[v]});
         }
@@ -539,10 +534,10 @@ static LogicalResult emitPackedGemm(KernelEmitter &e, Value lhs, Value w,
   if (lateResidual) {
     auto outTy = cast<MemRefType>(out.getType());
     e.parallelNest(outTy.getShape(), 8, [&](ValueRange ivs) {
-      Value v = arith::AddFOp::create(
-          b, e.loc, memref::LoadOp::create(b, e.loc, out, ivs),
-          memref::LoadOp::create(b, e.loc, lateResidual, ivs));
-      memref::StoreOp::create(b, e.loc, e.roundTo(v, epi.roundTo), out, ivs);
+      Value v = e.gemmEpilogue(
+          memref::LoadOp::create(b, e.loc, out, ivs), nullptr, Activation::None,
+          memref::LoadOp::create(b, e.loc, lateResidual, ivs), epi.roundTo);
+      memref::StoreOp::create(b, e.loc, v, out, ivs);
     });
   }
   return success();
@@ -578,30 +573,27 @@ static void parallelRanges(KernelEmitter &e, int64_t total, int64_t perChunk,
 static void emitEpilogue(KernelEmitter &e, Value out, const Epilogue &epi) {
   if (epi.empty())
     return;
-  Value bias = epi.bias, residual = epi.residual;
-  OpBuilder &b = e.b;
-  Location loc = e.loc;
   auto outTy = cast<MemRefType>(out.getType());
   int64_t n = outTy.getShape().back();
   int64_t vl = KernelEmitter::vectorWidth(outTy.getElementType());
-  if (residual && KernelEmitter::innerStride(residual) != 1)
+  if (epi.residual && KernelEmitter::innerStride(epi.residual) != 1)
     vl = 1;
-  e.parallelNest(
-      outTy.getShape().drop_back(),
-      std::clamp<int64_t>(outTy.getNumElements() / 16384, 1, 64),
-      [&](ValueRange outer) {
-        e.forChunks(n, vl, [&](Value j, int64_t width) {
-          SmallVector<Value> idx(outer);
-          idx.push_back(j);
-          Value v = e.load(out, idx, width);
-          if (bias)
-            v = arith::AddFOp::create(b, loc, v, e.load(bias, {j}, width));
-          v = e.activation(epi.act, v);
-          if (residual)
-            v = arith::AddFOp::create(b, loc, v, e.load(residual, idx, width));
-          e.store(e.roundTo(v, epi.roundTo), out, idx, width);
-        });
-      });
+  e.parallelNest(outTy.getShape().drop_back(),
+                 std::clamp<int64_t>(outTy.getNumElements() / 16384, 1, 64),
+                 [&](ValueRange outer) {
+                   e.forChunks(n, vl, [&](Value j, int64_t width) {
+                     SmallVector<Value> idx(outer);
+                     idx.push_back(j);
+                     Value bias =
+                         epi.bias ? e.load(epi.bias, {j}, width) : Value();
+                     Value residual = epi.residual
+                                          ? e.load(epi.residual, idx, width)
+                                          : Value();
+                     e.store(e.gemmEpilogue(e.load(out, idx, width), bias,
+                                            epi.act, residual, epi.roundTo),
+                             out, idx, width);
+                   });
+                 });
 }
 
 //===----------------------------------------------------------------------===//

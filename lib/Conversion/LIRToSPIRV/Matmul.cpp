@@ -107,12 +107,9 @@ struct Epilogue {
 
   Value apply(GPUKernelEmitter &e, ArrayRef<Value> batch, Value m, Value n,
               Value v) const {
-    if (hasBias)
-      v = e.addF(v, e.load(bias, {n}));
-    v = e.activation(act, v);
-    if (hasResidual)
-      v = e.addF(v, residual.load(e, batch, m, n));
-    return e.roundTo(v, roundTo);
+    return e.gemmEpilogue(v, hasBias ? e.load(bias, {n}) : Value(), act,
+                          hasResidual ? residual.load(e, batch, m, n) : Value(),
+                          roundTo);
   }
 };
 } // namespace

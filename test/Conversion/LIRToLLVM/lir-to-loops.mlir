@@ -240,7 +240,8 @@ lir.entry @prefill_attention arena_size = 8192, param_size = 0, alignment = 64 {
 // CHECK: vector.fma
 // CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xf16>
 // CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xf16>
-// CHECK: %[[P:.*]] = arith.mulf
+// CHECK: %[[S:.*]] = arith.mulf
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[S]], %{{.*}} : vector<16xf32>
 // CHECK-NEXT: %[[PN:.*]] = arith.truncf %[[P]] : vector<16xf32> to vector<16xf16>
 // CHECK-NEXT: %[[PW:.*]] = arith.extf %[[PN]]
 // CHECK-NEXT: vector.store %[[PW]]
