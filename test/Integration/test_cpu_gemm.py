@@ -123,3 +123,73 @@ def test_row_major_weight(rlx, rows, residual):
     if residual:
         want = want + r
     assert_close(out, want, 1e-5, 1e-5)
+
+
+GEMM = """
+lir.entry @gemm arena_size = {arena}, param_size = {params}, alignment = 64 {{
+  %x = lir.view arena[0] : memref<{m}x{k}xf32>
+  %r = lir.view arena[{r_at}] : memref<{m}x{n}xf32>
+  %y = lir.view arena[{y_at}] : memref<{m}x{n}xf32>
+  %w = lir.view params[0] : memref<{n}x{k}xf32>
+  %b = lir.view params[{b_at}] : memref<{n}xf32>
+  lir.io input "x" %x : memref<{m}x{k}xf32>
+  lir.io input "r" %r : memref<{m}x{n}xf32>
+  lir.io param "w" %w {{layout = #lir.layout<nk16>}} : memref<{n}x{k}xf32>
+  lir.io param "b" %b : memref<{n}xf32>
+  lir.kernel "fused_matmul" ins(%x, %w, %b, %r : memref<{m}x{k}xf32>, memref<{n}x{k}xf32>, memref<{n}xf32>, memref<{m}x{n}xf32>) outs(%y : memref<{m}x{n}xf32>) attributes {{config = #lir.config<gemm_generated, tile = [{tile}]>}} {{
+  ^bb0(%a: tensor<{m}x{k}xf32>, %bw: tensor<{n}x{k}xf32>, %bb: tensor<{n}xf32>, %br: tensor<{m}x{n}xf32>):
+    %o = mir.fused_matmul %a, %bw bias(%bb) residual(%br) {{activation = #mir<activation gelu>, transpose_rhs}} : (tensor<{m}x{k}xf32>, tensor<{n}x{k}xf32>, tensor<{n}xf32>, tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+    lir.yield %o : tensor<{m}x{n}xf32>
+  }}
+  lir.io output "y" %y : memref<{m}x{n}xf32>
+}}
+"""
+
+
+def gemm_module(m, k, n, tile):
+    def up64(v):
+        return (v + 63) // 64 * 64
+
+    r_at = up64(4 * m * k)
+    y_at = r_at + up64(4 * m * n)
+    return GEMM.format(m=m, k=k, n=n, arena=y_at + up64(4 * m * n),
+                       params=up64(4 * n * k) + 4 * n, b_at=up64(4 * n * k),
+                       r_at=r_at, y_at=y_at, tile=", ".join(map(str, tile)))
+
+
+def gelu(v):
+    from math import erf
+    return 0.5 * v * (1 + np.vectorize(erf)(v / np.sqrt(2)))
+
+
+# Rows x K whose row block of A (all of K) exceeds 3 MiB: the K blocks run
+# outside the column blocks of a chunk (PackedGemm::kOuter), the partial sums
+# of every column block of the chunk kept in the output between K blocks.
+# 301 rows: one row block of 50 tiles and a tail row.
+@pytest.mark.parametrize("tile", [(6, 1, 256), (8, 2, 512), (4, 4, 384)])
+def test_k_blocks_outermost(rlx, tile):
+    m, k, n = 301, 2688, 16 * 37  # n: 18 pairs of vectors and one more
+    rng = np.random.default_rng(tile[2])
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = (rng.standard_normal((n, k)) * 0.05).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    r = rng.standard_normal((m, n)).astype(np.float32)
+    out = rlx.run(gemm_module(m, k, n, tile), {"x": x, "r": r},
+                  params={"w": w, "b": b})["y"]
+    want = gelu(x.astype(np.float64) @ w.T.astype(np.float64) + b) + r
+    # f32 sums of 2688 products of magnitude ~0.05.
+    assert_close(out, want, 2e-4, 2e-4)
+
+
+@pytest.mark.parametrize("tile", [(6, 1, 256), (8, 2, 256)])
+def test_glu_k_blocks_outermost(rlx, tile):
+    """The GLU GEMM in the same order: the GLU (gate and up strips in turn, or
+    pairs in registers) once the chunk's last K block is done."""
+    m, k, f = 301, 2688, 80
+    rng = np.random.default_rng(tile[1])
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = (rng.standard_normal((2 * f, k)) * 0.05).astype(np.float32)
+    out = rlx.run(glu_module(m, k, f, tile, "silu", False), {"x": x},
+                  params={"gu": w})
+    gu = x.astype(np.float64) @ w.T.astype(np.float64)
+    assert_close(out["h"], silu(gu[:, :f]) * gu[:, f:], 2e-4, 2e-4)

@@ -190,6 +190,11 @@ struct PackedGemm {
 
   /// Rows of A per block (its packed K block stays in L2).
   static constexpr int64_t kRowBlock = 256;
+  /// Bytes of a row block of A (all of K) above which the K blocks run
+  /// outermost (columnBlocks).
+  static constexpr int64_t kOuterBytes = 3 << 20;
+  /// Whether the K blocks run outside the column blocks of a chunk.
+  bool kOuter = false;
 
   Value idx(int64_t v) { return e.index(v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
@@ -328,19 +333,32 @@ struct PackedGemm {
         });
   }
 
-  /// The row tiles [mbLo, mbHi) (and the tail tile when `withTail`) over the
-  /// 16-column vectors at `cols`, K block by K block.
-  void tiles(ArrayRef<Value> cols, Value mbLo, Value mbHi, Value withTail) {
-    int64_t mFull = m / mr, mTail = m % mr;
+  /// One K block [k0, k1) of A's columns: whether it is the first (the
+  /// accumulators start at zero) and the last (the epilogue applies).
+  struct KBlock {
+    Value k0, k1, first, last;
+  };
+
+  /// Runs `body` on each K block of kc columns, in order.
+  void forEachKBlock(function_ref<void(const KBlock &)> body) {
     auto kLoop = scf::ForOp::create(b, loc, idx(0), idx(k), idx(kc));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(kLoop.getBody());
-    Value k0 = kLoop.getInductionVar();
-    Value k1 = arith::MinSIOp::create(b, loc, add(k0, idx(kc)), idx(k));
-    Value first =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, k0, idx(0));
-    Value last =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, k1, idx(k));
+    KBlock kb;
+    kb.k0 = kLoop.getInductionVar();
+    kb.k1 = arith::MinSIOp::create(b, loc, add(kb.k0, idx(kc)), idx(k));
+    kb.first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kb.k0, idx(0));
+    kb.last =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kb.k1, idx(k));
+    body(kb);
+  }
+
+  /// The row tiles [mbLo, mbHi) (and the tail tile when `withTail`) over the
+  /// 16-column vectors at `cols`, for one K block.
+  void tiles(ArrayRef<Value> cols, Value mbLo, Value mbHi, Value withTail,
+             const KBlock &kb) {
+    int64_t mFull = m / mr, mTail = m % mr;
     if (mFull > 0) {
       auto mLoop = scf::ForOp::create(b, loc, mbLo, mbHi, idx(1));
       OpBuilder::InsertionGuard g2(b);
@@ -348,12 +366,13 @@ struct PackedGemm {
       Value mb = mLoop.getInductionVar();
       Value m0 = mul(mb, idx(mr));
       Value aBase = ap ? mul(mb, idx(mr * k)) : Value();
-      tile(m0, mr, aBase, cols, k0, k1, first, last);
+      tile(m0, mr, aBase, cols, kb.k0, kb.k1, kb.first, kb.last);
     }
     if (mTail > 0) {
       scf::IfOp::create(b, loc, withTail, [&](OpBuilder &, Location) {
         Value aBase = ap ? idx(mFull * mr * k) : Value();
-        tile(idx(mFull * mr), mTail, aBase, cols, k0, k1, first, last);
+        tile(idx(mFull * mr), mTail, aBase, cols, kb.k0, kb.k1, kb.first,
+             kb.last);
         scf::YieldOp::create(b, loc);
       });
     }
@@ -380,10 +399,10 @@ struct PackedGemm {
     }
   }
 
-  /// The column block whose first (gate) column is n0, `vecs` vectors wide:
-  /// its tiles, and with a GLU the matching up columns and the GLU.
+  /// One K block of the column block whose first (gate) column is n0,
+  /// `vecs` vectors wide: its tiles, and with a GLU the matching up columns.
   void columnBlock(Value n0, int64_t vecs, Value mbLo, Value mbHi,
-                   Value withTail) {
+                   Value withTail, const KBlock &kb) {
     auto columns = [&](Value first, int64_t count) {
       SmallVector<Value> cols;
       for (int64_t v = 0; v < count; ++v)
@@ -392,18 +411,48 @@ struct PackedGemm {
     };
     SmallVector<Value> gate = columns(n0, vecs);
     if (!glu)
-      return tiles(gate, mbLo, mbHi, withTail);
+      return tiles(gate, mbLo, mbHi, withTail, kb);
     SmallVector<Value> up = columns(add(n0, idx(n / 2)), vecs);
     if (gluInRegisters()) {
       gate.append(up);
-      return tiles(gate, mbLo, mbHi, withTail);
+      return tiles(gate, mbLo, mbHi, withTail, kb);
     }
-    // One vector per tile: the gate strip, the up strip, then the GLU.
+    // One vector per tile: the gate strip, then the up strip.
     for (int64_t v = 0; v < vecs; ++v) {
-      tiles(gate[v], mbLo, mbHi, withTail);
-      tiles(up[v], mbLo, mbHi, withTail);
+      tiles(gate[v], mbLo, mbHi, withTail, kb);
+      tiles(up[v], mbLo, mbHi, withTail, kb);
     }
-    gluStrip(n0, vecs, mbLo, mbHi, withTail);
+  }
+
+  /// The column blocks [lo, hi) of `vecs` vectors (block j's first gate
+  /// column at j * nr) and, with a GLU computed strip by strip, the GLU of
+  /// each once its last K block is done. Block by block, each over all K
+  /// blocks; or, with kOuter, K block by K block over all the blocks, so that
+  /// the K block of A's packed rows stays in L2 while every column block's
+  /// tiles read it (their partial sums kept in C in between).
+  void columnBlocks(Value lo, Value hi, int64_t nr, int64_t vecs, Value mbLo,
+                    Value mbHi, Value withTail) {
+    bool gluStrips = glu && !gluInRegisters();
+    auto overBlocks = [&](function_ref<void(Value n0)> body) {
+      auto loop = scf::ForOp::create(b, loc, lo, hi, idx(1));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      body(mul(loop.getInductionVar(), idx(nr)));
+    };
+    if (!kOuter)
+      return overBlocks([&](Value n0) {
+        forEachKBlock([&](const KBlock &kb) {
+          columnBlock(n0, vecs, mbLo, mbHi, withTail, kb);
+        });
+        if (gluStrips)
+          gluStrip(n0, vecs, mbLo, mbHi, withTail);
+      });
+    forEachKBlock([&](const KBlock &kb) {
+      overBlocks(
+          [&](Value n0) { columnBlock(n0, vecs, mbLo, mbHi, withTail, kb); });
+    });
+    if (gluStrips)
+      overBlocks([&](Value n0) { gluStrip(n0, vecs, mbLo, mbHi, withTail); });
   }
 
   void emit() {
@@ -437,12 +486,20 @@ struct PackedGemm {
     int64_t gateVecs = gluInRegisters() ? nv / 2 : nv;
     int64_t nr = 16 * gateVecs, cols = glu ? n / 2 : n;
     int64_t blocks = cols / nr, tailVecs = (cols % nr) / 16;
-    int64_t perChunk = std::max<int64_t>(1, (blocks + 63) / 64);
+    // Row blocks of about kRowBlock rows, of even sizes.
+    int64_t rowBlocks =
+        std::max<int64_t>(1, (mFull * mr + kRowBlock / 2) / kRowBlock);
+    int64_t tilesPerRowBlock =
+        std::max<int64_t>(1, (mFull + rowBlocks - 1) / rowBlocks);
+    // A row block's A over all of K past what a core's share of L3 keeps
+    // (it is read again for every column block): K blocks outermost, so
+    // each K block of it stays in L2 across a chunk of column blocks.
+    kOuter = kc < k && tilesPerRowBlock * mr * k * 4 > kOuterBytes;
+    int64_t perChunk = kOuter
+                           ? std::clamp<int64_t>(blocks * rowBlocks / 16, 1, 16)
+                           : std::max<int64_t>(1, (blocks + 63) / 64);
     int64_t fullChunks = (blocks + perChunk - 1) / perChunk;
     int64_t chunks = fullChunks + (tailVecs ? 1 : 0);
-    int64_t tilesPerRowBlock = std::max<int64_t>(1, kRowBlock / mr);
-    int64_t rowBlocks =
-        std::max<int64_t>(1, (mFull + tilesPerRowBlock - 1) / tilesPerRowBlock);
     e.parallelFor(rowBlocks * chunks, [&](Value item) {
       Value ch = arith::RemUIOp::create(b, loc, item, idx(chunks));
       Value rb = arith::DivUIOp::create(b, loc, item, idx(chunks));
@@ -455,11 +512,7 @@ struct PackedGemm {
         Value lo = mul(ch, idx(perChunk));
         Value hi =
             arith::MinSIOp::create(b, loc, add(lo, idx(perChunk)), idx(blocks));
-        auto loop = scf::ForOp::create(b, loc, lo, hi, idx(1));
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(loop.getBody());
-        columnBlock(mul(loop.getInductionVar(), idx(nr)), gateVecs, mbLo, mbHi,
-                    withTail);
+        columnBlocks(lo, hi, nr, gateVecs, mbLo, mbHi, withTail);
       };
       if (!tailVecs) {
         body();
@@ -470,7 +523,8 @@ struct PackedGemm {
       scf::IfOp::create(
           b, loc, isTail,
           [&](OpBuilder &, Location) {
-            columnBlock(idx(blocks * nr), tailVecs, mbLo, mbHi, withTail);
+            columnBlocks(idx(blocks), idx(blocks + 1), nr, tailVecs, mbLo, mbHi,
+                         withTail);
             scf::YieldOp::create(b, loc);
           },
           [&](OpBuilder &, Location) {
