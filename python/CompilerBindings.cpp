@@ -157,6 +157,32 @@ static CompileOptions compileOptions(const CompileSource &src,
   return o;
 }
 
+/// Refuses the profile keys a compile of `src` would drop: a module's
+/// params and tensors have the types it declares ([precision] weights and
+/// kv_cache are model recipes' keys), and a BuiltModel's were decided when
+/// its flow built it.
+static void checkPrecision(const CompileSource &src, const CompileOptions &o) {
+  if (!src.built) {
+    check(o.profile.checkForModule(src.path.empty() ? "the module" : src.path));
+    return;
+  }
+  const CompileProfile::PrecisionProfile &given = o.profile.precision,
+                                         &built = src.built->profile.precision;
+  auto refuse = [](llvm::StringRef key, llvm::StringRef value,
+                   llvm::StringRef builtValue) {
+    throw RLXError("profile: [precision] " + key.str() + " = \"" + value.str() +
+                   "\", but the flow built this model with \"" +
+                   builtValue.str() +
+                   "\"; build the flow with the profile to change it");
+  };
+  if (given.weights != built.weights)
+    refuse("weights", stringifyWeightPrecision(given.weights),
+           stringifyWeightPrecision(built.weights));
+  if (given.kvCache != built.kvCache)
+    refuse("kv_cache", stringifyComputePrecision(given.kvCache),
+           stringifyComputePrecision(built.kvCache));
+}
+
 static std::string readFile(const llvm::Twine &path) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   return buffer ? (*buffer)->getBuffer().str() : std::string();
@@ -190,6 +216,7 @@ static nb::object compile(PySession &s, nb::handle self, nb::handle source,
                           nb::handle dumpDir, bool keepIR) {
   CompileSource src = compileSource(source);
   CompileOptions o = compileOptions(src, profile, inputShapes, entry);
+  checkPrecision(src, o);
   DumpDir dir;
   const char *env = std::getenv("RLX_IR_DUMP");
   if (!dumpDir.is_none()) {
@@ -608,6 +635,7 @@ static void registerSession(nb::module_ &m) {
              std::optional<std::string> entry) {
             CompileSource src = compileSource(source);
             CompileOptions o = compileOptions(src, profile, inputShapes, entry);
+            checkPrecision(src, o);
             std::string out = pathString(prefix);
             DumpDir tmp;
             if (src.path.empty()) {

@@ -944,3 +944,23 @@ CompileProfile::NearestPreset CompileProfile::nearestPreset() const {
   }
   return best;
 }
+
+llvm::Error CompileProfile::checkForModule(llvm::StringRef source) const {
+  auto refuse = [&](llvm::StringRef key, llvm::StringRef value,
+                    llvm::StringRef what) {
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        source + ": [precision] " + key + " = \"" + value +
+            "\" applies to model recipes (rlx-run --model, the flows); a "
+            "module's " +
+            what + " have the types it declares");
+  };
+  if (precision.weights != WeightPrecision::Stored &&
+      precision.weights != WeightPrecision::F32)
+    return refuse("weights", stringifyWeightPrecision(precision.weights),
+                  "params");
+  if (precision.kvCache != ComputePrecision::F32)
+    return refuse("kv_cache", stringifyComputePrecision(precision.kvCache),
+                  "tensors");
+  return llvm::Error::success();
+}

@@ -207,3 +207,32 @@ func.func @f(%x: tensor<2x4xf32> {rlx.name = "x"}) -> (tensor<2x4xf32> {rlx.name
     model.set_param("w", w)
     x = np.ones((2, 4), np.float32)
     np.testing.assert_array_equal(model.run({"x": x})["y"], x + w[2:4])
+
+
+@pytest.mark.parametrize("key,value", [("weights", "q8_0"), ("weights", "bf16"),
+                                       ("kv_cache", "f16")])
+def test_recipe_precision_refused_for_a_module(tmp_path, key, value):
+    """[precision] weights and kv_cache are what a model recipe converts its
+    weights to and keeps its cache in; a module's params and tensors have
+    the types it declares, so a profile setting them is refused by name (not
+    dropped) by compile, compile_file and compile_to_library."""
+    session = rlx.Session()
+    p = rlx.CompileProfile()
+    setattr(p.precision, key, value)
+    shapes = {"x": [1, 3, 4]}
+    want = rf'\[precision\] {key} = "{value}" applies to model recipes'
+    with pytest.raises(rlx.RLXError, match="the module: " + want):
+        session.compile(HIR, profile=p, input_shapes=shapes)
+    path = tmp_path / "scale.mlir"
+    path.write_text(HIR)
+    with pytest.raises(rlx.RLXError, match="scale.mlir: " + want):
+        session.compile_file(path, profile=p, input_shapes=shapes)
+    with pytest.raises(rlx.RLXError, match=want):
+        session.compile_to_library(HIR, tmp_path / "lib", profile=p,
+                                   input_shapes=shapes)
+    assert not (tmp_path / "lib.so").exists()
+    # What a module declares is what f32 and stored say: both compile.
+    for ok in (["weights", "f32"], ["weights", "stored"]):
+        q = rlx.CompileProfile()
+        setattr(q.precision, *ok)
+        check_scale(session.compile(HIR, profile=q, input_shapes=shapes))

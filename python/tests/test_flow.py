@@ -361,3 +361,33 @@ def test_moe_mlp_errors():
             .moe_mlp("m.", ok).output("y"))
     with pytest.raises(rlx.RLXError, match="m.experts.0.gate_proj.weight"):
         flow.build({})
+
+
+def test_built_precision_is_the_flows():
+    """A BuiltModel's weight and KV-cache precision were decided when its
+    flow built it: compiling it with a profile that says otherwise is refused
+    by name; the built model's own profile (no profile given) and a profile
+    differing elsewhere compile."""
+    flow, weights = norm_proj()
+    built = flow.build(weights)
+    session = rlx.Session()
+    for key, value in (("weights", "bf16"), ("kv_cache", "f16")):
+        p = rlx.CompileProfile()
+        p.precision.weights = built.profile.precision.weights
+        setattr(p.precision, key, value)
+        with pytest.raises(
+            rlx.RLXError,
+            match=rf'\[precision\] {key} = "{value}", but the flow built this '
+            "model with",
+        ):
+            session.compile(built, profile=p, input_shapes={"x": [1, T, H]})
+    p = rlx.CompileProfile()
+    p.precision.weights = built.profile.precision.weights
+    p.passes.dce = False
+    for profile in (None, p):
+        model = session.compile(built, profile=profile,
+                                input_shapes={"x": [1, T, H]})
+        model.load_params(weights)
+        x = np.random.default_rng(1).standard_normal((1, T, H)).astype(np.float32)
+        np.testing.assert_allclose(model.run({"x": x})["y"],
+                                   norm_proj_reference(x, weights), 1e-4, 1e-4)

@@ -223,7 +223,7 @@ def test_model_precision_with_a_module(files, tmp_path, key):
     proc = run([RLX_RUN, SCALE, "--quiet", "--input", f"x={files / 'x.npy'}",
                 "--param", f"w={files / 'w.npy'}", "--profile", profile,
                 "--output-dir", tmp_path / "out"])
-    assert_refused(proc, SCALE, f"[precision] {key} applies to --model runs",
+    assert_refused(proc, SCALE, f"[precision] {key} applies to model recipes",
                    tmp_path / "out")
 
 

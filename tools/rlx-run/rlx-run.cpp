@@ -544,21 +544,9 @@ int main(int argc, char **argv) {
                   "a module compiles and runs as it is");
   if (computeAs.getNumOccurrences())
     options.profile.precision.compute = computeAs;
-  // [precision] weights and kv_cache set what a model recipe stores; a
-  // module's params and cache tensors have the types it declares (f32, the
-  // profile's default, and `stored` say that too).
-  const CompileProfile::PrecisionProfile &precision = options.profile.precision;
-  if (precision.weights != WeightPrecision::Stored &&
-      precision.weights != WeightPrecision::F32)
-    return fail(inputFile + ": [precision] weights = \"" +
-                stringifyWeightPrecision(precision.weights) +
-                "\" applies to --model runs; a module's params have the "
-                "types it declares");
-  if (precision.kvCache != ComputePrecision::F32)
-    return fail(inputFile + ": [precision] kv_cache = \"" +
-                stringifyComputePrecision(precision.kvCache) +
-                "\" applies to --model runs; a module's tensors have the "
-                "types it declares");
+  // [precision] weights and kv_cache set what a model recipe stores.
+  if (llvm::Error err = options.profile.checkForModule(inputFile))
+    return fail(std::move(err));
   // Every file is read and checked before compiling, so that a bad one
   // fails fast and nothing is compiled, loaded or written.
   std::unique_ptr<WeightSource> source;

@@ -866,3 +866,23 @@ TEST(CompileProfileTest, NearestPreset) {
   EXPECT_EQ(n.differences,
             std::vector<std::string>{"precision.weights = \"stored\""});
 }
+
+TEST(CompileProfileTest, CheckForModuleRefusesRecipeKeys) {
+  CompileProfile p;
+  EXPECT_FALSE(static_cast<bool>(p.checkForModule("m.mlir")));
+  p.precision.weights = WeightPrecision::Stored;
+  p.precision.compute = ComputePrecision::BF16;
+  EXPECT_FALSE(static_cast<bool>(p.checkForModule("m.mlir")));
+
+  p.precision.weights = WeightPrecision::Q4_0;
+  EXPECT_EQ(toString(p.checkForModule("m.mlir")),
+            "m.mlir: [precision] weights = \"q4_0\" applies to model recipes "
+            "(rlx-run --model, the flows); a module's params have the types "
+            "it declares");
+  p.precision.weights = WeightPrecision::F32;
+  p.precision.kvCache = ComputePrecision::F16;
+  EXPECT_EQ(toString(p.checkForModule("m.mlir")),
+            "m.mlir: [precision] kv_cache = \"f16\" applies to model recipes "
+            "(rlx-run --model, the flows); a module's tensors have the types "
+            "it declares");
+}

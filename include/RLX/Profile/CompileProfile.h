@@ -329,6 +329,14 @@ struct CompileProfile {
   /// <presetNames()>)".
   static llvm::Expected<CompileProfile> presetOrError(llvm::StringRef name);
 
+  /// Success when a module (whose params and tensors have the types it
+  /// declares) can compile under this profile as it is; else an error,
+  /// prefixed with `source`, naming the first key only a model recipe
+  /// applies: [precision] weights other than "f32" or "stored" (what a
+  /// recipe converts its weights to at load), kv_cache other than "f32"
+  /// (the cache a recipe's graphs keep).
+  llvm::Error checkForModule(llvm::StringRef source) const;
+
   /// The keys whose values differ from `other`'s, each as `section.key =
   /// value` with this profile's value, in toToml() order.
   std::vector<std::string> differencesFrom(const CompileProfile &other) const;
