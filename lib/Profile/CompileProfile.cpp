@@ -962,5 +962,11 @@ llvm::Error CompileProfile::checkForModule(llvm::StringRef source) const {
   if (precision.kvCache != ComputePrecision::F32)
     return refuse("kv_cache", stringifyComputePrecision(precision.kvCache),
                   "tensors");
+  if (!execution.decodeBuckets.empty())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        source + ": [execution] decode_buckets sizes a model recipe's decode "
+                 "graphs (rlx-run --model, the flows' generators); a module "
+                 "compiles for the shapes it is given");
   return llvm::Error::success();
 }

@@ -231,6 +231,10 @@ def test_recipe_precision_refused_for_a_module(tmp_path, key, value):
         session.compile_to_library(HIR, tmp_path / "lib", profile=p,
                                    input_shapes=shapes)
     assert not (tmp_path / "lib.so").exists()
+    p = rlx.CompileProfile.from_toml("[execution]\ndecode_buckets = [16, 64]\n")
+    with pytest.raises(rlx.RLXError, match=r"the module: \[execution\] "
+                       "decode_buckets sizes a model recipe's decode graphs"):
+        session.compile(HIR, profile=p, input_shapes=shapes)
     # What a module declares is what f32 and stored say: both compile.
     for ok in (["weights", "f32"], ["weights", "stored"]):
         q = rlx.CompileProfile()

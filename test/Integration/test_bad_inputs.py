@@ -213,18 +213,24 @@ def test_model_option_with_a_module(files, tmp_path, option):
                    tmp_path / "out")
 
 
-@pytest.mark.parametrize("key", ['weights = "q8_0"', 'kv_cache = "f16"'])
-def test_model_precision_with_a_module(files, tmp_path, key):
+@pytest.mark.parametrize("section,key,says", [
+    ("precision", 'weights = "q8_0"', "applies to model recipes"),
+    ("precision", 'kv_cache = "f16"', "applies to model recipes"),
+    ("execution", "decode_buckets = [16, 64]",
+     "sizes a model recipe's decode graphs")])
+def test_model_precision_with_a_module(files, tmp_path, section, key, says):
     """A profile's [precision] weights / kv_cache set what a model recipe
-    stores: given with a module, whose params and tensors have the types it
-    declares, they are refused by name, not dropped."""
+    stores, its [execution] decode_buckets what its generator compiles:
+    given with a module, whose params and tensors have the types it declares
+    and whose shapes are the inputs', they are refused by name, not
+    dropped."""
     profile = tmp_path / "p.rlx.toml"
-    profile.write_text(f"[precision]\n{key}\n")
+    profile.write_text(f"[{section}]\n{key}\n")
     proc = run([RLX_RUN, SCALE, "--quiet", "--input", f"x={files / 'x.npy'}",
                 "--param", f"w={files / 'w.npy'}", "--profile", profile,
                 "--output-dir", tmp_path / "out"])
-    assert_refused(proc, SCALE, f"[precision] {key} applies to model recipes",
-                   tmp_path / "out")
+    name = key.split(" =")[0] if section == "execution" else key
+    assert_refused(proc, SCALE, f"[{section}] {name} {says}", tmp_path / "out")
 
 
 #===----------------------------------------------------------------------===#

@@ -885,4 +885,10 @@ TEST(CompileProfileTest, CheckForModuleRefusesRecipeKeys) {
             "m.mlir: [precision] kv_cache = \"f16\" applies to model recipes "
             "(rlx-run --model, the flows); a module's tensors have the types "
             "it declares");
+  p.precision.kvCache = ComputePrecision::F32;
+  p.execution.decodeBuckets = {16, 64};
+  EXPECT_EQ(toString(p.checkForModule("m.mlir")),
+            "m.mlir: [execution] decode_buckets sizes a model recipe's decode "
+            "graphs (rlx-run --model, the flows' generators); a module "
+            "compiles for the shapes it is given");
 }

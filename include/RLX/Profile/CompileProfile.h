@@ -334,7 +334,8 @@ struct CompileProfile {
   /// prefixed with `source`, naming the first key only a model recipe
   /// applies: [precision] weights other than "f32" or "stored" (what a
   /// recipe converts its weights to at load), kv_cache other than "f32"
-  /// (the cache a recipe's graphs keep).
+  /// (the cache a recipe's graphs keep), [execution] decode_buckets (the
+  /// past lengths a recipe's generator compiles decode graphs for).
   llvm::Error checkForModule(llvm::StringRef source) const;
 
   /// The keys whose values differ from `other`'s, each as `section.key =
