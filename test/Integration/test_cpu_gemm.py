@@ -193,3 +193,47 @@ def test_glu_k_blocks_outermost(rlx, tile):
                   params={"gu": w})
     gu = x.astype(np.float64) @ w.T.astype(np.float64)
     assert_close(out["h"], silu(gu[:, :f]) * gu[:, f:], 2e-4, 2e-4)
+
+
+STORED_EPILOGUE = """
+func.func @f(%x: tensor<1x{m}x{k}xf32> {{rlx.name = "x"}}, %r: tensor<1x{m}x{n}xf32> {{rlx.name = "r"}}) -> (tensor<1x{m}x{n}xf32> {{rlx.name = "y"}}) {{
+  %w = mir.param "w" : tensor<{n}x{k}x{wt}>
+  %b = mir.param "b" : tensor<{n}xf32>
+  %y = mir.fused_matmul %x, %w bias(%b) residual(%r) {{activation = #mir<activation gelu>, transpose_rhs{round}}} : (tensor<1x{m}x{k}xf32>, tensor<{n}x{k}x{wt}>, tensor<{n}xf32>, tensor<1x{m}x{n}xf32>) -> tensor<1x{m}x{n}xf32>
+  return %y : tensor<1x{m}x{n}xf32>
+}}
+"""
+
+
+def round_bf16(v):
+    u = np.asarray(v, np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+    return u.astype(np.uint32).view(np.float32)
+
+
+# N: one chunk shorter than a vector plus a tail (13), chunks of 16 with a
+# short last one (40), an x8 layout (48); M: a few rows (5) and one (1).
+@pytest.mark.parametrize("m,n", [(5, 13), (5, 40), (1, 40), (5, 48)])
+@pytest.mark.parametrize("round_to", [None, "bf16"])
+def test_stored_weight_epilogue_per_chunk(rlx, m, n, round_to):
+    """A micro-kernel GEMM (f16 weights kept as stored) applies its epilogue
+    (bias, gelu, residual, round_to) to each column chunk it computes: every
+    column, the vector part and the single columns after it, against NumPy."""
+    k = 64
+    rng = np.random.default_rng(n * 10 + m)
+    x = rng.standard_normal((1, m, k)).astype(np.float32)
+    r = rng.standard_normal((1, m, n)).astype(np.float32)
+    w = (rng.standard_normal((n, k)) * 0.1).astype(np.float16)
+    b = rng.standard_normal(n).astype(np.float32)
+    mlir = STORED_EPILOGUE.format(
+        m=m, k=k, n=n, wt="f16",
+        round=", round_to = bf16" if round_to else "")
+    y = rlx.run(mlir, {"x": x, "r": r}, params={"w": w, "b": b})["y"]
+    want = gelu(x.astype(np.float64) @ w.T.astype(np.float64) + b) + r
+    if round_to:
+        # Rounded once, after the residual: within half a bf16 step of the
+        # exact value plus the f32 sums' error.
+        assert_close(y, round_bf16(want.astype(np.float32)), 1e-2, 1e-2)
+        np.testing.assert_array_equal(y, round_bf16(y))
+    else:
+        assert_close(y, want, 1e-5, 1e-5)

@@ -727,6 +727,40 @@ static LogicalResult emitBlasMatmul(KernelEmitter &e, Operation *op, Value lhs,
 // Micro-kernels for weights kept as stored
 //===----------------------------------------------------------------------===//
 
+/// The epilogue on columns [n0, n1) of every row of `y` ([m, N]; a residual
+/// in `epi` is [m, N] too): vectors, then single columns past the last
+/// whole vector.
+static void emitColumnEpilogue(KernelEmitter &e, Value y, int64_t m, Value n0,
+                               Value n1, const Epilogue &epi) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  int64_t vl = KernelEmitter::vectorWidth(b.getF32Type());
+  Value whole = arith::MulIOp::create(
+      b, loc,
+      arith::DivUIOp::create(b, loc, arith::SubIOp::create(b, loc, n1, n0),
+                             e.index(vl)),
+      e.index(vl));
+  Value vEnd = arith::AddIOp::create(b, loc, n0, whole);
+  auto rows = scf::ForOp::create(b, loc, e.index(0), e.index(m), e.index(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(rows.getBody());
+  Value r = rows.getInductionVar();
+  auto columns = [&](Value lo, Value hi, int64_t width) {
+    auto loop = scf::ForOp::create(b, loc, lo, hi, e.index(width));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    Value bias = epi.bias ? e.load(epi.bias, {j}, width) : Value();
+    Value residual =
+        epi.residual ? e.load(epi.residual, {r, j}, width) : Value();
+    e.store(e.gemmEpilogue(e.load(y, {r, j}, width), bias, epi.act, residual,
+                           epi.roundTo),
+            y, {r, j}, width);
+  };
+  columns(n0, vEnd, vl);
+  columns(vEnd, n1, 1);
+}
+
 /// The micro-kernels' code for a weight type (its ggml code), or -1.
 static int ukernelType(Type t) {
   if (t.isF16())
@@ -801,13 +835,31 @@ static LogicalResult emitUkernelMatmul(KernelEmitter &e, Operation *op,
         e, "rlx_uk_prepare",
         {c32(wtype), x, c64(lda), toI64(m0), toI64(m1), c64(k), prepared});
   });
+  // The epilogue runs on each column chunk as soon as it is computed (while
+  // it is in cache) when the residual is rows of unit stride too; else in a
+  // pass of its own after.
+  bool perChunk = !epi.empty() &&
+                  (!epi.bias || KernelEmitter::innerStride(epi.bias) == 1) &&
+                  (!epi.residual ||
+                   (rowsCollapse(epi.residual) && leadingDim(epi.residual) &&
+                    KernelEmitter::innerStride(epi.residual) == 1));
+  Epilogue chunkEpi = epi;
+  Value yRows;
+  if (perChunk) {
+    yRows = asMatrix(e, out);
+    if (epi.residual)
+      chunkEpi.residual = asMatrix(e, epi.residual);
+  }
   // Columns in chunks of 16-multiples the threads claim.
   parallelRanges(e, n, 64, 256, 16, [&](Value n0, Value n1) {
     callRoutine(e, "rlx_uk_matmul",
                 {c32(wtype), prepared, c64(m), c64(k), weight, toI64(n0),
                  toI64(n1), y, c64(ldy)});
+    if (perChunk)
+      emitColumnEpilogue(e, yRows, m, n0, n1, chunkEpi);
   });
-  emitEpilogue(e, out, epi);
+  if (!perChunk)
+    emitEpilogue(e, out, epi);
   return success();
 }
 
