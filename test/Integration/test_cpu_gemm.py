@@ -162,14 +162,16 @@ def gelu(v):
     return 0.5 * v * (1 + np.vectorize(erf)(v / np.sqrt(2)))
 
 
-# Rows x K whose row block of A (all of K) exceeds 3 MiB: the K blocks run
-# outside the column blocks of a chunk (PackedGemm::kOuter), the partial sums
-# of every column block of the chunk kept in the output between K blocks.
-# 301 rows: one row block of 50 tiles and a tail row.
-@pytest.mark.parametrize("tile", [(6, 1, 256), (8, 2, 512), (4, 4, 384)])
+# A fourth tile size (lir-select-strategy gives it when a row block of A over
+# all of K passes 3 MiB): the K blocks run outside chunks of that many column
+# blocks, the partial sums of every column block of the chunk kept in the
+# output between K blocks. 301 rows: row blocks and a tail row; N: 18 pairs
+# of vectors and one more (a tail chunk); K: 10.5 K blocks of 256.
+@pytest.mark.parametrize("tile", [(6, 1, 256, 4), (8, 2, 512, 3),
+                                  (4, 4, 384, 1), (6, 1, 256, 0)])
 def test_k_blocks_outermost(rlx, tile):
-    m, k, n = 301, 2688, 16 * 37  # n: 18 pairs of vectors and one more
-    rng = np.random.default_rng(tile[2])
+    m, k, n = 301, 2688, 16 * 37
+    rng = np.random.default_rng(tile[2] + tile[3])
     x = rng.standard_normal((m, k)).astype(np.float32)
     w = (rng.standard_normal((n, k)) * 0.05).astype(np.float32)
     b = rng.standard_normal(n).astype(np.float32)
@@ -181,7 +183,7 @@ def test_k_blocks_outermost(rlx, tile):
     assert_close(out, want, 2e-4, 2e-4)
 
 
-@pytest.mark.parametrize("tile", [(6, 1, 256), (8, 2, 256)])
+@pytest.mark.parametrize("tile", [(6, 1, 256, 2), (8, 2, 256, 3)])
 def test_glu_k_blocks_outermost(rlx, tile):
     """The GLU GEMM in the same order: the GLU (gate and up strips in turn, or
     pairs in registers) once the chunk's last K block is done."""

@@ -27,6 +27,7 @@
 
 #include "KernelEmitter.h"
 #include "RLX/Dialect/LIR/IR/LIROps.h"
+#include "RLX/Dialect/LIR/Transforms/Transforms.h"
 #include "RLX/Dialect/MIR/IR/MIROps.h"
 #include "RLX/UKernels/UKernels.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -188,11 +189,9 @@ struct PackedGemm {
                         e.roundTo(up, epi.roundTo), gluRound);
   }
 
-  /// Rows of A per block (its packed K block stays in L2).
-  static constexpr int64_t kRowBlock = 256;
-  /// Bytes of a row block of A (all of K) above which the K blocks run
-  /// outermost (columnBlocks).
-  static constexpr int64_t kOuterBytes = 3 << 20;
+  /// Column blocks per chunk sharing each K block (the tile's fourth size;
+  /// 0: each column block over all K blocks in turn).
+  int64_t nc = 0;
   /// Whether the K blocks run outside the column blocks of a chunk.
   bool kOuter = false;
 
@@ -486,18 +485,12 @@ struct PackedGemm {
     int64_t gateVecs = gluInRegisters() ? nv / 2 : nv;
     int64_t nr = 16 * gateVecs, cols = glu ? n / 2 : n;
     int64_t blocks = cols / nr, tailVecs = (cols % nr) / 16;
-    // Row blocks of about kRowBlock rows, of even sizes.
+    // Row blocks whose packed K block of A stays in L2.
+    int64_t tilesPerRowBlock = lir::gemmRowBlockTiles(m, mr);
     int64_t rowBlocks =
-        std::max<int64_t>(1, (mFull * mr + kRowBlock / 2) / kRowBlock);
-    int64_t tilesPerRowBlock =
-        std::max<int64_t>(1, (mFull + rowBlocks - 1) / rowBlocks);
-    // A row block's A over all of K past what a core's share of L3 keeps
-    // (it is read again for every column block): K blocks outermost, so
-    // each K block of it stays in L2 across a chunk of column blocks.
-    kOuter = kc < k && tilesPerRowBlock * mr * k * 4 > kOuterBytes;
-    int64_t perChunk = kOuter
-                           ? std::clamp<int64_t>(blocks * rowBlocks / 16, 1, 16)
-                           : std::max<int64_t>(1, (blocks + 63) / 64);
+        std::max<int64_t>(1, (mFull + tilesPerRowBlock - 1) / tilesPerRowBlock);
+    kOuter = nc > 0 && kc < k;
+    int64_t perChunk = kOuter ? nc : std::max<int64_t>(1, (blocks + 63) / 64);
     int64_t fullChunks = (blocks + perChunk - 1) / perChunk;
     int64_t chunks = fullChunks + (tailVecs ? 1 : 0);
     e.parallelFor(rowBlocks * chunks, [&](Value item) {
@@ -573,12 +566,13 @@ static LogicalResult emitPackedGemm(KernelEmitter &e, Value lhs, Value w,
   ArrayRef<int64_t> tile;
   if (e.config)
     tile = e.config.getTile();
-  if (tile.size() != 3)
+  if (tile.size() != 3 && tile.size() != 4)
     return emitError(e.loc, "a generated GEMM needs its tile (run "
                             "lir-select-strategy)");
   g.mr = tile[0];
   g.nv = tile[1];
   g.kc = tile[2] > 0 ? std::min(tile[2], k) : k;
+  g.nc = tile.size() == 4 ? tile[3] : 0;
   g.unroll = (g.kc % 4 == 0 && k % 4 == 0) ? 4 : 1;
   if (g.m > g.mr || alwaysPackA) {
     int64_t floats = (g.m / g.mr) * g.mr * k + (g.m % g.mr) * k;

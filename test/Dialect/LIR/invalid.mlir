@@ -330,6 +330,16 @@ func.func private @constant_pool_c1() attributes {c = #lir.constant_pool<bytes =
 
 // -----
 
+// expected-error @+1 {{a glu_gemm kernel needs tile = [rows > 0, column vectors > 0, K block >= 0] or [..., column blocks per K block >= 0]}}
+func.func private @config_c1_column_blocks() attributes {c = #lir.config<glu_gemm, tile = [6, 1, 256, -1]>}
+
+// -----
+
+// expected-error @+1 {{a gemm_generated kernel needs tile = [rows > 0, column vectors > 0, K block >= 0] or [..., column blocks per K block >= 0]}}
+func.func private @config_c1_five_sizes() attributes {c = #lir.config<gemm_generated, tile = [6, 1, 256, 4, 1]>}
+
+// -----
+
 // expected-error @+1 {{tile sizes are only for generated GEMMs and blocked attention}}
 func.func private @config_c1_tile_on_default() attributes {c = #lir.config<default, tile = [1, 1, 1]>}
 

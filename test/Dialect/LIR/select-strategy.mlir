@@ -114,3 +114,51 @@ lir.entry @stored arena_size = 65536, param_size = 65536, alignment = 64 {
   lir.io output "y2" %y2 : memref<12x32xf32>
   lir.io output "y3" %y3 : memref<12x32xf32>
 }
+
+// -----
+
+/// Rows x K whose row block of A (296 rows over all of K = 2688: 3.2 MB)
+/// passes 3 MiB: the K blocks run outermost, each shared by a chunk of
+/// column blocks (the tile's fourth size); so does a GLU tile with gate and
+/// up in pairs. The GLU with strips (one vector) keeps the column-block
+/// order, as does a K that fits (K = 2048) and a decode-like row.
+// CHECK-LABEL: lir.entry @k_outer
+// CHECK: lir.kernel "long_k" {{.*}}config = #lir.config<gemm_generated, tile = [8, 2, 256, 1]>
+// CHECK: lir.kernel "glu_long_k" {{.*}}config = #lir.config<glu_gemm, tile = [8, 2, 256, 1]>
+// CHECK: lir.kernel "short_k" {{.*}}config = #lir.config<gemm_generated, tile = [8, 2, 256]>
+// ONE: lir.kernel "long_k" {{.*}}config = #lir.config<gemm_generated, tile = [6, 1, 256, 1]>
+// ONE: lir.kernel "glu_long_k" {{.*}}config = #lir.config<glu_gemm, tile = [6, 1, 256]>
+// ONE: lir.kernel "short_k" {{.*}}config = #lir.config<gemm_generated, tile = [6, 1, 256]>
+// TILE: lir.kernel "long_k" {{.*}}config = #lir.config<gemm_generated, tile = [4, 4, 2688]>
+lir.entry @k_outer arena_size = 16777216, param_size = 16777216, alignment = 64 {
+  %x = lir.view arena[0] : memref<300x2688xf32>
+  %xs = lir.view arena[0] : memref<300x2048xf32>
+  %y = lir.view arena[4194304] : memref<300x64xf32>
+  %g = lir.view arena[8388608] : memref<300x128xf32>
+  %h = lir.view arena[12582912] : memref<300x64xf32>
+  %w = lir.view params[0] : memref<64x2688xf32>
+  %gu = lir.view params[1048576] : memref<128x2688xf32>
+  %ws = lir.view params[4194304] : memref<64x2048xf32>
+  lir.io input "x" %x : memref<300x2688xf32>
+  lir.io param "w" %w {layout = #lir.layout<nk16>} : memref<64x2688xf32>
+  lir.io param "gu" %gu {layout = #lir.layout<nk16>} : memref<128x2688xf32>
+  lir.io param "ws" %ws {layout = #lir.layout<nk16>} : memref<64x2048xf32>
+  lir.kernel "long_k" ins(%x, %w : memref<300x2688xf32>, memref<64x2688xf32>) outs(%y : memref<300x64xf32>) {
+  ^bb0(%t: tensor<300x2688xf32>, %s: tensor<64x2688xf32>):
+    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<300x2688xf32>, tensor<64x2688xf32>) -> tensor<300x64xf32>
+    lir.yield %q : tensor<300x64xf32>
+  }
+  lir.kernel "glu_long_k" ins(%x, %gu : memref<300x2688xf32>, memref<128x2688xf32>) outs(%g, %h : memref<300x128xf32>, memref<300x64xf32>) attributes {config = #lir.config<glu_gemm>} {
+  ^bb0(%t: tensor<300x2688xf32>, %s: tensor<128x2688xf32>):
+    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<300x2688xf32>, tensor<128x2688xf32>) -> tensor<300x128xf32>
+    %o = mir.fused_glu %q {activation = #mir<activation silu>} : (tensor<300x128xf32>) -> tensor<300x64xf32>
+    lir.yield %q, %o : tensor<300x128xf32>, tensor<300x64xf32>
+  }
+  lir.kernel "short_k" ins(%xs, %ws : memref<300x2048xf32>, memref<64x2048xf32>) outs(%y : memref<300x64xf32>) {
+  ^bb0(%t: tensor<300x2048xf32>, %s: tensor<64x2048xf32>):
+    %q = mir.matmul %t, %s {transpose_rhs} : (tensor<300x2048xf32>, tensor<64x2048xf32>) -> tensor<300x64xf32>
+    lir.yield %q : tensor<300x64xf32>
+  }
+  lir.io output "y" %y : memref<300x64xf32>
+  lir.io output "h" %h : memref<300x64xf32>
+}

@@ -71,15 +71,18 @@ LogicalResult
 LoweringConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                            KernelStrategy strategy, ArrayRef<int64_t> tile,
                            ArrayRef<int64_t> workgroup) {
-  // lir_config_c1: GEMM tiles are [rows, column vectors, K block] (absent
-  // until lir-select-strategy chooses them).
+  // lir_config_c1: GEMM tiles are [rows, column vectors, K block] and
+  // optionally the column blocks a K block is shared by (absent until
+  // lir-select-strategy chooses them).
   bool gemm = strategy == KernelStrategy::GemmGenerated ||
               strategy == KernelStrategy::GluGemm;
   if (gemm && !tile.empty() &&
-      (tile.size() != 3 || tile[0] <= 0 || tile[1] <= 0 || tile[2] < 0))
+      ((tile.size() != 3 && tile.size() != 4) || tile[0] <= 0 || tile[1] <= 0 ||
+       tile[2] < 0 || (tile.size() == 4 && tile[3] < 0)))
     return emitError() << "a " << stringifyKernelStrategy(strategy)
                        << " kernel needs tile = [rows > 0, column vectors > "
-                          "0, K block >= 0]";
+                          "0, K block >= 0] or [..., column blocks per K "
+                          "block >= 0]";
   // lir_config_c3: a GLU tile pairs gate and up vectors, or takes one.
   if (strategy == KernelStrategy::GluGemm && !tile.empty() && tile[1] > 1 &&
       tile[1] % 2)

@@ -34,8 +34,16 @@ using namespace mlir;
 using namespace mlir::rlx;
 using namespace mlir::rlx::lir;
 
-SmallVector<int64_t, 3> mlir::rlx::lir::selectGemmTile(int64_t m, int64_t k,
-                                                       bool glu,
+int64_t mlir::rlx::lir::gemmRowBlockTiles(int64_t m, int64_t mr) {
+  constexpr int64_t kRowBlock = 256;
+  int64_t tiles = m / mr;
+  int64_t blocks =
+      std::max<int64_t>(1, (tiles * mr + kRowBlock / 2) / kRowBlock);
+  return std::max<int64_t>(1, (tiles + blocks - 1) / blocks);
+}
+
+SmallVector<int64_t, 4> mlir::rlx::lir::selectGemmTile(int64_t m, int64_t k,
+                                                       int64_t n, bool glu,
                                                        const GemmTile &base) {
   int64_t mr = std::max<int64_t>(1, base.mr);
   int64_t nv = std::max<int64_t>(1, base.nv);
@@ -50,7 +58,16 @@ SmallVector<int64_t, 3> mlir::rlx::lir::selectGemmTile(int64_t m, int64_t k,
   // and up strips in turn.
   if (glu && nv > 1)
     nv -= nv % 2;
-  return {mr, nv, kc};
+  SmallVector<int64_t, 4> tile = {mr, nv, kc};
+  constexpr int64_t kOuterBytes = 3 << 20;
+  int64_t rowBlockTiles = gemmRowBlockTiles(m, mr);
+  if (kc >= k || (glu && nv == 1) || rowBlockTiles * mr * k * 4 <= kOuterBytes)
+    return tile;
+  int64_t blockCols = 16 * (glu ? nv / 2 : nv);
+  int64_t blocks = std::max<int64_t>(1, n / blockCols);
+  int64_t rowBlocks = (m / mr + rowBlockTiles - 1) / rowBlockTiles;
+  tile.push_back(std::clamp<int64_t>(blocks * rowBlocks / 16, 1, 16));
+  return tile;
 }
 
 bool mlir::rlx::lir::isBlockedAttention(mir::AttentionOp op) {
@@ -90,7 +107,7 @@ void mlir::rlx::lir::selectCPUStrategies(EntryOp entry, const GemmTile &base,
     int64_t n = wTy.getDimSize(0), k = wTy.getDimSize(1);
     auto outTy = cast<MemRefType>(kernel.getOuts()[0].getType());
     int64_t m = outTy.getNumElements() / n;
-    return selectGemmTile(m, k, glu, base);
+    return selectGemmTile(m, k, glu ? n / 2 : n, glu, base);
   };
   for (KernelOp kernel : entry.getBlock().getOps<KernelOp>()) {
     if (LoweringConfigAttr config = kernel.getConfigAttr()) {

@@ -137,8 +137,14 @@ def LIR_LoweringConfigAttr : LIR_Attr<"LoweringConfig", "config"> {
     before code generation, read by the code generator: the strategy, its
     tile sizes and, for the SPIR-V code generator, the workgroup size.
 
+    A generated GEMM's tile is [rows, column vectors of 16, K block] and,
+    when the K blocks run outermost, a fourth size: the column blocks that
+    share each K block of A's packed rows (0 or absent: each column block
+    runs over all K blocks in turn).
+
     ```mlir
     config = #lir.config<gemm_generated, tile = [8, 2, 256]>
+    config = #lir.config<gemm_generated, tile = [6, 1, 256, 16]>
     config = #lir.config<attention_blocked, tile = [4, 1]>
     config = #lir.config<default, workgroup = [64, 1, 1]>
     ```

@@ -146,12 +146,23 @@ struct GemmTile {
   int64_t mr = 8, nv = 2, kc = 256;
 };
 
-/// The tile [mr, nv, kc] of a generated GEMM of M rows and depth K:
+/// Row tiles (of `mr` rows) per row block of a generated GEMM of M rows:
+/// blocks of about 256 rows, of even sizes, whose packed K block of A stays
+/// in L2.
+int64_t gemmRowBlockTiles(int64_t m, int64_t mr);
+
+/// The tile [mr, nv, kc] or [mr, nv, kc, nc] of a generated GEMM of M rows,
+/// depth K and N columns (for a GLU GEMM, `n` counts the gate columns):
 /// decode-like GEMMs (M <= mr) take one row tile, stream each weight once and
 /// keep K whole. A GLU GEMM's (`glu`) nv is even (gate and up vectors in
 /// pairs, the GLU applied in registers) or 1 (gate and up strips in turn).
-SmallVector<int64_t, 3> selectGemmTile(int64_t m, int64_t k, bool glu,
-                                       const GemmTile &base);
+/// When a row block of A over all of K (rows x K x 4 bytes) passes 3 MiB,
+/// more than a core's share of L3 keeps while every column block reads it
+/// again, the K blocks run outermost over chunks of nc column blocks (up to
+/// 16; at least 16 chunks over the row blocks) that share each K block of A
+/// in L2. The GLU GEMM with strips keeps the column-block order.
+SmallVector<int64_t, 4> selectGemmTile(int64_t m, int64_t k, int64_t n,
+                                       bool glu, const GemmTile &base);
 
 /// Whether the CPU code generator lowers `op` (in a kernel's body) as the
 /// blocked attention: a head dim that is a multiple of 16 and no mask or a
