@@ -13,6 +13,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
 
+#include <functional>
 #include <string>
 
 using namespace llvm;
@@ -874,21 +875,23 @@ TEST(CompileProfileTest, CheckForModuleRefusesRecipeKeys) {
   p.precision.compute = ComputePrecision::BF16;
   EXPECT_FALSE(static_cast<bool>(p.checkForModule("m.mlir")));
 
-  p.precision.weights = WeightPrecision::Q4_0;
-  EXPECT_EQ(toString(p.checkForModule("m.mlir")),
-            "m.mlir: [precision] weights = \"q4_0\" applies to model recipes "
-            "(rlx-run --model, the flows); a module's params have the types "
-            "it declares");
-  p.precision.weights = WeightPrecision::F32;
-  p.precision.kvCache = ComputePrecision::F16;
-  EXPECT_EQ(toString(p.checkForModule("m.mlir")),
-            "m.mlir: [precision] kv_cache = \"f16\" applies to model recipes "
-            "(rlx-run --model, the flows); a module's tensors have the types "
-            "it declares");
-  p.precision.kvCache = ComputePrecision::F32;
-  p.execution.decodeBuckets = {16, 64};
-  EXPECT_EQ(toString(p.checkForModule("m.mlir")),
-            "m.mlir: [execution] decode_buckets sizes a model recipe's decode "
-            "graphs (rlx-run --model, the flows' generators); a module "
-            "compiles for the shapes it is given");
+  // Each key a recipe applies, set alone over the default profile.
+  const std::string recipes = " applies to model recipes (rlx-run --model, "
+                              "the flows); a module's ";
+  std::pair<std::function<void(CompileProfile &)>, std::string> cases[] = {
+      {[](CompileProfile &q) { q.precision.weights = WeightPrecision::Q4_0; },
+       "[precision] weights = \"q4_0\"" + recipes +
+           "params have the types it declares"},
+      {[](CompileProfile &q) { q.precision.kvCache = ComputePrecision::F16; },
+       "[precision] kv_cache = \"f16\"" + recipes +
+           "tensors have the types it declares"},
+      {[](CompileProfile &q) { q.execution.decodeBuckets = {16, 64}; },
+       "[execution] decode_buckets sizes a model recipe's decode graphs "
+       "(rlx-run --model, the flows' generators); a module compiles for the "
+       "shapes it is given"}};
+  for (auto &[set, message] : cases) {
+    CompileProfile q;
+    set(q);
+    EXPECT_EQ(toString(q.checkForModule("m.mlir")), "m.mlir: " + message);
+  }
 }
