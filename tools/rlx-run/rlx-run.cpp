@@ -544,7 +544,8 @@ int main(int argc, char **argv) {
                   "a module compiles and runs as it is");
   if (computeAs.getNumOccurrences())
     options.profile.precision.compute = computeAs;
-  // [precision] weights and kv_cache set what a model recipe stores.
+  // [precision] weights / kv_cache and [execution] decode_buckets set what a
+  // model recipe stores and compiles.
   if (llvm::Error err = options.profile.checkForModule(inputFile))
     return fail(std::move(err));
   // Every file is read and checked before compiling, so that a bad one

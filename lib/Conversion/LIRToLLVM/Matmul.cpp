@@ -487,8 +487,7 @@ struct PackedGemm {
     int64_t blocks = cols / nr, tailVecs = (cols % nr) / 16;
     // Row blocks whose packed K block of A stays in L2.
     int64_t tilesPerRowBlock = lir::gemmRowBlockTiles(m, mr);
-    int64_t rowBlocks =
-        std::max<int64_t>(1, (mFull + tilesPerRowBlock - 1) / tilesPerRowBlock);
+    int64_t rowBlocks = lir::gemmRowBlocks(m, mr);
     kOuter = nc > 0 && kc < k;
     int64_t perChunk = kOuter ? nc : std::max<int64_t>(1, (blocks + 63) / 64);
     int64_t fullChunks = (blocks + perChunk - 1) / perChunk;
@@ -616,6 +615,17 @@ static void parallelRanges(KernelEmitter &e, int64_t total, int64_t perChunk,
   });
 }
 
+/// out[idx] = round(act(out[idx] + bias[j]) + residual[idx]) for the
+/// `width` columns from j = idx.back().
+static void applyEpilogue(KernelEmitter &e, Value out, ValueRange idx,
+                          int64_t width, const Epilogue &epi) {
+  Value bias = epi.bias ? e.load(epi.bias, {idx.back()}, width) : Value();
+  Value residual = epi.residual ? e.load(epi.residual, idx, width) : Value();
+  e.store(e.gemmEpilogue(e.load(out, idx, width), bias, epi.act, residual,
+                         epi.roundTo),
+          out, idx, width);
+}
+
 /// out = round(act(out + bias) + residual), row by row (after a library
 /// GEMM).
 static void emitEpilogue(KernelEmitter &e, Value out, const Epilogue &epi) {
@@ -632,14 +642,7 @@ static void emitEpilogue(KernelEmitter &e, Value out, const Epilogue &epi) {
                    e.forChunks(n, vl, [&](Value j, int64_t width) {
                      SmallVector<Value> idx(outer);
                      idx.push_back(j);
-                     Value bias =
-                         epi.bias ? e.load(epi.bias, {j}, width) : Value();
-                     Value residual = epi.residual
-                                          ? e.load(epi.residual, idx, width)
-                                          : Value();
-                     e.store(e.gemmEpilogue(e.load(out, idx, width), bias,
-                                            epi.act, residual, epi.roundTo),
-                             out, idx, width);
+                     applyEpilogue(e, out, idx, width, epi);
                    });
                  });
 }
@@ -743,13 +746,7 @@ static void emitColumnEpilogue(KernelEmitter &e, Value y, int64_t m, Value n0,
     auto loop = scf::ForOp::create(b, loc, lo, hi, e.index(width));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
-    Value j = loop.getInductionVar();
-    Value bias = epi.bias ? e.load(epi.bias, {j}, width) : Value();
-    Value residual =
-        epi.residual ? e.load(epi.residual, {r, j}, width) : Value();
-    e.store(e.gemmEpilogue(e.load(y, {r, j}, width), bias, epi.act, residual,
-                           epi.roundTo),
-            y, {r, j}, width);
+    applyEpilogue(e, y, {r, loop.getInductionVar()}, width, epi);
   };
   columns(n0, vEnd, vl);
   columns(vEnd, n1, 1);

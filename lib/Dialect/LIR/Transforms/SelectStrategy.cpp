@@ -42,6 +42,11 @@ int64_t mlir::rlx::lir::gemmRowBlockTiles(int64_t m, int64_t mr) {
   return std::max<int64_t>(1, (tiles + blocks - 1) / blocks);
 }
 
+int64_t mlir::rlx::lir::gemmRowBlocks(int64_t m, int64_t mr) {
+  int64_t tiles = gemmRowBlockTiles(m, mr);
+  return std::max<int64_t>(1, (m / mr + tiles - 1) / tiles);
+}
+
 SmallVector<int64_t, 4> mlir::rlx::lir::selectGemmTile(int64_t m, int64_t k,
                                                        int64_t n, bool glu,
                                                        const GemmTile &base) {
@@ -65,8 +70,8 @@ SmallVector<int64_t, 4> mlir::rlx::lir::selectGemmTile(int64_t m, int64_t k,
     return tile;
   int64_t blockCols = 16 * (glu ? nv / 2 : nv);
   int64_t blocks = std::max<int64_t>(1, n / blockCols);
-  int64_t rowBlocks = (m / mr + rowBlockTiles - 1) / rowBlockTiles;
-  tile.push_back(std::clamp<int64_t>(blocks * rowBlocks / 16, 1, 16));
+  tile.push_back(
+      std::clamp<int64_t>(blocks * gemmRowBlocks(m, mr) / 16, 1, 16));
   return tile;
 }
 

@@ -151,6 +151,10 @@ struct GemmTile {
 /// in L2.
 int64_t gemmRowBlockTiles(int64_t m, int64_t mr);
 
+/// The row blocks of gemmRowBlockTiles(m, mr) tiles covering M's whole row
+/// tiles (at least one).
+int64_t gemmRowBlocks(int64_t m, int64_t mr);
+
 /// The tile [mr, nv, kc] or [mr, nv, kc, nc] of a generated GEMM of M rows,
 /// depth K and N columns (for a GLU GEMM, `n` counts the gate columns):
 /// decode-like GEMMs (M <= mr) take one row tile, stream each weight once and
