@@ -159,8 +159,8 @@ static CompileOptions compileOptions(const CompileSource &src,
 
 /// Refuses the profile keys a compile of `src` would drop: a module's
 /// params and tensors have the types it declares ([precision] weights and
-/// kv_cache are model recipes' keys), and a BuiltModel's were decided when
-/// its flow built it.
+/// kv_cache are model recipes' keys, as is [execution] decode_buckets), and
+/// a BuiltModel's were decided when its flow built it.
 static void checkPrecision(const CompileSource &src, const CompileOptions &o) {
   if (!src.built) {
     check(o.profile.checkForModule(src.path.empty() ? "the module" : src.path));
@@ -181,6 +181,12 @@ static void checkPrecision(const CompileSource &src, const CompileOptions &o) {
   if (given.kvCache != built.kvCache)
     refuse("kv_cache", stringifyComputePrecision(given.kvCache),
            stringifyComputePrecision(built.kvCache));
+  // The generator sizes its decode graphs by the built model's profile.
+  if (o.profile.execution.decodeBuckets !=
+      src.built->profile.execution.decodeBuckets)
+    throw RLXError("profile: [execution] decode_buckets differ from the ones "
+                   "the flow built this model with; build the flow with the "
+                   "profile to change them");
 }
 
 static std::string readFile(const llvm::Twine &path) {

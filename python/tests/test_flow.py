@@ -364,10 +364,10 @@ def test_moe_mlp_errors():
 
 
 def test_built_precision_is_the_flows():
-    """A BuiltModel's weight and KV-cache precision were decided when its
-    flow built it: compiling it with a profile that says otherwise is refused
-    by name; the built model's own profile (no profile given) and a profile
-    differing elsewhere compile."""
+    """A BuiltModel's weight and KV-cache precision and its decode buckets
+    were decided when its flow built it: compiling it with a profile that
+    says otherwise is refused by name; the built model's own profile (no
+    profile given) and a profile differing elsewhere compile."""
     flow, weights = norm_proj()
     built = flow.build(weights)
     session = rlx.Session()
@@ -381,6 +381,11 @@ def test_built_precision_is_the_flows():
             "model with",
         ):
             session.compile(built, profile=p, input_shapes={"x": [1, T, H]})
+    p = rlx.CompileProfile.from_toml("[execution]\ndecode_buckets = [16, 64]\n")
+    p.precision.weights = built.profile.precision.weights
+    with pytest.raises(rlx.RLXError, match=r"\[execution\] decode_buckets "
+                       "differ from the ones the flow built this model with"):
+        session.compile(built, profile=p, input_shapes={"x": [1, T, H]})
     p = rlx.CompileProfile()
     p.precision.weights = built.profile.precision.weights
     p.passes.dce = False
