@@ -340,6 +340,11 @@ Expected<std::vector<float>> Generator::step(llvm::ArrayRef<int32_t> tokens,
   if (!graph)
     return graph.takeError();
   Graph &g = **graph;
+  if (lastRun && lastRun != &g) {
+    lastRun->model->releaseArena();
+    lastRun->rowsHeld = 0;
+  }
+  lastRun = &g;
   reserveCache(start + n);
   // In place, the cached tokens fill the first `start` slots of the past and
   // stay in the graph's arena between steps: a step copies only the rows

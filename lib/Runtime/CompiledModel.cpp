@@ -1415,6 +1415,17 @@ CompiledModel::runInArena(const TensorRefMap_t &inputs) {
   return outputs;
 }
 
+uint64_t CompiledModel::releaseArena() {
+  if (!storage || !storage->arena.data || !storage->arena.mappedBytes)
+    return 0;
+  // MADV_DONTNEED on a private anonymous mapping drops its pages: the next
+  // touch faults in a zero page.
+  if (::madvise(storage->arena.data, storage->arena.mappedBytes,
+                MADV_DONTNEED) != 0)
+    return 0;
+  return storage->arena.mappedBytes;
+}
+
 llvm::MutableArrayRef<uint8_t> CompiledModel::inputPlace(StringRef name) {
   const ManifestEntry *e = info.find(IOKind::Input, name);
   if (!storage || !storage->arena.data || !e)

@@ -184,6 +184,11 @@ private:
   BuiltModel built;
   std::unique_ptr<WeightSourceStack> source;
   std::map<std::pair<int64_t, int64_t>, Graph> graphs;
+  /// The graph the last step ran. A step on another graph gives this one's
+  /// arena back first (CompiledModel::releaseArena): one graph's scratch
+  /// memory is resident at a time, not the prompt graph's beside the
+  /// decode graphs'.
+  Graph *lastRun = nullptr;
   CompiledModel *pool = nullptr;
   /// Values per token of one layer's keys (or values) this process keeps:
   /// all KV heads, or under `[parallel] tensor = N` the rank's share.

@@ -139,6 +139,16 @@ public:
   /// a KV-cache step, the head of the present) holds that output's bytes,
   /// so a decoding loop appends to it instead of feeding it anew.
   llvm::MutableArrayRef<uint8_t> inputPlace(llvm::StringRef name);
+  /// Gives the arena's pages back to the system (an arena of a megabyte or
+  /// more: an anonymous mapping, whose pages then read as zeros until the
+  /// next run writes them; a smaller one is kept as it is). What the last
+  /// run left there is gone: views from runInArena and bytes written at
+  /// inputPlace must not be read, and an input kept in place must be written
+  /// whole again. For a process that keeps several models but runs one at a
+  /// time (a prompt graph and the decode graphs of a generator), so that the
+  /// idle ones do not hold their scratch memory. Returns the bytes given
+  /// back.
+  uint64_t releaseArena();
 
   /// What the model takes and gives, its weight blocks, arena, kernels and
   /// profile (RLX/Runtime/Reflection.h). Kernels, source shapes and the
