@@ -88,8 +88,8 @@ TEST(RuntimeArenaTest, ReleaseGivesMappedPagesBack) {
   TensorRefMap_t feeds;
   feeds.emplace("x", input);
   ASSERT_EQ(runOnce(model, feeds), "<success>");
-  size_t pages = (x.size() + ::sysconf(_SC_PAGESIZE) - 1) /
-                 ::sysconf(_SC_PAGESIZE);
+  size_t pages =
+      (x.size() + ::sysconf(_SC_PAGESIZE) - 1) / ::sysconf(_SC_PAGESIZE);
   EXPECT_EQ(residentPages(x), pages);
   EXPECT_TRUE(allBytesAre(x, 0x5a));
 
