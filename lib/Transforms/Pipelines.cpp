@@ -146,6 +146,7 @@ mlir::rlx::getCPUCodegenOptions(const ::rlx::CompileProfile &profile) {
   o.repackX8 = resolveWeightRepack(profile.backend.cpu.repackWeights);
   o.tile = hostGemmTile();
   o.attentionRows = profile.backend.cpu.attentionRows;
+  o.attentionAccumulators = hostAttentionAccumulators();
   return o;
 }
 
@@ -281,6 +282,11 @@ struct CPUPipelineOptions : public TargetPipelineOptions<CPUPipelineOptions> {
   Option<int64_t> gemmKc{*this, "gemm-kc",
                          llvm::cl::desc("K block of the generated GEMM (0: "
                                         "all of K; default 256)")};
+  Option<int64_t> attentionAccumulators{
+      *this, "attention-accumulators",
+      llvm::cl::desc("16-lane accumulator vectors of the blocked "
+                     "attention's register tile (default: this machine's, "
+                     "16 with AVX-512, else 4)")};
 };
 
 struct GPUPipelineOptions : public TargetPipelineOptions<GPUPipelineOptions> {
@@ -364,6 +370,8 @@ void mlir::rlx::registerRLXPipelines() {
           codegen.tile.nv = options.gemmNv;
         if (options.gemmKc.hasValue())
           codegen.tile.kc = options.gemmKc;
+        if (options.attentionAccumulators.hasValue())
+          codegen.attentionAccumulators = options.attentionAccumulators;
         std::string error;
         if (failed(buildCPUPipeline(pm, *profile, options.frontend(), codegen,
                                     &error)))

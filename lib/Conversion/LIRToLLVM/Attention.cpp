@@ -6,8 +6,9 @@
 //===----------------------------------------------------------------------===//
 //
 // mir.attention is one kernel with an online softmax (flash-attention
-// style) over blocks of 16 keys: the keys are transposed per KV head so a
-// block's scores are one vector per query row, and a tile of query rows
+// style) over blocks of 16 keys: the keys are transposed per KV head and
+// block (the values copied to rows of their own) so a block's scores are one
+// vector per query row, and a tile of query rows
 // sharing a KV head keeps its running maximum, normalizer and head_dim-wide
 // accumulators in registers; no [q_len, kv_len] score matrix is stored. A
 // graph with one query per head (a decode step) skips the transposition: each
@@ -156,19 +157,24 @@ static LogicalResult emitAttentionPerKey(KernelEmitter &e, Operation *o,
 
 namespace {
 /// Attention over blocks of 16 keys (flash-attention style). Keys are first
-/// transposed per KV head into the scratch buffer (`Kt[b][kvh][d][j]`) so a
-/// block's scores for one query row are one vector: `s = sum_d q[d] *
-/// Kt[d][j0:j0+16]`. A tile of up to four query rows that share the KV head
-/// (the heads of a GQA group at one position, or consecutive positions of
-/// one head) keeps its running maximum, normalizer and head_dim-wide
-/// accumulators in registers while it streams the blocks its causal/window
-/// extent reaches; each block's values are loaded once for the whole tile.
+/// transposed per KV head and block into the scratch buffer
+/// (`Kt[b][kvh][j / 16][d][j % 16]`) so a block's scores for one query row are
+/// one vector: `s = sum_d q[d] * Kt[j0 / 16][d][0:16]`; the value rows are
+/// copied beside them, contiguous per KV head. A tile of up to four query rows
+/// that share the KV head (the heads of a GQA group at one position, or
+/// consecutive positions of one head) keeps its running maximum, normalizer and
+/// head_dim-wide accumulators in registers while it streams the blocks its
+/// causal/window extent reaches; each block's values are loaded once for the
+/// whole tile.
 struct BlockedAttention {
   KernelEmitter &e;
   OpBuilder &b;
   Location loc;
   mir::AttentionOp op;
+  /// `kt` is the scratch buffer: the transposed keys, then at `vRowsAt`
+  /// the value rows (transposeKeys).
   Value q, k, v, mask, out, kt;
+  int64_t vRowsAt = 0;
   int64_t batch, tq, tk, tkPad, heads, kvHeads, hd, group;
   int64_t headsPerTile, queriesPerTile;
   MaskKind kind;
@@ -186,17 +192,33 @@ struct BlockedAttention {
   Value f32(double x) { return e.constant(x, b.getF32Type()); }
   Value splat(Value x) { return e.splat(x, kBlock); }
 
-  /// Kt[((b * kvHeads + h) * hd + d) * tkPad + j] = k[b, j, h * hd + d].
-  /// Whole blocks of 16 keys go one dim at a time: 16 loads from 16 key
-  /// rows (4 KB of them stay in L1 across the dims), one 64-byte store. A
-  /// store per element across the hd rows of Kt (hd write streams, each
-  /// line written 4 bytes at a time) made this copy half of a decode
-  /// step's attention at 1024 keys.
+  /// Kt[(b * kvHeads + h) * hd * tkPad + (j / 16 * hd + d) * 16 + j % 16] =
+  /// k[b, j, h * hd + d]: per block of 16 keys, head_dim rows of 16 lanes,
+  /// 4 KB in a row (hd = 64) that a block's scores stream through. (Rows of
+  /// all tkPad keys per dim put a block's 64 loads a power of two apart: at
+  /// 512 keys, 2 KB, all in two L1 sets; the prefill attention took 1.4x
+  /// as long.) Whole blocks of 16 keys go one dim at a time: 16 loads from
+  /// 16 key rows (4 KB of them stay in L1 across the dims), one 64-byte
+  /// store.
+  /// The value rows of each KV head are copied contiguous too (f32, at
+  /// vRowsAt): V[((b * kvHeads + h) * tk + j) * hd + d] = v[b, j, h * hd + d].
+  /// A block's 16 value rows in the input are the whole row of every KV
+  /// head apart (2 KB for 8 heads of 64), the same conflict.
   void transposeKeys() {
     int64_t full = tk / kBlock * kBlock;
     e.parallelNest({batch, kvHeads}, batch * kvHeads, [&](ValueRange ivs) {
       Value base = mul(add(mul(ivs[0], idx(kvHeads)), ivs[1]), idx(hd * tkPad));
       Value col0 = mul(ivs[1], idx(hd));
+      e.loopNest({tk}, [&](ValueRange j) {
+        for (int64_t c = 0; c < hd / kBlock; ++c) {
+          Value x = loadF32(
+              b, loc, v, ValueRange{ivs[0], j[0], add(col0, idx(c * kBlock))},
+              kBlock);
+          vector::StoreOp::create(
+              b, loc, x, kt,
+              ValueRange{valueAt(ivs[0], ivs[1], j[0], idx(c * kBlock))});
+        }
+      });
       // A block the key mask hides whole is neither copied nor read (a
       // decode step's past bucket is up to half empty).
       if (full > 0)
@@ -213,7 +235,8 @@ struct BlockedAttention {
               Value row = vector::FromElementsOp::create(b, loc, vecTy(), keys);
               vector::StoreOp::create(
                   b, loc, row, kt,
-                  ValueRange{add(base, add(mul(d[0], idx(tkPad)), j0))});
+                  ValueRange{add(
+                      base, add(mul(j0, idx(hd)), mul(d[0], idx(kBlock))))});
             });
           };
           if (!mask)
@@ -232,13 +255,15 @@ struct BlockedAttention {
                 loadF32(b, loc, k, ValueRange{ivs[0], j, add(col0, idx(d))},
                         /*width=*/0);
             memref::StoreOp::create(
-                b, loc, x, kt, ValueRange{add(base, add(idx(d * tkPad), j))});
+                b, loc, x, kt,
+                ValueRange{add(base, add(idx(full * hd + d * kBlock), jj[0]))});
           }
         });
       if (tkPad > tk)
         e.loopNest({hd, tkPad - tk}, [&](ValueRange dj) {
           Value at =
-              add(base, add(mul(dj[0], idx(tkPad)), add(dj[1], idx(tk))));
+              add(base, add(idx(full * hd), add(mul(dj[0], idx(kBlock)),
+                                                add(dj[1], idx(tk - full)))));
           memref::StoreOp::create(b, loc, f32(0), kt, ValueRange{at});
         });
     });
@@ -325,8 +350,14 @@ struct BlockedAttention {
       Value j = add(j0, idx(jj));
       SmallVector<Value> vrow;
       for (int64_t c = 0; c < hv; ++c)
-        vrow.push_back(loadF32(
-            b, loc, v, ValueRange{bi, j, add(vCol0, idx(c * kBlock))}, kBlock));
+        vrow.push_back(
+            direct ? loadF32(b, loc, v,
+                             ValueRange{bi, j, add(vCol0, idx(c * kBlock))},
+                             kBlock)
+                   : vector::LoadOp::create(
+                         b, loc, vecTy(), kt,
+                         ValueRange{valueAt(bi, kvh, j, idx(c * kBlock))})
+                         .getResult());
       for (size_t r = 0; r < rows.size(); ++r) {
         Value pj = splat(vector::ExtractOp::create(b, loc, probs[r], jj));
         for (int64_t c = 0; c < hv; ++c)
@@ -335,6 +366,15 @@ struct BlockedAttention {
       }
     }
     return next;
+  }
+
+  /// Where value row j of KV head kvh, element d, lies in the scratch
+  /// buffer (transposeKeys).
+  Value valueAt(Value bi, Value kvh, Value j, Value d) {
+    return add(
+        idx(vRowsAt),
+        add(mul(add(mul(add(mul(bi, idx(kvHeads)), kvh), idx(tk)), j), idx(hd)),
+            d));
   }
 
   /// Each row's scores against the 16 keys at j0 from the transposed keys
@@ -351,7 +391,7 @@ struct BlockedAttention {
             b, loc, q, ValueRange{bi, row.query, add(qCol0, idx(d))});
         Value kd = vector::LoadOp::create(
             b, loc, vecTy(), kt,
-            ValueRange{add(ktBase, add(idx(d * tkPad), j0))});
+            ValueRange{add(ktBase, add(mul(j0, idx(hd)), idx(d * kBlock)))});
         s = vector::FMAOp::create(b, loc, splat(qd), kd, s);
       }
       out.push_back(s);
@@ -626,8 +666,10 @@ LogicalResult mlir::rlx::emitAttentionKernel(KernelEmitter &e, Operation *o,
   a.headsPerTile = tile[0];
   a.queriesPerTile = tile[1];
   a.direct = a.tq == 1;
+  // The transposed keys, then the value rows.
+  a.vRowsAt = a.batch * a.kvHeads * hd * a.tkPad;
   if (!a.direct)
-    a.kt = e.scratch(a.batch * a.kvHeads * hd * a.tkPad);
+    a.kt = e.scratch(a.vRowsAt + a.batch * a.kvHeads * a.tk * hd);
   a.emit();
   return success();
 }

@@ -511,6 +511,10 @@ lir::GemmTile mlir::rlx::hostGemmTile() {
   return {6, 1, 256};
 }
 
+int64_t mlir::rlx::hostAttentionAccumulators() {
+  return llvm::sys::getHostCPUFeatures().lookup("avx512f") ? 16 : 4;
+}
+
 bool mlir::rlx::resolveWeightRepack(::rlx::WeightRepack choice) {
   if (choice == ::rlx::WeightRepack::Auto)
     return llvm::StringRef(rlx_uk_isa()) == "avx2";
@@ -531,6 +535,7 @@ void mlir::rlx::buildCPULIRPipeline(OpPassManager &pm,
   select.gemmNv = options.tile.nv;
   select.gemmKc = options.tile.kc;
   select.attentionRows = options.attentionRows;
+  select.attentionAccumulators = options.attentionAccumulators;
   pm.addPass(lir::createLIRSelectStrategyPass(select));
 }
 

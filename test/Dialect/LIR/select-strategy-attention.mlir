@@ -3,6 +3,9 @@
 // RUN: rlx-opt %s -split-input-file --lir-select-strategy="attention-rows=3" | FileCheck %s --check-prefix=THREE
 // RUN: rlx-opt %s -split-input-file --lir-select-strategy="attention-rows=8" | FileCheck %s --check-prefix=EIGHT
 // RUN: not rlx-opt %s -split-input-file --lir-select-strategy="attention-rows=-1" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: rlx-opt %s -split-input-file --lir-select-strategy="attention-accumulators=4" | FileCheck %s --check-prefix=AVX2
+// RUN: rlx-opt %s -split-input-file --lir-select-strategy="attention-accumulators=4 attention-rows=2" | FileCheck %s --check-prefix=ROWS
+// RUN: not rlx-opt %s -split-input-file --lir-select-strategy="attention-accumulators=0" 2>&1 | FileCheck %s --check-prefix=BADACC
 
 /// lir-select-strategy: a mir.attention lowered blocked (head dim a multiple
 /// of 16) gets `attention_blocked` with tile = [heads of a GQA group,
@@ -12,6 +15,9 @@
 /// `attention-rows`: 1 row; 3 rows = 2 heads x 1 position (whole positions
 /// only); 8 rows = 2 heads x 4 positions. A head dim of 24 is lowered one
 /// key at a time: no config. A negative row count is an error.
+/// `attention-accumulators=4` (AVX2's 16 registers of 8 lanes): head dim 16
+/// still takes 4 rows, 64 and 128 one (a row of 64 takes 8 ymm registers);
+/// given rows win over it; 0 accumulators is an error.
 
 // CHECK-LABEL: lir.entry @attention
 // CHECK: lir.kernel "hd16" {{.*}}config = #lir.config<attention_blocked, tile = [2, 2]>
@@ -23,6 +29,11 @@
 // THREE: lir.kernel "hd16" {{.*}}config = #lir.config<attention_blocked, tile = [2, 1]>
 // EIGHT: lir.kernel "hd16" {{.*}}config = #lir.config<attention_blocked, tile = [2, 4]>
 // BAD: error: lir-select-strategy: attention-rows must be >= 0 (0: from the head dim), got -1
+// AVX2: lir.kernel "hd16" {{.*}}config = #lir.config<attention_blocked, tile = [2, 2]>
+// AVX2: lir.kernel "hd64" {{.*}}config = #lir.config<attention_blocked, tile = [1, 1]>
+// AVX2: lir.kernel "hd128" {{.*}}config = #lir.config<attention_blocked, tile = [1, 1]>
+// ROWS: lir.kernel "hd64" {{.*}}config = #lir.config<attention_blocked, tile = [2, 1]>
+// BADACC: error: lir-select-strategy: attention-accumulators must be > 0, got 0
 lir.entry @attention arena_size = 81920, param_size = 0, alignment = 64 {
   %q = lir.view arena[0] : memref<1x8x64xf32>
   %k = lir.view arena[2048] : memref<1x8x32xf32>

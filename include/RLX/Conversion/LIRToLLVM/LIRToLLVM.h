@@ -29,6 +29,10 @@ struct CPUCodegenOptions {
   /// Query positions per register tile of the blocked attention
   /// (lir-select-strategy attention-rows; 0: the code generator's choice).
   int64_t attentionRows = 0;
+  /// The 16-lane accumulator vectors the blocked attention's tile keeps
+  /// when attentionRows is 0 (lir-select-strategy attention-accumulators;
+  /// getCPUCodegenOptions: hostAttentionAccumulators()).
+  int64_t attentionAccumulators = 16;
 };
 
 /// The generated GEMM's base register tile for this machine's vectors (the
@@ -36,6 +40,13 @@ struct CPUCodegenOptions {
 /// of its 32 zmm registers accumulate), else 6 x 1 (12 of AVX2's 16 ymm;
 /// the 8 x 2 tile spills there: 53-62 against 113-133 GFLOP/s on Zen 3).
 lir::GemmTile hostGemmTile();
+
+/// The blocked attention's accumulator budget for this machine's vectors: 16
+/// vectors of 16 lanes with AVX-512 (a 4-row tile of head dim 64), else 4
+/// (AVX2: one row of head dim 64 takes 8 of the 16 ymm registers; 4 rows
+/// spilled, and the prefill attention of LLaMA-1B's shape at 512 tokens ran
+/// 1.3-1.7x as long as with one).
+int64_t hostAttentionAccumulators();
 
 /// Whether `[backend.cpu] repack_weights = choice` stores q4_0, q8_0, q4_K and
 /// q6_K GEMM weights x8 on this machine: `auto` where the micro-kernels run on

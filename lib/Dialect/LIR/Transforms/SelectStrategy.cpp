@@ -85,12 +85,13 @@ bool mlir::rlx::lir::isBlockedAttention(mir::AttentionOp op) {
          mask.getElementType().getIntOrFloatBitWidth() >= 8;
 }
 
-SmallVector<int64_t, 2> mlir::rlx::lir::selectAttentionTile(int64_t headDim,
-                                                            int64_t group,
-                                                            int64_t rows) {
-  // Each row keeps headDim / 16 accumulator vectors; 16 of them fit.
+SmallVector<int64_t, 2>
+mlir::rlx::lir::selectAttentionTile(int64_t headDim, int64_t group,
+                                    int64_t rows, int64_t accumulators) {
+  // Each row keeps headDim / 16 accumulator vectors.
   if (rows <= 0)
-    rows = std::clamp<int64_t>(16 / std::max<int64_t>(1, headDim / 16), 1, 4);
+    rows = std::clamp<int64_t>(
+        accumulators / std::max<int64_t>(1, headDim / 16), 1, 4);
   int64_t heads = 1;
   for (int64_t h = std::min(group, rows); h >= 1; --h)
     if (group % h == 0) {
@@ -101,7 +102,8 @@ SmallVector<int64_t, 2> mlir::rlx::lir::selectAttentionTile(int64_t headDim,
 }
 
 void mlir::rlx::lir::selectCPUStrategies(EntryOp entry, const GemmTile &base,
-                                         int64_t attentionRows) {
+                                         int64_t attentionRows,
+                                         int64_t attentionAccumulators) {
   MLIRContext *ctx = entry.getContext();
   DenseMap<Value, ParamLayout> layouts;
   for (IOOp io : entry.getBlock().getOps<IOOp>())
@@ -130,7 +132,7 @@ void mlir::rlx::lir::selectCPUStrategies(EntryOp entry, const GemmTile &base,
             selectAttentionTile(attention.getHeadDim(),
                                 attention.getNumHeads() /
                                     attention.getNumKvHeads(),
-                                attentionRows),
+                                attentionRows, attentionAccumulators),
             {}));
       continue;
     }
@@ -168,9 +170,15 @@ struct LIRSelectStrategyPass
           << static_cast<int64_t>(attentionRows);
       return signalPassFailure();
     }
+    if (attentionAccumulators <= 0) {
+      getOperation().emitError()
+          << "lir-select-strategy: attention-accumulators must be > 0, got "
+          << static_cast<int64_t>(attentionAccumulators);
+      return signalPassFailure();
+    }
     GemmTile base{gemmMr, gemmNv, gemmKc};
     for (EntryOp entry : getOperation().getOps<EntryOp>())
-      selectCPUStrategies(entry, base, attentionRows);
+      selectCPUStrategies(entry, base, attentionRows, attentionAccumulators);
   }
 };
 } // namespace

@@ -141,7 +141,8 @@ def LIRSelectStrategyPass : Pass<"lir-select-strategy", "ModuleOp"> {
     tile (gate and up share the register tile); a `mir.attention` lowered
     blocked (head dim a multiple of 16) gets `attention_blocked` with
     `tile = [heads, query positions]`: `attention-rows` register rows (0:
-    as many as 16 accumulator vectors hold, at most 4), as many heads of a
+    as many as `attention-accumulators` vectors of 16 lanes hold, at least
+    1 and at most 4), as many heads of a
     GQA group as divide it, the rest positions. `convert-lir-to-loops`
     follows the annotations; kernels without one have a single
     implementation.
@@ -155,7 +156,12 @@ def LIRSelectStrategyPass : Pass<"lir-select-strategy", "ModuleOp"> {
            "K block of the generated GEMM (0: all of K)">,
     Option<"attentionRows", "attention-rows", "int64_t", /*default=*/"0",
            "Query rows of the blocked attention's register tile (0: from "
-           "the head dim, at most 4)">
+           "the head dim and attention-accumulators, at most 4)">,
+    Option<"attentionAccumulators", "attention-accumulators", "int64_t",
+           /*default=*/"16",
+           "16-lane accumulator vectors the blocked attention's register "
+           "tile keeps when attention-rows is 0 (16: 32 registers of 16 "
+           "lanes, AVX-512; 4: 16 of 8 lanes, AVX2)">
   ];
 }
 

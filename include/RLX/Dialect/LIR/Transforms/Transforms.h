@@ -175,18 +175,23 @@ bool isBlockedAttention(mir::AttentionOp op);
 
 /// The blocked attention's tile [heads, query positions] for `group` query
 /// heads per KV head, head dim `headDim` and `rows` register rows (0: as
-/// many as 16 accumulator vectors of 16 lanes hold, at most 4): the largest
-/// divisor of the group up to `rows` heads, times the positions that fill
-/// the rows left (at least one).
+/// many as `accumulators` accumulator vectors of 16 lanes hold, at least 1
+/// and at most 4): the largest divisor of the group up to `rows` heads, times
+/// the positions that fill the rows left (at least one). 16 accumulators
+/// suit 32 vector registers of 16 lanes (AVX-512), 4 suit 16 of 8 lanes
+/// (AVX2: one row of head dim 64 takes 8 of them).
 SmallVector<int64_t, 2> selectAttentionTile(int64_t headDim, int64_t group,
-                                            int64_t rows);
+                                            int64_t rows,
+                                            int64_t accumulators = 16);
 
 /// Annotates the kernels of `entry` for the CPU: matmuls over an nk16
 /// weight `#lir.config<gemm_generated, tile = ...>`, other matmuls
 /// `#lir.config<gemm_blas>`, GLU GEMMs their tile, blocked attention its
-/// tile of `attentionRows` rows (0: selectAttentionTile's default).
+/// tile of `attentionRows` rows (0: selectAttentionTile's default for
+/// `attentionAccumulators`).
 void selectCPUStrategies(EntryOp entry, const GemmTile &base,
-                         int64_t attentionRows = 0);
+                         int64_t attentionRows = 0,
+                         int64_t attentionAccumulators = 16);
 
 } // namespace mlir::rlx::lir
 
