@@ -52,6 +52,9 @@ SHAPES = [
     (9, 9, 8, 2, 32, "sliding_window", 4),
     (5, 12, 4, 4, 16, "none", 0),
     (1, 19, 8, 2, 64, "causal", 0),
+    # Several queries over two whole blocks of 16 keys and a tail: the
+    # transposed keys and copied value rows of whole blocks.
+    (21, 37, 4, 2, 64, "causal", 0),
 ]
 TILES = [(1, 1), (2, 1), (1, 3), (2, 2), (2, 4), (1, 8)]
 

@@ -209,18 +209,19 @@ struct BlockedAttention {
     e.parallelNest({batch, kvHeads}, batch * kvHeads, [&](ValueRange ivs) {
       Value base = mul(add(mul(ivs[0], idx(kvHeads)), ivs[1]), idx(hd * tkPad));
       Value col0 = mul(ivs[1], idx(hd));
-      e.loopNest({tk}, [&](ValueRange j) {
+      // Value row j, with the keys of its block.
+      auto copyValue = [&](Value j) {
         for (int64_t c = 0; c < hd / kBlock; ++c) {
-          Value x = loadF32(
-              b, loc, v, ValueRange{ivs[0], j[0], add(col0, idx(c * kBlock))},
-              kBlock);
+          Value x = loadF32(b, loc, v,
+                            ValueRange{ivs[0], j, add(col0, idx(c * kBlock))},
+                            kBlock);
           vector::StoreOp::create(
               b, loc, x, kt,
-              ValueRange{valueAt(ivs[0], ivs[1], j[0], idx(c * kBlock))});
+              ValueRange{valueAt(ivs[0], ivs[1], j, idx(c * kBlock))});
         }
-      });
+      };
       // A block the key mask hides whole is neither copied nor read (a
-      // decode step's past bucket is up to half empty).
+      // decode step's past bucket is up to half empty), its values neither.
       if (full > 0)
         e.loopNest({full / kBlock}, [&](ValueRange jb) {
           Value j0 = mul(jb[0], idx(kBlock));
@@ -238,6 +239,8 @@ struct BlockedAttention {
                   ValueRange{add(
                       base, add(mul(j0, idx(hd)), mul(d[0], idx(kBlock))))});
             });
+            e.loopNest({kBlock},
+                       [&](ValueRange r) { copyValue(add(j0, r[0])); });
           };
           if (!mask)
             return copy();
@@ -250,6 +253,7 @@ struct BlockedAttention {
       if (tk > full)
         e.loopNest({tk - full}, [&](ValueRange jj) {
           Value j = add(jj[0], idx(full));
+          copyValue(j);
           for (int64_t d = 0; d < hd; ++d) {
             Value x =
                 loadF32(b, loc, k, ValueRange{ivs[0], j, add(col0, idx(d))},
